@@ -1,0 +1,42 @@
+// Package kernels counts the triangles of one subtask: three CSR views
+// B[I][J], B[I][K] and B[J][K] of a forward graph. It holds the Counter
+// interface, the pure-Go CPU kernels (the reference everywhere) and the
+// loader for the native CUDA library.
+package kernels
+
+import (
+	"context"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// Subtask is the input of one count: for every edge (u, v) of IJ, the
+// triangles closed are |IK.Row(u) ∩ JK.Row(v)|.
+//
+// Index spaces: rows of IJ and IK are I-local; columns of IJ and rows of JK
+// are J-local; columns of IK and JK are K-local. For the whole graph (P = 1)
+// all three point at the same forward CSR.
+type Subtask struct {
+	IJ, IK, JK *graph.CSR
+}
+
+// Whole returns the subtask that counts an entire forward graph.
+func Whole(g *graph.CSR) Subtask { return Subtask{IJ: g, IK: g, JK: g} }
+
+// Result is what a Counter reports for one subtask.
+type Result struct {
+	Triangles uint64
+	// KernelTime is the time spent counting only: CUDA-event time for GPU
+	// kernels, wall time of the parallel loop for CPU kernels.
+	KernelTime time.Duration
+}
+
+// Counter counts the triangles of a subtask. Implementations must be exact
+// for any three blocks that satisfy graph.CSR's invariants, and safe to call
+// from one goroutine at a time (a Counter may own device state).
+type Counter interface {
+	// Name is the kernel name used by --kernel and in reports.
+	Name() string
+	Count(ctx context.Context, t Subtask) (Result, error)
+}
