@@ -1,0 +1,266 @@
+package edgeio
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// lineParser holds what a chunk parse needs to know about the file. It is
+// read-only once parsing starts, so workers share it.
+type lineParser struct {
+	mtx        bool   // Matrix Market body: 1-based, bounded indices, no header line
+	rows, cols uint64 // Matrix Market size line
+	nnz        uint64
+	sizeLine   int64 // line of the size line, for count mismatch errors
+	sizeText   string
+	skipBad    bool
+}
+
+// chunkResult is what parsing one chunk produced. Line numbers in it are
+// relative to the chunk (1 = its first line); the collector adds the number
+// of lines in earlier chunks.
+type chunkResult struct {
+	edges    []graph.Edge
+	lines    int64
+	comments int64
+	bad      int64
+	// content is true once the chunk has a line that is neither blank nor a
+	// comment (an edge, a bad line or a header candidate).
+	content bool
+	// header is set when the chunk's first content line is not an edge but
+	// looks like a column header. Only the collector knows whether any
+	// earlier chunk had content, so it decides between header and bad line.
+	header *ParseError
+	// err is the first bad line when bad lines are not skipped; parsing
+	// stops there.
+	err *ParseError
+}
+
+func (r *chunkResult) reset() {
+	*r = chunkResult{edges: r.edges[:0]}
+}
+
+// isSep reports the bytes that separate fields. '\r' is a separator so that
+// CRLF needs no special case: "1 2\r\n" is two fields and a separator.
+func isSep(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == '\r' }
+
+// parse parses a chunk of whole lines (the last may lack its '\n') into
+// res. It never allocates per line: edges are appended to res.edges, which
+// keeps its capacity across chunks.
+func (p *lineParser) parse(data []byte, res *chunkResult) {
+	edges := res.edges
+	n := len(data)
+	i := 0
+	var line int64
+	for i < n {
+		line++
+		start := i
+		for i < n && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r') {
+			i++
+		}
+		if i == n {
+			break // trailing blanks without a newline
+		}
+		c := data[i]
+		if c == '\n' {
+			i++
+			continue
+		}
+		if c == '#' || c == '%' {
+			res.comments++
+			j := bytes.IndexByte(data[i:], '\n')
+			if j < 0 {
+				i = n
+				break
+			}
+			i += j + 1
+			continue
+		}
+
+		// First id: digits accumulate without an overflow check; more than
+		// 19 digits go to the careful path.
+		f0 := i
+		var u uint64
+		for i < n {
+			d := data[i] - '0'
+			if d > 9 {
+				break
+			}
+			u = u*10 + uint64(d)
+			i++
+		}
+		f0end := i
+		if f0end-f0 > 19 || f0end == f0 {
+			goto slow
+		}
+		if i < n && isSep(data[i]) {
+			i++
+			for i < n && isSep(data[i]) {
+				i++
+			}
+		} else {
+			goto slow
+		}
+		{
+			f1 := i
+			var v uint64
+			for i < n {
+				d := data[i] - '0'
+				if d > 9 {
+					break
+				}
+				v = v*10 + uint64(d)
+				i++
+			}
+			if i-f1 > 19 || i == f1 || (i < n && data[i] != '\n' && !isSep(data[i])) {
+				goto slow
+			}
+			if p.mtx {
+				if u == 0 || v == 0 || u > p.rows || v > p.cols {
+					goto slow
+				}
+				u--
+				v--
+			}
+			edges = append(edges, graph.Edge{U: u, V: v})
+			res.content = true
+			// Skip extra columns and the line ending.
+			if i < n && data[i] == '\n' {
+				i++
+				continue
+			}
+			j := bytes.IndexByte(data[i:], '\n')
+			if j < 0 {
+				i = n
+				break
+			}
+			i += j + 1
+			continue
+		}
+
+	slow:
+		// Rare lines (long ids, bad lines) are parsed again carefully so
+		// that the fast path above stays branch-light.
+		{
+			end := bytes.IndexByte(data[start:], '\n')
+			if end < 0 {
+				end = n
+			} else {
+				end += start
+			}
+			e, reason, ok := p.parseLineSlow(data[start:end])
+			if ok {
+				edges = append(edges, e)
+				res.content = true
+			} else {
+				pe := &ParseError{Line: line, Text: quoteText(data[start:end]), Reason: reason, BadLine: true}
+				if !p.mtx && !res.content && looksLikeHeader(data[start:end]) {
+					res.header = pe
+				} else if p.skipBad {
+					res.bad++
+				} else {
+					res.err = pe
+					res.edges = edges
+					res.lines = line
+					return
+				}
+				res.content = true
+			}
+			i = end
+			if i < n {
+				i++
+			}
+		}
+	}
+	res.edges = edges
+	res.lines = line
+}
+
+// looksLikeHeader accepts a line whose first field starts with something
+// other than a digit or sign: "FromNodeId ToNodeId", "src,dst". "1 x" or
+// "-1 2" are bad edges, not headers.
+func looksLikeHeader(b []byte) bool {
+	for _, c := range b {
+		if c == ' ' || c == '\t' || c == '\r' {
+			continue
+		}
+		return !(c >= '0' && c <= '9') && c != '-' && c != '+' && c != ','
+	}
+	return false
+}
+
+// parseLineSlow parses one line (without its '\n') with full checking and
+// explains what is wrong when it is not an edge.
+func (p *lineParser) parseLineSlow(b []byte) (graph.Edge, string, bool) {
+	var ids [2]uint64
+	rest := b
+	for k := 0; k < 2; k++ {
+		j := 0
+		if k == 0 {
+			for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\r') {
+				j++
+			}
+		} else {
+			for j < len(rest) && isSep(rest[j]) {
+				j++
+			}
+		}
+		rest = rest[j:]
+		j = 0
+		for j < len(rest) && !isSep(rest[j]) {
+			j++
+		}
+		tok := rest[:j]
+		rest = rest[j:]
+		if len(tok) == 0 {
+			if k == 1 {
+				return graph.Edge{}, "not an edge: only one column (an edge needs two ids)", false
+			}
+			return graph.Edge{}, "not an edge: no ids", false
+		}
+		id, reason, ok := parseID(tok)
+		if !ok {
+			return graph.Edge{}, reason, false
+		}
+		ids[k] = id
+	}
+	if p.mtx {
+		for k, bound := range [2]uint64{p.rows, p.cols} {
+			what := [2]string{"row", "column"}[k]
+			if ids[k] == 0 {
+				return graph.Edge{}, fmt.Sprintf("%s index 0 (Matrix Market indices start at 1)", what), false
+			}
+			if ids[k] > bound {
+				return graph.Edge{}, fmt.Sprintf("%s index %d above the declared %d %ss", what, ids[k], bound, what), false
+			}
+			ids[k]--
+		}
+	}
+	return graph.Edge{U: ids[0], V: ids[1]}, "", true
+}
+
+// parseID parses a non-negative decimal id up to 2^64-1.
+func parseID(tok []byte) (uint64, string, bool) {
+	if tok[0] == '-' && len(tok) > 1 && tok[1] >= '0' && tok[1] <= '9' {
+		return 0, "negative id " + quoteToken(tok), false
+	}
+	var v uint64
+	for _, c := range tok {
+		d := c - '0'
+		if d > 9 {
+			return 0, "not an edge: id " + quoteToken(tok) + " is not a non-negative integer", false
+		}
+		if v > (1<<64-1)/10 || (v == (1<<64-1)/10 && uint64(d) > (1<<64-1)%10) {
+			for _, c := range tok {
+				if c-'0' > 9 {
+					return 0, "not an edge: id " + quoteToken(tok) + " is not a non-negative integer", false
+				}
+			}
+			return 0, "id above 2^64-1: " + quoteToken(tok), false
+		}
+		v = v*10 + uint64(d)
+	}
+	return v, "", true
+}

@@ -1,0 +1,249 @@
+package edgeio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// A chunk is a run of whole lines. One goroutine reads chunks, Workers
+// goroutines parse them, and the caller's goroutine takes them back in file
+// order, turns relative line numbers into absolute ones and hands the edges
+// to fn. A fixed set of chunks circulates (free -> read -> parse -> deliver
+// -> free), which bounds memory and gives back-pressure.
+type chunk struct {
+	buf  []byte // backing store, reused
+	data []byte // whole lines within buf
+	err  error  // read error met after the previous chunk
+	res  chunkResult
+	done chan struct{}
+}
+
+// runText parses a text body (edge list or Matrix Market entries) read from
+// r. lineBase is the number of lines already consumed (a Matrix Market
+// header).
+func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineBase int64, opts ReadOptions, st *ReadStats, fn func([]graph.Edge) error, progress func()) error {
+	size := opts.chunkSize
+	if size <= 0 {
+		size = defaultChunkSize
+	}
+	nw := workers(opts)
+	inflight := 2 * nw
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan *chunk, inflight)
+	for range inflight {
+		free <- &chunk{}
+	}
+	work := make(chan *chunk, inflight)
+	ordered := make(chan *chunk, inflight)
+
+	var wg sync.WaitGroup
+	wg.Add(1 + nw)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(ordered)
+		readChunks(ctx, r, size, free, work, ordered)
+	}()
+	for range nw {
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				p.parse(c.data, &c.res)
+				close(c.done)
+			}
+		}()
+	}
+	// Whatever way the collector leaves, the goroutines are stopped and
+	// waited for before r is closed by the caller.
+	defer wg.Wait()
+	defer cancel()
+
+	lines := lineBase
+	seenContent := false
+	var entries int64 // Matrix Market entries, good or bad
+	for c := range ordered {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if c.err != nil {
+			return c.err
+		}
+		res := &c.res
+		if h := res.header; h != nil {
+			h.Path, h.Line = name, lines+h.Line
+			switch {
+			case !seenContent:
+				st.HeaderLines++
+			case p.skipBad:
+				st.BadLines++
+			default:
+				return h
+			}
+		}
+		if res.err != nil {
+			res.err.Path, res.err.Line = name, lines+res.err.Line
+			return res.err
+		}
+		if p.mtx {
+			nb := int64(len(res.edges)) + res.bad
+			if uint64(entries+nb) > p.nnz {
+				k := int64(p.nnz) - entries // entries of this chunk that fit
+				at := lines + nthEntryLine(c.data, k+1)
+				return &ParseError{Path: name, Line: at, Text: quoteText(lineAt(c.data, at-lines)),
+					Reason: fmt.Sprintf("entry %d, but the size line (line %d) declares %d entries", p.nnz+1, p.sizeLine, p.nnz)}
+			}
+			entries += nb
+		}
+		seenContent = seenContent || res.content
+		lines += res.lines
+		st.Lines = lines
+		st.Comments += res.comments
+		st.BadLines += res.bad
+		st.Edges += int64(len(res.edges))
+		if len(res.edges) > 0 {
+			if err := fn(res.edges); err != nil {
+				return err
+			}
+		}
+		progress()
+		free <- c
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.mtx && uint64(entries) != p.nnz {
+		return &ParseError{Path: name, Line: p.sizeLine, Text: p.sizeText,
+			Reason: fmt.Sprintf("size line declares %d entries but the file has %d", p.nnz, entries)}
+	}
+	return nil
+}
+
+// readChunks fills chunks with whole lines and sends them, in order, to the
+// workers and the collector. A read error travels as a chunk of its own so
+// that it is reported after the lines before it.
+func readChunks(ctx context.Context, r io.Reader, size int, free <-chan *chunk, work, ordered chan<- *chunk) {
+	var carry []byte
+	for {
+		var c *chunk
+		select {
+		case c = <-free:
+		case <-ctx.Done():
+			return
+		}
+		c.res.reset()
+		c.err = nil
+		c.done = make(chan struct{})
+		if cap(c.buf) < size || cap(c.buf) < 2*len(carry) {
+			c.buf = make([]byte, max(size, 2*len(carry)))
+		}
+		buf := c.buf[:cap(c.buf)]
+		n := copy(buf, carry)
+		carry = carry[:0]
+		last := false
+		for {
+			m, err := fill(r, buf[n:])
+			n += m
+			if err == io.EOF {
+				last = true
+				break
+			}
+			if err != nil {
+				c.err = err
+				close(c.done)
+				send(ctx, ordered, c)
+				return
+			}
+			if k := bytes.LastIndexByte(buf[:n], '\n'); k >= 0 {
+				carry = append(carry, buf[k+1:n]...)
+				n = k + 1
+				break
+			}
+			if n >= maxLineLen {
+				c.err = fmt.Errorf("graph/edgeio: a line is longer than %d MiB: not a text edge list?", maxLineLen>>20)
+				close(c.done)
+				send(ctx, ordered, c)
+				return
+			}
+			// One line fills the whole buffer: grow it rather than split
+			// the line.
+			nb := make([]byte, 2*len(buf))
+			copy(nb, buf[:n])
+			buf, c.buf = nb, nb
+		}
+		c.data = buf[:n]
+		if !send(ctx, ordered, c) || !send(ctx, work, c) || last {
+			return
+		}
+	}
+}
+
+func send(ctx context.Context, ch chan<- *chunk, c *chunk) bool {
+	select {
+	case ch <- c:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fill reads until p is full or the input ends. Unlike io.ReadFull it keeps
+// io.ErrUnexpectedEOF from a decompressor distinct from a clean end.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// nthEntryLine returns the 1-based line of the k-th content line (neither
+// blank nor comment) of data. It runs only on the error path.
+func nthEntryLine(data []byte, k int64) int64 {
+	var line int64
+	for len(data) > 0 {
+		line++
+		end := bytes.IndexByte(data, '\n')
+		l := data
+		if end >= 0 {
+			l, data = data[:end], data[end+1:]
+		} else {
+			data = nil
+		}
+		t := bytes.TrimLeft(l, " \t\r")
+		if len(t) == 0 || t[0] == '#' || t[0] == '%' {
+			continue
+		}
+		if k--; k == 0 {
+			return line
+		}
+	}
+	return line
+}
+
+// lineAt returns the 1-based line l of data.
+func lineAt(data []byte, l int64) []byte {
+	for ; l > 1 && len(data) > 0; l-- {
+		end := bytes.IndexByte(data, '\n')
+		if end < 0 {
+			return nil
+		}
+		data = data[end+1:]
+	}
+	if end := bytes.IndexByte(data, '\n'); end >= 0 {
+		data = data[:end]
+	}
+	return data
+}

@@ -1,0 +1,261 @@
+package edgeio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// ReadOptions tune a read. The zero value detects everything and uses all
+// cores.
+type ReadOptions struct {
+	// Format forces a format; FormatAuto detects it from the content and
+	// then the extension. FormatTSV reads like FormatEdgeList.
+	Format Format
+	// SkipBadLines skips (and counts in ReadStats.BadLines) text lines that
+	// are not edges instead of failing on the first one.
+	SkipBadLines bool
+	// Workers is the number of parsing goroutines; 0 means
+	// runtime.GOMAXPROCS(0). Memory grows with it: about 2*Workers chunks
+	// are in flight.
+	Workers int
+	// Progress, if not nil, is called after each delivered batch with the
+	// bytes of the (compressed) input consumed so far and the total (-1 if
+	// unknown). It is called from the goroutine that called the read.
+	Progress func(done, total int64)
+
+	// chunkSize overrides the text chunk size; tests set it tiny to put
+	// chunk boundaries everywhere.
+	chunkSize int
+}
+
+// ReadStats describes what a read saw.
+type ReadStats struct {
+	Path        string
+	Format      Format
+	Compression string // "", "gzip", "zstd"
+	Bytes       int64  // bytes read from the file (compressed size)
+	Lines       int64  // text lines seen (0 for binary)
+	Edges       int64
+	Comments    int64
+	HeaderLines int64
+	BadLines    int64
+	// DeclaredVertices is max(rows, cols) of a Matrix Market size line, else 0.
+	DeclaredVertices uint64
+}
+
+const (
+	defaultChunkSize = 8 << 20
+	// maxLineLen bounds a single line so that a file without newlines
+	// cannot grow a chunk without limit.
+	maxLineLen = 64 << 20
+	sniffSize  = 64 << 10
+)
+
+// ReadFile reads a whole file ("-" = standard input) into memory.
+func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge, ReadStats, error) {
+	var out []graph.Edge
+	st, err := Stream(ctx, path, opts, func(b []graph.Edge) error {
+		if out == nil {
+			out = make([]graph.Edge, 0, 2*len(b))
+		}
+		out = append(out, b...)
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
+}
+
+// Read reads edges from r; name is used in messages and for detecting the
+// format from its extension.
+func Read(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]graph.Edge, ReadStats, error) {
+	var out []graph.Edge
+	st, err := streamReader(ctx, r, name, -1, opts, func(b []graph.Edge) error {
+		out = append(out, b...)
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
+}
+
+// Stream delivers the edges of path ("-" = standard input) in file order in
+// batches. A batch is only valid during the call: the next batch reuses its
+// memory. Memory stays bounded by the chunks in flight, whatever the file
+// size. An error from fn stops the read and is returned as is.
+func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []graph.Edge) error) (ReadStats, error) {
+	if path == "-" {
+		return streamReader(ctx, os.Stdin, "-", -1, opts, fn)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ReadStats{Path: path}, fmt.Errorf("graph/edgeio: %w", err)
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return streamReader(ctx, f, path, size, opts, fn)
+}
+
+// countingReader counts the raw bytes read and remembers the raw source's
+// own errors, so that a failing disk is not reported as corrupt gzip.
+type countingReader struct {
+	r   io.Reader
+	n   atomic.Int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+func displayName(name string) string {
+	if name == "-" || name == "" {
+		return "stdin"
+	}
+	return name
+}
+
+func streamReader(ctx context.Context, r io.Reader, name string, size int64, opts ReadOptions, fn func([]graph.Edge) error) (st ReadStats, err error) {
+	st.Path = name
+	dn := displayName(name)
+	if !opts.Format.valid() {
+		return st, fmt.Errorf("graph/edgeio: %s: invalid format %d", dn, int(opts.Format))
+	}
+	cr := &countingReader{r: r}
+	defer func() { st.Bytes = cr.n.Load() }()
+	progress := func() {}
+	if opts.Progress != nil {
+		progress = func() { opts.Progress(cr.n.Load(), size) }
+	}
+
+	raw := bufio.NewReaderSize(cr, sniffSize)
+	head, _ := raw.Peek(4)
+	st.Compression = sniffCompression(head)
+	var content io.Reader = raw
+	switch st.Compression {
+	case compGzip:
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			return st, decompressError(dn, st.Compression, cr, err)
+		}
+		defer zr.Close()
+		content = zr
+	case compZstd:
+		zr, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return st, fmt.Errorf("graph/edgeio: %s: zstd: %w", dn, err)
+		}
+		defer zr.Close()
+		content = zr
+	}
+	// Errors of the decompressor are relabelled once, here, whichever
+	// stage of the read meets them.
+	defer func() {
+		var de *decompressErr
+		if errors.As(err, &de) {
+			err = decompressError(dn, st.Compression, cr, de.err)
+		}
+	}()
+	if st.Compression != compNone {
+		content = &errTagger{r: content}
+	}
+
+	br := bufio.NewReaderSize(content, sniffSize)
+	head, perr := br.Peek(len(mmBanner))
+	if len(head) == 0 && perr != nil {
+		if perr == io.EOF {
+			st.Format = orDefault(opts.Format, formatFromName(name))
+			progress()
+			return st, nil // empty file: an empty graph
+		}
+		return st, perr
+	}
+	format := opts.Format
+	if format == FormatAuto {
+		format = sniffFormat(head)
+	}
+	if format == FormatAuto {
+		format = orDefault(FormatAuto, formatFromName(name))
+	}
+	st.Format = format
+	defer progress()
+
+	switch format {
+	case FormatBin:
+		return st, readBinary(ctx, br, dn, &st, fn, progress)
+	case FormatMTX:
+		p, lines, err := readMTXHeader(br, dn, &st)
+		if err != nil {
+			return st, err
+		}
+		p.skipBad = opts.SkipBadLines
+		return st, runText(ctx, br, dn, p, lines, opts, &st, fn, progress)
+	default:
+		p := &lineParser{skipBad: opts.SkipBadLines}
+		return st, runText(ctx, br, dn, p, 0, opts, &st, fn, progress)
+	}
+}
+
+func orDefault(f, fromName Format) Format {
+	if f != FormatAuto {
+		return f
+	}
+	if fromName != FormatAuto {
+		return fromName
+	}
+	return FormatEdgeList
+}
+
+// decompressErr marks an error that came out of the decompressor.
+type decompressErr struct{ err error }
+
+func (e *decompressErr) Error() string { return e.err.Error() }
+func (e *decompressErr) Unwrap() error { return e.err }
+
+type errTagger struct{ r io.Reader }
+
+func (t *errTagger) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &decompressErr{err}
+	}
+	return n, err
+}
+
+func decompressError(name, comp string, cr *countingReader, err error) error {
+	if cr.err != nil {
+		return fmt.Errorf("graph/edgeio: %s: reading: %w", name, cr.err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("graph/edgeio: %s: truncated %s stream after %d compressed bytes: %w", name, comp, cr.n.Load(), err)
+	}
+	return fmt.Errorf("graph/edgeio: %s: corrupt %s stream: %w", name, comp, err)
+}
+
+func workers(opts ReadOptions) int {
+	if opts.Workers > 0 {
+		return opts.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}

@@ -1,0 +1,204 @@
+package edgeio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// WriteOptions tune a write. The zero value writes a space-separated edge
+// list, uncompressed (WriteFile takes both from the extension).
+type WriteOptions struct {
+	// Format: FormatEdgeList (space), FormatTSV (tab), FormatMTX, FormatBin;
+	// FormatAuto means the file extension decides (edge list for Write).
+	Format Format
+	// Compression: "", "none", "gzip" or "zstd"; empty means the file
+	// extension decides in WriteFile (".gz", ".zst").
+	Compression string
+	// IDWidth is the binary id width, 4 or 8; 0 picks the smallest that
+	// holds every id.
+	IDWidth int
+	// Workers formats text in parallel; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// WriteFile writes edges to path atomically: a temporary file in the same
+// directory is written, synced and renamed, so readers never see half a
+// file. Format and compression come from opts or else the extension.
+func WriteFile(path string, edges []graph.Edge, opts WriteOptions) (err error) {
+	base, comp := splitCompression(path)
+	if opts.Compression == "" {
+		opts.Compression = comp
+	}
+	if opts.Format == FormatAuto {
+		opts.Format = formatFromName(base)
+	}
+	dir, file := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+file+".tmp*")
+	if err != nil {
+		return fmt.Errorf("graph/edgeio: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := Write(f, edges, opts); err != nil {
+		return fmt.Errorf("graph/edgeio: writing %s: %w", path, err)
+	}
+	// CreateTemp makes the file 0600; an edge file is ordinary data.
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("graph/edgeio: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("graph/edgeio: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("graph/edgeio: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("graph/edgeio: %w", err)
+	}
+	return nil
+}
+
+// Write writes edges to w in opts.Format (FormatAuto = space-separated
+// edge list), compressed as opts.Compression says.
+func Write(w io.Writer, edges []graph.Edge, opts WriteOptions) (err error) {
+	comp, err := parseCompression(opts.Compression)
+	if err != nil {
+		return err
+	}
+	if !opts.Format.valid() {
+		return fmt.Errorf("graph/edgeio: invalid format %d", int(opts.Format))
+	}
+	var closer io.Closer
+	switch comp {
+	case compGzip:
+		zw, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+		w, closer = zw, zw
+	case compZstd:
+		zw, err := zstd.NewWriter(w)
+		if err != nil {
+			return fmt.Errorf("graph/edgeio: zstd: %w", err)
+		}
+		w, closer = zw, zw
+	}
+	switch opts.Format {
+	case FormatBin:
+		err = writeBinary(w, edges, opts.IDWidth)
+	case FormatMTX:
+		err = writeMTX(w, edges, opts.Workers)
+	case FormatTSV:
+		err = writeText(w, edges, '\t', 0, opts.Workers)
+	default:
+		err = writeText(w, edges, ' ', 0, opts.Workers)
+	}
+	if closer != nil {
+		err = errors.Join(err, closer.Close())
+	}
+	return err
+}
+
+func writeMTX(w io.Writer, edges []graph.Edge, nw int) error {
+	var n uint64
+	for _, e := range edges {
+		if e.U == math.MaxUint64 || e.V == math.MaxUint64 {
+			return fmt.Errorf("graph/edgeio: id 2^64-1 has no 1-based Matrix Market index")
+		}
+		n = max(n, e.U+1, e.V+1)
+	}
+	hdr := fmt.Sprintf("%%%%MatrixMarket matrix coordinate pattern general\n%d %d %d\n", n, n, len(edges))
+	if _, err := io.WriteString(w, hdr); err != nil {
+		return err
+	}
+	return writeText(w, edges, ' ', 1, nw)
+}
+
+// textPiece is the number of edges one formatting task handles: big enough
+// to amortise the hand-off, small enough to keep all workers busy.
+const textPiece = 1 << 16
+
+// writeText formats pieces of edges in parallel and writes them in order;
+// at most 2*workers formatted pieces exist at a time.
+func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, nw int) error {
+	if nw <= 0 {
+		nw = runtime.GOMAXPROCS(0)
+	}
+	type piece struct {
+		lo, hi int
+		buf    []byte
+		done   chan struct{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inflight := 2 * nw
+	free := make(chan *piece, inflight)
+	for range inflight {
+		free <- &piece{}
+	}
+	work := make(chan *piece, inflight)
+	ordered := make(chan *piece, inflight)
+	var wg sync.WaitGroup
+	wg.Add(1 + nw)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(ordered)
+		for lo := 0; lo < len(edges); lo += textPiece {
+			var p *piece
+			select {
+			case p = <-free:
+			case <-ctx.Done():
+				return
+			}
+			p.lo, p.hi, p.done = lo, min(lo+textPiece, len(edges)), make(chan struct{})
+			ordered <- p
+			work <- p
+		}
+	}()
+	for range nw {
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				b := p.buf[:0]
+				for _, e := range edges[p.lo:p.hi] {
+					b = strconv.AppendUint(b, e.U+add, 10)
+					b = append(b, sep)
+					b = strconv.AppendUint(b, e.V+add, 10)
+					b = append(b, '\n')
+				}
+				p.buf = b
+				close(p.done)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer cancel()
+	bw := bufio.NewWriterSize(w, 1<<20)
+	for p := range ordered {
+		<-p.done
+		if _, err := bw.Write(p.buf); err != nil {
+			return err
+		}
+		free <- p
+	}
+	return bw.Flush()
+}
