@@ -1,0 +1,151 @@
+package partition
+
+import (
+	"math"
+	"sort"
+)
+
+// Subtask is one unit of counting work: the triangles a < b < c with a in
+// group I, b in group J and c in group K, read from B[I][J], B[I][K] and
+// B[J][K].
+type Subtask struct {
+	I, J, K int
+	// Edges is the number of base edges, the edges of B[I][J].
+	Edges int64
+	// Work estimates the subtask's cost in list elements touched: the base
+	// edges plus, per base edge (u, v), the expected lengths of u's list in
+	// B[I][K] and v's list in B[J][K]. Expected lengths are block averages
+	// (edges / rows), which needs only the sizes a manifest records; it is
+	// a proxy for ranking and balance, not a promise.
+	Work int64
+}
+
+// BlockStat is the size of one block, as recorded in a manifest or
+// measured on a CSR.
+type BlockStat struct {
+	Rows, Edges int64
+}
+
+// Enumerate lists the subtasks of a P x P partition whose three blocks are
+// all non-empty (a subtask with an empty block finds no triangle).
+//
+// Order: subtasks sharing (I, J) are adjacent with K ascending, so a worker
+// walking the list reuses B[I][J] (the base block, loaded once) across K;
+// (I, J) groups come largest total work first so dynamic scheduling does
+// not end on a long straggler.
+func Enumerate(p int, stat func(i, j int) BlockStat) []Subtask {
+	type group struct {
+		tasks []Subtask
+		work  int64
+	}
+	var groups []group
+	for i := range p {
+		for j := range p {
+			ij := stat(i, j)
+			if ij.Edges == 0 {
+				continue
+			}
+			var g group
+			for k := range p {
+				ik, jk := stat(i, k), stat(j, k)
+				if ik.Edges == 0 || jk.Edges == 0 {
+					continue
+				}
+				w := float64(ij.Edges) * (1 + avgDegree(ik) + avgDegree(jk))
+				t := Subtask{I: i, J: j, K: k, Edges: ij.Edges, Work: int64(math.Min(w, math.MaxInt64/2))}
+				g.tasks = append(g.tasks, t)
+				g.work += t.Work
+			}
+			if len(g.tasks) > 0 {
+				groups = append(groups, g)
+			}
+		}
+	}
+	sort.SliceStable(groups, func(a, b int) bool { return groups[a].work > groups[b].work })
+	var out []Subtask
+	for _, g := range groups {
+		out = append(out, g.tasks...)
+	}
+	return out
+}
+
+func avgDegree(s BlockStat) float64 {
+	if s.Rows == 0 {
+		return 0
+	}
+	return float64(s.Edges) / float64(s.Rows)
+}
+
+// Subtasks lists the subtasks of an in-memory partition (see Enumerate).
+func (p *Partition) Subtasks() []Subtask {
+	return Enumerate(p.P(), p.blockStat)
+}
+
+func (p *Partition) blockStat(i, j int) BlockStat {
+	b := p.Block(i, j)
+	return BlockStat{Rows: b.NumRows(), Edges: b.NumEdges()}
+}
+
+// Balance summarises how evenly a partition spreads edges and work.
+type Balance struct {
+	// Blocks is the number of blocks that can hold edges under the scheme
+	// (P^2 for hash, P(P+1)/2 for range: I <= J); NonEmpty of them do.
+	Blocks, NonEmpty int
+	// MaxBlock and MeanBlock are edge counts; the mean is over Blocks, the
+	// blocks the scheme can fill, so empty cells the scheme structurally
+	// leaves empty (range, I > J) do not flatter or hurt the figure.
+	MaxBlock  int64
+	MeanBlock float64
+	// BlockRatio = MaxBlock / MeanBlock (1 is perfect).
+	BlockRatio float64
+	// Subtasks is the number of non-empty subtasks; the work figures use
+	// Subtask.Work.
+	Subtasks  int
+	MaxWork   int64
+	MeanWork  float64
+	WorkRatio float64
+}
+
+// ComputeBalance measures block sizes and subtask work of a P x P grid.
+func ComputeBalance(p int, rangeScheme bool, stat func(i, j int) BlockStat, tasks []Subtask) Balance {
+	var b Balance
+	var sum int64
+	for i := range p {
+		for j := range p {
+			if rangeScheme && i > j {
+				continue
+			}
+			b.Blocks++
+			e := stat(i, j).Edges
+			sum += e
+			if e > 0 {
+				b.NonEmpty++
+			}
+			b.MaxBlock = max(b.MaxBlock, e)
+		}
+	}
+	if b.Blocks > 0 {
+		b.MeanBlock = float64(sum) / float64(b.Blocks)
+	}
+	if b.MeanBlock > 0 {
+		b.BlockRatio = float64(b.MaxBlock) / b.MeanBlock
+	}
+	var work int64
+	for _, t := range tasks {
+		work += t.Work
+		b.MaxWork = max(b.MaxWork, t.Work)
+	}
+	b.Subtasks = len(tasks)
+	if len(tasks) > 0 {
+		b.MeanWork = float64(work) / float64(len(tasks))
+	}
+	if b.MeanWork > 0 {
+		b.WorkRatio = float64(b.MaxWork) / b.MeanWork
+	}
+	return b
+}
+
+// Balance measures the partition (see ComputeBalance).
+func (p *Partition) Balance() Balance {
+	return ComputeBalance(p.P(), !p.Layout.isHash(), p.blockStat, p.Subtasks())
+}
