@@ -2,6 +2,7 @@ package edgeio
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -53,6 +54,8 @@ func readBinary(ctx context.Context, r io.Reader, name string, st *ReadStats, fn
 	switch {
 	case n == 0 && err == io.EOF:
 		return nil // an empty file is an empty graph, whatever its extension
+	case (err == io.ErrUnexpectedEOF || err == io.EOF) && !bytes.HasPrefix(binMagic[:], hb[:min(n, len(binMagic))]):
+		return fmt.Errorf("graph/edgeio: %s: not a binary edge list (starts with %q, want %q)", name, hb[:min(n, len(binMagic))], binMagic[:])
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
 		return fmt.Errorf("graph/edgeio: %s: truncated binary header: %d of %d bytes", name, n, binHeaderSize)
 	case err != nil:

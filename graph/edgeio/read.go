@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
@@ -203,18 +204,48 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 
 	switch format {
 	case FormatBin:
-		return st, readBinary(ctx, br, dn, &st, fn, progress)
+		err = readBinary(ctx, br, dn, &st, fn, progress)
 	case FormatMTX:
-		p, lines, err := readMTXHeader(br, dn, &st)
-		if err != nil {
-			return st, err
+		var p *lineParser
+		var lines int64
+		p, lines, err = readMTXHeader(br, dn, &st)
+		if err == nil {
+			p.skipBad = opts.SkipBadLines
+			err = runText(ctx, br, dn, p, lines, opts, &st, fn, progress)
 		}
-		p.skipBad = opts.SkipBadLines
-		return st, runText(ctx, br, dn, p, lines, opts, &st, fn, progress)
 	default:
 		p := &lineParser{skipBad: opts.SkipBadLines}
-		return st, runText(ctx, br, dn, p, 0, opts, &st, fn, progress)
+		err = runText(ctx, br, dn, p, 0, opts, &st, fn, progress)
 	}
+	if st.Compression != compNone && isFormatError(err) {
+		// A corrupt stream decompresses to garbage before its checksum is
+		// reached, so a format error in compressed input may be a symptom:
+		// read on to the checksum and report the cause if there is one.
+		if derr := drain(ctx, br); derr != nil {
+			return st, derr
+		}
+	}
+	return st, err
+}
+
+// isFormatError reports errors about the content (as opposed to the
+// caller's fn or the context) that corruption could have caused.
+func isFormatError(err error) bool {
+	var pe *ParseError
+	return err != nil && (errors.As(err, &pe) || strings.HasPrefix(err.Error(), "graph/edgeio: ")) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+func drain(ctx context.Context, r io.Reader) error {
+	buf := make([]byte, 1<<20)
+	for ctx.Err() == nil {
+		if _, err := r.Read(buf); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func orDefault(f, fromName Format) Format {

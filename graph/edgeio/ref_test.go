@@ -1,0 +1,73 @@
+package edgeio
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// refResult is what refParse, an obviously correct line-at-a-time parser
+// built on strings and strconv, finds in an edge list.
+type refResult struct {
+	edges                             []graph.Edge
+	lines, comments, headers, badLine int64 // badLine: first bad line (1-based), 0 if none
+	bad                               int64
+}
+
+func isRefSep(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' }
+
+// refParse parses text with the documented edge list rules. It does not
+// support a leading comma, which the fast parser rejects as "no ids".
+func refParse(text string, skipBad bool) refResult {
+	var r refResult
+	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	content := false
+	for i, l := range lines {
+		r.lines++
+		t := strings.TrimLeft(l, " \t\r")
+		if t == "" {
+			continue
+		}
+		if t[0] == '#' || t[0] == '%' {
+			r.comments++
+			continue
+		}
+		f := strings.FieldsFunc(l, isRefSep)
+		ok := len(f) >= 2
+		var u, v uint64
+		if ok {
+			var e1, e2 error
+			u, e1 = strconv.ParseUint(f[0], 10, 64)
+			v, e2 = strconv.ParseUint(f[1], 10, 64)
+			ok = e1 == nil && e2 == nil
+		}
+		switch {
+		case ok:
+			r.edges = append(r.edges, graph.Edge{U: u, V: v})
+		case !content && !strings.ContainsAny(t[:1], "0123456789-+"):
+			r.headers++
+		case skipBad:
+			r.bad++
+		default:
+			if r.badLine == 0 {
+				r.badLine = int64(i + 1)
+			}
+			return r
+		}
+		content = true
+	}
+	return r
+}
+
+// ed builds edges from u, v pairs.
+func ed(pairs ...uint64) []graph.Edge {
+	e := make([]graph.Edge, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		e = append(e, graph.Edge{U: pairs[i], V: pairs[i+1]})
+	}
+	return e
+}
