@@ -1,0 +1,172 @@
+package graph
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// checkAgainstNaive compares a cleaned graph with the naive cleaner's.
+func checkAgainstNaive(t *testing.T, edges []Edge, u *Undirected, st CleanStats) {
+	t.Helper()
+	want := naiveClean(edges)
+	if st != want.stats {
+		t.Fatalf("stats %+v, want %+v", st, want.stats)
+	}
+	if !slices.Equal(u.OrigID, want.orig) && !(len(u.OrigID) == 0 && len(want.orig) == 0) {
+		t.Fatalf("OrigID %v, want %v", u.OrigID, want.orig)
+	}
+	if err := u.Adj.Validate(); err != nil {
+		t.Fatalf("adjacency: %v", err)
+	}
+	if u.Adj.NumRows() != int64(len(want.nbr)) || u.Adj.NCols != int64(len(want.nbr)) {
+		t.Fatalf("adjacency is %dx%d, want %d vertices", u.Adj.NumRows(), u.Adj.NCols, len(want.nbr))
+	}
+	for v, ns := range want.nbr {
+		if got := u.Adj.Row(int64(v)); !slices.Equal(got, ns) && len(got)+len(ns) > 0 {
+			t.Fatalf("row %d (id %d) = %v, want %v", v, want.orig[v], got, ns)
+		}
+	}
+}
+
+func TestCleanMatchesNaive(t *testing.T) {
+	type variant struct {
+		name    string
+		paths   cleanPaths
+		workers int
+	}
+	variants := []variant{
+		{"auto-1", cleanPaths{}, 1},
+		{"auto-3", cleanPaths{}, 3},
+		{"dense-private-2", cleanPaths{pathDense, pathPrivate}, 2},
+		{"dense-shared-3", cleanPaths{pathDense, pathShared}, 3},
+		{"sparse-private-3", cleanPaths{pathSparse, pathPrivate}, 3},
+		{"sparse-shared-2", cleanPaths{pathSparse, pathShared}, 2},
+	}
+	for _, shape := range edgeShapes() {
+		t.Run(shape.name, func(t *testing.T) {
+			for seed := uint64(0); seed < 25; seed++ {
+				r := rand.New(rand.NewPCG(seed, 1))
+				edges := shape.make(r)
+				for _, v := range variants {
+					if v.paths.remap == pathDense && slices.ContainsFunc(edges, func(e Edge) bool {
+						return max(e.U, e.V) >= 1<<24
+					}) {
+						continue // a dense table over huge ids would not fit
+					}
+					in := slices.Clone(edges)
+					u, st, err := clean(in, CleanOptions{Workers: v.workers}, v.paths)
+					if err != nil {
+						t.Fatalf("seed %d %s: %v", seed, v.name, err)
+					}
+					if !slices.Equal(in, edges) {
+						t.Fatalf("seed %d %s: input modified", seed, v.name)
+					}
+					t.Run(fmt.Sprintf("seed%d-%s", seed, v.name), func(t *testing.T) {
+						checkAgainstNaive(t, edges, u, st)
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestCleanLarge covers what small inputs do not reach: several sampled
+// buckets in the sparse remap and several private scatter parts.
+func TestCleanLarge(t *testing.T) {
+	m := 150_000
+	if raceEnabled {
+		m = 70_000
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	base := randomEdges(r, 20_000, m)
+	for i := 0; i < 500; i++ { // a hub, loops and repeats
+		base = append(base, Edge{3, r.Uint64N(20_000)}, Edge{uint64(i), uint64(i)}, base[i])
+	}
+	cases := []struct {
+		name  string
+		edges []Edge
+		paths cleanPaths
+	}{
+		{"dense-auto", base, cleanPaths{}},
+		{"sparse-forced", base, cleanPaths{remap: pathSparse}},
+		{"huge-ids", spreadIDs(base, r, true), cleanPaths{}},
+		{"huge-ids-shared", spreadIDs(base, r, true), cleanPaths{scatter: pathShared}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, st, err := clean(c.edges, CleanOptions{Workers: 4}, c.paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainstNaive(t, c.edges, u, st)
+		})
+	}
+}
+
+// TestCleanOrderIndependent checks the contract the external-memory
+// partitioner relies on: shuffling and flipping edges changes nothing.
+func TestCleanOrderIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	edges := spreadIDs(randomEdges(r, 300, 3000), r, false)
+	u1, st1, err := Clean(edges, CleanOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := shuffled(r, edges)
+	for i := range flipped {
+		if i%2 == 0 {
+			flipped[i].U, flipped[i].V = flipped[i].V, flipped[i].U
+		}
+	}
+	u2, st2, err := Clean(flipped, CleanOptions{Workers: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st1.Vertices != st2.Vertices || st1.Edges != st2.Edges || st1.Duplicates != st2.Duplicates {
+		t.Fatalf("stats differ: %+v vs %+v", st1, st2)
+	}
+	if !slices.Equal(u1.OrigID, u2.OrigID) || !slices.Equal(u1.Adj.Offsets, u2.Adj.Offsets) ||
+		!slices.Equal(u1.Adj.Cols, u2.Adj.Cols) {
+		t.Fatal("cleaned graphs differ")
+	}
+}
+
+func TestCleanProgress(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	edges := randomEdges(r, 1000, 50_000)
+	var calls int
+	var last, total int64
+	_, _, err := Clean(edges, CleanOptions{Workers: 3, Progress: func(done, tot int64) {
+		calls++
+		if done < last || done > tot || (total != 0 && tot != total) {
+			t.Errorf("progress went %d -> %d of %d", last, done, tot)
+		}
+		last, total = done, tot
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls < 2 || last != total || total == 0 {
+		t.Fatalf("%d calls, last %d of %d", calls, last, total)
+	}
+}
+
+func TestSortUint32(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{0, 1, 10, radixBelow - 1, radixBelow, 1000, 5000} {
+		for _, spread := range []uint32{1, 200, 1 << 16, 1<<32 - 1} {
+			s := make([]uint32, n)
+			for i := range s {
+				s[i] = r.Uint32N(spread) + (1<<32-1-spread)/2
+			}
+			want := slices.Clone(s)
+			slices.Sort(want)
+			sortUint32(s, nil)
+			if !slices.Equal(s, want) {
+				t.Fatalf("n=%d spread=%d: not sorted", n, spread)
+			}
+		}
+	}
+}

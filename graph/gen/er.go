@@ -1,0 +1,43 @@
+package gen
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// ER draws m edges uniformly at random between n vertices (ids 0..n-1),
+// each endpoint independently: raw output, so self-loops and duplicates
+// are possible. The same (n, m, seed) gives the same edges whatever
+// workers is (0 means GOMAXPROCS).
+func ER(n, m uint64, seed uint64, workers int) ([]graph.Edge, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("gen: er: %d vertices, want >= 1", n)
+	}
+	if err := checkEdgeCount(fmt.Sprintf("er with %d edges", m), m); err != nil {
+		return nil, err
+	}
+	out := make([]graph.Edge, m)
+	fillChunks(out, workers, func(c int, dst []graph.Edge) {
+		r := chunkStream(seed, purposeER, c)
+		for i := range dst {
+			u := bounded(&r, n)
+			dst[i] = graph.Edge{U: u, V: bounded(&r, n)}
+		}
+	})
+	return out, nil
+}
+
+// bounded returns a uniform value in [0, n) by Lemire's multiply-shift with
+// rejection, which is exact for every n (no modulo bias even near 2^64).
+func bounded(r *splitmix64, n uint64) uint64 {
+	hi, lo := bits.Mul64(r.next(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.next(), n)
+		}
+	}
+	return hi
+}

@@ -1,0 +1,72 @@
+package graph
+
+import (
+	"slices"
+)
+
+// rowChunk is the number of rows a worker sorts at a time.
+const rowChunk = 1024
+
+// sortRows sorts each row of (off, cols) and removes repeated entries,
+// leaving row r's distinct entries at its front and their count in deg[r].
+// Rows are handed out dynamically: power-law rows make static ranges
+// unequal.
+func sortRows(off []uint64, cols []uint32, deg []uint32, w int, pm *progressMeter) {
+	n := len(deg)
+	forEachDynamic(n, rowChunk, w, func(lo, hi int) {
+		var scratch []uint32
+		for r := lo; r < hi; r++ {
+			row := cols[off[r]:off[r+1]]
+			scratch = sortUint32(row, scratch)
+			deg[r] = uint32(len(slices.Compact(row)))
+		}
+		pm.add(int64(off[hi]-off[lo]) / 2)
+	})
+}
+
+// radixBelow is the row length under which pdqsort beats the radix sort.
+const radixBelow = 256
+
+// sortUint32 sorts s ascending. Long rows (hubs of power-law graphs) use an
+// LSD radix sort on 8-bit digits, skipping digits where every key agrees;
+// scratch is reused between calls and returned.
+func sortUint32(s, scratch []uint32) []uint32 {
+	if len(s) < radixBelow {
+		slices.Sort(s)
+		return scratch
+	}
+	if cap(scratch) < len(s) {
+		scratch = make([]uint32, len(s))
+	}
+	tmp := scratch[:len(s)]
+	var or, and uint32 = 0, ^uint32(0)
+	for _, x := range s {
+		or |= x
+		and &= x
+	}
+	diff := or ^ and // bits that vary between keys
+	src, dst := s, tmp
+	for shift := uint(0); shift < 32; shift += 8 {
+		if (diff>>shift)&0xff == 0 {
+			continue
+		}
+		var count [256]int
+		for _, x := range src {
+			count[(x>>shift)&0xff]++
+		}
+		pos := 0
+		for d := range count {
+			count[d], pos = pos, pos+count[d]
+		}
+		for _, x := range src {
+			d := (x >> shift) & 0xff
+			dst[count[d]] = x
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &s[0] {
+		copy(s, src)
+	}
+	return scratch
+}
