@@ -48,7 +48,7 @@ func (h binHeader) encode() []byte {
 }
 
 // readBinary streams a binary edge list. name is for messages only.
-func readBinary(ctx context.Context, r io.Reader, name string, st *ReadStats, fn func([]graph.Edge) error, progress func()) error {
+func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st *ReadStats, fn func([]graph.Edge) error, progress func()) error {
 	var hb [binHeaderSize]byte
 	n, err := io.ReadFull(r, hb[:])
 	switch {
@@ -77,6 +77,9 @@ func readBinary(ctx context.Context, r io.Reader, name string, st *ReadStats, fn
 	}
 	pair := uint64(2 * h.width)
 	batch := uint64(binBatchEdges)
+	if chunkSize > 0 {
+		batch = max(1, uint64(chunkSize)/pair)
+	}
 	if h.edges < batch {
 		batch = h.edges
 	}

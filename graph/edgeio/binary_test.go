@@ -22,7 +22,7 @@ func binFile(t *testing.T, edges []graph.Edge, width int) []byte {
 func TestBinaryLayout(t *testing.T) {
 	// The layout is documented in docs/formats.md; check it byte by byte so
 	// that other tools can rely on it.
-	b := binFile(t, ed(1, 2, 3, 1 << 31), 0)
+	b := binFile(t, ed(1, 2, 3, 1<<31), 0)
 	want := []byte("TGEDGES\x00")
 	want = binary.LittleEndian.AppendUint32(want, 1)
 	want = binary.LittleEndian.AppendUint32(want, 4)
@@ -33,14 +33,14 @@ func TestBinaryLayout(t *testing.T) {
 	if !bytes.Equal(b, want) {
 		t.Fatalf("got % x\nwant % x", b, want)
 	}
-	if b := binFile(t, ed(1 << 32, 0), 0); len(b) != 24+16 || b[12] != 8 {
+	if b := binFile(t, ed(1<<32, 0), 0); len(b) != 24+16 || b[12] != 8 {
 		t.Fatalf("ids above 2^32-1 need width 8: % x", b)
 	}
 }
 
 func TestBinaryWidthErrors(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(&b, ed(1 << 32, 0), WriteOptions{Format: FormatBin, IDWidth: 4}); err == nil || !strings.Contains(err.Error(), "width 4 cannot hold") {
+	if err := Write(&b, ed(1<<32, 0), WriteOptions{Format: FormatBin, IDWidth: 4}); err == nil || !strings.Contains(err.Error(), "width 4 cannot hold") {
 		t.Fatalf("got %v", err)
 	}
 	if err := Write(&b, nil, WriteOptions{Format: FormatBin, IDWidth: 3}); err == nil {

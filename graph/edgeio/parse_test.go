@@ -43,7 +43,7 @@ func TestEdgeListCases(t *testing.T) {
 		{"header after comments", "# c\n\nsource target weight\n5 6 0.5\n", ed(5, 6), 1, 1, 4},
 		{"extra columns", "1 2 3.5 x y\n4 5\t\t17\n", ed(1, 2, 4, 5), 0, 0, 2},
 		{"leading blanks", "   1   2\n\t3\t4\n", ed(1, 2, 3, 4), 0, 0, 2},
-		{"max id", "18446744073709551615 0\n", ed(1<<64 - 1, 0), 0, 0, 1},
+		{"max id", "18446744073709551615 0\n", ed(1<<64-1, 0), 0, 0, 1},
 		{"leading zeros", "000000000000000000000000007 08\n", ed(7, 8), 0, 0, 1},
 		{"20 digits", "10000000000000000000 12345678901234567890\n", ed(1e19, 12345678901234567890), 0, 0, 1},
 		{"self loop and dup", "1 1\n1 1\n", ed(1, 1, 1, 1), 0, 0, 2},

@@ -204,7 +204,7 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 
 	switch format {
 	case FormatBin:
-		err = readBinary(ctx, br, dn, &st, fn, progress)
+		err = readBinary(ctx, br, dn, opts.chunkSize, &st, fn, progress)
 	case FormatMTX:
 		var p *lineParser
 		var lines int64
