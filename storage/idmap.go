@@ -104,7 +104,7 @@ func decodeIDMap(name string, data []byte) ([]uint64, error) {
 	if d.raw < count || d.raw/10 > count {
 		return nil, shardErr(name, ErrCorrupt, "ids: %d bytes cannot hold %d ids", d.raw, count)
 	}
-	raw, err := readSection(name, "ids", d, data[idHeaderSize:])
+	raw, err := readSection(name, "ids", d, data[idHeaderSize:], true)
 	if err != nil {
 		return nil, err
 	}
