@@ -15,7 +15,7 @@ func ER(n, m uint64, seed uint64, workers int) ([]graph.Edge, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("gen: er: %d vertices, want >= 1", n)
 	}
-	if err := checkEdgeCount(fmt.Sprintf("er with %d edges", m), m); err != nil {
+	if err := checkEdgeCount(fmt.Sprintf("er: %d edges", m), m); err != nil {
 		return nil, err
 	}
 	out := make([]graph.Edge, m)

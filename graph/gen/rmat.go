@@ -37,7 +37,7 @@ func RMAT(scale, edgeFactor int, seed uint64, workers int) ([]graph.Edge, error)
 		return nil, fmt.Errorf("gen: rmat: scale %d with edge factor %d overflows the edge count", scale, edgeFactor)
 	}
 	m := uint64(edgeFactor) << scale
-	if err := checkEdgeCount(fmt.Sprintf("rmat scale %d edge factor %d", scale, edgeFactor), m); err != nil {
+	if err := checkEdgeCount(fmt.Sprintf("rmat: scale %d edge factor %d", scale, edgeFactor), m); err != nil {
 		return nil, err
 	}
 	out := make([]graph.Edge, m)
