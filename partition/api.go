@@ -1,0 +1,113 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// PartitionGraph cuts an oriented forward graph with cfg's scheme and P and
+// stores its shards and manifest in store. ids, if not nil, maps forward
+// ids to input ids and is stored as the id map.
+func PartitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, store storage.Store, cfg Config) (*Summary, error) {
+	return partitionGraph(ctx, fwd, stats, nil, store, cfg, newClock(), &Summary{})
+}
+
+func partitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, ids []uint64,
+	store storage.Store, cfg Config, clock *stageClock, sum *Summary) (*Summary, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	part, err := splitCtx(ctx, fwd, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	clock.mark("split")
+	shards, raw, err := writeBlocks(ctx, part.Layout, cfg.PartitionID, store, cfg.Workers, &cfg,
+		func(i, j int) (*graph.CSR, error) { return part.Block(i, j), nil })
+	if err != nil {
+		return nil, err
+	}
+	if err := finish(ctx, store, part.Layout, &cfg, stats, ids, shards, raw, clock, sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+func splitCtx(ctx context.Context, fwd *graph.CSR, cfg *Config) (*Partition, error) {
+	l, err := NewLayout(fwd, cfg.Scheme, cfg.P, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	return SplitLayout(ctx, fwd, l, cfg.Workers)
+}
+
+// LoadGraph reads, cleans and orients (degree order) an edge file in
+// memory: the pipeline PartitionFile and the external path must agree on.
+// It returns the forward graph, the input id of every forward id, and the
+// statistics for a manifest.
+func LoadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers int) (*graph.CSR, []uint64, storage.GraphStats, graph.CleanStats, error) {
+	var st storage.GraphStats
+	edges, _, err := edgeio.ReadFile(ctx, path, ro)
+	if err != nil {
+		return nil, nil, st, graph.CleanStats{}, err
+	}
+	u, cst, err := graph.Clean(edges, graph.CleanOptions{Workers: workers})
+	edges = nil
+	if err != nil {
+		return nil, nil, st, cst, fmt.Errorf("partition: %s: %w", path, err)
+	}
+	fwd, rank, ost, err := graph.Orient(u, graph.OrderDegree, workers)
+	if err != nil {
+		return nil, nil, st, cst, fmt.Errorf("partition: %s: %w", path, err)
+	}
+	ids := make([]uint64, len(rank))
+	for c, r := range rank {
+		ids[r] = u.OrigID[c]
+	}
+	st = storage.GraphStats{
+		Vertices: fwd.NumRows(), Edges: fwd.NumEdges(), Wedges: ost.Wedges,
+		MaxDegree: ost.MaxDegree, Order: graph.OrderDegree.String(), Source: path,
+	}
+	return fwd, ids, st, cst, nil
+}
+
+// PartitionFile partitions an edge file into store. With cfg.MemLimit = 0
+// it reads the whole graph (read -> clean -> orient by degree -> split ->
+// encode); with a limit it runs the external-memory partitioner, which
+// writes byte-identical shards for the same partition id.
+func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.MemLimit > 0 {
+		return partitionExternal(ctx, path, ro, store, cfg)
+	}
+	clock := newClock()
+	if ro.Workers == 0 {
+		ro.Workers = cfg.Workers
+	}
+	fwd, ids, st, cst, err := LoadGraph(ctx, path, ro, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	clock.mark("read+clean+orient")
+	sum := &Summary{Clean: &cst}
+	return partitionGraph(ctx, fwd, st, ids, store, cfg, clock, sum)
+}
+
+// PartitionInMemory splits a forward graph into blocks without writing
+// shards, for `trigrid count --partitions N`: the blocks, their subtasks
+// and balance come straight from memory.
+func PartitionInMemory(ctx context.Context, fwd *graph.CSR, cfg Config) (*Partition, error) {
+	if cfg.PartitionID == 0 {
+		cfg.PartitionID = 1 // no shards carry it; skip crypto/rand
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return splitCtx(ctx, fwd, &cfg)
+}

@@ -1,0 +1,169 @@
+package partition
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// countStore counts a stored partitioning subtask by subtask.
+func countStore(t testing.TB, st storage.Store) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	m, err := storage.ReadManifest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[[2]int]*graph.CSR{}
+	get := func(i, j int) *graph.CSR {
+		if b, ok := blocks[[2]int{i, j}]; ok {
+			return b
+		}
+		b, err := storage.LoadShard(ctx, st, m, i, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks[[2]int{i, j}] = b
+		return b
+	}
+	var n uint64
+	for _, s := range Subtasks(m) {
+		n += countBlocks(get(s.I, s.J), get(s.I, s.K), get(s.J, s.K))
+	}
+	return n
+}
+
+func TestPartitionFileDatasets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("datasets are slow in -short mode")
+	}
+	ctx := context.Background()
+	for _, d := range loadManifest(t) {
+		path := filepath.Join(datasetsDir(), d.file)
+		for _, sc := range schemes {
+			for _, p := range []int{1, 3, 4} {
+				t.Run(fmt.Sprintf("%s/%v/P%d", d.name, sc, p), func(t *testing.T) {
+					st := storage.NewMemStore()
+					sum, err := PartitionFile(ctx, path, edgeio.ReadOptions{Workers: 2}, st, Config{Scheme: sc, P: p, Workers: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := countStore(t, st); got != d.triangles {
+						t.Fatalf("%s: count through shards %d, MANIFEST.tsv says %d", d.name, got, d.triangles)
+					}
+					if sum.Ratio <= 0 || sum.Ratio >= 1 || sum.Blocks == 0 {
+						t.Fatalf("summary %+v: implausible ratio or blocks", sum)
+					}
+				})
+			}
+		}
+	}
+}
+
+// storeFiles returns every file of a store except the manifest.
+func storeFiles(t testing.TB, st storage.Store) map[string][]byte {
+	t.Helper()
+	ctx := context.Background()
+	names, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, n := range names {
+		if n == storage.ManifestName {
+			continue
+		}
+		b, err := st.Get(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = b
+	}
+	return out
+}
+
+func TestExternalMatchesInMemory(t *testing.T) {
+	dir := t.TempDir()
+	edges := rmatEdges(12, 8, 21)
+	// Sparse huge ids, both directions, loops and duplicates.
+	for k := range edges[:len(edges)/4] {
+		edges[k].U = edges[k].U*1_000_003 + 1<<40
+		edges[k].V = edges[k].V*1_000_003 + 1<<40
+	}
+	edges = append(edges, graph.Edge{U: 5, V: 5}, graph.Edge{U: 1 << 62, V: 1 << 62}, edges[7], graph.Edge{U: edges[9].V, V: edges[9].U})
+	files := map[string]edgeio.WriteOptions{
+		"g.bin": {Format: edgeio.FormatBin},
+		"g.txt": {Format: edgeio.FormatEdgeList},
+	}
+	ctx := context.Background()
+	for name, wo := range files {
+		path := filepath.Join(dir, name)
+		if err := edgeio.WriteFile(path, edges, wo); err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range schemes {
+			for _, p := range []int{1, 3, 4} {
+				t.Run(fmt.Sprintf("%s/%v/P%d", name, sc, p), func(t *testing.T) {
+					cfg := Config{Scheme: sc, P: p, Workers: 2, PartitionID: 0x5eed}
+					mem := storage.NewMemStore()
+					sm, err := PartitionFile(ctx, path, edgeio.ReadOptions{}, mem, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ext := storage.NewMemStore()
+					cfg.MemLimit = 8 << 20 // far below what the run would like: many spills
+					cfg.TempDir = t.TempDir()
+					se, err := PartitionFile(ctx, path, edgeio.ReadOptions{}, ext, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !se.External || sm.External {
+						t.Fatal("wrong path taken")
+					}
+					if !reflect.DeepEqual(*sm.Clean, *se.Clean) {
+						t.Fatalf("clean stats differ: in-memory %+v, external %+v", *sm.Clean, *se.Clean)
+					}
+					a, b := storeFiles(t, mem), storeFiles(t, ext)
+					if len(a) != len(b) {
+						t.Fatalf("in-memory wrote %d files, external %d", len(a), len(b))
+					}
+					for n, data := range a {
+						if !bytes.Equal(data, b[n]) {
+							t.Fatalf("%s differs between the in-memory and external paths", n)
+						}
+					}
+					ma, _ := storage.ReadManifest(ctx, mem)
+					mb, _ := storage.ReadManifest(ctx, ext)
+					if !reflect.DeepEqual(ma.Shards, mb.Shards) || !reflect.DeepEqual(ma.Boundaries, mb.Boundaries) ||
+						!reflect.DeepEqual(ma.Graph, mb.Graph) || !reflect.DeepEqual(ma.GroupSizes, mb.GroupSizes) {
+						t.Fatalf("manifests differ:\n%+v\n%+v", ma, mb)
+					}
+					if got, want := countStore(t, ext), bruteCount(refForward(edges)); got != want {
+						t.Fatalf("external shards count %d, reference %d", got, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestExternalRefusesTinyLimit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.bin")
+	if err := edgeio.WriteFile(path, rmatEdges(12, 4, 3), edgeio.WriteOptions{Format: edgeio.FormatBin}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := PartitionFile(context.Background(), path, edgeio.ReadOptions{}, storage.NewMemStore(),
+		Config{Scheme: storage.SchemeHash, P: 2, MemLimit: 4 << 10, TempDir: dir})
+	if err == nil {
+		t.Fatal("a 4 KiB limit was accepted")
+	}
+	t.Log(err)
+}
