@@ -16,7 +16,13 @@ struct tg_dblock {
     int64_t nrows;
     int64_t nnz;
     int64_t ncols;
-    int64_t max_degree;     // longest row, computed on the host at load
+    int64_t max_degree;     // longest row, computed at load
+    // 1 when every column is greater than its row (a diagonal block of a
+    // forward graph, or the whole forward graph). When the core passes the
+    // same tg_dblock pointer as ij, ik and jk and upper is set, the keys of
+    // edge (u, v) are all > v, so a kernel may search only the part of
+    // row u after the edge itself (GroupTC's first optimization).
+    int32_t upper;
 };
 
 struct tg_kernel_env {

@@ -1,0 +1,104 @@
+// tg_count: checks a subtask's three slots, runs one kernel on the context's
+// stream between two CUDA events, and returns the count and the event time.
+#include <cstdio>
+
+#include "tg_core.cuh"
+
+static const char *const kernel_names[TG_KERNEL_COUNT] = {"auto", "polak", "trix", "grouptc", "trust", "wetric"};
+
+static tg_kernel_fn kernel_fn(int32_t k) {
+    switch (k) {
+    case TG_KERNEL_POLAK: return tg_kernel_polak;
+    case TG_KERNEL_TRIX: return tg_kernel_trix;
+    case TG_KERNEL_GROUPTC: return tg_kernel_grouptc;
+    case TG_KERNEL_TRUST: return tg_kernel_trust;
+    case TG_KERNEL_WETRIC: return tg_kernel_wetric;
+    default: return nullptr;
+    }
+}
+
+// The library's own choice for TG_KERNEL_AUTO, used by callers that do not
+// choose (the Go side chooses per subtask with its own statistics and asks
+// for a kernel by id). trix balances work inside each warp and is the best
+// of the core kernels on every graph measured.
+static int32_t library_auto(const tg_dblock *, const tg_dblock *, const tg_dblock *) { return TG_KERNEL_TRIX; }
+
+extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
+                            uint64_t *triangles, double *kernel_ms, int32_t *kernel_used, char *err,
+                            uint64_t errlen) {
+    if (ctx == nullptr || triangles == nullptr) {
+        tg_set_err(err, errlen, "tg_count: NULL context or result pointer");
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    if (kernel < 0 || kernel >= TG_KERNEL_COUNT) {
+        tg_set_err(err, errlen, "tg_count: unknown kernel id %d", kernel);
+        return TG_ERR_INVALID;
+    }
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
+            tg_set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    const tg_dblock *ij = &ctx->slots[slot_ij].blk;
+    const tg_dblock *ik = &ctx->slots[slot_ik].blk;
+    const tg_dblock *jk = &ctx->slots[slot_jk].blk;
+    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
+        tg_set_err(err, errlen,
+                   "tg_count: index spaces disagree: ij %lldx%lld, ik %lldx%lld, jk %lldx%lld (want ij.rows=ik.rows, "
+                   "ij.cols=jk.rows, ik.cols=jk.cols)",
+                   (long long)ij->nrows, (long long)ij->ncols, (long long)ik->nrows, (long long)ik->ncols,
+                   (long long)jk->nrows, (long long)jk->ncols);
+        return TG_ERR_INVALID;
+    }
+    if (kernel == TG_KERNEL_AUTO) kernel = library_auto(ij, ik, jk);
+    if (kernel_used) *kernel_used = kernel;
+    tg_kernel_fn fn = kernel_fn(kernel);
+    if (fn == nullptr) {
+        tg_set_err(err, errlen, "tg_count: kernel id %d has no implementation", kernel);
+        return TG_ERR_INTERNAL;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaSetDevice");
+    // Scratch growth inside a kernel function synchronizes and is timed:
+    // it is part of the subtask's GPU work.
+    if ((e = cudaEventRecord(ctx->ev_start, ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaEventRecord");
+    if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: memset");
+    const bool empty = ij->nnz == 0 || ik->nnz == 0 || jk->nnz == 0;
+    if (!empty) {
+        e = fn(ij, ik, jk, &ctx->env, ctx->d_count);
+        if (e == cudaErrorNotSupported) {
+            cudaGetLastError();
+            tg_set_err(err, errlen, "tg_count: kernel %s is not built into this library", kernel_names[kernel]);
+            return TG_ERR_NOT_BUILT;
+        }
+        if (e == cudaSuccess) e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            char where[64];
+            snprintf(where, sizeof where, "tg_count: kernel %s", kernel_names[kernel]);
+            return tg_cuda_status(e, err, errlen, where);
+        }
+    }
+    if ((e = cudaEventRecord(ctx->ev_stop, ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaEventRecord");
+    if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                             ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: copy result");
+    if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess) {
+        char where[64];
+        snprintf(where, sizeof where, "tg_count: kernel %s (run)", kernel_names[kernel]);
+        return tg_cuda_status(e, err, errlen, where);
+    }
+    float ms = 0;
+    if ((e = cudaEventElapsedTime(&ms, ctx->ev_start, ctx->ev_stop)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaEventElapsedTime");
+    *triangles = (uint64_t)ctx->h_count[0];
+    if (kernel_ms) *kernel_ms = (double)ms;
+    return TG_OK;
+}

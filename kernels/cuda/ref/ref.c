@@ -1,0 +1,242 @@
+/* libtrigrid_ref.so: the trigrid C ABI on the CPU. It reports one fake
+ * device named "reference" and counts with a plain merge, so that the Go
+ * loader, slot reuse, error paths and the mem_limit (TG_ERR_OOM) can be
+ * tested where there is no GPU. Built with -DTG_REF_ABI=N it reports ABI
+ * version N instead, for the loader's mismatch test. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ref.h"
+
+#ifndef TG_REF_ABI
+#define TG_REF_ABI TG_ABI_VERSION
+#endif
+
+#define REF_MEMORY (1ull << 32) /* what the fake device claims to have */
+
+typedef struct {
+    tg_cpu_csr csr;
+    int loaded;
+} ref_slot;
+
+struct tg_ctx {
+    uint64_t limit, used;
+    ref_slot slots[TG_MAX_SLOTS];
+};
+
+static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
+    if (err == NULL || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, (size_t)errlen, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t slot_bytes(const tg_cpu_csr *c) {
+    return (uint64_t)(c->nrows + 1) * 8 + (uint64_t)c->nnz * 4;
+}
+
+static void slot_release(tg_ctx *ctx, ref_slot *s) {
+    if (s->loaded) ctx->used -= slot_bytes(&s->csr);
+    tg_cpu_csr_free(&s->csr);
+    s->loaded = 0;
+}
+
+int32_t tg_abi_version(void) { return TG_REF_ABI; }
+
+int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen) {
+    if (n == NULL) {
+        set_err(err, errlen, "tg_device_count: n is NULL");
+        return TG_ERR_INVALID;
+    }
+    *n = 1;
+    return TG_OK;
+}
+
+int32_t tg_device_info(int32_t device, char *name, uint64_t namelen, uint64_t *total_mem, uint64_t *free_mem,
+                       int32_t *sm_count, int32_t *cc_major, int32_t *cc_minor, char *err, uint64_t errlen) {
+    if (device != 0) {
+        set_err(err, errlen, "tg_device_info: device %d out of range (1 device)", device);
+        return TG_ERR_NO_DEVICE;
+    }
+    if (name && namelen) snprintf(name, (size_t)namelen, "reference");
+    if (total_mem) *total_mem = REF_MEMORY;
+    if (free_mem) *free_mem = REF_MEMORY;
+    if (sm_count) *sm_count = 1;
+    if (cc_major) *cc_major = 0;
+    if (cc_minor) *cc_minor = 0;
+    return TG_OK;
+}
+
+int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *err, uint64_t errlen) {
+    if (out == NULL) {
+        set_err(err, errlen, "tg_ctx_create: out is NULL");
+        return TG_ERR_INVALID;
+    }
+    *out = NULL;
+    if (device != 0) {
+        set_err(err, errlen, "tg_ctx_create: device %d out of range (1 device)", device);
+        return TG_ERR_NO_DEVICE;
+    }
+    tg_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) {
+        set_err(err, errlen, "tg_ctx_create: out of host memory");
+        return TG_ERR_OOM;
+    }
+    ctx->limit = mem_limit ? mem_limit : REF_MEMORY;
+    *out = ctx;
+    return TG_OK;
+}
+
+void tg_ctx_destroy(tg_ctx *ctx) {
+    if (ctx == NULL) return;
+    for (int i = 0; i < TG_MAX_SLOTS; i++) slot_release(ctx, &ctx->slots[i]);
+    free(ctx);
+}
+
+int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
+                      int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
+    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "tg_load_block: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    if (nrows < 0 || nnz < 0 || ncols < 0 || ncols > (1ll << 32) || (nrows == 0 && nnz != 0) ||
+        (nrows > 0 && (rowptr == NULL || rowptr[0] != 0 || rowptr[nrows] != (uint64_t)nnz)) ||
+        (nnz > 0 && cols == NULL)) {
+        set_err(err, errlen, "tg_load_block: malformed block (nrows=%lld nnz=%lld ncols=%lld)", (long long)nrows,
+                (long long)nnz, (long long)ncols);
+        return TG_ERR_INVALID;
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        if (rowptr[r + 1] < rowptr[r]) {
+            set_err(err, errlen, "tg_load_block: offsets decrease at row %lld", (long long)r);
+            return TG_ERR_INVALID;
+        }
+        for (uint64_t k = rowptr[r]; k < rowptr[r + 1]; k++) {
+            if ((int64_t)cols[k] >= ncols || (k > rowptr[r] && cols[k - 1] >= cols[k])) {
+                set_err(err, errlen, "tg_load_block: malformed row %lld", (long long)r);
+                return TG_ERR_INVALID;
+            }
+        }
+    }
+    ref_slot *s = &ctx->slots[slot];
+    slot_release(ctx, s);
+    tg_cpu_csr c = {0};
+    c.nrows = nrows;
+    c.nnz = nnz;
+    c.ncols = ncols;
+    if (ctx->used + slot_bytes(&c) > ctx->limit) {
+        set_err(err, errlen, "tg_load_block: out of device memory (%llu of %llu bytes in use, block needs %llu)",
+                (unsigned long long)ctx->used, (unsigned long long)ctx->limit, (unsigned long long)slot_bytes(&c));
+        return TG_ERR_OOM;
+    }
+    c.rowptr = malloc((size_t)(nrows + 1) * sizeof(uint64_t));
+    c.cols = malloc((size_t)(nnz + 1) * sizeof(uint32_t));
+    if (c.rowptr == NULL || c.cols == NULL) {
+        tg_cpu_csr_free(&c);
+        set_err(err, errlen, "tg_load_block: out of host memory");
+        return TG_ERR_OOM;
+    }
+    if (nrows > 0) memcpy(c.rowptr, rowptr, (size_t)(nrows + 1) * sizeof(uint64_t));
+    else c.rowptr[0] = 0;
+    if (nnz > 0) memcpy(c.cols, cols, (size_t)nnz * sizeof(uint32_t));
+    s->csr = c;
+    s->loaded = 1;
+    ctx->used += slot_bytes(&c);
+    return TG_OK;
+}
+
+int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
+    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "tg_free_block: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    slot_release(ctx, &ctx->slots[slot]);
+    return TG_OK;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
+                 uint64_t *triangles, double *kernel_ms, int32_t *kernel_used, char *err, uint64_t errlen) {
+    if (ctx == NULL || triangles == NULL) {
+        set_err(err, errlen, "tg_count: NULL context or result pointer");
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    if (kernel < 0 || kernel >= TG_KERNEL_COUNT) {
+        set_err(err, errlen, "tg_count: unknown kernel id %d", kernel);
+        return TG_ERR_INVALID;
+    }
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
+            set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    const tg_cpu_csr *ij = &ctx->slots[slot_ij].csr, *ik = &ctx->slots[slot_ik].csr, *jk = &ctx->slots[slot_jk].csr;
+    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
+        set_err(err, errlen, "tg_count: index spaces disagree");
+        return TG_ERR_INVALID;
+    }
+    if (kernel_used) *kernel_used = kernel == TG_KERNEL_AUTO ? TG_KERNEL_TRIX : kernel;
+    double t0 = now_ms();
+    *triangles = tg_cpu_count(ij, ik, jk);
+    if (kernel_ms) *kernel_ms = now_ms() - t0;
+    return TG_OK;
+}
+
+int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit) {
+    if (ctx == NULL) return TG_ERR_INVALID;
+    if (used) *used = ctx->used;
+    if (limit) *limit = ctx->limit;
+    return TG_OK;
+}
+
+int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t npairs, uint64_t nvertices,
+                      uint64_t *rowptr_out, uint32_t *cols_out, uint32_t *rank_out, uint64_t *stats, double *ms,
+                      char *err, uint64_t errlen) {
+    if (ctx == NULL || stats == NULL || slot < 0 || slot >= TG_MAX_SLOTS || (npairs > 0 && edges == NULL)) {
+        set_err(err, errlen, "tg_preprocess: bad context, slot, stats or edges");
+        return TG_ERR_INVALID;
+    }
+    if (nvertices >= 0xffffffffull || npairs >= (1ull << 31)) {
+        set_err(err, errlen, "tg_preprocess: too many vertices or pairs");
+        return TG_ERR_INVALID;
+    }
+    double t0 = now_ms();
+    ref_slot *s = &ctx->slots[slot];
+    slot_release(ctx, s);
+    tg_cpu_csr c;
+    int32_t rc = tg_cpu_forward(edges, npairs, nvertices, &c, rank_out, stats);
+    if (rc == TG_ERR_INVALID) {
+        set_err(err, errlen, "tg_preprocess: a pair holds an id >= %llu vertices", (unsigned long long)nvertices);
+        return rc;
+    }
+    if (rc != TG_OK) {
+        set_err(err, errlen, "tg_preprocess: out of host memory");
+        return rc;
+    }
+    if (ctx->used + slot_bytes(&c) > ctx->limit) {
+        tg_cpu_csr_free(&c);
+        set_err(err, errlen, "tg_preprocess: out of device memory");
+        return TG_ERR_OOM;
+    }
+    if (rowptr_out) memcpy(rowptr_out, c.rowptr, (size_t)(c.nrows + 1) * sizeof(uint64_t));
+    if (cols_out && c.nnz > 0) memcpy(cols_out, c.cols, (size_t)c.nnz * sizeof(uint32_t));
+    s->csr = c;
+    s->loaded = 1;
+    ctx->used += slot_bytes(&c);
+    if (ms) *ms = now_ms() - t0;
+    return TG_OK;
+}

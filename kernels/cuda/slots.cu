@@ -1,0 +1,169 @@
+// Block slots: device copies of CSR blocks, kept across subtasks so that a
+// worker uploads a block once for all the subtasks that read it.
+#include <algorithm>
+
+#include "tg_core.cuh"
+
+cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
+    size_t need_r = (size_t)nrows + 1, need_c = (size_t)std::max<int64_t>(nnz, 1);
+    s->loaded = false;
+    if (s->rowptr_cap < need_r) {
+        tg_ctx_free(ctx, s->rowptr);
+        s->rowptr = nullptr;
+        s->rowptr_cap = 0;
+        void *p = nullptr;
+        cudaError_t e = tg_ctx_malloc(ctx, &p, need_r * sizeof(uint64_t));
+        if (e != cudaSuccess) return e;
+        s->rowptr = (uint64_t *)p;
+        s->rowptr_cap = need_r;
+    }
+    if (s->cols_cap < need_c) {
+        tg_ctx_free(ctx, s->cols);
+        s->cols = nullptr;
+        s->cols_cap = 0;
+        void *p = nullptr;
+        cudaError_t e = tg_ctx_malloc(ctx, &p, need_c * sizeof(uint32_t));
+        if (e != cudaSuccess) return e;
+        s->cols = (uint32_t *)p;
+        s->cols_cap = need_c;
+    }
+    return cudaSuccess;
+}
+
+// One warp per row: the checks are O(nnz) and coalesced, and warps rather
+// than threads keep a hub row from serializing on one thread.
+// out[0]: malformed (offsets decrease, column out of range or rows not
+// strictly increasing), out[1]: longest row, out[2]: some column <= its row.
+__global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
+                               int64_t nrows, int64_t ncols, unsigned long long *out) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    bool bad = false, notup = false;
+    unsigned long long maxd = 0;
+    for (int64_t r = warp; r < nrows; r += nwarps) {
+        uint64_t b = rowptr[r], e = rowptr[r + 1];
+        if (e < b) {
+            bad = true;
+            continue;
+        }
+        maxd = max(maxd, (unsigned long long)(e - b));
+        if (e > b && (int64_t)cols[b] <= r) notup = true;
+        for (uint64_t k = b + lane; k < e; k += 32) {
+            uint32_t c = cols[k];
+            if ((int64_t)c >= ncols) bad = true;
+            if (k + 1 < e && cols[k + 1] <= c) bad = true;
+        }
+    }
+    bad = __any_sync(0xffffffffu, bad);
+    notup = __any_sync(0xffffffffu, notup);
+    for (int o = 16; o > 0; o >>= 1) maxd = max(maxd, __shfl_xor_sync(0xffffffffu, maxd, o));
+    if (lane == 0) {
+        if (bad) atomicOr(&out[0], 1ull);
+        if (maxd) atomicMax(&out[1], maxd);
+        if (notup) atomicOr(&out[2], 1ull);
+    }
+}
+
+int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(ctx->d_count, 0, 4 * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: memset");
+    if (s->blk.nrows > 0) {
+        int64_t threads = 256;
+        int64_t blocks = (s->blk.nrows * 32 + threads - 1) / threads;
+        blocks = std::min<int64_t>(blocks, (int64_t)ctx->env.sm_count * 16);
+        tg_check_block<<<(unsigned)blocks, (unsigned)threads, 0, ctx->stream>>>(
+            s->rowptr, s->cols, s->blk.nrows, s->blk.ncols, ctx->d_count);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return tg_cuda_status(e, err, errlen, "tg_load_block: check kernel launch");
+    }
+    if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                             ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: copy check result");
+    if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: check kernel");
+    if (ctx->h_count[0] != 0) {
+        tg_set_err(err, errlen,
+                   "tg_load_block: malformed block (a column >= ncols %lld, or a row not strictly increasing)",
+                   (long long)s->blk.ncols);
+        return TG_ERR_INVALID;
+    }
+    s->blk.max_degree = (int64_t)ctx->h_count[1];
+    s->upper = ctx->h_count[2] == 0;
+    s->blk.upper = s->upper ? 1 : 0;
+    s->blk.rowptr = s->rowptr;
+    s->blk.cols = s->cols;
+    s->loaded = true;
+    return TG_OK;
+}
+
+extern "C" int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
+                                 const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
+                                 uint64_t errlen) {
+    if (ctx == nullptr) {
+        tg_set_err(err, errlen, "tg_load_block: context is NULL");
+        return TG_ERR_INVALID;
+    }
+    if (slot < 0 || slot >= TG_MAX_SLOTS) {
+        tg_set_err(err, errlen, "tg_load_block: slot %d out of range [0, %d)", slot, TG_MAX_SLOTS);
+        return TG_ERR_INVALID;
+    }
+    if (nrows < 0 || nnz < 0 || ncols < 0 || ncols > (int64_t(1) << 32)) {
+        tg_set_err(err, errlen, "tg_load_block: bad sizes nrows=%lld nnz=%lld ncols=%lld", (long long)nrows,
+                   (long long)nnz, (long long)ncols);
+        return TG_ERR_INVALID;
+    }
+    if ((nrows > 0 && rowptr == nullptr) || (nnz > 0 && cols == nullptr)) {
+        tg_set_err(err, errlen, "tg_load_block: NULL array for a non-empty block");
+        return TG_ERR_INVALID;
+    }
+    if (nrows > 0 && (rowptr[0] != 0 || rowptr[nrows] != (uint64_t)nnz)) {
+        tg_set_err(err, errlen, "tg_load_block: offsets run from %llu to %llu, want 0 to nnz=%lld",
+                   (unsigned long long)rowptr[0], (unsigned long long)rowptr[nrows], (long long)nnz);
+        return TG_ERR_INVALID;
+    }
+    if (nrows == 0 && nnz != 0) {
+        tg_set_err(err, errlen, "tg_load_block: %lld columns but no rows", (long long)nnz);
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: cudaSetDevice");
+    tg_slot *s = &ctx->slots[slot];
+    if ((e = tg_slot_reserve(ctx, s, nrows, nnz)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: slot allocation");
+    if (nrows > 0) {
+        e = cudaMemcpyAsync(s->rowptr, rowptr, (size_t)(nrows + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice,
+                            ctx->stream);
+    } else {
+        e = cudaMemsetAsync(s->rowptr, 0, sizeof(uint64_t), ctx->stream);
+    }
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_load_block: copy offsets");
+    if (nnz > 0 &&
+        (e = cudaMemcpyAsync(s->cols, cols, (size_t)nnz * sizeof(uint32_t), cudaMemcpyHostToDevice, ctx->stream)) !=
+            cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: copy columns");
+    s->blk = tg_dblock{};
+    s->blk.nrows = nrows;
+    s->blk.nnz = nnz;
+    s->blk.ncols = ncols;
+    return tg_slot_finish(ctx, s, err, errlen);
+}
+
+extern "C" int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
+    if (ctx == nullptr || slot < 0 || slot >= TG_MAX_SLOTS) {
+        tg_set_err(err, errlen, "tg_free_block: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_free_block: cudaSetDevice");
+    if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_free_block: synchronize");
+    tg_slot *s = &ctx->slots[slot];
+    tg_ctx_free(ctx, s->rowptr);
+    tg_ctx_free(ctx, s->cols);
+    *s = tg_slot{};
+    return TG_OK;
+}

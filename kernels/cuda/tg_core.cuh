@@ -1,0 +1,58 @@
+// Core-private declarations shared by core.cu, slots.cu, count.cu and
+// preprocess.cu. Kernels do not include this: they see tg_internal.cuh only.
+#pragma once
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "tg_internal.cuh"
+#include "trigrid.h"
+
+#define TG_SCRATCH_BUFS 8
+#define TG_MAX_ALLOCS 64
+
+struct tg_slot {
+    uint64_t *rowptr = nullptr; // device
+    uint32_t *cols = nullptr;   // device
+    size_t rowptr_cap = 0;      // entries
+    size_t cols_cap = 0;        // entries
+    bool loaded = false;
+    // upper: every column is greater than its row (a diagonal block of a
+    // forward graph). Kernels use it to search only the tail of a row when
+    // all three blocks are this one.
+    bool upper = false;
+    tg_dblock blk = {};
+};
+
+struct tg_alloc {
+    void *p = nullptr;
+    size_t bytes = 0;
+};
+
+struct tg_ctx {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
+    uint64_t limit = 0; // bytes this context may hold on the device
+    uint64_t used = 0;
+    tg_slot slots[TG_MAX_SLOTS];
+    void *scratch[TG_SCRATCH_BUFS] = {};
+    size_t scratch_cap[TG_SCRATCH_BUFS] = {};
+    tg_alloc allocs[TG_MAX_ALLOCS];
+    unsigned long long *d_count = nullptr; // device, 4 words
+    unsigned long long *h_count = nullptr; // pinned host, 4 words
+    tg_kernel_env env = {};
+};
+
+void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
+int32_t tg_cuda_status(cudaError_t e, char *err, uint64_t errlen, const char *where);
+cudaError_t tg_ctx_malloc(tg_ctx *ctx, void **p, size_t bytes);
+void tg_ctx_free(tg_ctx *ctx, void *p);
+void tg_alloc_note(tg_ctx *ctx, void *p, size_t bytes);
+size_t tg_alloc_forget(tg_ctx *ctx, void *p);
+
+// Makes sure slot s has room for nrows+1 offsets and nnz columns, keeping
+// its buffers when they are large enough.
+cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz);
+// Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
+// fills blk.max_degree and upper. Synchronizes the stream.
+int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);

@@ -1,0 +1,134 @@
+/*
+ * trigrid.h: the public C ABI of libtrigrid_cuda.so (and of the plain-C
+ * reference library libtrigrid_ref.so, which implements the same ABI on the
+ * CPU so that the Go loader can be tested where there is no GPU).
+ *
+ * Scalars and pointers only, so that a loader without cgo (purego) can bind
+ * every entry. Host arrays passed in are read during the call only; the
+ * library owns all device memory. Every entry that can fail returns a
+ * TG_* status and, when err is not NULL, writes a NUL-terminated message of
+ * at most errlen bytes (truncated if longer).
+ *
+ * A context is bound to one device and is not thread safe: the caller
+ * serializes calls on one context (Go wraps it in a mutex). Distinct
+ * contexts may be used from distinct threads.
+ */
+#ifndef TRIGRID_H
+#define TRIGRID_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on every incompatible change of any signature or constant below. */
+#define TG_ABI_VERSION 1
+
+/* Status codes. */
+#define TG_OK 0
+#define TG_ERR_INVALID 1   /* bad argument: slot, kernel id, malformed CSR */
+#define TG_ERR_CUDA 2      /* a CUDA call failed (message names it) */
+#define TG_ERR_OOM 3       /* device memory or the context's mem_limit exhausted */
+#define TG_ERR_NO_DEVICE 4 /* no usable device, or device index out of range */
+#define TG_ERR_NOT_BUILT 5 /* the kernel was not compiled into this library */
+#define TG_ERR_INTERNAL 6  /* a broken invariant inside the library */
+
+/* Kernel ids for tg_count. */
+#define TG_KERNEL_AUTO 0
+#define TG_KERNEL_POLAK 1
+#define TG_KERNEL_TRIX 2
+#define TG_KERNEL_GROUPTC 3
+#define TG_KERNEL_TRUST 4
+#define TG_KERNEL_WETRIC 5
+#define TG_KERNEL_COUNT 6
+
+/* Block slots per context: a subtask needs three, the rest let a worker
+ * keep blocks resident across subtasks that share them. */
+#define TG_MAX_SLOTS 16
+
+/* Indices into the stats array filled by tg_preprocess. */
+#define TG_PREP_VERTICES 0     /* n, the compact id space */
+#define TG_PREP_INPUT_PAIRS 1  /* pairs given */
+#define TG_PREP_SELF_LOOPS 2   /* pairs with u == v, dropped */
+#define TG_PREP_DUPLICATES 3   /* non-loop pairs that added no new undirected edge */
+#define TG_PREP_EDGES 4        /* undirected simple edges = forward edges */
+#define TG_PREP_WEDGES 5       /* sum over vertices of d(d-1)/2, undirected degree */
+#define TG_PREP_MAX_DEGREE 6   /* largest undirected degree */
+#define TG_PREP_MAX_FORWARD 7  /* largest forward (out-)degree */
+#define TG_PREP_NSTATS 8
+
+typedef struct tg_ctx tg_ctx;
+
+int32_t tg_abi_version(void);
+
+/* Number of usable devices in *n (0 is not an error). */
+int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen);
+
+/* Name (NUL-terminated, truncated to namelen), total and free memory in
+ * bytes, multiprocessor count and compute capability of one device. */
+int32_t tg_device_info(int32_t device, char *name, uint64_t namelen,
+                       uint64_t *total_mem, uint64_t *free_mem,
+                       int32_t *sm_count, int32_t *cc_major, int32_t *cc_minor,
+                       char *err, uint64_t errlen);
+
+/* Creates a context on device. mem_limit caps the bytes the context
+ * allocates (slots, scratch, preprocessing); 0 means "free device memory at
+ * creation less a 5% reserve". Exceeding it is TG_ERR_OOM, like a failed
+ * cudaMalloc. */
+int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out,
+                      char *err, uint64_t errlen);
+
+void tg_ctx_destroy(tg_ctx *ctx);
+
+/* Copies a CSR block into slot (0 <= slot < TG_MAX_SLOTS), replacing what
+ * the slot held and reusing its device buffers when they are large enough.
+ * rowptr has nrows+1 entries, rowptr[0] == 0, rowptr[nrows] == nnz,
+ * non-decreasing; every column is < ncols. Rows must be sorted and free of
+ * duplicates (checked on the device only by the kernels' contract, not
+ * here: O(nnz) host checks are the caller's job). nrows == 0 or nnz == 0
+ * are valid empty blocks. */
+int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
+                      int64_t nrows, const uint32_t *cols, int64_t nnz,
+                      int64_t ncols, char *err, uint64_t errlen);
+
+/* Releases a slot's device memory. */
+int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
+
+/* Counts the subtask (slot_ij, slot_ik, slot_jk): for every edge (u, v) of
+ * ij, |ik.row(u) ∩ jk.row(v)|. Index spaces must agree: ij.nrows ==
+ * ik.nrows, ij.ncols == jk.nrows, ik.ncols == jk.ncols. *kernel_ms is the
+ * CUDA-event time of all GPU work for the subtask (including the kernel's own
+ * per-subtask preparation), or the CPU time in the reference library.
+ * kernel_used (may be NULL) receives the kernel actually run, which differs
+ * from kernel only for TG_KERNEL_AUTO. */
+int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
+                 int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
+                 double *kernel_ms, int32_t *kernel_used, char *err,
+                 uint64_t errlen);
+
+/* Device bytes the context holds now, and its limit. */
+int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit);
+
+/* GPU preprocessing (Polak: everything on the GPU). edges holds npairs
+ * (u, v) pairs of compact ids (2*npairs uint32, u then v), every id <
+ * nvertices. The library uploads them, symmetrizes, drops self-loops and
+ * duplicates, ranks vertices by (undirected degree, id), relabels by rank,
+ * orients every edge from lower to higher rank and builds the forward CSR
+ * (nvertices rows, columns sorted) in slot. When rowptr_out / cols_out /
+ * rank_out are not NULL the forward CSR (nvertices+1 offsets, up to npairs
+ * columns) and rank (nvertices entries: new id of each compact id) are
+ * copied back. stats receives TG_PREP_NSTATS values; ms the CUDA-event time
+ * of the GPU work including transfers. nvertices must be < 2^32 - 1 and
+ * npairs < 2^31. */
+int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges,
+                      uint64_t npairs, uint64_t nvertices,
+                      uint64_t *rowptr_out, uint32_t *cols_out,
+                      uint32_t *rank_out, uint64_t *stats, double *ms,
+                      char *err, uint64_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRIGRID_H */

@@ -1,0 +1,375 @@
+// TRUST: vertex-centric hashing triangle counting.
+//
+// Paper: S. Pandey, Z. Wang, S. Zhong, C. Tian, B. Zheng, X. Li, L. Li,
+// A. Hoisie, C. Ding, D. Li, H. Liu, "TRUST: Triangle Counting Reloaded on
+// GPUs", IEEE TPDS 32(11), 2021. For each row u a hash table of ik.row(u) is
+// built once, in shared memory, and every element of jk.row(v) for every v in
+// ij.row(u) is looked up in it. Small rows get a warp, large rows a CTA
+// (degree-aware resources), the 2-hop lists of a row are walked as one
+// virtually combined list so every lane has work, and rows too large for
+// shared memory hash into global scratch.
+//
+// Preconditions: three CSR blocks with rows sorted ascending and without
+// duplicates (tg_internal.cuh). The count is exact for any three blocks: the
+// table keeps every element (buckets that fill up spill to the next bucket,
+// the paper's linear probing), so collisions cost time, never triangles.
+//
+// Index spaces: rows of ij and ik are I-local (the hashed vertex u), columns
+// of ij and rows of jk are J-local (v), columns of ik and jk are K-local (the
+// hashed and probed values w).
+//
+// Besides the paper: each 2-hop list jk.row(v) is clipped to the value range
+// of ik.row(u) before it is combined, since nothing outside that range can be
+// in the table, and the hash is multiplicative rather than x mod buckets, so
+// that local ids of a 2D partition (x div P) spread as well as global ones.
+#include "tg_internal.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_reduce.cuh>
+
+#include <cstdlib>
+
+namespace {
+
+constexpr int kWarps = 8;             // warps per block in the warp tier
+constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
+constexpr int kSlots = 4;             // slots per bucket
+constexpr int kCtaThreads = 256;
+constexpr int kDefaultWarpMax = 64;   // rows with more hashed entries get a CTA
+constexpr int kCtaMaxBuckets = 4096;  // larger rows hash into global scratch
+
+struct Blk {
+    const uint64_t *rp;
+    const uint32_t *c;
+    int64_t nrows;
+    int64_t nnz;
+};
+
+Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz}; }
+
+// Work lists filled by the warp tier for the CTA tiers.
+struct Lists {
+    unsigned long long *cta_n, *glob_n, *cta_next, *glob_next;
+    uint32_t *cta, *glob;
+    uint64_t cta_cap, glob_cap;
+};
+
+__device__ __forceinline__ uint32_t bucket_of(uint32_t x, int logb) {
+    return (x * 0x9E3779B1u) >> (32 - logb);
+}
+
+// Bucketed table: nb = 2^logb buckets of kSlots slots; slot j of bucket b is
+// at slots[j * nb + b], so a warp probing different buckets at the same depth
+// reads consecutive words (the paper's interleaved layout). lens[b] counts
+// every insertion attempt, so lens[b] >= kSlots also means "may have spilled".
+struct Table {
+    uint32_t *lens;
+    uint32_t *slots;
+    int logb;
+
+    __device__ __forceinline__ void insert(uint32_t x) const {
+        const uint32_t mask = (1u << logb) - 1;
+        uint32_t b = bucket_of(x, logb);
+        for (;;) {
+            const uint32_t pos = atomicAdd(lens + b, 1u);
+            if (pos < kSlots) {
+                slots[pos * (mask + 1) + b] = x;
+                return;
+            }
+            b = (b + 1) & mask;
+        }
+    }
+
+    __device__ __forceinline__ bool find(uint32_t x) const {
+        const uint32_t mask = (1u << logb) - 1;
+        uint32_t b = bucket_of(x, logb);
+        for (uint32_t n = 0; n <= mask; n++) {
+            const uint32_t len = lens[b];
+            const uint32_t m = len < kSlots ? len : kSlots;
+            for (uint32_t j = 0; j < m; j++)
+                if (slots[j * (mask + 1) + b] == x) return true;
+            if (len < kSlots) return false;
+            b = (b + 1) & mask;
+        }
+        return false;
+    }
+};
+
+__device__ __forceinline__ uint64_t lower_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
+    while (lo < hi) {
+        uint64_t mid = lo + ((hi - lo) >> 1);
+        if (__ldg(a + mid) < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+__device__ __forceinline__ uint64_t upper_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
+    while (lo < hi) {
+        uint64_t mid = lo + ((hi - lo) >> 1);
+        if (__ldg(a + mid) <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// The part of jk.row(v) inside [lo, hi], as [*b, *b + return).
+__device__ __forceinline__ uint64_t clipped_row(const Blk &jk, uint32_t v, uint32_t lo, uint32_t hi, uint64_t *b) {
+    *b = 0;
+    if ((int64_t)v >= jk.nrows) return 0;
+    uint64_t b0 = __ldg(jk.rp + v), b1 = __ldg(jk.rp + v + 1);
+    if (b0 == b1) return 0;
+    if (__ldg(jk.c + b0) < lo) b0 = lower_bound(jk.c, b0, b1, lo);
+    if (b0 < b1 && __ldg(jk.c + b1 - 1) > hi) b1 = upper_bound(jk.c, b0, b1, hi);
+    *b = b0;
+    return b1 - b0;
+}
+
+__device__ __forceinline__ int ceil_log2(uint64_t x) {
+    return x <= 1 ? 0 : 64 - __clzll(x - 1);
+}
+
+// Warp tier: one warp per row with at most warp_max hashed entries. Larger
+// rows are handed to the CTA tiers through the lists.
+__global__ void __launch_bounds__(kWarps * 32)
+warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsigned long long *out) {
+    __shared__ uint32_t s_lens[kWarps][kWarpBuckets];
+    __shared__ uint32_t s_slots[kWarps][kWarpBuckets * kSlots];
+    typedef cub::BlockReduce<unsigned long long, kWarps * 32> Reduce;
+    __shared__ typename Reduce::TempStorage red;
+
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t u = (int64_t)blockIdx.x * kWarps + warp;
+    const int64_t nrows = min(ij.nrows, ik.nrows);
+    unsigned long long cnt = 0;
+    if (u < nrows) {
+        const uint64_t a0 = __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
+        const uint64_t s0 = __ldg(ij.rp + u), s1 = __ldg(ij.rp + u + 1);
+        const uint64_t dk = a1 - a0, dj = s1 - s0;
+        if (dk > 0 && dj > 0) {
+            if (dk > (uint64_t)warp_max) {
+                if (lane == 0) {
+                    if (dk > (uint64_t)cta_max) {
+                        const unsigned long long i = atomicAdd(lists.glob_n, 1ull);
+                        if (i < lists.glob_cap) lists.glob[i] = (uint32_t)u;
+                    } else {
+                        const unsigned long long i = atomicAdd(lists.cta_n, 1ull);
+                        if (i < lists.cta_cap) lists.cta[i] = (uint32_t)u;
+                    }
+                }
+            } else {
+                const int logb = max(5, ceil_log2(dk));
+                const Table tab{s_lens[warp], s_slots[warp], logb};
+                for (int b = lane; b < (1 << logb); b += 32) tab.lens[b] = 0;
+                __syncwarp();
+                for (uint64_t i = a0 + lane; i < a1; i += 32) tab.insert(__ldg(ik.c + i));
+                __syncwarp();
+                const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
+                // Virtual combination: 32 neighbours at a time, their clipped
+                // 2-hop lists laid end to end, one element per lane per step.
+                for (uint64_t c0 = s0; c0 < s1; c0 += 32) {
+                    uint64_t len = 0, base = 0;
+                    if (c0 + lane < s1) len = clipped_row(jk, __ldg(ij.c + c0 + lane), lo, hi, &base);
+                    uint64_t incl = len;
+#pragma unroll
+                    for (int d = 1; d < 32; d <<= 1) {
+                        const uint64_t y = __shfl_up_sync(0xffffffffu, incl, d);
+                        if (lane >= d) incl += y;
+                    }
+                    const uint64_t excl = incl - len;
+                    const uint64_t total = __shfl_sync(0xffffffffu, incl, 31);
+                    for (uint64_t i0 = 0; i0 < total; i0 += 32) {
+                        const uint64_t i = i0 + lane;
+                        // Owner: number of lanes whose inclusive end is <= i.
+                        int pos = 0;
+#pragma unroll
+                        for (int s = 16; s > 0; s >>= 1) {
+                            const uint64_t y = __shfl_sync(0xffffffffu, incl, pos + s - 1);
+                            if (y <= i) pos += s;
+                        }
+                        const uint64_t ob = __shfl_sync(0xffffffffu, base, pos & 31);
+                        const uint64_t oe = __shfl_sync(0xffffffffu, excl, pos & 31);
+                        if (i < total) cnt += tab.find(__ldg(jk.c + ob + (i - oe)));
+                    }
+                }
+            }
+        }
+    }
+    const unsigned long long sum = Reduce(red).Sum(cnt);
+    if (threadIdx.x == 0 && sum) atomicAdd(out, sum);
+}
+
+// CTA tiers: one CTA per listed row, taken from a shared counter so that big
+// and small rows balance across CTAs. The table is in dynamic shared memory
+// (GLOBAL = false) or in this CTA's region of scratch (GLOBAL = true).
+template <bool GLOBAL>
+__global__ void __launch_bounds__(kCtaThreads)
+cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
+         unsigned long long *next, uint32_t *gtab, uint64_t gwords, unsigned long long *out) {
+    extern __shared__ uint32_t s_dyn[];
+    typedef cub::BlockScan<uint64_t, kCtaThreads> Scan;
+    typedef cub::BlockReduce<unsigned long long, kCtaThreads> Reduce;
+    __shared__ union {
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    } tmp;
+    __shared__ uint64_t s_incl[kCtaThreads];
+    __shared__ uint64_t s_base[kCtaThreads];
+    __shared__ uint64_t s_len[kCtaThreads];
+    __shared__ unsigned long long s_item;
+
+    const int t = threadIdx.x;
+    uint32_t *region = GLOBAL ? gtab + (uint64_t)blockIdx.x * gwords : s_dyn;
+    const unsigned long long n = *list_n;
+    unsigned long long cnt = 0;
+    for (;;) {
+        if (t == 0) s_item = atomicAdd(next, 1ull);
+        __syncthreads();
+        const unsigned long long item = s_item;
+        __syncthreads();
+        if (item >= n) break;
+        const uint32_t u = list[item];
+        const uint64_t a0 = __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
+        const uint64_t s0 = __ldg(ij.rp + u), s1 = __ldg(ij.rp + u + 1);
+        const int logb = max(7, ceil_log2(a1 - a0));
+        const uint64_t nb = 1ull << logb;
+        const Table tab{region, region + nb, logb};
+        for (uint64_t b = t; b < nb; b += kCtaThreads) tab.lens[b] = 0;
+        __syncthreads();
+        for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) tab.insert(__ldg(ik.c + i));
+        __syncthreads();
+        const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
+        for (uint64_t c0 = s0; c0 < s1; c0 += kCtaThreads) {
+            uint64_t len = 0, base = 0;
+            if (c0 + t < s1) len = clipped_row(jk, __ldg(ij.c + c0 + t), lo, hi, &base);
+            uint64_t incl, total;
+            Scan(tmp.scan).InclusiveSum(len, incl);
+            s_incl[t] = incl;
+            s_base[t] = base;
+            s_len[t] = len;
+            __syncthreads();
+            total = s_incl[kCtaThreads - 1];
+            int owner = 0;
+            for (uint64_t i = t; i < total; i += kCtaThreads) {
+                // Owners only move forward as i grows: search from the last.
+                int lo2 = owner, hi2 = kCtaThreads - 1; // first index with incl > i
+                while (lo2 < hi2) {
+                    const int mid = (lo2 + hi2) >> 1;
+                    if (s_incl[mid] > i) hi2 = mid; else lo2 = mid + 1;
+                }
+                owner = lo2;
+                const uint64_t off = i - (s_incl[owner] - s_len[owner]);
+                cnt += tab.find(__ldg(jk.c + s_base[owner] + off));
+            }
+            __syncthreads();
+        }
+    }
+    const unsigned long long sum = Reduce(tmp.reduce).Sum(cnt);
+    if (t == 0 && sum) atomicAdd(out, sum);
+}
+
+long env_long(const char *name, long dflt) {
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = nullptr;
+    long v = strtol(s, &end, 10);
+    return (end && *end == 0) ? v : dflt;
+}
+
+size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+} // namespace
+
+// TG_TRUST_WARPMAX (1..128) overrides the warp/CTA degree threshold for
+// measurements.
+cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
+                            tg_kernel_env *env, unsigned long long *d_count) {
+    if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
+    const Blk ij = view(ij_), ik = view(ik_), jk = view(jk_);
+    if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
+        return cudaSuccess;
+    const int64_t nrows = ij.nrows < ik.nrows ? ij.nrows : ik.nrows;
+    long warp_max = env_long("TG_TRUST_WARPMAX", kDefaultWarpMax);
+    if (warp_max < 1) warp_max = 1;
+    if (warp_max > kWarpBuckets) warp_max = kWarpBuckets;
+
+    // Shared table of the CTA tier: big enough for the longest row it takes.
+    const int64_t maxdeg = ik_->max_degree > 0 ? ik_->max_degree : ik.nnz;
+    int64_t cta_buckets = 128;
+    while (cta_buckets < maxdeg && cta_buckets < kCtaMaxBuckets) cta_buckets <<= 1;
+    const int64_t cta_max = cta_buckets;
+    const size_t cta_shared = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
+    const bool need_glob = maxdeg > cta_max;
+
+    // Rows in each list are bounded by the edges they hold.
+    const uint64_t cta_cap = (uint64_t)std::min<int64_t>(nrows, ik.nnz / (warp_max + 1) + 1);
+    const uint64_t glob_cap = need_glob ? (uint64_t)std::min<int64_t>(nrows, ik.nnz / (cta_max + 1) + 1) : 0;
+    const size_t head = 256;
+    const size_t list_bytes = align256(cta_cap * 4) + align256(glob_cap * 4);
+    uint64_t gwords = 0;
+    unsigned glob_grid = 0;
+    if (need_glob) {
+        int lb = 0;
+        while ((1ll << lb) < maxdeg) lb++;
+        gwords = (1ull << lb) * (kSlots + 1);
+        // Bound the global tables to a few GiB; fewer CTAs take huge rows
+        // when each table is large.
+        const uint64_t budget = 4ull << 30;
+        uint64_t g = budget / (gwords * 4);
+        if (g < 1) g = 1;
+        const uint64_t want = (uint64_t)env->sm_count * 2;
+        if (g > want) g = want;
+        if (g > glob_cap) g = glob_cap;
+        glob_grid = (unsigned)g;
+    }
+    void *scr = nullptr;
+    cudaError_t err;
+    for (;;) {
+        const size_t bytes = head + list_bytes + (size_t)glob_grid * gwords * 4;
+        err = env->scratch(env, 0, bytes, &scr);
+        if (err != cudaErrorMemoryAllocation || glob_grid <= 1) break;
+        cudaGetLastError();
+        glob_grid /= 2;
+    }
+    if (err != cudaSuccess) return err;
+    char *p = (char *)scr;
+    Lists lists;
+    lists.cta_n = (unsigned long long *)p;
+    lists.glob_n = lists.cta_n + 1;
+    lists.cta_next = lists.cta_n + 2;
+    lists.glob_next = lists.cta_n + 3;
+    lists.cta = (uint32_t *)(p + head);
+    lists.glob = (uint32_t *)(p + head + align256(cta_cap * 4));
+    lists.cta_cap = cta_cap;
+    lists.glob_cap = glob_cap;
+    uint32_t *gtab = (uint32_t *)(p + head + list_bytes);
+    if ((err = cudaMemsetAsync(p, 0, 4 * sizeof(unsigned long long), env->stream)) != cudaSuccess) return err;
+
+    const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
+    if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+    warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)cta_max,
+                                                                  lists, d_count);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+
+    if (maxdeg > warp_max) {
+        if (cta_shared > 48 * 1024) {
+            err = cudaFuncSetAttribute(cta_tier<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)cta_shared);
+            if (err != cudaSuccess) return err;
+        }
+        int per_sm = 0;
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false>, kCtaThreads, cta_shared);
+        if (err != cudaSuccess) return err;
+        if (per_sm < 1) per_sm = 1;
+        uint64_t grid = (uint64_t)env->sm_count * per_sm;
+        if (grid > cta_cap) grid = cta_cap;
+        cta_tier<false><<<(unsigned)grid, kCtaThreads, cta_shared, env->stream>>>(
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    if (need_glob && glob_grid > 0) {
+        cta_tier<true><<<glob_grid, kCtaThreads, 0, env->stream>>>(
+            ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next, gtab, gwords, d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+}
