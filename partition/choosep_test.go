@@ -1,0 +1,37 @@
+package partition
+
+import (
+	"testing"
+
+	"github.com/trigrid/trigrid/storage"
+)
+
+func TestChooseP(t *testing.T) {
+	fwd := refForward(rmatEdges(14, 16, 5))
+	model := MemModel{ScratchFixed: 1 << 10}
+	for _, budget := range []int64{1 << 30, 4 << 20, 1 << 20, 512 << 10} {
+		for _, sc := range schemes {
+			p, err := ChoosePForGraph(fwd, sc, budget, model, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			part, err := Split(fwd, sc, p, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !FitsBudget(p, part.blockStat, budget, model) {
+				t.Errorf("%v budget %d: ChooseP gave P=%d but its real blocks do not fit", sc, budget, p)
+			}
+			if p > 1 {
+				smaller, err := Split(fwd, sc, p-1, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if FitsBudget(p-1, smaller.blockStat, budget, model) && sc == storage.SchemeHash {
+					t.Errorf("%v budget %d: P=%d would have fit, ChooseP gave %d", sc, budget, p-1, p)
+				}
+			}
+			t.Logf("%v budget %d: P=%d", sc, budget, p)
+		}
+	}
+}
