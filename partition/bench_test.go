@@ -1,0 +1,82 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/graph/gen"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// benchScale is the R-MAT scale of the benchmarks: TRIGRID_BENCH_SCALE,
+// default 16 so `go test -bench .` stays quick; 22 is the target size.
+func benchScale() int {
+	if s, err := strconv.Atoi(os.Getenv("TRIGRID_BENCH_SCALE")); err == nil && s > 0 {
+		return s
+	}
+	return 16
+}
+
+func BenchmarkSplit(b *testing.B) {
+	edges, err := gen.RMAT(benchScale(), 16, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fwd, _, _, err := graph.ForwardFromEdges(edges, graph.OrderDegree, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sc := range schemes {
+		b.Run(fmt.Sprintf("%v/P4", sc), func(b *testing.B) {
+			var bal Balance
+			for b.Loop() {
+				part, err := Split(fwd, sc, 4, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bal = part.Balance()
+			}
+			b.ReportMetric(float64(fwd.NumEdges())*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+			b.ReportMetric(bal.BlockRatio, "max/mean-block")
+		})
+	}
+}
+
+// BenchmarkPartitionFile runs the whole pipeline from a binary edge file,
+// in memory and external (1 GiB limit).
+func BenchmarkPartitionFile(b *testing.B) {
+	edges, err := gen.RMAT(benchScale(), 16, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "g.bin")
+	if err := edgeio.WriteFile(path, edges, edgeio.WriteOptions{Format: edgeio.FormatBin}); err != nil {
+		b.Fatal(err)
+	}
+	edges = nil
+	for _, mem := range []int64{0, 1 << 30} {
+		b.Run(fmt.Sprintf("hash/P4/mem%d", mem>>20), func(b *testing.B) {
+			var sum *Summary
+			for b.Loop() {
+				st, err := storage.Open("file://" + b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum, err = PartitionFile(context.Background(), path, edgeio.ReadOptions{}, st,
+					Config{Scheme: storage.SchemeHash, P: 4, MemLimit: mem, TempDir: b.TempDir()})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(sum.Graph.Edges)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+			b.ReportMetric(sum.Ratio, "shard/raw")
+			b.Logf("stages %+v", sum.Stages)
+		})
+	}
+}
