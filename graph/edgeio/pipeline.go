@@ -132,6 +132,10 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 // that it is reported after the lines before it.
 func readChunks(ctx context.Context, r io.Reader, size int, free <-chan *chunk, work, ordered chan<- *chunk) {
 	var carry []byte
+	// Buffers start small and double up to size, so that a small input
+	// costs kilobytes, not 2*workers full chunks, and the first chunks of
+	// a mid-sized file are spread over several workers.
+	target := min(size, minChunkSize)
 	for {
 		var c *chunk
 		select {
@@ -142,9 +146,10 @@ func readChunks(ctx context.Context, r io.Reader, size int, free <-chan *chunk, 
 		c.res.reset()
 		c.err = nil
 		c.done = make(chan struct{})
-		if cap(c.buf) < size || cap(c.buf) < 2*len(carry) {
-			c.buf = make([]byte, max(size, 2*len(carry)))
+		if cap(c.buf) < target || cap(c.buf) < 2*len(carry) {
+			c.buf = make([]byte, max(target, 2*len(carry)))
 		}
+		target = min(2*target, size)
 		buf := c.buf[:cap(c.buf)]
 		n := copy(buf, carry)
 		carry = carry[:0]

@@ -57,6 +57,7 @@ type ReadStats struct {
 
 const (
 	defaultChunkSize = 8 << 20
+	minChunkSize     = 64 << 10
 	// maxLineLen bounds a single line so that a file without newlines
 	// cannot grow a chunk without limit.
 	maxLineLen = 64 << 20

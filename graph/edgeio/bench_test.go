@@ -1,0 +1,95 @@
+package edgeio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// benchText is a SNAP-like edge list: tab-separated ids below 2^22.
+func benchText(b *testing.B, nEdges int) []byte {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var buf bytes.Buffer
+	if err := Write(&buf, randomEdges(rng, nEdges, 1<<22), WriteOptions{Format: FormatTSV}); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkParse measures the single-core parser on one chunk: the figure
+// that multiplies by the core count.
+func BenchmarkParse(b *testing.B) {
+	data := benchText(b, 1<<20)
+	p := &lineParser{}
+	var res chunkResult
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		res.reset()
+		p.parse(data, &res)
+	}
+	b.ReportMetric(float64(len(data))*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s/core")
+	b.ReportMetric(float64(len(res.edges))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+}
+
+// BenchmarkRead measures the whole pipeline (chunking, parallel parse,
+// ordered delivery, collection) on all cores.
+func BenchmarkRead(b *testing.B) {
+	data := benchText(b, 1<<22)
+	for _, w := range []int{1, 0} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			var n int
+			for b.Loop() {
+				e, _, err := Read(context.Background(), bytes.NewReader(data), "b.tsv", ReadOptions{Workers: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(e)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
+func BenchmarkReadBinary(b *testing.B) {
+	edges := randomEdges(rand.New(rand.NewPCG(2, 2)), 1<<22, 1<<22)
+	for _, w := range []int{4, 8} {
+		var buf bytes.Buffer
+		if err := Write(&buf, edges, WriteOptions{Format: FormatBin, IDWidth: w}); err != nil {
+			b.Fatal(err)
+		}
+		data := buf.Bytes()
+		b.Run(fmt.Sprintf("width=%d", w), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				n := 0
+				_, err := streamReader(context.Background(), bytes.NewReader(data), "b.bin", -1, ReadOptions{}, func(e []graph.Edge) error {
+					n += len(e)
+					return nil
+				})
+				if err != nil || n != len(edges) {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(edges))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
+func BenchmarkWriteText(b *testing.B) {
+	edges := randomEdges(rand.New(rand.NewPCG(3, 3)), 1<<22, 1<<22)
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, edges, WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportMetric(float64(len(edges))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+}
