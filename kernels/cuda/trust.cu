@@ -28,6 +28,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/warp/warp_reduce.cuh>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace {
