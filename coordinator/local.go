@@ -12,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
 )
 
 // BlockSource hands out decoded blocks B[i][j]. Implementations must be
@@ -284,4 +285,16 @@ func (s PartitionSource) Block(ctx context.Context, i, j int) (*graph.CSR, error
 		return nil, fmt.Errorf("coordinator: block (%d,%d) outside a %dx%d partition", i, j, p, p)
 	}
 	return s.Part.Block(i, j), nil
+}
+
+// StoreSource serves blocks of a stored partitioning, decoded and checked
+// against the manifest by storage.LoadShard (whose errors name the shard).
+type StoreSource struct {
+	Store    storage.Store
+	Manifest *storage.Manifest
+}
+
+// Block loads and decodes B[i][j].
+func (s StoreSource) Block(ctx context.Context, i, j int) (*graph.CSR, error) {
+	return storage.LoadShard(ctx, s.Store, s.Manifest, i, j)
 }

@@ -231,3 +231,24 @@ func (rowBitCounter) Name() string { return "rowbit" }
 func (rowBitCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
 	return kernels.Result{Triangles: 1 << uint(t.IJ.NumRows())}, nil
 }
+
+func TestRunLocalFromStore(t *testing.T) {
+	fwd := testForward(t, 10, 13)
+	ctx := context.Background()
+	st := storage.NewMemStore()
+	if _, err := partition.PartitionGraph(ctx, fwd, storage.GraphStats{Vertices: fwd.NumRows(), Edges: fwd.NumEdges()}, st,
+		partition.Config{Scheme: storage.SchemeRange, P: 3, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := storage.ReadManifest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunLocal(ctx, StoreSource{Store: st, Manifest: m}, partition.Subtasks(m), LocalConfig{Workers: 2, NewCounter: cpuFactory(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wholeCount(t, fwd); res.Triangles != want {
+		t.Fatalf("count through shards %d, whole graph %d", res.Triangles, want)
+	}
+}
