@@ -95,7 +95,7 @@ enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2 };
 template <int S>
 __global__ void __launch_bounds__(kThreads)
 wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
-             const uint32_t *__restrict__ bm, unsigned long long *out) {
+             const uint32_t *__restrict__ bm, bool self, unsigned long long *out) {
     typedef cub::BlockScan<uint64_t, kThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kThreads> Reduce;
     __shared__ union {
@@ -128,7 +128,9 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
         const int64_t u = row_of(ij.rp, s_rows[0], s_rows[1] + 1, e);
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
-            const uint64_t a0 = __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
+            // One upper block as all three: every value of jk.row(v) is > v,
+            // so only the part of row u after the edge can match.
+            const uint64_t a0 = self ? e + 1 : __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
             const uint64_t b0 = __ldg(jk.rp + v), b1 = __ldg(jk.rp + v + 1);
             if (a0 < a1 && b0 < b1) {
                 const uint32_t ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
@@ -267,11 +269,11 @@ __global__ void bitmap_fill(Blk jk, const uint64_t *off, uint32_t *bm) {
 }
 
 template <int S>
-cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, const uint64_t *bm_off, const uint32_t *bm,
+cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, const uint64_t *bm_off, const uint32_t *bm, bool self,
                           cudaStream_t stream, unsigned long long *d_count) {
     const uint64_t blocks = ((uint64_t)ij.nnz + kThreads - 1) / kThreads;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    wedge_kernel<S><<<(unsigned)blocks, kThreads, 0, stream>>>(ij, ik, jk, bm_off, bm, d_count);
+    wedge_kernel<S><<<(unsigned)blocks, kThreads, 0, stream>>>(ij, ik, jk, bm_off, bm, self, d_count);
     return cudaGetLastError();
 }
 
@@ -293,6 +295,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
     const Blk ij = view(ij_), ik = view(ik_), jk = view(jk_);
+    const bool self = ij_ == ik_ && ik_ == jk_ && ij_->upper;
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
 
@@ -344,8 +347,8 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         }
     }
     switch (spread) {
-    case 4: return launch_wedges<4>(ij, ik, jk, bm_off, bm, env->stream, d_count);
-    case 16: return launch_wedges<16>(ij, ik, jk, bm_off, bm, env->stream, d_count);
-    default: return launch_wedges<8>(ij, ik, jk, bm_off, bm, env->stream, d_count);
+    case 4: return launch_wedges<4>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    case 16: return launch_wedges<16>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    default: return launch_wedges<8>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
     }
 }

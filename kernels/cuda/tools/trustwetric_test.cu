@@ -102,6 +102,9 @@ struct DevBlock {
         d.nnz = (int64_t)nnz;
         d.ncols = h.ncols;
         d.max_degree = h.max_degree();
+        d.upper = 1;
+        for (int64_t u = 0; u < h.nrows && d.upper; u++)
+            if (h.rp[u + 1] > h.rp[u] && (int64_t)h.c[h.rp[u]] <= u) d.upper = 0;
     }
     void release() {
         if (rp) CK(cudaFree(rp));
