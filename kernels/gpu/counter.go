@@ -1,0 +1,212 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// Kernel ids of trigrid.h, indexed like kernelNames.
+var kernelNames = []string{"auto", "polak", "trix", "grouptc", "trust", "wetric"}
+
+// Kernels lists the GPU kernel names NewCounter accepts.
+func Kernels() []string { return append([]string(nil), kernelNames...) }
+
+func kernelID(name string) (int32, error) {
+	for i, n := range kernelNames {
+		if n == name {
+			return int32(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q (valid: %v)", ErrUnknownKernel, name, kernelNames)
+}
+
+// maxSlots is TG_MAX_SLOTS: blocks a context keeps resident.
+const maxSlots = 16
+
+// slot remembers which block a device slot holds. The block is held
+// weakly: a block the caller dropped can be collected, and its slot is
+// then simply reused. Blocks must not be modified while a Counter may
+// still hold them (shards and CSR views are immutable in trigrid).
+type slot struct {
+	block weak.Pointer[graph.CSR]
+	nOff  int
+	nCols int
+	ncols int64
+	used  uint64 // last use, for LRU eviction
+}
+
+// Counter counts subtasks with one GPU kernel on one device context. It
+// implements kernels.Counter. Blocks are uploaded into slots and reused
+// when a later subtask passes the same *graph.CSR (subtasks that share a
+// block upload it once).
+type Counter struct {
+	lib    *Library
+	kernel string
+
+	mu      sync.Mutex
+	ctx     uintptr
+	slots   [maxSlots]slot
+	tick    uint64
+	uploads int
+	last    string
+	buf     []byte
+
+	// resident: slot residentSlot holds a graph built by Preprocess.
+	resident      bool
+	residentStats kernels.SubtaskStats
+}
+
+var _ kernels.Counter = (*Counter)(nil)
+
+// NewCounter creates a device context for kernel (one of Kernels()). Close
+// releases it.
+func (l *Library) NewCounter(kernel string) (*Counter, error) {
+	if _, err := kernelID(kernel); err != nil {
+		return nil, fmt.Errorf("gpu: new counter: %w", err)
+	}
+	if err := l.checkDevice(); err != nil {
+		return nil, fmt.Errorf("gpu: new counter: %w", err)
+	}
+	ctx, err := l.newContext()
+	if err != nil {
+		return nil, fmt.Errorf("gpu: new counter: %w", err)
+	}
+	return &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}, nil
+}
+
+// Name is the kernel name ("auto" for the choosing counter).
+func (c *Counter) Name() string { return c.kernel }
+
+// LastKernel is the kernel the last Count ran (the choice of "auto").
+func (c *Counter) LastKernel() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// Uploads is the number of blocks copied to the device so far.
+func (c *Counter) Uploads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.uploads
+}
+
+// Close releases the device context. It is safe to call more than once.
+func (c *Counter) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx != 0 {
+		c.lib.ctxDestroy(c.ctx)
+		c.ctx = 0
+	}
+	return nil
+}
+
+// MemUsage reports the device bytes the context holds and its limit.
+func (c *Counter) MemUsage() (used, limit uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx != 0 {
+		c.lib.memUsage(c.ctx, &used, &limit)
+	}
+	return used, limit
+}
+
+// Count counts one subtask. Out-of-memory errors satisfy
+// errors.Is(err, ErrOutOfMemory).
+func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return kernels.Result{}, err
+	}
+	if t.IJ == nil || t.IK == nil || t.JK == nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count: nil block in subtask")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
+	}
+	var s [3]int32
+	var pinned [maxSlots]bool
+	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
+		var err error
+		if s[i], err = c.slotFor(b, &pinned); err != nil {
+			return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
+		}
+	}
+	return c.countSlots(kernels.Stats(t), s)
+}
+
+// countSlots runs the counter's kernel (or auto's choice) on three loaded
+// slots. c.mu is held.
+func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Result, error) {
+	kernel := c.kernel
+	if kernel == "auto" {
+		kernel = pickKernel(st)
+	}
+	id, err := kernelID(kernel)
+	if err != nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count: auto chose %w", err)
+	}
+	var tri uint64
+	var ms float64
+	var used int32
+	rc := c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &used, &c.buf[0], errBufLen)
+	if err := status("tg_count", rc, c.buf); err != nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
+	}
+	c.last = kernel
+	if used >= 0 && int(used) < len(kernelNames) {
+		c.last = kernelNames[used]
+	}
+	return kernels.Result{Triangles: tri, KernelTime: time.Duration(ms * float64(time.Millisecond))}, nil
+}
+
+// slotFor returns the slot holding b, uploading it into the least recently
+// used slot not pinned by this subtask when it is not resident.
+func (c *Counter) slotFor(b *graph.CSR, pinned *[maxSlots]bool) (int32, error) {
+	c.tick++
+	victim := -1
+	for i := range c.slots {
+		s := &c.slots[i]
+		if s.block.Value() == b && s.nOff == len(b.Offsets) && s.nCols == len(b.Cols) && s.ncols == b.NCols {
+			s.used = c.tick
+			pinned[i] = true
+			return int32(i), nil
+		}
+		if pinned[i] || c.resident && i == residentSlot {
+			continue
+		}
+		if victim < 0 || age(s) < age(&c.slots[victim]) {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		return 0, fmt.Errorf("no free slot")
+	}
+	nrows := b.NumRows()
+	rc := c.lib.loadBlock(c.ctx, int32(victim), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
+	if err := status("tg_load_block", rc, c.buf); err != nil {
+		c.slots[victim] = slot{}
+		return 0, err
+	}
+	c.uploads++
+	c.slots[victim] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick}
+	pinned[victim] = true
+	return int32(victim), nil
+}
+
+// age orders eviction candidates: empty slots and slots whose block was
+// collected first, then the least recently used.
+func age(s *slot) uint64 {
+	if s.block.Value() == nil {
+		return 0
+	}
+	return s.used
+}

@@ -1,0 +1,156 @@
+package gpu
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var (
+	refOnce sync.Once
+	refErr  error
+)
+
+// refLibs builds the CPU reference libraries with gcc (make -C ../cuda ref
+// ref-badabi) once, or skips the test when gcc or make is missing.
+func refLibs(t *testing.T) (good, bad string) {
+	t.Helper()
+	for _, tool := range []string{"gcc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: the reference library cannot be built (%v)", tool, err)
+		}
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "cuda"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refOnce.Do(func() {
+		out, err := exec.Command("make", "-s", "-C", dir, "CC=gcc", "ref", "ref-badabi").CombinedOutput()
+		if err != nil {
+			refErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if refErr != nil {
+		t.Fatalf("building the reference library: %v", refErr)
+	}
+	return filepath.Join(dir, "libtrigrid_ref.so"), filepath.Join(dir, "libtrigrid_ref_badabi.so")
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// forward builds a forward graph (ranks by (degree, id)) from edges with
+// the graph package's CPU path.
+func forward(t testing.TB, edges []graph.Edge) *graph.CSR {
+	t.Helper()
+	g, _, _, err := graph.ForwardFromEdges(edges, graph.OrderDegree, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// randomEdges draws m edges over n ids, with loops and duplicates.
+func randomEdges(n, m int, seed uint64) []graph.Edge {
+	r := rand.New(rand.NewPCG(seed, 7))
+	e := make([]graph.Edge, m)
+	for i := range e {
+		e[i] = graph.Edge{U: uint64(r.IntN(n)), V: uint64(r.IntN(n))}
+	}
+	return e
+}
+
+// hubEdges: vertex 0 joined to everyone, plus a ring and random chords.
+func hubEdges(n int) []graph.Edge {
+	var e []graph.Edge
+	for v := 1; v < n; v++ {
+		e = append(e, graph.Edge{U: 0, V: uint64(v)}, graph.Edge{U: uint64(v), V: uint64(v%(n-1) + 1)})
+	}
+	return append(e, randomEdges(n, 4*n, 3)...)
+}
+
+// hashBlock is B[I][J] of the hash scheme: rows x mod P == I (local x div P),
+// columns likewise for J.
+func hashBlock(g *graph.CSR, p, i, j int) *graph.CSR {
+	n := g.NumRows()
+	rows := (n - int64(i) + int64(p) - 1) / int64(p)
+	b := &graph.CSR{Offsets: make([]uint64, 1, rows+1), NCols: (n - int64(j) + int64(p) - 1) / int64(p)}
+	for lr := int64(0); lr < rows; lr++ {
+		for _, v := range g.Row(lr*int64(p) + int64(i)) {
+			if int(v)%p == j {
+				b.Cols = append(b.Cols, v/uint32(p))
+			}
+		}
+		b.Offsets = append(b.Offsets, uint64(len(b.Cols)))
+	}
+	return b
+}
+
+// rangeBlock is B[I][J] of a range scheme with boundaries cut.
+func rangeBlock(g *graph.CSR, cut []int64, i, j int) *graph.CSR {
+	b := &graph.CSR{Offsets: []uint64{0}, NCols: cut[j+1] - cut[j]}
+	for u := cut[i]; u < cut[i+1]; u++ {
+		for _, v := range g.Row(u) {
+			if int64(v) >= cut[j] && int64(v) < cut[j+1] {
+				b.Cols = append(b.Cols, uint32(int64(v)-cut[j]))
+			}
+		}
+		b.Offsets = append(b.Offsets, uint64(len(b.Cols)))
+	}
+	return b
+}
+
+// partitioned returns every subtask of a P x P partition of g, hash or range.
+func partitioned(g *graph.CSR, p int, scheme string) []kernels.Subtask {
+	n := g.NumRows()
+	cut := make([]int64, p+1)
+	for i := range cut {
+		cut[i] = n * int64(i) / int64(p)
+	}
+	blocks := make([][]*graph.CSR, p)
+	for i := range blocks {
+		blocks[i] = make([]*graph.CSR, p)
+		for j := range blocks[i] {
+			if scheme == "hash" {
+				blocks[i][j] = hashBlock(g, p, i, j)
+			} else {
+				blocks[i][j] = rangeBlock(g, cut, i, j)
+			}
+		}
+	}
+	var ts []kernels.Subtask
+	for i := 0; i < p; i++ {
+		for j := 0; j < p; j++ {
+			for k := 0; k < p; k++ {
+				ts = append(ts, kernels.Subtask{IJ: blocks[i][j], IK: blocks[i][k], JK: blocks[j][k]})
+			}
+		}
+	}
+	return ts
+}
+
+func mustReference(t testing.TB, s kernels.Subtask) uint64 {
+	t.Helper()
+	n, err := kernels.Reference(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

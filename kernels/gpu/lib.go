@@ -1,0 +1,197 @@
+// Package gpu loads libtrigrid_cuda.so at run time (purego, no cgo: the
+// binary builds with CGO_ENABLED=0) and counts subtasks on NVIDIA GPUs
+// through the C ABI in kernels/cuda/trigrid.h. When the library or a GPU is
+// missing, Select falls back to the CPU kernels with a logged reason.
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
+// against; Open refuses a library that reports another.
+const ABIVersion = 1
+
+// Options configure Open and the counters made from the Library.
+type Options struct {
+	// Path of the library; empty searches $TRIGRID_CUDA_LIB, the
+	// executable's directory and the system paths.
+	Path string
+	// Device is the GPU index counters run on.
+	Device int
+	// MemLimit caps the device bytes one counter's context may hold (blocks,
+	// scratch, preprocessing). 0 lets the library use the free memory at
+	// context creation less a 5% reserve. Exceeding it is ErrOutOfMemory.
+	MemLimit uint64
+	// Logger receives load and fallback messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Device describes one GPU as the library sees it.
+type Device struct {
+	Index            int
+	Name             string
+	TotalMem         uint64
+	FreeMem          uint64
+	SMs              int
+	CCMajor, CCMinor int
+}
+
+// Library is a loaded libtrigrid_cuda.so (or a library with the same ABI,
+// such as the CPU reference libtrigrid_ref.so used in tests). It is safe
+// for concurrent use; each Counter owns a device context.
+type Library struct {
+	path   string
+	opts   Options
+	logger *slog.Logger
+
+	abiVersion  func() int32
+	deviceCount func(n *int32, err *byte, errlen uint64) int32
+	deviceInfo  func(dev int32, name *byte, namelen uint64, total, free *uint64, sms, ccMajor, ccMinor *int32, err *byte, errlen uint64) int32
+	ctxCreate   func(dev int32, limit uint64, out *uintptr, err *byte, errlen uint64) int32
+	ctxDestroy  func(ctx uintptr)
+	loadBlock   func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
+	freeBlock   func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
+	count       func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, used *int32, err *byte, errlen uint64) int32
+	memUsage    func(ctx uintptr, used, limit *uint64) int32
+	preprocess  func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+}
+
+// errBufLen is the size of the message buffer handed to every call.
+const errBufLen = 512
+
+// Open finds, loads and checks the library. Errors wrap ErrNoLibrary or
+// ErrABIMismatch.
+func Open(opts Options) (*Library, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	var tried []string
+	for _, name := range candidates(opts.Path) {
+		if isPath(name) {
+			if _, err := os.Stat(name); err != nil {
+				tried = append(tried, fmt.Sprintf("%s: %v", name, err))
+				continue
+			}
+		}
+		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		lib := &Library{path: name, opts: opts, logger: logger.With("component", "gpu")}
+		if err := lib.bind(h); err != nil {
+			return nil, fmt.Errorf("gpu: open %s: %w: %w", name, ErrNoLibrary, err)
+		}
+		if v := lib.abiVersion(); v != ABIVersion {
+			return nil, fmt.Errorf("gpu: open %s: %w: library has %d, trigrid wants %d", name, ErrABIMismatch, v, ABIVersion)
+		}
+		lib.logger.Debug("loaded CUDA library", "path", name)
+		return lib, nil
+	}
+	return nil, fmt.Errorf("gpu: open: %w (tried %s)", ErrNoLibrary, strings.Join(tried, "; "))
+}
+
+// bind resolves every symbol first, so that a library missing one is an
+// error rather than a panic inside purego.
+func (l *Library) bind(h uintptr) error {
+	syms := []struct {
+		name string
+		fn   any
+	}{
+		{"tg_abi_version", &l.abiVersion},
+		{"tg_device_count", &l.deviceCount},
+		{"tg_device_info", &l.deviceInfo},
+		{"tg_ctx_create", &l.ctxCreate},
+		{"tg_ctx_destroy", &l.ctxDestroy},
+		{"tg_load_block", &l.loadBlock},
+		{"tg_free_block", &l.freeBlock},
+		{"tg_count", &l.count},
+		{"tg_mem_usage", &l.memUsage},
+		{"tg_preprocess", &l.preprocess},
+	}
+	var missing []string
+	addrs := make([]uintptr, len(syms))
+	for i, s := range syms {
+		a, err := purego.Dlsym(h, s.name)
+		if err != nil || a == 0 {
+			missing = append(missing, s.name)
+			continue
+		}
+		addrs[i] = a
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing symbols %s", strings.Join(missing, ", "))
+	}
+	for i, s := range syms {
+		purego.RegisterFunc(s.fn, addrs[i])
+	}
+	return nil
+}
+
+// Path is where the library was loaded from.
+func (l *Library) Path() string { return l.path }
+
+// Devices lists the visible GPUs (none is not an error).
+func (l *Library) Devices() ([]Device, error) {
+	buf := make([]byte, errBufLen)
+	var n int32
+	if err := status("tg_device_count", l.deviceCount(&n, &buf[0], errBufLen), buf); err != nil {
+		return nil, err
+	}
+	devs := make([]Device, 0, n)
+	for i := int32(0); i < n; i++ {
+		name := make([]byte, 256)
+		var total, free uint64
+		var sms, ma, mi int32
+		rc := l.deviceInfo(i, &name[0], uint64(len(name)), &total, &free, &sms, &ma, &mi, &buf[0], errBufLen)
+		if err := status("tg_device_info", rc, buf); err != nil {
+			return nil, err
+		}
+		devs = append(devs, Device{Index: int(i), Name: cString(name), TotalMem: total, FreeMem: free,
+			SMs: int(sms), CCMajor: int(ma), CCMinor: int(mi)})
+	}
+	return devs, nil
+}
+
+// checkDevice returns ErrNoDevice unless opts.Device is visible.
+func (l *Library) checkDevice() error {
+	devs, err := l.Devices()
+	if err != nil {
+		return err
+	}
+	if l.opts.Device < 0 || l.opts.Device >= len(devs) {
+		return fmt.Errorf("gpu: device %d of %d: %w", l.opts.Device, len(devs), ErrNoDevice)
+	}
+	return nil
+}
+
+// newContext creates a device context with the configured limit.
+func (l *Library) newContext() (uintptr, error) {
+	buf := make([]byte, errBufLen)
+	var ctx uintptr
+	rc := l.ctxCreate(int32(l.opts.Device), l.opts.MemLimit, &ctx, &buf[0], errBufLen)
+	if err := status("tg_ctx_create", rc, buf); err != nil {
+		return 0, err
+	}
+	if ctx == 0 {
+		return 0, errors.New("gpu: tg_ctx_create returned no context")
+	}
+	return ctx, nil
+}
+
+// ptr returns the address of a slice's first element, or nil when empty,
+// for passing host arrays to the library during one call.
+func ptr[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}

@@ -1,0 +1,111 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// PrepStats are the figures tg_preprocess reports (TG_PREP_* in trigrid.h).
+type PrepStats struct {
+	Vertices   uint64 // n, the compact id space
+	InputPairs uint64 // pairs given
+	SelfLoops  uint64 // dropped
+	Duplicates uint64 // non-loop pairs that added no new undirected edge
+	Edges      uint64 // undirected simple edges = forward edges
+	Wedges     uint64 // sum of d(d-1)/2 over undirected degrees
+	MaxDegree  uint64 // undirected
+	MaxForward uint64 // largest forward degree
+}
+
+// Prepared is the outcome of GPU preprocessing.
+type Prepared struct {
+	// Forward is the forward CSR (rank order, rows sorted), when copied back.
+	Forward *graph.CSR
+	// Rank maps each compact id to its forward id, when copied back.
+	Rank  []uint32
+	Stats PrepStats
+	// GPUTime is the CUDA-event time of the whole device pipeline,
+	// transfers included.
+	GPUTime time.Duration
+}
+
+// Preprocess cleans and orients a graph on the GPU: pairs holds n-vertex
+// compact ids, u then v for each pair (any direction, duplicates and loops
+// allowed). The result is the forward graph the CPU path (graph.Clean, then
+// graph.Orient with OrderDegree) builds from the same ids, with every id in
+// 0..n-1 kept. It uses a context of its own.
+func (l *Library) Preprocess(pairs []uint32, n uint64) (*Prepared, error) {
+	c, err := l.NewCounter("auto")
+	if err != nil {
+		return nil, fmt.Errorf("gpu: preprocess: %w", err)
+	}
+	defer c.Close()
+	return c.Preprocess(pairs, n, true)
+}
+
+// Preprocess builds the forward graph of pairs on the device into one of
+// the counter's slots, where CountResident counts it without another
+// upload. copyBack also returns the forward CSR and ranks to the host.
+func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared, error) {
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("gpu: preprocess: odd number of ids (%d)", len(pairs))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return nil, fmt.Errorf("gpu: preprocess: counter is closed")
+	}
+	np := uint64(len(pairs) / 2)
+	var rowptr []uint64
+	var cols, rank []uint32
+	if copyBack {
+		rowptr = make([]uint64, n+1)
+		cols = make([]uint32, np+1)
+		rank = make([]uint32, n+1)
+	}
+	var st [8]uint64
+	var ms float64
+	c.slots[residentSlot] = slot{}
+	c.resident = false
+	rc := c.lib.preprocess(c.ctx, residentSlot, ptr(pairs), np, n, ptr(rowptr), ptr(cols), ptr(rank), &st[0], &ms, &c.buf[0], errBufLen)
+	if err := status("tg_preprocess", rc, c.buf); err != nil {
+		return nil, fmt.Errorf("gpu: preprocess: %w", err)
+	}
+	p := &Prepared{
+		Stats: PrepStats{Vertices: st[0], InputPairs: st[1], SelfLoops: st[2], Duplicates: st[3],
+			Edges: st[4], Wedges: st[5], MaxDegree: st[6], MaxForward: st[7]},
+		GPUTime: time.Duration(ms * float64(time.Millisecond)),
+	}
+	c.resident = true
+	e, rows := int64(p.Stats.Edges), int64(n)
+	c.residentStats = kernels.SubtaskStats{Edges: e, Rows: rows, IKEdges: e, JKEdges: e, KCols: rows}
+	if rows > 0 {
+		c.residentStats.Wedges = float64(e) * 2 * float64(e) / float64(rows)
+	}
+	if copyBack {
+		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[4]], NCols: int64(n)}
+		p.Rank = rank[:n]
+	}
+	return p, nil
+}
+
+// residentSlot holds the graph Preprocess built; slotFor never evicts into
+// it while the graph is resident.
+const residentSlot = maxSlots - 1
+
+// CountResident counts the graph the last Preprocess left on the device.
+func (c *Counter) CountResident(ctx context.Context) (kernels.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return kernels.Result{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 || !c.resident {
+		return kernels.Result{}, fmt.Errorf("gpu: count resident: no preprocessed graph on the device")
+	}
+	return c.countSlots(c.residentStats, [3]int32{residentSlot, residentSlot, residentSlot})
+}
