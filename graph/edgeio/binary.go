@@ -59,7 +59,7 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
 		return fmt.Errorf("graph/edgeio: %s: truncated binary header: %d of %d bytes", name, n, binHeaderSize)
 	case err != nil:
-		return err
+		return fmt.Errorf("graph/edgeio: %s: reading: %w", name, err)
 	}
 	if [8]byte(hb[:8]) != binMagic {
 		return fmt.Errorf("graph/edgeio: %s: not a binary edge list (magic %q, want %q)", name, hb[:8], binMagic[:])
@@ -99,7 +99,7 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 				name, h.edges, want, have, want-have, h.edges-have/pair)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("graph/edgeio: %s: reading: %w", name, err)
 		}
 		e := edges[:k]
 		if h.width == 4 {
@@ -120,7 +120,7 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 	}
 	extra, err := io.Copy(io.Discard, r)
 	if err != nil {
-		return err
+		return fmt.Errorf("graph/edgeio: %s: reading: %w", name, err)
 	}
 	if extra > 0 {
 		return fmt.Errorf("graph/edgeio: %s: %d trailing bytes after the %d declared edges of the binary edge list", name, extra, h.edges)

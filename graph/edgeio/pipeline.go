@@ -3,6 +3,7 @@ package edgeio
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -22,6 +23,8 @@ type chunk struct {
 	res  chunkResult
 	done chan struct{}
 }
+
+var errLineTooLong = errors.New("line too long")
 
 // runText parses a text body (edge list or Matrix Market entries) read from
 // r. lineBase is the number of lines already consumed (a Matrix Market
@@ -74,8 +77,11 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if c.err == errLineTooLong {
+			return fmt.Errorf("graph/edgeio: %s:%d: a line is longer than %d MiB: not a text edge list?", name, lines+1, maxLineLen>>20)
+		}
 		if c.err != nil {
-			return c.err
+			return fmt.Errorf("graph/edgeio: %s: reading: %w", name, c.err)
 		}
 		res := &c.res
 		if h := res.header; h != nil {
@@ -173,7 +179,7 @@ func readChunks(ctx context.Context, r io.Reader, size int, free <-chan *chunk, 
 				break
 			}
 			if n >= maxLineLen {
-				c.err = fmt.Errorf("graph/edgeio: a line is longer than %d MiB: not a text edge list?", maxLineLen>>20)
+				c.err = errLineTooLong
 				close(c.done)
 				send(ctx, ordered, c)
 				return

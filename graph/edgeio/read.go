@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
@@ -144,6 +143,14 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 	if !opts.Format.valid() {
 		return st, fmt.Errorf("graph/edgeio: %s: invalid format %d", dn, int(opts.Format))
 	}
+	// fn's own errors are returned untouched; remembering them tells them
+	// apart from errors about the content.
+	var fnErr error
+	userFn := fn
+	fn = func(b []graph.Edge) error {
+		fnErr = userFn(b)
+		return fnErr
+	}
 	cr := &countingReader{r: r}
 	defer func() { st.Bytes = cr.n.Load() }()
 	progress := func() {}
@@ -218,7 +225,7 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 		p := &lineParser{skipBad: opts.SkipBadLines}
 		err = runText(ctx, br, dn, p, 0, opts, &st, fn, progress)
 	}
-	if st.Compression != compNone && isFormatError(err) {
+	if st.Compression != compNone && err != nil && err != fnErr && ctx.Err() == nil {
 		// A corrupt stream decompresses to garbage before its checksum is
 		// reached, so a format error in compressed input may be a symptom:
 		// read on to the checksum and report the cause if there is one.
@@ -227,13 +234,6 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 		}
 	}
 	return st, err
-}
-
-// isFormatError reports errors about the content (as opposed to the
-// caller's fn or the context) that corruption could have caused.
-func isFormatError(err error) bool {
-	var pe *ParseError
-	return err != nil && (errors.As(err, &pe) || strings.HasPrefix(err.Error(), "graph/edgeio: ")) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 func drain(ctx context.Context, r io.Reader) error {

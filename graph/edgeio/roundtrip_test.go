@@ -24,7 +24,7 @@ func randomEdges(rng *rand.Rand, n int, maxID uint64) []graph.Edge {
 
 func TestRoundTripFiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	small := randomEdges(rng, 3*textPiece+17, 1<<20) // several formatting pieces
+	small := randomEdges(rng, 3000, 1<<20)
 	huge := append(randomEdges(rng, 100, math.MaxUint64), graph.Edge{U: math.MaxUint64, V: math.MaxUint64 - 1}, graph.Edge{})
 	mtxHuge := append(randomEdges(rng, 100, math.MaxUint64-1), graph.Edge{U: math.MaxUint64 - 1}) // +1 must fit
 
@@ -42,10 +42,11 @@ func TestRoundTripFiles(t *testing.T) {
 				}
 				path := filepath.Join(dir, name+ex.ext+c.suffix)
 				t.Run(filepath.Base(path), func(t *testing.T) {
-					if err := WriteFile(path, edges, WriteOptions{}); err != nil {
+					// Small pieces: many formatting tasks even for small inputs.
+					if err := WriteFile(path, edges, WriteOptions{pieceEdges: 97, Workers: 3}); err != nil {
 						t.Fatal(err)
 					}
-					got, st, err := ReadFile(t.Context(), path, ReadOptions{})
+					got, st, err := ReadFile(t.Context(), path, ReadOptions{chunkSize: 4096, Workers: 3})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -106,7 +106,7 @@ func TestFileErrors(t *testing.T) {
 		return
 	}
 	_, _, err = readString(t, strings.Repeat("1", maxLineLen+10), "long.txt", ReadOptions{chunkSize: 1 << 20})
-	if err == nil || !strings.Contains(err.Error(), "longer than") {
+	if err == nil || !strings.Contains(err.Error(), "long.txt:1: a line is longer than 64 MiB") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -33,12 +33,19 @@ type WriteOptions struct {
 	IDWidth int
 	// Workers formats text in parallel; 0 means runtime.GOMAXPROCS(0).
 	Workers int
+
+	// pieceEdges overrides textPiece; tests set it small.
+	pieceEdges int
 }
 
 // WriteFile writes edges to path atomically: a temporary file in the same
 // directory is written, synced and renamed, so readers never see half a
-// file. Format and compression come from opts or else the extension.
+// file. Format and compression come from opts or else the extension. "-"
+// writes to standard output.
 func WriteFile(path string, edges []graph.Edge, opts WriteOptions) (err error) {
+	if path == "-" {
+		return Write(os.Stdout, edges, opts)
+	}
 	base, comp := splitCompression(path)
 	if opts.Compression == "" {
 		opts.Compression = comp
@@ -105,11 +112,11 @@ func Write(w io.Writer, edges []graph.Edge, opts WriteOptions) (err error) {
 	case FormatBin:
 		err = writeBinary(w, edges, opts.IDWidth)
 	case FormatMTX:
-		err = writeMTX(w, edges, opts.Workers)
+		err = writeMTX(w, edges, opts)
 	case FormatTSV:
-		err = writeText(w, edges, '\t', 0, opts.Workers)
+		err = writeText(w, edges, '\t', 0, opts)
 	default:
-		err = writeText(w, edges, ' ', 0, opts.Workers)
+		err = writeText(w, edges, ' ', 0, opts)
 	}
 	if closer != nil {
 		err = errors.Join(err, closer.Close())
@@ -117,7 +124,7 @@ func Write(w io.Writer, edges []graph.Edge, opts WriteOptions) (err error) {
 	return err
 }
 
-func writeMTX(w io.Writer, edges []graph.Edge, nw int) error {
+func writeMTX(w io.Writer, edges []graph.Edge, opts WriteOptions) error {
 	var n uint64
 	for _, e := range edges {
 		if e.U == math.MaxUint64 || e.V == math.MaxUint64 {
@@ -129,7 +136,7 @@ func writeMTX(w io.Writer, edges []graph.Edge, nw int) error {
 	if _, err := io.WriteString(w, hdr); err != nil {
 		return err
 	}
-	return writeText(w, edges, ' ', 1, nw)
+	return writeText(w, edges, ' ', 1, opts)
 }
 
 // textPiece is the number of edges one formatting task handles: big enough
@@ -138,9 +145,14 @@ const textPiece = 1 << 16
 
 // writeText formats pieces of edges in parallel and writes them in order;
 // at most 2*workers formatted pieces exist at a time.
-func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, nw int) error {
+func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, opts WriteOptions) error {
+	nw := opts.Workers
 	if nw <= 0 {
 		nw = runtime.GOMAXPROCS(0)
+	}
+	step := textPiece
+	if opts.pieceEdges > 0 {
+		step = opts.pieceEdges
 	}
 	type piece struct {
 		lo, hi int
@@ -162,14 +174,14 @@ func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, nw int) er
 		defer wg.Done()
 		defer close(work)
 		defer close(ordered)
-		for lo := 0; lo < len(edges); lo += textPiece {
+		for lo := 0; lo < len(edges); lo += step {
 			var p *piece
 			select {
 			case p = <-free:
 			case <-ctx.Done():
 				return
 			}
-			p.lo, p.hi, p.done = lo, min(lo+textPiece, len(edges)), make(chan struct{})
+			p.lo, p.hi, p.done = lo, min(lo+step, len(edges)), make(chan struct{})
 			ordered <- p
 			work <- p
 		}

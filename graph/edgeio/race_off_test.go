@@ -1,0 +1,5 @@
+//go:build !race
+
+package edgeio
+
+const raceEnabled = false
