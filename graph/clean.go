@@ -56,10 +56,11 @@ const maxVertices = math.MaxUint32
 // undirected edges, never on their order, direction or multiplicity, nor on
 // Workers.
 //
-// Memory: besides the input and the result, Clean holds one uint32 per
-// directed raw edge (2 per non-loop input edge) while it sorts rows, and a
-// remap table that is either dense (4 bytes per id up to the max id, used
-// when the ids are small) or a sorted copy of the endpoints (sparse ids).
+// Memory: besides the input and the result, Clean holds 16 bytes per
+// non-loop input edge while it builds rows (both directions, partitioned by
+// row bucket), and a remap table that is either dense (4 bytes per id up to
+// the max id, used when the ids are small) or a sorted copy of the
+// endpoints (sparse ids) plus 8 bytes per non-loop edge of translated pairs.
 func Clean(edges []Edge, opts CleanOptions) (*Undirected, CleanStats, error) {
 	return clean(edges, opts, cleanPaths{})
 }
@@ -70,13 +71,11 @@ const (
 	pathAuto = iota
 	pathDense
 	pathSparse
-	pathPrivate
-	pathShared
 )
 
 type cleanPaths struct {
-	remap   int // pathAuto, pathDense or pathSparse
-	scatter int // pathAuto, pathPrivate or pathShared
+	remap     int // pathAuto, pathDense or pathSparse
+	perBucket int // target entries per row bucket; 0 = bucketEntries
 }
 
 func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, CleanStats, error) {
@@ -120,7 +119,7 @@ func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, Clea
 	pm.set(2 * int64(len(edges)))
 	st.IsolatedIDs = isolate
 
-	adj := buildSymmetric(src, len(origID), w, paths.scatter, pm)
+	adj := buildSymmetric(src, len(origID), w, paths.perBucket, pm)
 	src = nil
 	st.Vertices = int64(len(origID))
 	st.Edges = adj.NumEdges() / 2
@@ -130,7 +129,7 @@ func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, Clea
 }
 
 // cleanPasses is the progress total in units of input edges: the scan, the
-// remap and the three passes of buildSymmetric (count, scatter, sort).
+// remap and the three passes of buildSymmetric (count, partition, rows).
 const cleanPasses = 5
 
 // scan holds what one read of the input tells: it decides the remap

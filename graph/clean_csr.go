@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"sync/atomic"
+	"math/bits"
 )
 
 // pairSource yields the non-loop edges of the input as pairs of compact ids,
@@ -43,157 +43,202 @@ func (s *pairsSource) pairs(lo, hi int, _ []uint32) []uint32 { return s.p[2*lo :
 // stay in L1 while they are counted or scattered.
 const pairBlock = 4096
 
+// bucketEntries is the target number of directed entries per row bucket:
+// a bucket's rows are built in a scratch array that stays in L2.
+const bucketEntries = 1 << 16
+
 // buildSymmetric lays out both directions of every pair as a CSR over n
-// rows (a counting sort by source), then sorts and deduplicates each row.
+// rows with sorted, duplicate-free rows.
 //
-// When n is small next to the number of edges, each worker counts into its
-// own array over a fixed range of the input, and the counts become private
-// write cursors: no atomics, and the raw layout is deterministic. When
-// per-worker arrays would outweigh the input, workers share one array with
-// atomic increments instead. Either way the rows are sorted afterwards, so
-// the result is the same.
-func buildSymmetric(src pairSource, n int, w int, path int, pm *progressMeter) *CSR {
+// A direct counting sort by row scatters every entry to a random place in
+// a 4-bytes-per-entry array far larger than the caches, and that scatter
+// dominated the cost. Instead entries are first partitioned by row bucket
+// (a few thousand consecutive rows each): a radix-partition pass whose
+// writes go to few, sequentially filled streams. Each bucket is then
+// counted, sorted by row and deduplicated in cache, and finally copied to
+// its place in the exact-size column array.
+//
+// The partition pass uses static ranges of the input with per-range
+// cursors, so the layout (and thus everything after) is deterministic;
+// rows are sorted anyway, so the result does not depend on it.
+func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMeter) *CSR {
 	items := src.len()
-	off := make([]uint64, n+1)
-	var cols []uint32
-	parts := min(w, 2*items/max(n, 1))
-	private := parts >= 2 || w == 1
-	switch path {
-	case pathPrivate:
-		private, parts = true, w
-	case pathShared:
-		private = false
+	if perBucket <= 0 {
+		perBucket = bucketEntries
 	}
-	if private {
-		cols = scatterPrivate(src, off, max(parts, 1), pm)
-	} else {
-		cols = scatterShared(src, off, w, pm)
+	if n == 0 || items == 0 {
+		return &CSR{Offsets: make([]uint64, n+1), Cols: []uint32{}, NCols: int64(n)}
 	}
-	deg := make([]uint32, n)
-	sortRows(off, cols, deg, w, pm)
-	cols = compactRows(off, cols, deg)
+	// Buckets of 1<<shift rows; aim at perBucket entries each.
+	want := max(1, 2*items/perBucket)
+	shift := max(0, bits.Len(uint(n-1))-bits.Len(uint(want-1)))
+	nb := (n-1)>>shift + 1
+	parts := min(w, max(1, items/(1<<14)))
+
+	// Count entries per (part, bucket); turn counts into cursors laid out
+	// bucket-major so that each bucket is one contiguous range.
+	cnt := make([]uint64, parts*nb)
+	forEachStatic(items, parts, func(p, lo, hi int) {
+		c := cnt[p*nb : (p+1)*nb]
+		buf := make([]uint32, 0, 2*pairBlock)
+		for b := lo; b < hi; b += pairBlock {
+			e := min(b+pairBlock, hi)
+			for _, x := range src.pairs(b, e, buf[:0]) {
+				c[x>>shift]++
+			}
+			pm.add(int64(e - b))
+		}
+	})
+	bstart := make([]uint64, nb+1)
+	var total uint64
+	for b := 0; b < nb; b++ {
+		bstart[b] = total
+		for p := 0; p < parts; p++ {
+			c := cnt[p*nb+b]
+			cnt[p*nb+b] = total
+			total += c
+		}
+	}
+	bstart[nb] = total
+
+	// Partition: entry = local row << 32 | column.
+	mask := uint32(1)<<shift - 1
+	ent := make([]uint64, total)
+	forEachStatic(items, parts, func(p, lo, hi int) {
+		c := cnt[p*nb : (p+1)*nb]
+		buf := make([]uint32, 0, 2*pairBlock)
+		for b := lo; b < hi; b += pairBlock {
+			e := min(b+pairBlock, hi)
+			ps := src.pairs(b, e, buf[:0])
+			for i := 0; i+1 < len(ps); i += 2 {
+				u, v := ps[i], ps[i+1]
+				ent[c[u>>shift]] = uint64(u&mask)<<32 | uint64(v)
+				c[u>>shift]++
+				ent[c[v>>shift]] = uint64(v&mask)<<32 | uint64(u)
+				c[v>>shift]++
+			}
+			pm.add(int64(e - b))
+		}
+	})
+	cnt = nil
+
+	// Per bucket: counting sort by row into scratch, sort and deduplicate
+	// each row, and pack the bucket's rows back at the front of its range
+	// of ent. deg[r] is row r's final length.
+	deg := make([]uint64, n+1)
+	forEachDynamic(nb, 1, w, func(lo, hi int) {
+		var sc bucketScratch
+		for b := lo; b < hi; b++ {
+			r0 := b << shift
+			r1 := min(n, (b+1)<<shift)
+			sc.build(ent[bstart[b]:bstart[b+1]], deg[r0:r1])
+			pm.add(int64(bstart[b+1]-bstart[b]) / 2)
+		}
+	})
+
+	off := deg
+	m := exclusiveScan(off[:n], w)
+	off[n] = m
+	cols := make([]uint32, m)
+	forEachDynamic(nb, 1, w, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			r0 := b << shift
+			r1 := min(n, (b+1)<<shift)
+			dst := cols[off[r0]:off[r1]]
+			for i, x := range ent[bstart[b] : bstart[b]+uint64(len(dst))] {
+				dst[i] = uint32(x)
+			}
+		}
+	})
 	return &CSR{Offsets: off, Cols: cols, NCols: int64(n)}
 }
 
-// scatterPrivate fills off with row starts (off[n] = total) and returns the
-// raw directed entries, grouped by row, using per-part counts.
-func scatterPrivate(src pairSource, off []uint64, parts int, pm *progressMeter) []uint32 {
-	n := len(off) - 1
-	cnt := make([][]uint64, parts)
-	forEachStatic(src.len(), parts, func(p, lo, hi int) {
-		c := make([]uint64, n)
-		buf := make([]uint32, 0, 2*pairBlock)
-		for b := lo; b < hi; b += pairBlock {
-			e := min(b+pairBlock, hi)
-			ps := src.pairs(b, e, buf[:0])
-			for i := 0; i+1 < len(ps); i += 2 {
-				c[ps[i]]++
-				c[ps[i+1]]++
-			}
-			pm.add(int64(e - b))
-		}
-		cnt[p] = c
-	})
-	// Row r's entries from part p start after those of parts < p.
-	forEachStatic(n, parts, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			var s uint64
-			for _, c := range cnt {
-				s += c[r]
-			}
-			off[r] = s
-		}
-	})
-	total := exclusiveScan(off[:n], parts)
-	off[n] = total
-	forEachStatic(n, parts, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			s := off[r]
-			for _, c := range cnt {
-				c[r], s = s, s+c[r]
-			}
-		}
-	})
-	cols := make([]uint32, total)
-	forEachStatic(src.len(), parts, func(p, lo, hi int) {
-		c := cnt[p]
-		buf := make([]uint32, 0, 2*pairBlock)
-		for b := lo; b < hi; b += pairBlock {
-			e := min(b+pairBlock, hi)
-			ps := src.pairs(b, e, buf[:0])
-			for i := 0; i+1 < len(ps); i += 2 {
-				u, v := ps[i], ps[i+1]
-				cols[c[u]] = v
-				c[u]++
-				cols[c[v]] = u
-				c[v]++
-			}
-			pm.add(int64(e - b))
-		}
-		cnt[p] = nil
-	})
-	return cols
+// bucketScratch is one worker's reusable memory for building buckets.
+type bucketScratch struct {
+	start []uint64
+	tmp   []uint64
+	rows  []uint32
+	count [1 << maxDigitBits]uint64
 }
 
-// scatterShared is scatterPrivate with one shared array of atomic counters,
-// for graphs whose vertex count is large next to their edge count. The
-// order within a row depends on scheduling; sortRows removes it.
-func scatterShared(src pairSource, off []uint64, w int, pm *progressMeter) []uint32 {
-	n := len(off) - 1
-	const chunk = 16 * pairBlock
-	forEachDynamic(src.len(), chunk, w, func(lo, hi int) {
-		buf := make([]uint32, 0, 2*pairBlock)
-		for b := lo; b < hi; b += pairBlock {
-			ps := src.pairs(b, min(b+pairBlock, hi), buf[:0])
-			for i := 0; i+1 < len(ps); i += 2 {
-				atomic.AddUint64(&off[ps[i]], 1)
-				atomic.AddUint64(&off[ps[i+1]], 1)
-			}
-		}
-		pm.add(int64(hi - lo))
-	})
-	total := exclusiveScan(off[:n], w)
-	off[n] = total
-	cols := make([]uint32, total)
-	// Each slot is claimed by bumping the row's start; afterwards off[r]
-	// holds row r's end, i.e. row r+1's start, and one shift restores it.
-	forEachDynamic(src.len(), chunk, w, func(lo, hi int) {
-		buf := make([]uint32, 0, 2*pairBlock)
-		for b := lo; b < hi; b += pairBlock {
-			ps := src.pairs(b, min(b+pairBlock, hi), buf[:0])
-			for i := 0; i+1 < len(ps); i += 2 {
-				u, v := ps[i], ps[i+1]
-				cols[atomic.AddUint64(&off[u], 1)-1] = v
-				cols[atomic.AddUint64(&off[v], 1)-1] = u
-			}
-		}
-		pm.add(int64(hi - lo))
-	})
-	copy(off[1:n+1], off[:n])
-	off[0] = 0
-	return cols
-}
+// maxDigitBits is the widest radix digit: a 2^11-entry histogram stays
+// in L1.
+const maxDigitBits = 11
 
-// compactRows moves each deduplicated row (its first deg[r] entries) to its
-// final place and rewrites off accordingly. It runs serially: rows only
-// move left, so one in-place sweep is safe, and it is a single memmove of
-// the edge array. A large leftover is released by copying out.
-func compactRows(off []uint64, cols []uint32, deg []uint32) []uint32 {
-	n := len(deg)
-	var at uint64
-	for r := 0; r < n; r++ {
-		start, d := off[r], uint64(deg[r])
-		if start != at {
-			copy(cols[at:at+d], cols[start:start+d])
+// build turns a bucket's entries (local row << 32 | column) into its
+// sorted, deduplicated rows, packed back into the front of ent, one value
+// per slot, and sets deg[local row] to each row's length.
+//
+// It is an LSD radix sort: stable passes on the column digits (only the
+// bits that vary), then a stable counting pass by row, which leaves every
+// row sorted by column. All passes run over the bucket, which fits in L2.
+func (s *bucketScratch) build(ent []uint64, deg []uint64) {
+	if cap(s.tmp) < len(ent) {
+		s.tmp = make([]uint64, len(ent))
+		s.rows = make([]uint32, len(ent))
+	}
+	src, dst := ent, s.tmp[:len(ent)]
+	var or, and uint32 = 0, ^uint32(0)
+	for _, x := range ent {
+		or |= uint32(x)
+		and &= uint32(x)
+	}
+	if vary := bits.Len32(or ^ and); vary > 0 {
+		passes := (vary + maxDigitBits - 1) / maxDigitBits
+		width := uint((vary + passes - 1) / passes)
+		digitMask := uint64(1)<<width - 1
+		for shift := uint(0); shift < uint(vary); shift += width {
+			count := s.count[:1<<width]
+			clear(count)
+			for _, x := range src {
+				count[(x>>shift)&digitMask]++
+			}
+			var pos uint64
+			for d, c := range count {
+				count[d], pos = pos, pos+c
+			}
+			for _, x := range src {
+				d := (x >> shift) & digitMask
+				dst[count[d]] = x
+				count[d]++
+			}
+			src, dst = dst, src
 		}
-		off[r] = at
+	}
+
+	nr := len(deg)
+	if cap(s.start) < nr+1 {
+		s.start = make([]uint64, nr+1)
+	}
+	start := s.start[:nr+1]
+	clear(start)
+	for _, x := range src {
+		start[(x>>32)+1]++
+	}
+	for r := 1; r <= nr; r++ {
+		start[r] += start[r-1]
+	}
+	rows := s.rows[:len(ent)]
+	for _, x := range src {
+		r := x >> 32
+		rows[start[r]] = uint32(x)
+		start[r]++
+	}
+	// start[r] is now row r's end; rows are sorted, so duplicates are
+	// adjacent.
+	at := 0
+	var lo uint64
+	for r := 0; r < nr; r++ {
+		hi := start[r]
+		d := 0
+		for i, x := range rows[lo:hi] {
+			if i == 0 || x != rows[lo+uint64(i)-1] {
+				ent[at+d] = uint64(x)
+				d++
+			}
+		}
+		deg[r] = uint64(d)
 		at += d
+		lo = hi
 	}
-	off[n] = at
-	if slack := uint64(len(cols)) - at; slack > at/8 {
-		out := make([]uint32, at)
-		copy(out, cols[:at])
-		return out
-	}
-	return cols[:at:at]
 }

@@ -39,10 +39,10 @@ func TestCleanMatchesNaive(t *testing.T) {
 	variants := []variant{
 		{"auto-1", cleanPaths{}, 1},
 		{"auto-3", cleanPaths{}, 3},
-		{"dense-private-2", cleanPaths{pathDense, pathPrivate}, 2},
-		{"dense-shared-3", cleanPaths{pathDense, pathShared}, 3},
-		{"sparse-private-3", cleanPaths{pathSparse, pathPrivate}, 3},
-		{"sparse-shared-2", cleanPaths{pathSparse, pathShared}, 2},
+		{"dense-one-bucket-2", cleanPaths{pathDense, 1 << 30}, 2},
+		{"dense-tiny-buckets-3", cleanPaths{pathDense, 3}, 3},
+		{"sparse-tiny-buckets-3", cleanPaths{pathSparse, 2}, 3},
+		{"sparse-mid-buckets-2", cleanPaths{pathSparse, 40}, 2},
 	}
 	for _, shape := range edgeShapes() {
 		t.Run(shape.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCleanMatchesNaive(t *testing.T) {
 }
 
 // TestCleanLarge covers what small inputs do not reach: several sampled
-// buckets in the sparse remap and several private scatter parts.
+// buckets in the sparse remap, several partition parts and row buckets.
 func TestCleanLarge(t *testing.T) {
 	m := 150_000
 	if raceEnabled {
@@ -92,7 +92,7 @@ func TestCleanLarge(t *testing.T) {
 		{"dense-auto", base, cleanPaths{}},
 		{"sparse-forced", base, cleanPaths{remap: pathSparse}},
 		{"huge-ids", spreadIDs(base, r, true), cleanPaths{}},
-		{"huge-ids-shared", spreadIDs(base, r, true), cleanPaths{scatter: pathShared}},
+		{"huge-ids-small-buckets", spreadIDs(base, r, true), cleanPaths{perBucket: 1000}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

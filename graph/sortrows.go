@@ -4,26 +4,6 @@ import (
 	"slices"
 )
 
-// rowChunk is the number of rows a worker sorts at a time.
-const rowChunk = 1024
-
-// sortRows sorts each row of (off, cols) and removes repeated entries,
-// leaving row r's distinct entries at its front and their count in deg[r].
-// Rows are handed out dynamically: power-law rows make static ranges
-// unequal.
-func sortRows(off []uint64, cols []uint32, deg []uint32, w int, pm *progressMeter) {
-	n := len(deg)
-	forEachDynamic(n, rowChunk, w, func(lo, hi int) {
-		var scratch []uint32
-		for r := lo; r < hi; r++ {
-			row := cols[off[r]:off[r+1]]
-			scratch = sortUint32(row, scratch)
-			deg[r] = uint32(len(slices.Compact(row)))
-		}
-		pm.add(int64(off[hi]-off[lo]) / 2)
-	})
-}
-
 // radixBelow is the row length under which pdqsort beats the radix sort.
 const radixBelow = 256
 

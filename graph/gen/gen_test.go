@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -244,4 +245,18 @@ func markTriangles(fwd *graph.CSR) uint64 {
 		}
 	}
 	return total
+}
+
+// BenchmarkRMAT reports generated edges per second.
+func BenchmarkRMAT(b *testing.B) {
+	for _, scale := range []int{18, 20} {
+		b.Run(fmt.Sprintf("scale%d", scale), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := RMAT(scale, 16, uint64(i), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(int64(16)<<scale)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
 }

@@ -1,0 +1,62 @@
+package graph_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/gen"
+)
+
+// rmatCache keeps generated inputs across benchmark runs of one binary.
+var rmatCache = map[int][]graph.Edge{}
+
+func rmatEdges(b *testing.B, scale int) []graph.Edge {
+	b.Helper()
+	if es, ok := rmatCache[scale]; ok {
+		return es
+	}
+	es, err := gen.RMAT(scale, 16, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rmatCache[scale] = es
+	return es
+}
+
+// BenchmarkClean reports raw input edges per second.
+func BenchmarkClean(b *testing.B) {
+	for _, scale := range []int{18, 20} {
+		b.Run(fmt.Sprintf("rmat%d", scale), func(b *testing.B) {
+			es := rmatEdges(b, scale)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := graph.Clean(es, graph.CleanOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(es))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
+// BenchmarkOrient reports undirected edges per second.
+func BenchmarkOrient(b *testing.B) {
+	for _, scale := range []int{18, 20} {
+		for _, order := range []graph.Order{graph.OrderDegree, graph.OrderDegeneracy} {
+			b.Run(fmt.Sprintf("rmat%d/%s", scale, order), func(b *testing.B) {
+				u, st, err := graph.Clean(rmatEdges(b, scale), graph.CleanOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, _, _, err := graph.Orient(u, order, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(st.Edges)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+			})
+		}
+	}
+}
