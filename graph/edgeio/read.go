@@ -198,7 +198,7 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 			progress()
 			return st, nil // empty file: an empty graph
 		}
-		return st, perr
+		return st, fmt.Errorf("graph/edgeio: %s: reading: %w", dn, perr)
 	}
 	format := opts.Format
 	if format == FormatAuto {

@@ -3,11 +3,13 @@ package edgeio
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -108,5 +110,32 @@ func TestFileErrors(t *testing.T) {
 	_, _, err = readString(t, strings.Repeat("1", maxLineLen+10), "long.txt", ReadOptions{chunkSize: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "long.txt:1: a line is longer than 64 MiB") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestSourceErrors checks that an error of the underlying reader, at the
+// start or in the middle, comes back wrapped and naming the input.
+func TestSourceErrors(t *testing.T) {
+	boom := errors.New("disk on fire")
+	var bin strings.Builder
+	if err := Write(&bin, randomEdges(rand.New(rand.NewPCG(1, 1)), 3000, 100), WriteOptions{Format: FormatBin}); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]func() io.Reader{
+		"at start": func() io.Reader { return iotest.ErrReader(boom) },
+		"text": func() io.Reader {
+			return io.MultiReader(strings.NewReader(strings.Repeat("1 2\n", 5000)), iotest.ErrReader(boom))
+		},
+		"binary": func() io.Reader {
+			return io.MultiReader(strings.NewReader(bin.String()[:1000]), iotest.ErrReader(boom))
+		},
+		"gzip head": func() io.Reader { return io.MultiReader(strings.NewReader("\x1f\x8b\x08"), iotest.ErrReader(boom)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := Read(t.Context(), r(), "src.txt", ReadOptions{chunkSize: 1024})
+			if !errors.Is(err, boom) || !strings.Contains(err.Error(), "src.txt") {
+				t.Fatalf("got %v, want %v wrapped and naming src.txt", err, boom)
+			}
+		})
 	}
 }
