@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
+)
+
+func init() { extraCommands = append(extraCommands, newBenchCommand) }
+
+// newBenchCommand is `trigrid bench`, with `bench kernels FILE...`: each
+// GPU kernel on each graph, CUDA-event kernel time (median after a
+// warm-up), every count checked against the CPU count.
+func newBenchCommand() *cobra.Command {
+	bench := &cobra.Command{Use: "bench", Short: "Benchmarks"}
+	var (
+		runs    int
+		names   string
+		cudaLib string
+		asJSON  bool
+		workers int
+	)
+	k := &cobra.Command{
+		Use:   "kernels FILE...",
+		Short: "Time every GPU kernel on each graph and verify the counts",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			lib, err := gpu.Open(gpu.Options{Path: cudaLib})
+			if err != nil {
+				return fmt.Errorf("bench kernels: %w", err)
+			}
+			opts := gpu.BenchOptions{Runs: runs}
+			if names != "" {
+				opts.Kernels = strings.Split(names, ",")
+			}
+			var rows []gpu.BenchRow
+			for _, path := range args {
+				edges, _, err := edgeio.ReadFile(cmd.Context(), path, edgeio.ReadOptions{Workers: workers})
+				if err != nil {
+					return fmt.Errorf("bench kernels: %w", err)
+				}
+				g, _, _, err := graph.ForwardFromEdges(edges, graph.OrderDegree, workers)
+				edges = nil
+				if err != nil {
+					return fmt.Errorf("bench kernels: %s: %w", path, err)
+				}
+				cpu, err := kernels.NewCPU("auto", kernels.CPUOptions{Workers: workers})
+				if err != nil {
+					return err
+				}
+				want, err := cpu.Count(cmd.Context(), kernels.Whole(g))
+				if err != nil {
+					return fmt.Errorf("bench kernels: %s: cpu count: %w", path, err)
+				}
+				r, err := lib.Bench(cmd.Context(), filepath.Base(path), g, want.Triangles, opts)
+				rows = append(rows, r...)
+				if err != nil {
+					return err
+				}
+			}
+			return printBench(cmd, rows, asJSON)
+		},
+	}
+	k.Flags().IntVar(&runs, "runs", 5, "timed runs per kernel (median reported)")
+	k.Flags().StringVar(&names, "kernels", "", "comma-separated kernels (default: "+strings.Join(gpu.Kernels(), ",")+")")
+	k.Flags().StringVar(&cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so")
+	k.Flags().BoolVar(&asJSON, "json", false, "print JSON rows")
+	k.Flags().IntVar(&workers, "workers", 0, "CPU workers for loading and the reference count (0 = all cores)")
+	bench.AddCommand(k)
+	return bench
+}
+
+func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "graph\tedges\tkernel\tran\tmedian ms\tmin ms\tmax ms\truns\ttriangles\tok\t")
+	bad := 0
+	for _, r := range rows {
+		ok := "ok"
+		if !r.OK {
+			ok = "FAIL " + r.Err
+			bad++
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%s\t\n", r.Graph, r.Edges, r.Kernel, r.Ran,
+			r.MedianMS, r.MinMS, r.MaxMS, r.Runs, r.Triangles, ok)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return fmt.Errorf("bench kernels: %d kernel runs failed or miscounted", bad)
+	}
+	return nil
+}
