@@ -1,0 +1,30 @@
+# Convenience targets; every one is a plain go or make command you can run
+# yourself.
+GO ?= go
+
+.PHONY: build test test-short cuda ref fuzz bench clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/trigrid ./cmd/trigrid
+
+# The README's test command.
+test:
+	$(GO) test -race ./...
+
+test-short:
+	$(GO) test -short ./...
+
+# The CUDA library (needs nvcc) and the plain-C reference library of the same
+# ABI (needs gcc).
+cuda:
+	$(MAKE) -C kernels/cuda
+
+ref:
+	$(MAKE) -C kernels/cuda ref
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin
+	-$(MAKE) -C kernels/cuda clean

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+)
+
+// countFlags are the flags of `trigrid count`; loading flags are shared
+// with the commands that read graphs.
+type countFlags struct {
+	load       loadFlags
+	device     deviceFlags
+	asJSON     bool
+	verify     bool
+	partitions int
+	scheme     string
+	shards     string
+}
+
+// loadFlags say how a graph file is read and prepared.
+type loadFlags struct {
+	format   string
+	skipBad  bool
+	order    string
+	workers  int
+	progress string
+}
+
+func (f *loadFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.format, "format", "auto", "input format: auto (extension and content), edgelist, tsv, mtx, bin")
+	cmd.Flags().BoolVar(&f.skipBad, "skip-bad-lines", false, "skip lines that are not edges (counted in the report)")
+	cmd.Flags().StringVar(&f.order, "order", "degree", "vertex order for orientation: degree, degeneracy")
+	cmd.Flags().IntVar(&f.workers, "workers", 0, "CPU worker goroutines (0 = all cores)")
+	cmd.Flags().StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (bar on a terminal, log lines otherwise), bar, log, none")
+}
+
+// config turns the flags into the library's configuration.
+func (f *loadFlags) config(cmd *cobra.Command) (coordinator.CountConfig, *progress, error) {
+	var cfg coordinator.CountConfig
+	format, err := edgeio.ParseFormat(f.format)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("--format: %w", err)
+	}
+	order, err := graph.ParseOrder(f.order)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("--order: %w", err)
+	}
+	if f.workers < 0 {
+		return cfg, nil, fmt.Errorf("--workers %d: must be 0 (all cores) or more", f.workers)
+	}
+	mode, err := parseProgressMode(f.progress)
+	if err != nil {
+		return cfg, nil, err
+	}
+	prog := newProgress(cmd.ErrOrStderr(), mode)
+	cfg = coordinator.CountConfig{
+		Read:     edgeio.ReadOptions{Format: format, SkipBadLines: f.skipBad, Workers: f.workers},
+		Order:    order,
+		Workers:  f.workers,
+		Progress: prog,
+	}
+	return cfg, prog, nil
+}
+
+func newCountCommand() *cobra.Command {
+	var f countFlags
+	cmd := &cobra.Command{
+		Use:   "count [flags] FILE...",
+		Short: "Count the triangles of graph files exactly",
+		Long: `Count the triangles of each FILE exactly: read it, clean it to the simple
+undirected graph (symmetrize, drop self-loops and duplicates, compact ids),
+order and orient it, and count on a GPU or on the CPU. FILE may be '-' for
+standard input. With --partitions the graph is split into P x P blocks and
+counted as P^3 subtasks; with --shards the blocks come from a directory made by
+'trigrid partition'.`,
+		Example: `  trigrid count testdata/karate.txt
+  trigrid count --json --kernel merge graph.mtx.gz
+  trigrid count --partitions 4 --scheme range graph.bin
+  trigrid count --shards /data/graph.shards`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCount(cmd, &f, args)
+		},
+	}
+	f.load.add(cmd)
+	f.device.add(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per graph instead of the report")
+	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
+	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
+	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
+	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
+	return cmd
+}
+
+func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
+	if f.shards == "" && len(args) == 0 {
+		return fmt.Errorf("count: give at least one FILE, or --shards DIR")
+	}
+	if f.shards != "" && len(args) > 0 {
+		return fmt.Errorf("count: give either FILEs or --shards, not both")
+	}
+	if f.partitions < 0 {
+		return fmt.Errorf("--partitions %d: must be 0 (auto) or more", f.partitions)
+	}
+	cfg, prog, err := f.load.config(cmd)
+	if err != nil {
+		return err
+	}
+	cfg.Verify = f.verify
+	if err := f.device.apply(cmd, &cfg, prog); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.shards != "" {
+		rep, err := countShards(cmd, f, cfg)
+		if err != nil {
+			return err
+		}
+		return printReport(out, rep, f.asJSON)
+	}
+	for _, path := range args {
+		rep, err := countOne(cmd, f, cfg, path)
+		if err != nil {
+			return err
+		}
+		if err := printReport(out, rep, f.asJSON); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countOne(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig, path string) (*coordinator.Report, error) {
+	if f.partitions == 1 {
+		return coordinator.CountFile(cmd.Context(), path, cfg)
+	}
+	pc, err := f.partitionConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return coordinator.CountFilePartitioned(cmd.Context(), path, cfg, pc)
+}
+
+func printReport(w io.Writer, rep *coordinator.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		return enc.Encode(rep)
+	}
+	name := rep.File
+	if name == "" {
+		name = rep.Shards
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", name)
+	row := func(k, v string) { fmt.Fprintf(&b, "  %-12s %s\n", k, v) }
+	row("triangles", commas(rep.Triangles))
+	row("vertices", commas(uint64(rep.Vertices)))
+	row("edges", commas(uint64(rep.Edges)))
+	row("wedges", commas(rep.Wedges))
+	deg := fmt.Sprintf("%s (forward %s)", commas(uint64(rep.MaxDegree)), commas(uint64(rep.MaxOutDegree)))
+	if rep.Degeneracy > 0 {
+		deg += fmt.Sprintf(", degeneracy %s", commas(uint64(rep.Degeneracy)))
+	}
+	row("max degree", deg)
+	r := rep.Removed
+	row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
+		commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines))))
+	if rep.Input.Format != "" {
+		in := fmt.Sprintf("%s, %s, %s raw edges", rep.Input.Format, humanBytes(rep.Input.Bytes), commas(uint64(rep.Input.RawEdges)))
+		if rep.Input.Compression != "" {
+			in = rep.Input.Compression + " " + in
+		}
+		row("input", in)
+	}
+	kern := fmt.Sprintf("%s on %s, %s order", rep.Kernel, rep.Device, rep.Order)
+	if p := rep.Partition; p != nil {
+		kern += fmt.Sprintf("; %s scheme, P=%d, %d blocks, %d subtasks", p.Scheme, p.P, p.Blocks, len(p.Subtasks))
+	}
+	row("kernel", kern)
+	s := rep.Seconds
+	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)
+	if s.Partition > 0 {
+		times += fmt.Sprintf("  partition %.3fs", s.Partition)
+	}
+	times += fmt.Sprintf("  count %.3fs (kernel %.3fs)  total %.3fs", s.Count, s.Kernel, s.Total)
+	row("time", times)
+	row("rate", humanCount(rep.EdgesPerSecond)+" edges/s")
+	if rep.Verified {
+		row("verified", "the reference kernel agrees")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// commas formats n with thousands separators: counts are read by people.
+func commas(n uint64) string {
+	s := fmt.Sprint(n)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}

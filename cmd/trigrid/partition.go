@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
+)
+
+func newPartitionCommand() *cobra.Command {
+	var load loadFlags
+	var out, scheme, memLimit, tmpDir string
+	var p int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "partition FILE -o DIR",
+		Short: "Split a graph into P x P compressed shards for distributed or out-of-core counting",
+		Long: `Read, clean and orient FILE (degree order), split it into P x P blocks with the
+hash (TRUST) or range (TriX) scheme, and store each non-empty block as a
+compressed, checksummed shard plus a manifest in DIR (a path or file:// URL).
+With --mem-limit the external-memory partitioner never holds more than that in
+memory, so graphs larger than the machine's memory can be partitioned; its
+shards are byte-identical to the in-memory path's.`,
+		Example: `  trigrid partition graph.bin -o graph.shards -P 4
+  trigrid partition huge.txt.zst -o /scratch/huge -P 16 --scheme range --mem-limit 8GiB`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sch, err := storage.ParseScheme(scheme)
+			if err != nil {
+				return fmt.Errorf("--scheme: %w", err)
+			}
+			if p < 1 {
+				return fmt.Errorf("-P %d: must be at least 1", p)
+			}
+			var lim int64
+			if memLimit != "" {
+				if lim, err = parseBytes(memLimit); err != nil {
+					return fmt.Errorf("--mem-limit: %w", err)
+				}
+			}
+			if load.order != "degree" {
+				return fmt.Errorf("--order %s: partitioning uses degree order", load.order)
+			}
+			cfg, prog, err := load.config(cmd)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return fmt.Errorf("-o DIR is required")
+			}
+			if err := os.MkdirAll(strings.TrimPrefix(out, "file://"), 0o755); err != nil && !strings.Contains(out, "://") {
+				return fmt.Errorf("-o %s: %w", out, err)
+			}
+			store, err := storage.Open(out)
+			if err != nil {
+				return fmt.Errorf("-o %s: %w", out, err)
+			}
+			var stage string
+			pc := partition.Config{
+				Scheme: sch, P: p, Workers: load.workers, MemLimit: lim, TempDir: tmpDir,
+				Progress: func(s string, done, total int64) {
+					if s != stage {
+						stage = s
+						prog.Start(s, "", total)
+					}
+					prog.Update(done, total)
+				},
+			}
+			ro := cfg.Read
+			ro.Progress = nil
+			sum, err := partition.PartitionFile(cmd.Context(), args[0], ro, store, pc)
+			prog.Done()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(sum)
+			}
+			printSummary(cmd.OutOrStdout(), args[0], store.URL(), sum)
+			return nil
+		},
+	}
+	load.add(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "shard directory or store URL (required)")
+	cmd.Flags().StringVar(&scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
+	cmd.Flags().IntVarP(&p, "partitions", "P", 4, "number of vertex groups: P x P blocks, P^3 subtasks")
+	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "use the external-memory partitioner within this much memory, e.g. 1GiB")
+	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the external partitioner's run files (default: the system's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+func printSummary(w io.Writer, in, out string, s *partition.Summary) {
+	mode := "in memory"
+	if s.External {
+		mode = "external memory"
+	}
+	fmt.Fprintf(w, "%s -> %s\n", in, out)
+	row := func(k, v string) { fmt.Fprintf(w, "  %-12s %s\n", k, v) }
+	row("graph", fmt.Sprintf("%s vertices, %s edges", commas(uint64(s.Graph.Vertices)), commas(uint64(s.Graph.Edges))))
+	if c := s.Clean; c != nil {
+		row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids", commas(c.SelfLoops), commas(c.Duplicates), commas(c.IsolatedIDs)))
+	}
+	row("scheme", fmt.Sprintf("%s, P=%d, partition id %016x (%s)", s.Scheme, s.P, s.PartitionID, mode))
+	row("shards", fmt.Sprintf("%d, %s (raw CSR %s, ratio %.3f)", s.Blocks, humanBytes(s.Bytes), humanBytes(s.RawBytes), s.Ratio))
+	printBalance(w, s.Balance)
+	var st []string
+	for _, x := range s.Stages {
+		st = append(st, fmt.Sprintf("%s %.3fs", x.Name, x.Seconds))
+	}
+	row("time", fmt.Sprintf("%.3fs (%s)", s.Seconds, strings.Join(st, ", ")))
+	row("rate", humanCount(s.EdgesPerSec)+" edges/s")
+}
+
+func printBalance(w io.Writer, b partition.Balance) {
+	fmt.Fprintf(w, "  %-12s largest block %s edges, %.3f x the mean of %d blocks (%d non-empty)\n",
+		"balance", commas(uint64(b.MaxBlock)), b.BlockRatio, b.Blocks, b.NonEmpty)
+	fmt.Fprintf(w, "  %-12s %d non-empty, largest work %.3f x the mean\n", "subtasks", b.Subtasks, b.WorkRatio)
+}
+
+func newInfoCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info DIR",
+		Short: "Print the manifest and balance of a partitioned graph",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := storage.Open(args[0])
+			if err != nil {
+				return err
+			}
+			m, err := storage.ReadManifest(cmd.Context(), store)
+			if err != nil {
+				return err
+			}
+			bal := partition.ManifestBalance(m)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(w).Encode(struct {
+					Manifest *storage.Manifest `json:"manifest"`
+					Balance  partition.Balance `json:"balance"`
+				}{m, bal})
+			}
+			var bytes, raw int64
+			for _, s := range m.Shards {
+				bytes += s.Bytes
+				raw += 8*int64(s.Rows+1) + 4*int64(s.Edges)
+			}
+			fmt.Fprintf(w, "%s\n", store.URL())
+			row := func(k, v string) { fmt.Fprintf(w, "  %-12s %s\n", k, v) }
+			row("source", m.Graph.Source)
+			row("graph", fmt.Sprintf("%s vertices, %s edges, %s wedges, max degree %s, %s order",
+				commas(uint64(m.Graph.Vertices)), commas(uint64(m.Graph.Edges)), commas(m.Graph.Wedges), commas(uint64(m.Graph.MaxDegree)), m.Graph.Order))
+			row("scheme", fmt.Sprintf("%s, P=%d, partition id %016x, format %d", m.Scheme, m.P, m.PartitionID, m.Format))
+			if m.Created != "" {
+				row("created", m.Created)
+			}
+			ratio := 0.0
+			if raw > 0 {
+				ratio = float64(bytes) / float64(raw)
+			}
+			row("shards", fmt.Sprintf("%d, %s (raw CSR %s, ratio %.3f)", len(m.Shards), humanBytes(bytes), humanBytes(raw), ratio))
+			printBalance(w, bal)
+			fmt.Fprintf(w, "  %-12s\n", "blocks")
+			for _, s := range m.Shards {
+				fmt.Fprintf(w, "    (%d,%d) %-24s %12s edges %10s rows %10s\n", s.I, s.J, s.File, commas(s.Edges), commas(s.Rows), humanBytes(s.Bytes))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest and balance as JSON")
+	return cmd
+}
+
+// partitionConfig reads the partitioning flags of `trigrid count`.
+func (f *countFlags) partitionConfig(cmd *cobra.Command) (coordinator.PartitionedConfig, error) {
+	var pc coordinator.PartitionedConfig
+	sch, err := storage.ParseScheme(f.scheme)
+	if err != nil {
+		return pc, fmt.Errorf("--scheme: %w", err)
+	}
+	pc.Scheme, pc.P = sch, f.partitions
+	if f.partitions == 0 {
+		if pc.Budget, err = f.device.budget(); err != nil {
+			return pc, err
+		}
+	}
+	return pc, nil
+}
+
+func countShards(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig) (*coordinator.Report, error) {
+	store, err := storage.Open(f.shards)
+	if err != nil {
+		return nil, fmt.Errorf("--shards %s: %w", f.shards, err)
+	}
+	return coordinator.CountShards(cmd.Context(), store, cfg, coordinator.PartitionedConfig{})
+}

@@ -1,0 +1,76 @@
+package coordinator
+
+// Report is the result of one count, for people (cmd formats it) and for
+// scripts (its JSON form is the contract of `trigrid count --json`).
+type Report struct {
+	File      string `json:"file,omitempty"`
+	Shards    string `json:"shards,omitempty"`
+	Triangles uint64 `json:"triangles"`
+	Vertices  int64  `json:"vertices"`
+	Edges     int64  `json:"edges"`
+	// Wedges is the number of paths of length two in the undirected graph:
+	// the sum over vertices of d(d-1)/2.
+	Wedges       uint64  `json:"wedges"`
+	MaxDegree    int64   `json:"max_degree"`
+	MaxOutDegree int64   `json:"max_out_degree"`
+	Degeneracy   int64   `json:"degeneracy,omitempty"`
+	Order        string  `json:"order"`
+	Kernel       string  `json:"kernel"`
+	Device       string  `json:"device"`
+	Removed      Removed `json:"removed"`
+	Input        Input   `json:"input"`
+	Seconds      Phases  `json:"seconds"`
+	// EdgesPerSecond is undirected edges over the total wall time.
+	EdgesPerSecond float64 `json:"edges_per_second"`
+	// Verified is set when --verify recounted with the reference kernel.
+	Verified  bool           `json:"verified,omitempty"`
+	Partition *PartitionInfo `json:"partition,omitempty"`
+}
+
+// Removed says what cleaning dropped.
+type Removed struct {
+	SelfLoops   uint64 `json:"self_loops"`
+	Duplicates  uint64 `json:"duplicates"`
+	IsolatedIDs uint64 `json:"isolated_ids"`
+	BadLines    int64  `json:"bad_lines"`
+}
+
+// Input describes the file as read.
+type Input struct {
+	Format      string `json:"format"`
+	Compression string `json:"compression,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	Lines       int64  `json:"lines,omitempty"`
+	RawEdges    int64  `json:"raw_edges"`
+}
+
+// Phases holds wall seconds per phase. Kernel is the time inside the
+// counting kernels (CUDA events on a GPU), part of Count.
+type Phases struct {
+	Read      float64 `json:"read"`
+	Clean     float64 `json:"clean"`
+	Order     float64 `json:"order"`
+	Partition float64 `json:"partition,omitempty"`
+	Count     float64 `json:"count"`
+	Kernel    float64 `json:"kernel"`
+	Total     float64 `json:"total"`
+}
+
+// PartitionInfo describes a count that went through 2D partitions.
+type PartitionInfo struct {
+	Scheme   string          `json:"scheme"`
+	P        int             `json:"p"`
+	Blocks   int             `json:"blocks"`
+	Subtasks []SubtaskReport `json:"subtasks"`
+}
+
+// SubtaskReport is one subtask's share of the count.
+type SubtaskReport struct {
+	I         int     `json:"i"`
+	J         int     `json:"j"`
+	K         int     `json:"k"`
+	Triangles uint64  `json:"triangles"`
+	Edges     int64   `json:"edges"`
+	Work      int64   `json:"work"`
+	KernelMS  float64 `json:"kernel_ms"`
+}
