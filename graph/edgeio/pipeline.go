@@ -95,10 +95,9 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 				return h
 			}
 		}
-		if res.err != nil {
-			res.err.Path, res.err.Line = name, lines+res.err.Line
-			return res.err
-		}
+		// The entry count is checked first: a parse error stops the chunk,
+		// so its counts cover only earlier lines, and an extra entry among
+		// them comes before the error.
 		if p.mtx {
 			nb := int64(len(res.edges)) + res.bad
 			if uint64(entries+nb) > p.nnz {
@@ -108,6 +107,10 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 					Reason: fmt.Sprintf("entry %d, but the size line (line %d) declares %d entries", p.nnz+1, p.sizeLine, p.nnz)}
 			}
 			entries += nb
+		}
+		if res.err != nil {
+			res.err.Path, res.err.Line = name, lines+res.err.Line
+			return res.err
 		}
 		seenContent = seenContent || res.content
 		lines += res.lines
