@@ -36,7 +36,6 @@ namespace {
 constexpr int kWarps = 8;             // warps per block in the warp tier
 constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
 constexpr int kSlots = 4;             // slots per bucket
-constexpr int kCtaThreads = 256;
 constexpr int kDefaultWarpMax = 64;   // rows with more hashed entries get a CTA
 constexpr int kCtaMaxBuckets = 4096;  // larger rows hash into global scratch
 
@@ -202,7 +201,7 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsign
 // CTA tiers: one CTA per listed row, taken from a shared counter so that big
 // and small rows balance across CTAs. The table is in dynamic shared memory
 // (GLOBAL = false) or in this CTA's region of scratch (GLOBAL = true).
-template <bool GLOBAL>
+template <bool GLOBAL, int kCtaThreads>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
          unsigned long long *next, uint32_t *gtab, uint64_t gwords, unsigned long long *out) {
@@ -278,6 +277,34 @@ long env_long(const char *name, long dflt) {
 
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
+template <int NT>
+cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
+                       uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
+                       tg_kernel_env *env, unsigned long long *d_count) {
+    cudaError_t err;
+    if (need_cta) {
+        // Static shared memory plus the table can pass 48 KiB, which needs
+        // the opt-in even when the table alone does not.
+        err = cudaFuncSetAttribute(cta_tier<false, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_shared);
+        if (err != cudaSuccess) return err;
+        int per_sm = 0;
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false, NT>, NT, cta_shared);
+        if (err != cudaSuccess) return err;
+        if (per_sm < 1) per_sm = 1;
+        uint64_t grid = (uint64_t)env->sm_count * per_sm;
+        if (grid > cta_cap) grid = cta_cap;
+        cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    if (need_glob && glob_grid > 0) {
+        cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n,
+                                                              lists.glob_next, gtab, gwords, d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+}
+
 } // namespace
 
 // TG_TRUST_WARPMAX (1..128) overrides the warp/CTA degree threshold for
@@ -351,26 +378,10 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
                                                                   lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
-    if (maxdeg > warp_max) {
-        if (cta_shared > 48 * 1024) {
-            err = cudaFuncSetAttribute(cta_tier<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)cta_shared);
-            if (err != cudaSuccess) return err;
-        }
-        int per_sm = 0;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false>, kCtaThreads, cta_shared);
-        if (err != cudaSuccess) return err;
-        if (per_sm < 1) per_sm = 1;
-        uint64_t grid = (uint64_t)env->sm_count * per_sm;
-        if (grid > cta_cap) grid = cta_cap;
-        cta_tier<false><<<(unsigned)grid, kCtaThreads, cta_shared, env->stream>>>(
-            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, d_count);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    if (need_glob && glob_grid > 0) {
-        cta_tier<true><<<glob_grid, kCtaThreads, 0, env->stream>>>(
-            ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next, gtab, gwords, d_count);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    return cudaSuccess;
+    if (env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
+    if (env_long("TG_TRUST_CTA_THREADS", 256) == 512)
+        return launch_cta<512>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                               gwords, env, d_count);
+    return launch_cta<256>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                           gwords, env, d_count);
 }

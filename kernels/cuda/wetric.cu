@@ -39,7 +39,7 @@
 
 namespace {
 
-constexpr int kThreads = 256; // threads per block, and edges per block
+constexpr int kThreads = 256; // threads per block
 
 struct Blk {
     const uint64_t *rp;
@@ -92,7 +92,9 @@ __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_
 
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2 };
 
-template <int S>
+// E edges per block: fewer edges shorten the longest block, which bounds
+// the kernel on small subtasks; more amortise the block's setup on large ones.
+template <int S, int E>
 __global__ void __launch_bounds__(kThreads)
 wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
              const uint32_t *__restrict__ bm, bool self, unsigned long long *out) {
@@ -103,16 +105,16 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
         typename Reduce::TempStorage reduce;
     } tmp;
     __shared__ uint64_t s_pre[kThreads + 1]; // exclusive prefix of wedges per edge
-    __shared__ uint64_t s_iter[kThreads];    // first element to enumerate
-    __shared__ uint64_t s_sbase[kThreads];   // run to search in, or bitmap word base
-    __shared__ uint32_t s_slen[kThreads];    // its length, or the bitmap's first value
-    __shared__ uint8_t s_mode[kThreads];
+    __shared__ uint64_t s_iter[E];           // first element to enumerate
+    __shared__ uint64_t s_sbase[E];          // run to search in, or bitmap word base
+    __shared__ uint32_t s_slen[E];           // its length, or the bitmap's first value
+    __shared__ uint8_t s_mode[E];
     __shared__ uint16_t s_k[kThreads * S];   // edge of each wedge slot in a round
     __shared__ int64_t s_rows[2];
 
     const int t = threadIdx.x;
-    const uint64_t e0 = (uint64_t)blockIdx.x * kThreads;
-    const uint64_t e1 = min(e0 + kThreads, (uint64_t)ij.nnz);
+    const uint64_t e0 = (uint64_t)blockIdx.x * E;
+    const uint64_t e1 = min(e0 + E, (uint64_t)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
     if (t == 0) s_rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
@@ -124,7 +126,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
     uint64_t iter = 0, sbase = 0;
     uint32_t slen = 0;
     const uint64_t e = e0 + t;
-    if (e < e1) {
+    if (t < E && e < e1) {
         const int64_t u = row_of(ij.rp, s_rows[0], s_rows[1] + 1, e);
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
@@ -143,11 +145,15 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
                     const uint64_t pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
                     const uint64_t pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
                     const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
-                    if (ca <= cb) {
+                    uint64_t o0 = 0, o1 = 0;
+                    if (bm_off) { o0 = __ldg(bm_off + v); o1 = __ldg(bm_off + v + 1); }
+                    // Cost per wedge: a fixed part (find, load) plus one load
+                    // for a bitmap or one per binary-search step.
+                    const uint64_t cost_a = ca * (2 + (o1 > o0 ? 1 : 64 - __clzll(cb)));
+                    const uint64_t cost_b = cb * (2 + (64 - __clzll(ca)));
+                    if (cost_a <= cost_b) {
                         cnt = ca;
                         iter = pa0;
-                        uint64_t o0 = 0, o1 = 0;
-                        if (bm_off) { o0 = __ldg(bm_off + v); o1 = __ldg(bm_off + v + 1); }
                         if (o1 > o0) {
                             mode = kIterIKBitmap;
                             sbase = o0;
@@ -167,10 +173,12 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
             }
         }
     }
-    s_iter[t] = iter;
-    s_sbase[t] = sbase;
-    s_slen[t] = slen;
-    s_mode[t] = mode;
+    if (t < E) {
+        s_iter[t] = iter;
+        s_sbase[t] = sbase;
+        s_slen[t] = slen;
+        s_mode[t] = mode;
+    }
     uint64_t excl, total;
     Scan(tmp.scan).ExclusiveSum(cnt, excl, total);
     s_pre[t] = excl;
@@ -183,7 +191,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
         // consecutive ones, recording only which edge each belongs to.
         const uint64_t w0 = r0 + (uint64_t)t * S;
         if (w0 < total) {
-            int lo = 0, hi = kThreads; // last k with s_pre[k] <= w0
+            int lo = 0, hi = E; // last k with s_pre[k] <= w0
             while (hi - lo > 1) {
                 int mid = (lo + hi) >> 1;
                 if (s_pre[mid] <= w0) lo = mid; else hi = mid;
@@ -268,12 +276,12 @@ __global__ void bitmap_fill(Blk jk, const uint64_t *off, uint32_t *bm) {
     }
 }
 
-template <int S>
+template <int S, int E>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, const uint64_t *bm_off, const uint32_t *bm, bool self,
                           cudaStream_t stream, unsigned long long *d_count) {
-    const uint64_t blocks = ((uint64_t)ij.nnz + kThreads - 1) / kThreads;
+    const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    wedge_kernel<S><<<(unsigned)blocks, kThreads, 0, stream>>>(ij, ik, jk, bm_off, bm, self, d_count);
+    wedge_kernel<S, E><<<(unsigned)blocks, kThreads, 0, stream>>>(ij, ik, jk, bm_off, bm, self, d_count);
     return cudaGetLastError();
 }
 
@@ -301,14 +309,14 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
 
     // The bitmap pays for its three extra launches and its build only when
     // jk is large and has rows long enough for binary search to hurt.
-    long ratio = (jk.nnz >= (1 << 20) && jk_->max_degree >= 32) ? 64 : 0;
+    long ratio = (jk.nnz >= (1 << 20) && jk_->max_degree >= 32) ? 128 : 0;
     ratio = env_long("TG_WETRIC_BITMAP", ratio);
     long spread = env_long("TG_WETRIC_SPREAD", 8);
 
     const uint64_t *bm_off = nullptr;
     const uint32_t *bm = nullptr;
     if (ratio > 0) {
-        const uint32_t minlen = 16;
+        const uint32_t minlen = (uint32_t)env_long("TG_WETRIC_BMMIN", 16);
         const size_t n1 = (size_t)jk.nrows + 1;
         size_t temp_bytes = 0;
         cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (uint64_t *)nullptr,
@@ -346,9 +354,19 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
             bm = bits;
         }
     }
+    // Small subtasks are bound by their heaviest block, large ones by
+    // throughput.
+    long epb = env_long("TG_WETRIC_EDGES", ij.nnz < (1 << 22) ? 64 : 256);
+    if (epb == 64) {
+        switch (spread) {
+        case 4: return launch_wedges<4, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+        case 16: return launch_wedges<16, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+        default: return launch_wedges<8, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+        }
+    }
     switch (spread) {
-    case 4: return launch_wedges<4>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-    case 16: return launch_wedges<16>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-    default: return launch_wedges<8>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    case 4: return launch_wedges<4, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    case 16: return launch_wedges<16, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    default: return launch_wedges<8, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
     }
 }

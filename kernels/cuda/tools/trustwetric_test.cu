@@ -466,12 +466,20 @@ static void check_random(Runner &r) {
         DevBlock a, b, d;
         a.upload(ij); b.upload(ik); d.upload(jk);
         for (const KernelDef &k : kKernels) {
-            // With and without the wetric bitmap (forced on small blocks).
-            for (int bm = 0; bm < 2; bm++) {
-                if (bm) setenv("TG_WETRIC_BITMAP", "64", 1); else unsetenv("TG_WETRIC_BITMAP");
+            // Each code path: bitmap forced on, both block shapes, both CTA
+            // sizes, everything through the CTA tier.
+            const char *cfgs[][2] = {{nullptr, nullptr},
+                                     {"TG_WETRIC_BITMAP", "64"},
+                                     {"TG_WETRIC_EDGES", "256"},
+                                     {"TG_WETRIC_SPREAD", "16"},
+                                     {"TG_TRUST_CTA_THREADS", "512"},
+                                     {"TG_TRUST_WARPMAX", "1"}};
+            for (auto &cf : cfgs) {
+                if (cf[0]) setenv(cf[0], cf[1], 1);
                 uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
+                if (cf[0]) unsetenv(cf[0]);
                 char what[128];
-                snprintf(what, sizeof what, "random %s%s", c.name, bm ? " bm" : "");
+                snprintf(what, sizeof what, "random %s %s=%s", c.name, cf[0] ? cf[0] + 3 : "", cf[0] ? cf[1] : "");
                 expect(what, k.name, got, want);
             }
         }
@@ -492,6 +500,8 @@ static void check_random(Runner &r) {
 // ---------------------------------------------------------------- bench
 
 struct Variant { const char *kernel; const char *env; };
+static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_WETRIC_BITMAP",
+                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN", "TG_WETRIC_EDGES"};
 
 static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool cpu_check, int maxP) {
     DevBlock d;
@@ -502,18 +512,24 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
     printf("graph %s: n=%lld m=%lld maxdeg=%lld%s%llu\n", name, (long long)g.nrows, (long long)g.c.size(),
            (long long)d.d.max_degree, have ? " triangles=" : " (no cpu count) ", (unsigned long long)want);
     const Variant vars[] = {
-        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=32"}, {"trust", "TG_TRUST_WARPMAX=128"},
+        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=128"}, {"trust", "TG_TRUST_CTA_THREADS=512"},
+        {"trust", "TG_TRUST_WARPMAX=128 TG_TRUST_CTA_THREADS=512"}, {"trust", "TG_TRUST_WARPMAX=32"},
+        {"trust", "diag TG_TRUST_ONLY_WARP=1"}, {"trust", "diag TG_TRUST_ONLY_WARP=1 TG_TRUST_WARPMAX=128"},
         {"wetric", ""},
-        {"wetric", "TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_BITMAP=32"}, {"wetric", "TG_WETRIC_BITMAP=128"},
+        {"wetric", "TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_BITMAP=64"}, {"wetric", "TG_WETRIC_BITMAP=256"},
+        {"wetric", "TG_WETRIC_BITMAP=512"}, {"wetric", "TG_WETRIC_BITMAP=1024"}, {"wetric", "TG_WETRIC_BMMIN=8"},
+        {"wetric", "TG_WETRIC_BMMIN=4 TG_WETRIC_BITMAP=512"},
         {"wetric", "TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_SPREAD=16"},
-        {"wetric", "TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=0"},
-        {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=128"},
+        {"wetric", "TG_WETRIC_EDGES=64"}, {"wetric", "TG_WETRIC_EDGES=256"},
+        {"wetric", "TG_WETRIC_EDGES=64 TG_WETRIC_SPREAD=4"},
+        {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=512"},
     };
     uint64_t ref = have ? want : ~0ull;
     for (const Variant &v : vars) {
-        unsetenv("TG_TRUST_WARPMAX"); unsetenv("TG_WETRIC_BITMAP"); unsetenv("TG_WETRIC_SPREAD");
+        for (const char *k : kEnv) unsetenv(k);
+        bool diag = strncmp(v.env, "diag ", 5) == 0;
         char buf[256];
-        snprintf(buf, sizeof buf, "%s", v.env);
+        snprintf(buf, sizeof buf, "%s", v.env + (diag ? 5 : 0));
         for (char *tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
             char *eq = strchr(tok, '=');
             *eq = 0;
@@ -525,14 +541,14 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         bool same = true;
         for (int i = 0; i < reps; i++) same &= r.run(fn, &d.d, &d.d, &d.d, &t[i]) == c0;
         std::sort(t.begin(), t.end());
-        if (ref == ~0ull) ref = c0;
-        bool ok = same && c0 == ref;
+        if (ref == ~0ull && !diag) ref = c0;
+        bool ok = same && (diag || c0 == ref);
         if (!ok) failures++; else passes++;
         printf("time %-14s %-8s %-42s median_ms %9.4f min_ms %9.4f count %llu %s\n", name, v.kernel,
                v.env[0] ? v.env : "(auto)", t[reps / 2], t[0], (unsigned long long)c0, ok ? "ok" : "FAIL");
         fflush(stdout);
     }
-    unsetenv("TG_TRUST_WARPMAX"); unsetenv("TG_WETRIC_BITMAP"); unsetenv("TG_WETRIC_SPREAD");
+    for (const char *k : kEnv) unsetenv(k);
     d.release();
     if (maxP > 1) check_partitions(r, name, g, ref, maxP);
 }
