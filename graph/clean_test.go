@@ -155,7 +155,7 @@ func TestCleanProgress(t *testing.T) {
 
 func TestSortUint32(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, n := range []int{0, 1, 10, radixBelow - 1, radixBelow, 1000, 5000} {
+	for _, n := range []int{0, 1, 10, insertionMax, insertionMax + 1, radixBelow - 1, radixBelow, 1000, 5000} {
 		for _, spread := range []uint32{1, 200, 1 << 16, 1<<32 - 1} {
 			s := make([]uint32, n)
 			for i := range s {

@@ -4,6 +4,23 @@ import (
 	"slices"
 )
 
+// insertionMax is the longest row sorted by plain insertion: most rows of
+// sparse graphs are this short, and the generic sort's dispatch costs more
+// than the sort itself there.
+const insertionMax = 24
+
+func insertionSort(s []uint32) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for j > 0 && s[j-1] > x {
+			s[j] = s[j-1]
+			j--
+		}
+		s[j] = x
+	}
+}
+
 // radixBelow is the row length under which pdqsort beats the radix sort.
 const radixBelow = 256
 
@@ -11,6 +28,10 @@ const radixBelow = 256
 // LSD radix sort on 8-bit digits, skipping digits where every key agrees;
 // scratch is reused between calls and returned.
 func sortUint32(s, scratch []uint32) []uint32 {
+	if len(s) <= insertionMax {
+		insertionSort(s)
+		return scratch
+	}
 	if len(s) < radixBelow {
 		slices.Sort(s)
 		return scratch
