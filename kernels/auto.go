@@ -9,22 +9,21 @@ import (
 // one instance of each, so the hash kernel's scratch survives across
 // subtasks.
 type autoCounter struct {
-	opts  CPUOptions
-	hash  *hashCounter
-	merge *mergeCounter
+	opts     CPUOptions
+	counters map[string]Counter
 }
 
 func (a *autoCounter) Name() string { return "auto" }
 
 func (a *autoCounter) Count(ctx context.Context, t Subtask) (Result, error) {
-	if a.hash == nil {
-		a.hash, a.merge = &hashCounter{opts: a.opts}, &mergeCounter{opts: a.opts}
+	if a.counters == nil {
+		a.counters = map[string]Counter{
+			"hash":    &hashCounter{opts: a.opts},
+			"hashcol": &hashCounter{opts: a.opts, byCols: true},
+			"merge":   &mergeCounter{opts: a.opts},
+		}
 	}
-	var c Counter = a.merge
-	if chooseCPUKernel(Stats(t)) == "hash" {
-		c = a.hash
-	}
-	res, err := c.Count(ctx, t)
+	res, err := a.counters[chooseCPUKernel(Stats(t))].Count(ctx, t)
 	if err != nil {
 		return Result{}, fmt.Errorf("kernels: auto: %w", err)
 	}
@@ -56,5 +55,5 @@ func chooseCPUKernel(s SubtaskStats) string {
 	if float64(s.KCols) > hashBitsPerWedge*s.Wedges {
 		return "merge"
 	}
-	return "hash"
+	return "hashcol"
 }

@@ -25,6 +25,7 @@ var cpuKernels = []struct {
 }{
 	{"auto", func(o CPUOptions) Counter { return &autoCounter{opts: o} }},
 	{"hash", func(o CPUOptions) Counter { return &hashCounter{opts: o} }},
+	{"hashcol", func(o CPUOptions) Counter { return &hashCounter{opts: o, byCols: true} }},
 	{"merge", func(o CPUOptions) Counter { return &mergeCounter{opts: o} }},
 	{"reference", func(CPUOptions) Counter { return referenceCounter{} }},
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func TestNewCPU(t *testing.T) {
-	want := []string{"auto", "hash", "merge", "reference"}
+	want := []string{"auto", "hash", "hashcol", "merge", "reference"}
 	if got := CPUKernelNames(); !slices.Equal(got, want) {
 		t.Fatalf("CPUKernelNames() = %v, want %v", got, want)
 	}
@@ -27,7 +27,7 @@ func TestNewCPU(t *testing.T) {
 		}
 	}
 	_, err := NewCPU("bogus", CPUOptions{})
-	if err == nil || !strings.Contains(err.Error(), "hash, merge") {
+	if err == nil || !strings.Contains(err.Error(), "hashcol, merge") {
 		t.Fatalf("NewCPU(bogus) error = %v, want one listing the valid names", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestCancel(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	g := rmat(12, 8)
-	for _, name := range []string{"auto", "hash", "merge"} {
+	for _, name := range []string{"auto", "hash", "hashcol", "merge"} {
 		t.Run(name, func(t *testing.T) {
 			var calls, lastDone, lastTotal int64
 			var inCall atomic.Int32

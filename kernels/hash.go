@@ -4,23 +4,34 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/trigrid/trigrid/graph"
 )
 
-// The hash kernel: marker intersection, vertex-centric (TRUST's hashing,
+// The hash kernels: marker intersection (TRUST's vertex-centric hashing,
 // GroupTC's bitmap variant). Each worker owns a bitset over the K-local
-// column space. For a row u of IJ it marks IK.Row(u) once, then for every
-// v in IJ.Row(u) probes each element of JK.Row(v) against the marks, then
-// unmarks. The marks are paid once per row and each probe is one load with
-// no branch to mispredict, which is what makes it faster than a merge on
-// skewed graphs. Rows whose IK list is empty are skipped.
+// column space. One list is marked once and many lists are probed against
+// it with one load per element and no branch to mispredict.
 //
-// Lopsided rows take another loop: when the probe list of one edge is
-// lopsidedRatio times longer than u's marked list, u's few elements are
-// binary-searched in it instead; when u's list is lopsidedRatio times
-// longer than all its probe lists together, marking is skipped and the
-// probes are binary-searched in u's list.
+//   - "hash" is driven by IJ's rows: for a row u it marks IK.Row(u), probes
+//     JK.Row(v) for every v in IJ.Row(u), and unmarks.
+//   - "hashcol" is driven by IJ's columns, through IJ's transpose: for a
+//     J-local v it marks JK.Row(v) and probes IK.Row(u) for every u with
+//     (u, v) in IJ. Only the part of IK.Row(u) between the first and last
+//     marked element can match; in a forward graph (whole, or cut by hash
+//     or range blocks, whose local ids keep the global order) that is the
+//     part of u's list above v, so the probes number about one per wedge
+//     (sum over u of C(d+(u), 2)) instead of sum over edges of d+(v):
+//     3.4x fewer on rmat scale 20. The transpose costs 4 bytes per IJ
+//     edge and one counting sort.
+//
+// In both, probes are trimmed to the marked span, rows whose marked list is
+// empty are skipped, and lopsided rows switch loops: when one probe list is
+// lopsidedRatio times longer than the marked list, the marked list's
+// elements are binary-searched in it; when the marked list is lopsidedRatio
+// times longer than all the row's probe lists together, nothing is marked
+// and the probes are binary-searched in it.
 //
 // Preconditions as for merge; the bitset holds max(IK.NCols, JK.NCols)
 // bits per worker (128 KiB for a million columns).
@@ -29,100 +40,149 @@ import (
 const lopsidedRatio = 32
 
 type hashCounter struct {
-	opts CPUOptions
+	opts   CPUOptions
+	byCols bool
 	// scratch keeps the bitsets between calls: a Counter serves one
 	// goroutine at a time, and the bitsets are all zero between rows.
 	scratch [][]uint64
 }
 
-func (h *hashCounter) Name() string { return "hash" }
+func (h *hashCounter) Name() string {
+	if h.byCols {
+		return "hashcol"
+	}
+	return "hash"
+}
 
-func (h *hashCounter) Count(ctx context.Context, t Subtask) (Result, error) {
+func (h *hashCounter) Count(ctx context.Context, t Subtask) (res Result, err error) {
+	name := h.Name()
 	if err := checkSubtask(t); err != nil {
-		return Result{}, fmt.Errorf("kernels: hash: %w", err)
+		return Result{}, fmt.Errorf("kernels: %s: %w", name, err)
 	}
 	if isEmpty(t) {
 		return Result{}, ctx.Err()
 	}
-	words := int((kColumns(t) + 63) / 64)
 	workers := resolveWorkers(h.opts.Workers)
+	start := time.Now()
+	if h.byCols {
+		// The transpose runs here, outside runParallel's recover.
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("kernels: %s: malformed subtask: %v", name, r)
+			}
+		}()
+	}
+	total := t.IJ.NumEdges()
+	var newWorker func(bits []uint64) rangeCounter
+	switch {
+	case !h.byCols:
+		newWorker = func(bits []uint64) rangeCounter {
+			return &markWorker{drive: t.IJ, mark: t.IK, probe: t.JK, bits: bits}
+		}
+	case useTails(t):
+		ij := t.IJ
+		offsets, spans := transposeWith(ij, workers, func(u int64, p uint64) uint64 {
+			return tailSpan(p+1, ij.Offsets[u+1])
+		})
+		newWorker = func(bits []uint64) rangeCounter {
+			return &tailWorker{offsets: offsets, spans: spans, jk: t.JK, ikCols: t.IK.Cols, bits: bits}
+		}
+	default:
+		tr := transpose(t.IJ, workers)
+		newWorker = func(bits []uint64) rangeCounter {
+			return &markWorker{drive: tr, mark: t.JK, probe: t.IK, bits: bits}
+		}
+	}
+
+	words := int((kColumns(t) + 63) / 64)
 	for len(h.scratch) < workers {
 		h.scratch = append(h.scratch, nil)
 	}
 	var next atomic.Int32
-	res, err := runParallel(ctx, "hash", t, workers, h.opts.Progress, func() rangeCounter {
+	res, err = runParallel(ctx, name, total, workers, h.opts.Progress, func() rangeCounter {
 		// Each worker goroutine takes its own slot, so the bitset is
 		// allocated (and first touched) by the goroutine that uses it.
 		i := next.Add(1) - 1
 		if cap(h.scratch[i]) < words {
 			h.scratch[i] = make([]uint64, words)
 		}
-		return &hashWorker{t: t, marks: h.scratch[i][:words]}
+		return newWorker(h.scratch[i][:words])
 	})
 	if err != nil {
-		// A fault or a cancellation between rows leaves the marks clear,
-		// but a fault inside a row does not: drop the scratch.
+		// Cancellation stops between rows with the marks clear, but a
+		// fault inside a row leaves them set: drop the scratch.
 		h.scratch = nil
+		return Result{}, err
 	}
-	return res, err
+	res.KernelTime = time.Since(start) // the transpose is part of the count
+	return res, nil
 }
 
-type hashWorker struct {
-	t     Subtask
-	marks []uint64
+// markWorker counts, for each edge (r, c) of drive, |mark.Row(r) ∩
+// probe.Row(c)|. For "hash" drive, mark, probe = IJ, IK, JK; for "hashcol"
+// they are IJ's transpose, JK, IK.
+type markWorker struct {
+	drive, mark, probe *graph.CSR
+	bits               []uint64
 }
 
-func (w *hashWorker) countRange(lo, hi uint64) (n uint64) {
-	ij, ik, jk := w.t.IJ, w.t.IK, w.t.JK
-	rows := ij.NumRows()
-	for u := firstRow(ij, lo); u < rows && ij.Offsets[u] < hi; u++ {
-		a := ik.Row(u)
+func (w *markWorker) countRange(lo, hi uint64) (n uint64) {
+	d := w.drive
+	rows := d.NumRows()
+	for r := firstRow(d, lo); r < rows && d.Offsets[r] < hi; r++ {
+		a := w.mark.Row(r)
 		if len(a) == 0 {
 			continue
 		}
-		vs := ij.Cols[max(lo, ij.Offsets[u]):min(hi, ij.Offsets[u+1])]
-		if probes := probeLen(jk, vs); len(a) > lopsidedRatio*probes {
-			for _, v := range vs {
-				n += searchCount(jk.Row(int64(v)), a)
+		cs := d.Cols[max(lo, d.Offsets[r]):min(hi, d.Offsets[r+1])]
+		if len(a) > lopsidedRatio*w.probeLen(cs) {
+			for _, c := range cs {
+				n += searchCount(w.probe.Row(int64(c)), a)
 			}
 			continue
 		}
-		n += w.countMarked(a, vs)
+		n += w.countMarked(a, cs)
 	}
 	return n
 }
 
-// countMarked marks a, probes the JK rows of vs, and clears the marks.
-func (w *hashWorker) countMarked(a []uint32, vs []uint32) (n uint64) {
-	jk, marks := w.t.JK, w.marks
+// countMarked marks a, probes the rows cs of probe, and clears the marks.
+func (w *markWorker) countMarked(a []uint32, cs []uint32) (n uint64) {
+	bits := w.bits
 	for _, x := range a {
-		marks[x>>6] |= 1 << (x & 63)
+		bits[x>>6] |= 1 << (x & 63)
 	}
-	last := a[len(a)-1]
-	for _, v := range vs {
-		b := jk.Row(int64(v))
+	first, last := a[0], a[len(a)-1]
+	for _, c := range cs {
+		b := w.probe.Row(int64(c))
+		if len(b) == 0 {
+			continue
+		}
+		if b[0] < first {
+			b = b[lowerBound(b, first):]
+		}
 		if len(b) > lopsidedRatio*len(a) {
 			n += searchCount(a, b)
 			continue
 		}
 		for _, x := range b {
 			if x > last {
-				break // nothing above u's last element is marked
+				break // nothing above a's last element is marked
 			}
-			n += marks[x>>6] >> (x & 63) & 1
+			n += bits[x>>6] >> (x & 63) & 1
 		}
 	}
 	for _, x := range a {
-		marks[x>>6] = 0
+		bits[x>>6] = 0
 	}
 	return n
 }
 
-// probeLen is the total length of the JK rows of vs.
-func probeLen(jk *graph.CSR, vs []uint32) int {
+// probeLen is the total length of the probe rows cs.
+func (w *markWorker) probeLen(cs []uint32) int {
 	var s int64
-	for _, v := range vs {
-		s += jk.Degree(int64(v))
+	for _, c := range cs {
+		s += w.probe.Degree(int64(c))
 	}
 	return int(s)
 }

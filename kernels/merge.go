@@ -32,7 +32,7 @@ func (m *mergeCounter) Count(ctx context.Context, t Subtask) (Result, error) {
 	if isEmpty(t) {
 		return Result{}, ctx.Err()
 	}
-	return runParallel(ctx, "merge", t, m.opts.Workers, m.opts.Progress,
+	return runParallel(ctx, "merge", t.IJ.NumEdges(), m.opts.Workers, m.opts.Progress,
 		func() rangeCounter { return mergeWorker{t} })
 }
 

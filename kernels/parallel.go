@@ -12,8 +12,8 @@ import (
 	"github.com/trigrid/trigrid/graph"
 )
 
-// rangeCounter counts the triangles closed by IJ's edges with positions in
-// [lo, hi) of IJ.Cols. A chunk may start or end inside a row, so that one
+// rangeCounter counts the triangles closed by the edges with positions in
+// [lo, hi) of the driving CSR's Cols (IJ, or its transpose). A chunk may start or end inside a row, so that one
 // hub row cannot make one worker the straggler of a whole subtask.
 // Each worker owns one rangeCounter (and its scratch); they are never shared.
 type rangeCounter interface {
@@ -23,7 +23,7 @@ type rangeCounter interface {
 // progressInterval throttles CPUOptions.Progress.
 const progressInterval = 250 * time.Millisecond
 
-// Chunk sizes, in IJ edges. Chunks are carved from the edge space, not the
+// Chunk sizes, in edges of the driving CSR. Chunks are carved from the edge space, not the
 // row space: IJ.Offsets is already the prefix sum of edges per row, and rmat
 // rows are so skewed that equal row counts make very unequal chunks. Many
 // chunks per worker let the atomic cursor absorb the remaining skew (the
@@ -49,14 +49,13 @@ func resolveWorkers(n int) int {
 }
 
 // runParallel counts a subtask with dynamic scheduling: workers take chunks
-// of IJ's edge space from an atomic cursor until none are left or ctx is
+// of an edge space of total edges (IJ's, or its transpose's) from an atomic cursor until none are left or ctx is
 // cancelled, each summing into a local uint64 that is written once at the
 // end (no shared cache line is written in the loop). newWorker is called
 // once per worker goroutine, on that goroutine. A runtime fault in a worker
 // (malformed CSR) becomes an error naming kernel.
-func runParallel(ctx context.Context, kernel string, t Subtask, workers int,
+func runParallel(ctx context.Context, kernel string, total int64, workers int,
 	progress func(done, total int64), newWorker func() rangeCounter) (Result, error) {
-	total := t.IJ.NumEdges()
 	workers = resolveWorkers(workers)
 	chunk := chunkEdges(total, workers)
 	nchunks := (uint64(total) + chunk - 1) / chunk
@@ -144,7 +143,9 @@ func startProgress(progress func(done, total int64), done *atomic.Int64, total i
 
 // firstRow returns the row that holds edge position pos of c: the first row
 // whose end offset is above pos.
-func firstRow(c *graph.CSR, pos uint64) int64 {
-	n := int(c.NumRows())
-	return int64(sort.Search(n, func(r int) bool { return c.Offsets[r+1] > pos }))
+func firstRow(c *graph.CSR, pos uint64) int64 { return int64(firstRowOf(c.Offsets, pos)) }
+
+// firstRowOf is firstRow over bare offsets.
+func firstRowOf(offsets []uint64, pos uint64) int {
+	return sort.Search(len(offsets)-1, func(r int) bool { return offsets[r+1] > pos })
 }
