@@ -10,8 +10,9 @@
 //
 // Build (device machine):
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Xcompiler -fopenmp -Ikernels/cuda \
-//     kernels/cuda/trust.cu kernels/cuda/wetric.cu \
+//     kernels/cuda/{trust,wetric,polak,trix,grouptc}.cu \
 //     kernels/cuda/tools/trustwetric_test.cu -o twt -lgomp
+// (polak, trix and grouptc are timed beside them for the auto policy.)
 // Use:
 //   twt check FILE...            CPU-checked P = 1..4 on edge-list files
 //   twt random                   arbitrary blocks against brute force
@@ -368,6 +369,9 @@ struct KernelDef {
     tg_kernel_fn fn;
 };
 static const KernelDef kKernels[] = {{"trust", tg_kernel_trust}, {"wetric", tg_kernel_wetric}};
+static const KernelDef kAll[] = {{"polak", tg_kernel_polak},     {"trix", tg_kernel_trix},
+                                 {"grouptc", tg_kernel_grouptc}, {"trust", tg_kernel_trust},
+                                 {"wetric", tg_kernel_wetric}};
 
 static int failures = 0, passes = 0;
 
@@ -379,20 +383,38 @@ static void expect(const char *what, const char *kern, uint64_t got, uint64_t wa
     fflush(stdout);
 }
 
-static void check_partitions(Runner &r, const char *name, const HostCSR &g, uint64_t want, int maxP) {
-    for (int P = 1; P <= maxP; P++) {
+// Sum over all P^3 subtasks for each kernel; with timed, also the summed
+// kernel times of the diagonal (one block thrice) and the other subtasks,
+// each subtask run once after a warm-up pass.
+static void check_partitions(Runner &r, const char *name, const HostCSR &g, uint64_t want, int maxP,
+                             bool timed = false, int minP = 1) {
+    for (int P = minP; P <= maxP; P++) {
         std::vector<HostCSR> hb = P == 1 ? std::vector<HostCSR>{g} : partition(g, P);
         std::vector<DevBlock> db(hb.size());
         for (size_t i = 0; i < hb.size(); i++) db[i].upload(hb[i]);
-        for (const KernelDef &k : kKernels) {
+        const KernelDef *ks = timed ? kAll : kKernels;
+        int nk = timed ? 5 : 2;
+        for (int ki = 0; ki < nk; ki++) {
+            const KernelDef &k = ks[ki];
             uint64_t sum = 0;
-            for (int I = 0; I < P; I++)
-                for (int J = 0; J < P; J++)
-                    for (int K = 0; K < P; K++)
-                        sum += r.run(k.fn, &db[I * P + J].d, &db[I * P + K].d, &db[J * P + K].d);
+            double ms_diag = 0, ms_off = 0;
+            for (int pass = 0; pass < (timed ? 2 : 1); pass++) {
+                sum = 0;
+                ms_diag = ms_off = 0;
+                for (int I = 0; I < P; I++)
+                    for (int J = 0; J < P; J++)
+                        for (int K = 0; K < P; K++) {
+                            float ms = 0;
+                            sum += r.run(k.fn, &db[I * P + J].d, &db[I * P + K].d, &db[J * P + K].d, &ms);
+                            (I == J && J == K ? ms_diag : ms_off) += ms;
+                        }
+            }
             char what[128];
             snprintf(what, sizeof what, "%s P=%d", name, P);
             expect(what, k.name, sum, want);
+            if (timed)
+                printf("ptime %s P=%d %-8s diag_ms %.3f offdiag_ms %.3f total_ms %.3f\n", name, P, k.name, ms_diag,
+                       ms_off, ms_diag + ms_off);
         }
         for (auto &d : db) d.release();
     }
@@ -512,6 +534,7 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
     printf("graph %s: n=%lld m=%lld maxdeg=%lld%s%llu\n", name, (long long)g.nrows, (long long)g.c.size(),
            (long long)d.d.max_degree, have ? " triangles=" : " (no cpu count) ", (unsigned long long)want);
     const Variant vars[] = {
+        {"polak", ""}, {"trix", ""}, {"grouptc", ""},
         {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=128"}, {"trust", "TG_TRUST_CTA_THREADS=512"},
         {"trust", "TG_TRUST_WARPMAX=128 TG_TRUST_CTA_THREADS=512"}, {"trust", "TG_TRUST_WARPMAX=32"},
         {"trust", "diag TG_TRUST_ONLY_WARP=1"}, {"trust", "diag TG_TRUST_ONLY_WARP=1 TG_TRUST_WARPMAX=128"},
@@ -535,7 +558,11 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
             *eq = 0;
             setenv(tok, eq + 1, 1);
         }
-        tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0 ? tg_kernel_trust : tg_kernel_wetric;
+        tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0    ? tg_kernel_trust
+                          : strcmp(v.kernel, "wetric") == 0 ? tg_kernel_wetric
+                          : strcmp(v.kernel, "polak") == 0  ? tg_kernel_polak
+                          : strcmp(v.kernel, "trix") == 0   ? tg_kernel_trix
+                                                            : tg_kernel_grouptc;
         uint64_t c0 = r.run(fn, &d.d, &d.d, &d.d); // warm-up
         std::vector<float> t(reps);
         bool same = true;
@@ -550,7 +577,7 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
     }
     for (const char *k : kEnv) unsetenv(k);
     d.release();
-    if (maxP > 1) check_partitions(r, name, g, ref, maxP);
+    if (maxP > 1) check_partitions(r, name, g, ref, maxP, true, maxP);
 }
 
 int main(int argc, char **argv) {
