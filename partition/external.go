@@ -6,7 +6,8 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"unsafe"
+	"sync"
+	"sync/atomic"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
@@ -18,44 +19,57 @@ import (
 // to the in-memory path's for the same partition id:
 //
 //	pass 1  stream the file; count self-loops; normalise each non-loop edge
-//	        to (min, max) original ids; spill sorted, deduplicated buffers
-//	        into buckets by hash(min) (every copy of an edge lands in one
-//	        bucket); keep the sorted set of distinct non-loop ids.
-//	pass 2  per bucket: load, sort, dedupe, map to compact ids (ascending
-//	        original id, Clean's contract), count exact degrees, spill the
-//	        compact pairs.
+//	        to (min, max) original ids and spill it into a bucket by
+//	        hash(min) (every copy of an edge lands in one bucket); collect
+//	        the distinct non-loop ids (idSet). The reader fills one buffer
+//	        while a second goroutine buckets and spills the previous one.
+//	pass 2  per bucket, in parallel: load, map to compact ids (ascending
+//	        original id, Clean's contract) packed as cu<<32|cv, radix sort,
+//	        dedupe, count exact degrees, spill the sorted keys.
 //	rank    by (degree, compact id), as Orient does.
-//	pass 3  per bucket: relabel to ranks, orient low -> high, route each
-//	        edge to its block's runs as (local row, local col).
-//	pass 4  per block: load, sort, build the CSR, encode, store.
+//	pass 3  per bucket, in parallel: relabel to ranks, orient low -> high,
+//	        route each edge to its block's runs as local row<<32|col.
+//	pass 4  per block, in parallel as memory allows: load, radix sort,
+//	        build the CSR, encode, store.
 //
-// Memory: O(n) arrays stay resident: the sorted distinct ids (8 bytes per
-// vertex, twice while the set grows), degrees and ranks (4 + 4), and for
-// the range scheme a bucket map and a degree copy (2 + 4); in all about
-// 16-24 bytes per vertex. The rest of MemLimit goes to spill buffers and
-// to one block at a time in pass 4. The limit must hold the arrays plus
-// a few MiB of buffers; it is checked as soon as n is known and refused
-// with an error naming the shortfall. While it runs the Go runtime's soft
-// memory limit is set to MemLimit so the collector keeps the heap within
-// it (restored after).
+// Runs are varint-coded (sorted keys as gaps) and zstd-compressed at the
+// fastest level by the goroutines that produce them.
+//
+// Memory: O(n) arrays stay resident: the id set (a bitmap of 1.5 bits per
+// id value when ids are dense, else 8 bytes per vertex), degrees (4 bytes
+// per vertex per worker in pass 2), ranks (4) and the id map by rank (8),
+// and for the range scheme a degree copy and a bucket map (4 + 2). The
+// rest of MemLimit goes to spill buffers and to the buckets and blocks in
+// flight. The limit must hold the arrays plus a few MiB of buffers; it is
+// checked as soon as n is known and refused with an error naming the
+// shortfall. While it runs the Go runtime's soft memory limit is set to
+// MemLimit so the collector keeps the heap within it (restored after).
 
 const (
 	// minSpillPairs keeps spills from degenerating into tiny frames.
 	minSpillPairs = 1 << 12
-	// bufferShare is the fraction of the free budget one spill buffer
-	// takes: the buffer, its sort/bucket scratch and compression buffers.
-	bufferShare = 6
+	// pass1Share: pass 1 holds four pair buffers (two being filled or
+	// handed over, two of bucketing/sorting scratch) of limit/pass1Share
+	// bytes each, leaving room for the id set, zstd state and the
+	// collector's slack.
+	pass1Share = 12
+	// bucketBytes is the working memory per edge of a pass 2/3 bucket:
+	// the loaded pair (16 bytes), reused in place for keys and sort
+	// scratch, plus routing scratch in pass 3.
+	bucketBytes = 24
 )
 
 type extRun struct {
-	ctx   context.Context
-	cfg   *Config
-	path  string
-	dir   string
-	limit int64
+	ctx     context.Context
+	cfg     *Config
+	path    string
+	limit   int64
+	workers int
 
-	cst graph.CleanStats
-	ids []uint64 // sorted distinct non-loop original ids = compact id -> original
+	cst  graph.CleanStats
+	ids  *idSet
+	deg  []uint32
+	seen atomic.Uint64 // unique edges seen by pass 2
 }
 
 func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
@@ -69,7 +83,8 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		return nil, fmt.Errorf("partition: temp dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	x := &extRun{ctx: ctx, cfg: &cfg, path: path, dir: dir, limit: cfg.MemLimit}
+	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, workers: cfg.Workers,
+		ids: newIDSet(cfg.MemLimit / 8)}
 	if ro.Workers == 0 {
 		ro.Workers = cfg.Workers
 	}
@@ -78,15 +93,15 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	if err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}
-	// Buckets of pass 1/2: sized so that one bucket of deduplicated pairs
-	// (16 bytes each, plus sort scratch) takes a fraction of the limit even
-	// if every 4 input bytes were an edge (the densest text; binary is 8+).
+	// Buckets of pass 1/2: sized so that the buckets of all workers take
+	// half the limit even if every 4 input bytes were an edge (the densest
+	// text; binary is 8+).
 	est := fi.Size() / 4
 	if len(path) > 3 && (path[len(path)-3:] == ".gz" || path[len(path)-4:] == ".zst") {
 		est *= 8
 	}
-	nb := int(min(max(est*16*4/max(cfg.MemLimit, 1), 16), 8192))
-	pairs, err := newRunSet(dir, "pairs", nb)
+	nb := int(min(max(est*bucketBytes*int64(x.workers)*2/max(cfg.MemLimit, 1), int64(2*x.workers)), 8192))
+	pairs, err := newRunSet(dir, "pairs", nb, codecVarint, x.workers)
 	if err != nil {
 		return nil, err
 	}
@@ -94,24 +109,27 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	if err := x.pass1(ro, pairs); err != nil {
 		return nil, err
 	}
+	x.ids.freeze()
 	clock.mark("pass1-read")
-	n := int64(len(x.ids))
+	n := x.ids.len()
 	if n > 1<<32-1 {
 		return nil, fmt.Errorf("partition: %s: %d vertices: %w", path, n, graph.ErrTooManyVertices)
 	}
-	fixed := 24 * n
-	if fixed+minSpillPairs*16*bufferShare > cfg.MemLimit {
+	fixed := x.ids.bytes() + (4*int64(x.workers)+16)*n
+	if cfg.Scheme == storage.SchemeRange {
+		fixed += 6 * n
+	}
+	if need := fixed + minSpillPairs*bucketBytes*int64(x.workers); need > cfg.MemLimit {
 		return nil, fmt.Errorf("partition: %s: memory limit %d bytes cannot hold the per-vertex arrays of %d vertices (~%d bytes) plus buffers; raise it to at least %d",
-			path, cfg.MemLimit, n, fixed, fixed+minSpillPairs*16*bufferShare+64<<20)
+			path, cfg.MemLimit, n, fixed, need+64<<20)
 	}
 
-	compact, err := newRunSet(dir, "compact", nb)
+	compact, err := newRunSet(dir, "compact", nb, codecDelta, x.workers)
 	if err != nil {
 		return nil, err
 	}
 	defer compact.close()
-	deg, err := x.pass2(pairs, compact)
-	if err != nil {
+	if err := x.pass2(pairs, compact); err != nil {
 		return nil, err
 	}
 	pairs.close()
@@ -119,27 +137,26 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 
 	// Rank by (degree, compact id): a counting sort by degree is stable in
 	// compact id.
-	rank, st := rankByDegree(deg)
+	rank, st := rankByDegree(x.deg)
 	st.Source = path
 	st.Order = graph.OrderDegree.String()
 	idsByRank := make([]uint64, n)
-	for c, r := range rank {
-		idsByRank[r] = x.ids[c]
-	}
+	x.ids.forEach(func(c uint32, id uint64) { idsByRank[rank[c]] = id })
 	x.ids = nil
-	degRank := make([]uint32, n) // the range grid wants degrees in rank order
-	for c, r := range rank {
-		degRank[r] = deg[c]
-	}
-	deg = nil
 	var l *Layout
 	switch cfg.Scheme {
 	case storage.SchemeHash:
+		x.deg = nil
 		l, err = NewHashLayout(n, cfg.P)
 	case storage.SchemeRange:
+		degRank := make([]uint32, n) // the range grid wants degrees in rank order
+		for c, r := range rank {
+			degRank[r] = x.deg[c]
+		}
+		x.deg = nil
 		g := newRangeGrid(degRank, cfg.P)
-		err = x.forEachForward(compact, rank, func(u, v uint32) { g.addEdge(u, v) })
-		if err == nil {
+		degRank = nil
+		if err = x.countGrid(compact, rank, g); err == nil {
 			var b []uint64
 			b, err = g.bounds(cfg.P)
 			if err == nil {
@@ -147,14 +164,13 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 			}
 		}
 	}
-	degRank = nil
 	if err != nil {
 		return nil, err
 	}
 	clock.mark("rank+layout")
 
 	p := l.P
-	blocks, err := newRunSet(dir, "blocks", p*p)
+	blocks, err := newRunSet(dir, "blocks", p*p, codecHiLo, x.workers)
 	if err != nil {
 		return nil, err
 	}
@@ -197,34 +213,52 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 
 // pass1 streams the file into normalised pair runs and the distinct id set.
 func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
-	free := x.limit / bufferShare
-	capPairs := int(max(free/16/3, minSpillPairs))
-	buf := make([]uint64, 0, 2*capPairs)
-	var loops []uint64
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
+	capPairs := int(max(x.limit/pass1Share/16, minSpillPairs))
+	// The reader fills one buffer while the spiller owns the other; the
+	// spiller buckets a handed-over buffer into its scratch, returns the
+	// buffer at once and then encodes the buckets.
+	free := make(chan []uint64, 2)
+	full := make(chan []uint64, 1)
+	free <- make([]uint64, 0, 2*capPairs)
+	free <- make([]uint64, 0, 2*capPairs)
+	var (
+		mu       sync.Mutex
+		spillErr error
+		done     = make(chan struct{})
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if spillErr == nil {
+			spillErr = err
 		}
-		// Collect the distinct ids, then bucket the pairs by hash(min);
-		// deduplication waits for pass 2, where every copy of an edge
-		// meets in one bucket.
-		idsBuf := append([]uint64(nil), buf...)
-		slices.Sort(idsBuf)
-		idsBuf = slices.Compact(idsBuf)
-		x.ids = mergeSorted(x.ids, idsBuf)
-		idsBuf = nil
-		scratch := make([]uint64, len(buf))
-		start := bucketizePairs(buf, scratch, out.buckets)
-		if err := out.spill(buf, start); err != nil {
-			return err
-		}
-		buf = buf[:0]
-		if len(loops) > 1<<16 {
-			slices.Sort(loops)
-			loops = slices.Compact(loops)
-		}
-		return nil
+		mu.Unlock()
 	}
+	go func() {
+		defer close(done)
+		a, b := make([]uint64, 2*capPairs), make([]uint64, 2*capPairs)
+		for buf := range full {
+			mu.Lock()
+			failed := spillErr != nil
+			mu.Unlock()
+			if failed {
+				free <- buf[:0]
+				continue
+			}
+			x.ids.add(buf, a, b)
+			start := bucketizePairs(buf, a, out.buckets)
+			free <- buf[:0]
+			err := parallelFor(x.ctx, out.buckets, x.workers, func(k int) {
+				if err := out.put(k, a[start[k]:start[k+1]]); err != nil {
+					fail(err)
+				}
+			})
+			if err != nil {
+				fail(err)
+			}
+		}
+	}()
+	var loops []uint64
+	buf := <-free
 	_, err := edgeio.Stream(x.ctx, x.path, ro, func(batch []graph.Edge) error {
 		x.cst.InputEdges += uint64(len(batch))
 		for _, e := range batch {
@@ -233,62 +267,48 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 				loops = append(loops, e.U)
 				continue
 			}
-			a, b := min(e.U, e.V), max(e.U, e.V)
-			buf = append(buf, a, b)
+			buf = append(buf, min(e.U, e.V), max(e.U, e.V))
 			if len(buf) == cap(buf) {
-				if err := flush(); err != nil {
+				full <- buf
+				buf = <-free
+				mu.Lock()
+				err := spillErr
+				mu.Unlock()
+				if err != nil {
 					return err
 				}
 			}
 		}
+		if len(loops) > 1<<16 {
+			slices.Sort(loops)
+			loops = slices.Compact(loops)
+		}
 		return nil
 	})
+	if len(buf) > 0 && err == nil {
+		full <- buf
+	}
+	close(full)
+	<-done
 	if err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
-		return err
+	if spillErr != nil {
+		return spillErr
 	}
 	slices.Sort(loops)
 	loops = slices.Compact(loops)
 	for _, id := range loops {
-		if _, ok := slices.BinarySearch(x.ids, id); !ok {
+		if !x.ids.contains(id) {
 			x.cst.IsolatedIDs++
 		}
 	}
 	return nil
 }
 
-func pairView(b []uint64) [][2]uint64 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*[2]uint64)(unsafe.Pointer(&b[0])), len(b)/2)
-}
-
-func cmpPair(a, b [2]uint64) int {
-	if a[0] != b[0] {
-		if a[0] < b[0] {
-			return -1
-		}
-		return 1
-	}
-	if a[1] < b[1] {
-		return -1
-	}
-	if a[1] > b[1] {
-		return 1
-	}
-	return 0
-}
-
-// bucketOf spreads original ids over buckets with a multiplicative hash,
-// so ids clustered in any range still split evenly.
-func bucketOf(id uint64, buckets int) int {
-	return int((id * 0x9e3779b97f4a7c15 >> 32) % uint64(buckets))
-}
-
-func bucketizePairs(buf, scratch []uint64, buckets int) []int {
+// bucketizePairs copies the (min, max) pairs of buf into dst grouped by
+// bucketOf(min) and returns the bucket starts (in elements).
+func bucketizePairs(buf, dst []uint64, buckets int) []int {
 	start := make([]int, buckets+1)
 	for k := 0; k < len(buf); k += 2 {
 		start[bucketOf(buf[k], buckets)+1] += 2
@@ -299,11 +319,219 @@ func bucketizePairs(buf, scratch []uint64, buckets int) []int {
 	pos := append([]int(nil), start[:buckets]...)
 	for k := 0; k < len(buf); k += 2 {
 		b := bucketOf(buf[k], buckets)
-		scratch[pos[b]], scratch[pos[b]+1] = buf[k], buf[k+1]
+		dst[pos[b]], dst[pos[b]+1] = buf[k], buf[k+1]
 		pos[b] += 2
 	}
-	copy(buf, scratch)
 	return start
+}
+
+// forBuckets runs fn over the buckets of in on x.workers goroutines, each
+// with its own load buffer (grown to the largest bucket it meets), and
+// returns the first error.
+func (x *extRun) forBuckets(in *runSet, fn func(w, b int, data []uint64) error) error {
+	var (
+		mu    sync.Mutex
+		first error
+		next  atomic.Int64
+	)
+	var wg sync.WaitGroup
+	for w := range min(x.workers, in.buckets) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []uint64
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= in.buckets {
+					return
+				}
+				err := x.ctx.Err()
+				if err == nil {
+					buf, err = in.load(b, buf[:0])
+				}
+				if err == nil {
+					err = fn(w, b, buf)
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					next.Store(int64(in.buckets))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		if x.ctx.Err() != nil {
+			return fmt.Errorf("partition: %w", first)
+		}
+		return first
+	}
+	return nil
+}
+
+// pass2 dedupes each bucket, maps to compact ids and counts degrees; the
+// compact pairs are spilled sorted as cu<<32|cv (cu < cv) in the same
+// buckets.
+func (x *extRun) pass2(in, out *runSet) error {
+	n := x.ids.len()
+	degs := make([][]uint32, min(x.workers, in.buckets))
+	var done atomic.Int64
+	err := x.forBuckets(in, func(w, b int, pairs []uint64) error {
+		if degs[w] == nil {
+			degs[w] = make([]uint32, n)
+		}
+		deg := degs[w]
+		// Keys go to the first half of the pair buffer in place (key k is
+		// written after pair k has been read); the second half is the
+		// sort scratch.
+		m := len(pairs) / 2
+		for k := range m {
+			cu, cv := x.ids.find(pairs[2*k]), x.ids.find(pairs[2*k+1])
+			pairs[k] = uint64(cu)<<32 | uint64(cv)
+		}
+		keys := radixSort(pairs[:m], pairs[m:2*m])
+		keys = slices.Compact(keys)
+		for _, k := range keys {
+			deg[k>>32]++
+			deg[uint32(k)]++
+		}
+		x.seen.Add(uint64(len(keys)))
+		if err := out.put(b, keys); err != nil {
+			return err
+		}
+		x.cfg.progress("dedupe", done.Add(1), int64(in.buckets))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	x.deg = degs[0]
+	if x.deg == nil {
+		x.deg = make([]uint32, n)
+	}
+	for _, d := range degs[1:] {
+		for v, c := range d {
+			x.deg[v] += c
+		}
+	}
+	unique := x.seen.Load()
+	x.cst.Duplicates = x.cst.InputEdges - x.cst.SelfLoops - unique
+	x.cst.Vertices = n
+	x.cst.Edges = int64(unique)
+	return nil
+}
+
+// countGrid fills the range grid from the forward edges, one cell matrix
+// per worker while memory allows.
+func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
+	nb := g.buckets()
+	if nb == 0 {
+		return nil
+	}
+	// One cell matrix per worker if they fit a quarter of the limit, else
+	// one shared matrix and one bucket at a time.
+	workers := min(x.workers, in.buckets)
+	shared := int64(len(g.cells))*8*int64(workers) > x.limit/4
+	cells := make([][]uint64, workers)
+	cells[0] = g.cells
+	var mu sync.Mutex
+	err := x.forBuckets(in, func(w, _ int, keys []uint64) error {
+		if shared {
+			w = 0
+			mu.Lock()
+			defer mu.Unlock()
+		} else if cells[w] == nil {
+			cells[w] = make([]uint64, len(g.cells))
+		}
+		c := cells[w]
+		for _, k := range keys {
+			u, v := rank[k>>32], rank[uint32(k)]
+			if u > v {
+				u, v = v, u
+			}
+			c[int(g.bucket[u])*nb+int(g.bucket[v])]++
+		}
+		return nil
+	})
+	for _, c := range cells[1:] {
+		for i, v := range c {
+			g.cells[i] += v
+		}
+	}
+	return err
+}
+
+// pass3 routes every forward edge to its block as local row<<32|local col.
+func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
+	p := l.P
+	return x.forBuckets(in, func(_, _ int, keys []uint64) error {
+		blk := make([]uint32, len(keys))
+		for k, key := range keys {
+			u, v := rank[key>>32], rank[uint32(key)]
+			if u > v {
+				u, v = v, u
+			}
+			gi, gj := l.Group(u), l.Group(v)
+			keys[k] = uint64(l.Local(u, gi))<<32 | uint64(l.Local(v, gj))
+			blk[k] = uint32(gi*p + gj)
+		}
+		start := make([]int, p*p+1)
+		for _, b := range blk {
+			start[b+1]++
+		}
+		for b := 1; b < len(start); b++ {
+			start[b] += start[b-1]
+		}
+		routed := make([]uint64, len(keys))
+		pos := append([]int(nil), start[:p*p]...)
+		for k, b := range blk {
+			routed[pos[b]] = keys[k]
+			pos[b]++
+		}
+		blk = nil
+		for b := range p * p {
+			if err := out.put(b, routed[start[b]:start[b+1]]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// buildBlock loads block (i, j)'s routed edges and builds its CSR.
+func buildBlock(in *runSet, l *Layout, i, j int) (*graph.CSR, error) {
+	b := i*l.P + j
+	m := int(in.count[b])
+	buf, err := in.load(b, make([]uint64, 0, 2*m))
+	if err != nil {
+		return nil, err
+	}
+	keys := radixSort(buf[:m], buf[m:2*m])
+	rows := l.GroupSize(i)
+	c := &graph.CSR{Offsets: make([]uint64, rows+1), Cols: make([]uint32, len(keys)), NCols: l.GroupSize(j)}
+	for k, key := range keys {
+		r := key >> 32
+		if r >= uint64(rows) || int64(uint32(key)) >= c.NCols {
+			return nil, fmt.Errorf("partition: routed edge (%d,%d) outside a %dx%d block", r, uint32(key), rows, c.NCols)
+		}
+		c.Offsets[r+1]++
+		c.Cols[k] = uint32(key)
+	}
+	for r := int64(1); r <= rows; r++ {
+		c.Offsets[r] += c.Offsets[r-1]
+	}
+	return c, nil
+}
+
+// bucketOf spreads original ids over buckets with a multiplicative hash,
+// so ids clustered in any range still split evenly.
+func bucketOf(id uint64, buckets int) int {
+	return int((id * 0x9e3779b97f4a7c15 >> 32) % uint64(buckets))
 }
 
 func mergeSorted(a, b []uint64) []uint64 {
@@ -328,44 +556,6 @@ func mergeSorted(a, b []uint64) []uint64 {
 	}
 	out = append(out, a[i:]...)
 	return append(out, b[j:]...)
-}
-
-// pass2 dedupes each bucket, maps to compact ids and counts degrees; the
-// compact pairs are spilled as cu<<32|cv (cu < cv) in the same buckets.
-func (x *extRun) pass2(in, out *runSet) ([]uint32, error) {
-	deg := make([]uint32, len(x.ids))
-	idx := newIDIndex(x.ids)
-	var unique uint64
-	var buf, keys []uint64
-	for b := 0; b < in.buckets; b++ {
-		if err := x.ctx.Err(); err != nil {
-			return nil, fmt.Errorf("partition: %w", err)
-		}
-		var err error
-		buf, err = in.load(b, buf[:0])
-		if err != nil {
-			return nil, err
-		}
-		ps := pairView(buf)
-		slices.SortFunc(ps, cmpPair)
-		ps = slices.Compact(ps)
-		unique += uint64(len(ps))
-		keys = keys[:0]
-		for _, e := range ps {
-			cu, cv := idx.find(e[0]), idx.find(e[1])
-			deg[cu]++
-			deg[cv]++
-			keys = append(keys, uint64(cu)<<32|uint64(cv))
-		}
-		if err := out.spillBucket(b, keys); err != nil {
-			return nil, err
-		}
-		x.cfg.progress("dedupe", int64(b+1), int64(in.buckets))
-	}
-	x.cst.Duplicates = x.cst.InputEdges - x.cst.SelfLoops - unique
-	x.cst.Vertices = int64(len(x.ids))
-	x.cst.Edges = int64(unique)
-	return deg, nil
 }
 
 // idIndex finds compact ids (positions in the sorted distinct ids) with a
@@ -444,102 +634,4 @@ func rankByDegree(deg []uint32) ([]uint32, storage.GraphStats) {
 		start[d]++
 	}
 	return rank, st
-}
-
-// forEachForward streams the compact pairs as forward edges in rank ids.
-func (x *extRun) forEachForward(in *runSet, rank []uint32, fn func(u, v uint32)) error {
-	var buf []uint64
-	for b := 0; b < in.buckets; b++ {
-		if err := x.ctx.Err(); err != nil {
-			return fmt.Errorf("partition: %w", err)
-		}
-		var err error
-		buf, err = in.load(b, buf[:0])
-		if err != nil {
-			return err
-		}
-		for _, k := range buf {
-			u, v := rank[k>>32], rank[uint32(k)]
-			if u > v {
-				u, v = v, u
-			}
-			fn(u, v)
-		}
-	}
-	return nil
-}
-
-// pass3 routes every forward edge to its block as local row<<32|local col.
-func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
-	p := l.P
-	free := x.limit - 16*int64(len(rank))
-	capEdges := int(max(free/bufferShare/16, minSpillPairs))
-	buf := make([]uint64, 0, capEdges)
-	blk := make([]uint32, 0, capEdges)
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		start := make([]int, p*p+1)
-		for _, b := range blk {
-			start[b+1]++
-		}
-		for b := 1; b < len(start); b++ {
-			start[b] += start[b-1]
-		}
-		scratch := make([]uint64, len(buf))
-		pos := append([]int(nil), start[:p*p]...)
-		for k, b := range blk {
-			scratch[pos[b]] = buf[k]
-			pos[b]++
-		}
-		if err := out.spill(scratch, start); err != nil {
-			return err
-		}
-		buf, blk = buf[:0], blk[:0]
-		return nil
-	}
-	var ferr error
-	err := x.forEachForward(in, rank, func(u, v uint32) {
-		if ferr != nil {
-			return
-		}
-		gi, gj := l.Group(u), l.Group(v)
-		buf = append(buf, uint64(l.Local(u, gi))<<32|uint64(l.Local(v, gj)))
-		blk = append(blk, uint32(gi*p+gj))
-		if len(buf) == cap(buf) {
-			ferr = flush()
-		}
-	})
-	if err != nil {
-		return err
-	}
-	if ferr != nil {
-		return ferr
-	}
-	return flush()
-}
-
-// buildBlock loads block (i, j)'s routed edges and builds its CSR.
-func buildBlock(in *runSet, l *Layout, i, j int) (*graph.CSR, error) {
-	b := i*l.P + j
-	keys, err := in.load(b, make([]uint64, 0, in.count[b]))
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(keys)
-	rows := l.GroupSize(i)
-	c := &graph.CSR{Offsets: make([]uint64, rows+1), Cols: make([]uint32, len(keys)), NCols: l.GroupSize(j)}
-	for k, key := range keys {
-		r := key >> 32
-		if r >= uint64(rows) || int64(uint32(key)) >= c.NCols {
-			return nil, fmt.Errorf("partition: routed edge (%d,%d) outside a %dx%d block", r, uint32(key), rows, c.NCols)
-		}
-		c.Offsets[r+1]++
-		c.Cols[k] = uint32(key)
-	}
-	for r := int64(1); r <= rows; r++ {
-		c.Offsets[r] += c.Offsets[r-1]
-	}
-	return c, nil
 }

@@ -98,14 +98,22 @@ func TestExternalMatchesInMemory(t *testing.T) {
 		edges[k].V = edges[k].V*1_000_003 + 1<<40
 	}
 	edges = append(edges, graph.Edge{U: 5, V: 5}, graph.Edge{U: 1 << 62, V: 1 << 62}, edges[7], graph.Edge{U: edges[9].V, V: edges[9].U})
-	files := map[string]edgeio.WriteOptions{
-		"g.bin": {Format: edgeio.FormatBin},
-		"g.txt": {Format: edgeio.FormatEdgeList},
+	// Small ids keep the external id set in its bitmap mode; the huge ones
+	// above turn it into a sorted slice.
+	dense := append(rmatEdges(12, 8, 22), graph.Edge{U: 3, V: 3}, graph.Edge{U: 1 << 20, V: 1 << 20})
+	files := map[string]struct {
+		wo    edgeio.WriteOptions
+		edges []graph.Edge
+	}{
+		"g.bin": {edgeio.WriteOptions{Format: edgeio.FormatBin}, edges},
+		"g.txt": {edgeio.WriteOptions{Format: edgeio.FormatEdgeList}, edges},
+		"d.bin": {edgeio.WriteOptions{Format: edgeio.FormatBin}, dense},
 	}
 	ctx := context.Background()
-	for name, wo := range files {
+	for name, f := range files {
 		path := filepath.Join(dir, name)
-		if err := edgeio.WriteFile(path, edges, wo); err != nil {
+		edges := f.edges
+		if err := edgeio.WriteFile(path, edges, f.wo); err != nil {
 			t.Fatal(err)
 		}
 		for _, sc := range schemes {
