@@ -84,8 +84,7 @@ func denseRemap(edges []Edge, maxID uint64, w int, pm *progressMeter) (table []u
 // endpoints are range-partitioned into buckets by sampled splitters, each
 // bucket is sorted and deduplicated on its own (so equal ids always meet in
 // one bucket and the concatenation is globally sorted), and every edge is
-// then translated once into a pair of compact ids, looked up by bucket and
-// binary search.
+// then translated once into a pair of compact ids through a hash table.
 func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint64, pairs []uint32, isolated uint64, err error) {
 	nonLoop := len(edges) - int(sc.loops)
 	split := sampleSplitters(edges, nonLoop, w)
@@ -166,7 +165,7 @@ func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint
 
 	// Translate each non-loop edge once; the CSR builder then reads pairs
 	// without further lookups.
-	idx := sparseIndex{split: split, start: ulen, ids: origID}
+	idx := newIDTable(origID, w)
 	pairs = make([]uint32, 2*nonLoop)
 	// partNonLoop becomes each part's first pair index.
 	var at uint64
@@ -179,8 +178,9 @@ func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint
 			if e.U == e.V {
 				continue
 			}
-			pairs[j] = idx.lookup(e.U)
-			pairs[j+1] = idx.lookup(e.V)
+			cu, _ := idx.find(e.U)
+			cv, _ := idx.find(e.V)
+			pairs[j], pairs[j+1] = cu, cv
 			j += 2
 		}
 	})
@@ -220,51 +220,32 @@ func sampleSplitters(edges []Edge, nonLoop, w int) []uint64 {
 
 // bucketOf is the number of splitters <= x: ids equal to a splitter open
 // its bucket, so equal ids always land in the same bucket.
+//
+// The search is written without a data-dependent branch (the compiler
+// turns the conditional add into a conditional move): the comparisons are
+// unpredictable, and mispredictions made the branchy search the most
+// expensive step of the sparse path.
 func bucketOf(split []uint64, x uint64) int {
-	lo, hi := 0, len(split)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if split[m] <= x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	if len(split) == 0 {
+		return 0
 	}
-	return lo
-}
-
-// sparseIndex finds the compact id of an original id: its bucket by the
-// splitters, then a binary search in that bucket's slice of ids.
-type sparseIndex struct {
-	split []uint64
-	start []uint64 // bucket b's ids are ids[start[b]:start[b+1]]
-	ids   []uint64
-}
-
-// find returns the compact id of x and whether x is present.
-func (s sparseIndex) find(x uint64) (uint32, bool) {
-	b := bucketOf(s.split, x)
-	lo, hi := int(s.start[b]), int(s.start[b+1])
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.ids[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
+	base, n := 0, len(split)
+	for n > 1 {
+		half := n / 2
+		if split[base+half-1] <= x {
+			base += half
 		}
+		n -= half
 	}
-	return uint32(lo), lo < len(s.ids) && s.ids[lo] == x
-}
-
-// lookup is find for ids known to be present.
-func (s sparseIndex) lookup(x uint64) uint32 {
-	c, _ := s.find(x)
-	return c
+	if split[base] <= x {
+		base++
+	}
+	return base
 }
 
 // countLoopOnly counts the distinct ids of self-loops that have no non-loop
 // edge. Loops are rare in practice, so this runs serially.
-func countLoopOnly(edges []Edge, loops uint64, idx sparseIndex) uint64 {
+func countLoopOnly(edges []Edge, loops uint64, idx *idTable) uint64 {
 	if loops == 0 {
 		return 0
 	}

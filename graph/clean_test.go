@@ -170,3 +170,59 @@ func TestSortUint32(t *testing.T) {
 		}
 	}
 }
+
+func TestBucketOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for n := 0; n < 40; n++ {
+		split := make([]uint64, n)
+		for i := range split {
+			split[i] = r.Uint64N(100)
+		}
+		slices.Sort(split)
+		split = slices.Compact(split)
+		for x := uint64(0); x < 102; x++ {
+			want := 0
+			for _, s := range split {
+				if s <= x {
+					want++
+				}
+			}
+			if got := bucketOf(split, x); got != want {
+				t.Fatalf("bucketOf(%v, %d) = %d, want %d", split, x, got, want)
+			}
+		}
+	}
+}
+
+func TestIDTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 2, 7, 1000, 50_000} {
+		ids := make([]uint64, n)
+		set := map[uint64]bool{}
+		for i := range ids {
+			for {
+				x := r.Uint64()
+				if i%3 == 0 {
+					x = uint64(i) << 40 // strided keys
+				}
+				if !set[x] {
+					ids[i], set[x] = x, true
+					break
+				}
+			}
+		}
+		tab := newIDTable(ids, 3)
+		for c, x := range ids {
+			if got, ok := tab.find(x); !ok || got != uint32(c) {
+				t.Fatalf("n=%d: find(%d) = %d, %v, want %d", n, x, got, ok, c)
+			}
+		}
+		for i := 0; i < 1000; i++ {
+			if x := r.Uint64(); !set[x] {
+				if _, ok := tab.find(x); ok {
+					t.Fatalf("n=%d: found absent id %d", n, x)
+				}
+			}
+		}
+	}
+}
