@@ -15,8 +15,6 @@ import (
 	"github.com/trigrid/trigrid/kernels/gpu"
 )
 
-func init() { extraCommands = append(extraCommands, newBenchCommand) }
-
 // newBenchCommand is `trigrid bench`, with `bench kernels FILE...`: each
 // GPU kernel on each graph, CUDA-event kernel time (median after a
 // warm-up), every count checked against the CPU count.

@@ -49,19 +49,9 @@ for '-'). Precedence: flag > environment > config file > default.`,
 		newConvertCommand(),
 		newPartitionCommand(),
 		newInfoCommand(),
+		newBenchCommand(),
 	)
-	addExtraCommands(root)
 	return root
-}
-
-// extraCommands lets commands that live in their own files and build only
-// with optional parts register themselves without editing this file.
-var extraCommands []func() *cobra.Command
-
-func addExtraCommands(root *cobra.Command) {
-	for _, f := range extraCommands {
-		root.AddCommand(f())
-	}
 }
 
 // bindConfig gives every flag the user did not set on the command line the
