@@ -41,19 +41,27 @@ const (
 	hashBitsPerWedge = 64
 )
 
-// chooseCPUKernel is the auto policy: "hash" or "merge" for a subtask's
+// minHashcolMean is the mean JK row length from which hashcol beats hash
+// on blocks without the tail path: below it the lists are so short that
+// hash's probes cost less than hashcol's transpose and binary searches.
+const minHashcolMean = 3
+
+// chooseCPUKernel is the auto policy: a kernel name for a subtask's
 // statistics. It is pure so that it can be tested and tuned on its own.
 //
-// The hash kernel wins whenever its bitset is cheap next to the work: on
-// rmat and SNAP graphs, whole or in 2D blocks, it is faster than the merge
-// (see BenchmarkCount). The merge wins on tiny or very sparse subtasks over
-// a huge K space, where allocating and touching the bitset dominates.
+// Measured on rmat scale 18 cut into P x P blocks (P = 2, 4, 8, hash and
+// range schemes, one worker per subtask): hashcol is fastest on the whole
+// graph and on blocks with mean rows of 3 or more, hash on the short rows
+// of hash-partitioned blocks at P = 8, and merge only on tiny subtasks
+// over a large K space, where setting up a bitset costs more than the
+// count.
 func chooseCPUKernel(s SubtaskStats) string {
-	if s.KCols > maxHashBits {
+	switch {
+	case s.KCols > maxHashBits, float64(s.KCols) > hashBitsPerWedge*s.Wedges:
 		return "merge"
+	case s.SameIJIK, s.MeanJK >= minHashcolMean:
+		return "hashcol"
+	default:
+		return "hash"
 	}
-	if float64(s.KCols) > hashBitsPerWedge*s.Wedges {
-		return "merge"
-	}
-	return "hashcol"
 }

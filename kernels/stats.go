@@ -11,6 +11,13 @@ type SubtaskStats struct {
 	IKEdges, JKEdges int64
 	// KCols is the K-local column space, the bits of a marker bitset.
 	KCols int64
+	// MeanIK and MeanJK are the mean row lengths of IK and JK: the lists
+	// hashcol and hash probe, respectively.
+	MeanIK, MeanJK float64
+	// SameIJIK is set when IK is IJ itself (the whole graph, or a subtask
+	// (I, J, J) whose two blocks are one), which gives hashcol its tail
+	// path.
+	SameIJIK bool
 	// Wedges estimates the list elements the intersections touch:
 	// Edges times the mean IK and JK row lengths. It is exact in
 	// expectation only when degrees are independent of the edges that use
@@ -27,7 +34,9 @@ func Stats(t Subtask) SubtaskStats {
 	s.Edges, s.Rows = t.IJ.NumEdges(), t.IJ.NumRows()
 	s.IKEdges, s.JKEdges = t.IK.NumEdges(), t.JK.NumEdges()
 	s.KCols = kColumns(t)
-	s.Wedges = float64(s.Edges) * (mean(s.IKEdges, t.IK.NumRows()) + mean(s.JKEdges, t.JK.NumRows()))
+	s.MeanIK, s.MeanJK = mean(s.IKEdges, t.IK.NumRows()), mean(s.JKEdges, t.JK.NumRows())
+	s.SameIJIK = t.IJ == t.IK
+	s.Wedges = float64(s.Edges) * (s.MeanIK + s.MeanJK)
 	return s
 }
 
