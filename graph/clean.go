@@ -135,16 +135,17 @@ const cleanPasses = 5
 // scan holds what one read of the input tells: it decides the remap
 // strategy and sizes every later allocation.
 type scan struct {
-	maxID uint64
-	loops uint64
+	minID, maxID uint64
+	loops        uint64
 }
 
 func scanEdges(edges []Edge, w int) scan {
 	parts := min(w, max(1, len(edges)/(1<<16)))
 	res := make([]scan, parts)
 	forEachStatic(len(edges), parts, func(p, lo, hi int) {
-		var s scan
+		s := scan{minID: ^uint64(0)}
 		for _, e := range edges[lo:hi] {
+			s.minID = min(s.minID, e.U, e.V)
 			s.maxID = max(s.maxID, e.U, e.V)
 			if e.U == e.V {
 				s.loops++
@@ -152,8 +153,9 @@ func scanEdges(edges []Edge, w int) scan {
 		}
 		res[p] = s
 	})
-	var s scan
+	s := scan{minID: ^uint64(0)}
 	for _, r := range res {
+		s.minID = min(s.minID, r.minID)
 		s.maxID = max(s.maxID, r.maxID)
 		s.loops += r.loops
 	}

@@ -226,3 +226,72 @@ func TestIDTable(t *testing.T) {
 		}
 	}
 }
+
+func TestBucketer(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	// pick draws from [a, b], leaning to small offsets so that splitters
+	// cluster (the case where a prefix holds several buckets).
+	pick := func(a, b uint64) uint64 {
+		off := r.Uint64() >> r.UintN(64)
+		if span := b - a; span != ^uint64(0) {
+			off %= span + 1
+		}
+		return a + off
+	}
+	for trial := 0; trial < 200; trial++ {
+		lo := r.Uint64() >> r.UintN(64)
+		hi := pick(lo, ^uint64(0))
+		if trial%7 == 0 {
+			lo, hi = 0, ^uint64(0)
+		}
+		var split []uint64
+		for range r.IntN(50) {
+			split = append(split, pick(lo, hi))
+		}
+		slices.Sort(split)
+		split = slices.Compact(split)
+		bk := newBucketer(split, lo, hi)
+		probes := append([]uint64{lo, hi}, split...)
+		for range 200 {
+			probes = append(probes, pick(lo, hi))
+		}
+		for _, s := range split {
+			if s > lo {
+				probes = append(probes, s-1)
+			}
+		}
+		for _, x := range probes {
+			if x < lo || x > hi {
+				continue
+			}
+			if got, want := bk.of(x), bucketOf(split, x); got != want {
+				t.Fatalf("range [%d, %d], split %v: of(%d) = %d, want %d", lo, hi, split, x, got, want)
+			}
+		}
+	}
+}
+
+func TestIDSetDedupe(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, n := range []int{0, 1, 5, 100, 5000, 20000} {
+		for _, distinct := range []uint64{1, 3, 1000, 1 << 40} {
+			s := make([]uint64, n)
+			for i := range s {
+				s[i] = r.Uint64N(distinct) * 0x100000001
+				if i%10 == 0 {
+					s[i] = ^uint64(0)
+				}
+			}
+			want := slices.Clone(s)
+			slices.Sort(want)
+			want = slices.Compact(want)
+			var set idSet
+			k := set.dedupe(s)
+			got := slices.Clone(s[:k])
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n=%d distinct<%d: %d values, want %d", n, distinct, len(got), len(want))
+			}
+		}
+	}
+}
