@@ -204,7 +204,7 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsign
 template <bool GLOBAL, int kCtaThreads>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
-         unsigned long long *next, uint32_t *gtab, uint64_t gwords, unsigned long long *out) {
+         unsigned long long *next, uint32_t *gtab, uint64_t gwords, bool vc, unsigned long long *out) {
     extern __shared__ uint32_t s_dyn[];
     typedef cub::BlockScan<uint64_t, kCtaThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kCtaThreads> Reduce;
@@ -238,6 +238,20 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
         for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) tab.insert(__ldg(ik.c + i));
         __syncthreads();
         const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
+        if (!vc) {
+            // Warp-centric: a warp per neighbour v, lanes striding its
+            // clipped 2-hop list. Rows that reach this tier have long 2-hop
+            // lists, so lanes are mostly busy, and no scan or barrier is
+            // needed between neighbours.
+            const int warp = t >> 5, lane = t & 31;
+            for (uint64_t c = s0 + warp; c < s1; c += kCtaThreads / 32) {
+                uint64_t base;
+                const uint64_t len = clipped_row(jk, __ldg(ij.c + c), lo, hi, &base);
+                for (uint64_t i = lane; i < len; i += 32) cnt += tab.find(__ldg(jk.c + base + i));
+            }
+            __syncthreads();
+            continue;
+        }
         for (uint64_t c0 = s0; c0 < s1; c0 += kCtaThreads) {
             uint64_t len = 0, base = 0;
             if (c0 + t < s1) len = clipped_row(jk, __ldg(ij.c + c0 + t), lo, hi, &base);
@@ -282,6 +296,7 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
                        uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
                        tg_kernel_env *env, unsigned long long *d_count) {
     cudaError_t err;
+    const bool vc = env_long("TG_TRUST_CTA_VC", 0) != 0;
     if (need_cta) {
         // Static shared memory plus the table can pass 48 KiB, which needs
         // the opt-in even when the table alone does not.
@@ -294,12 +309,12 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
         uint64_t grid = (uint64_t)env->sm_count * per_sm;
         if (grid > cta_cap) grid = cta_cap;
         cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
-            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, d_count);
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, vc, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     if (need_glob && glob_grid > 0) {
         cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n,
-                                                              lists.glob_next, gtab, gwords, d_count);
+                                                              lists.glob_next, gtab, gwords, vc, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;

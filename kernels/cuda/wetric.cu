@@ -296,9 +296,12 @@ long env_long(const char *name, long dflt) {
 } // namespace
 
 // Parameters come from the blocks' sizes, which the host already knows, so
-// choosing them costs no device round trip. TG_WETRIC_SPREAD (4, 8, 16) and
-// TG_WETRIC_BITMAP (0 = off, else the density ratio) override them for
-// measurements.
+// choosing them costs no device round trip: the bitmap (density ratio 256,
+// rows of at least 16 elements) when jk has 2^20 edges or more and rows of
+// 32 or more, spread 16, 256 edges per block. For measurements,
+// TG_WETRIC_SPREAD (4, 8, 16), TG_WETRIC_BITMAP (0 = off, else the ratio),
+// TG_WETRIC_BMMIN (shortest row with a bitmap) and TG_WETRIC_EDGES (64 or
+// 256) override them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -309,9 +312,9 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
 
     // The bitmap pays for its three extra launches and its build only when
     // jk is large and has rows long enough for binary search to hurt.
-    long ratio = (jk.nnz >= (1 << 20) && jk_->max_degree >= 32) ? 128 : 0;
+    long ratio = (jk.nnz >= (1 << 20) && jk_->max_degree >= 32) ? 256 : 0;
     ratio = env_long("TG_WETRIC_BITMAP", ratio);
-    long spread = env_long("TG_WETRIC_SPREAD", 8);
+    long spread = env_long("TG_WETRIC_SPREAD", 16);
 
     const uint64_t *bm_off = nullptr;
     const uint32_t *bm = nullptr;
@@ -354,9 +357,9 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
             bm = bits;
         }
     }
-    // Small subtasks are bound by their heaviest block, large ones by
-    // throughput.
-    long epb = env_long("TG_WETRIC_EDGES", ij.nnz < (1 << 22) ? 64 : 256);
+    // 256 edges per block measured faster than 64 on every graph tried
+    // (docs/kernels.md), small ones included.
+    long epb = env_long("TG_WETRIC_EDGES", 256);
     if (epb == 64) {
         switch (spread) {
         case 4: return launch_wedges<4, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);

@@ -495,7 +495,8 @@ static void check_random(Runner &r) {
                                      {"TG_WETRIC_EDGES", "256"},
                                      {"TG_WETRIC_SPREAD", "16"},
                                      {"TG_TRUST_CTA_THREADS", "512"},
-                                     {"TG_TRUST_WARPMAX", "1"}};
+                                     {"TG_TRUST_WARPMAX", "1"},
+                                     {"TG_TRUST_CTA_VC", "1"}};
             for (auto &cf : cfgs) {
                 if (cf[0]) setenv(cf[0], cf[1], 1);
                 uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
@@ -522,7 +523,7 @@ static void check_random(Runner &r) {
 // ---------------------------------------------------------------- bench
 
 struct Variant { const char *kernel; const char *env; };
-static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_WETRIC_BITMAP",
+static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_TRUST_CTA_VC", "TG_WETRIC_BITMAP",
                                    "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN", "TG_WETRIC_EDGES"};
 
 static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool cpu_check, int maxP) {
@@ -535,17 +536,11 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
            (long long)d.d.max_degree, have ? " triangles=" : " (no cpu count) ", (unsigned long long)want);
     const Variant vars[] = {
         {"polak", ""}, {"trix", ""}, {"grouptc", ""},
-        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=128"}, {"trust", "TG_TRUST_CTA_THREADS=512"},
-        {"trust", "TG_TRUST_WARPMAX=128 TG_TRUST_CTA_THREADS=512"}, {"trust", "TG_TRUST_WARPMAX=32"},
-        {"trust", "diag TG_TRUST_ONLY_WARP=1"}, {"trust", "diag TG_TRUST_ONLY_WARP=1 TG_TRUST_WARPMAX=128"},
-        {"wetric", ""},
-        {"wetric", "TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_BITMAP=64"}, {"wetric", "TG_WETRIC_BITMAP=256"},
-        {"wetric", "TG_WETRIC_BITMAP=512"}, {"wetric", "TG_WETRIC_BITMAP=1024"}, {"wetric", "TG_WETRIC_BMMIN=8"},
-        {"wetric", "TG_WETRIC_BMMIN=4 TG_WETRIC_BITMAP=512"},
-        {"wetric", "TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_SPREAD=16"},
-        {"wetric", "TG_WETRIC_EDGES=64"}, {"wetric", "TG_WETRIC_EDGES=256"},
-        {"wetric", "TG_WETRIC_EDGES=64 TG_WETRIC_SPREAD=4"},
-        {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=512"},
+        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=128"}, {"trust", "TG_TRUST_WARPMAX=32"},
+        {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_THREADS=512"},
+        {"trust", "diag TG_TRUST_ONLY_WARP=1"},
+        {"wetric", ""}, {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_BITMAP=0"},
+        {"wetric", "TG_WETRIC_BITMAP=128"}, {"wetric", "TG_WETRIC_BITMAP=512"}, {"wetric", "TG_WETRIC_EDGES=64"},
     };
     uint64_t ref = have ? want : ~0ull;
     for (const Variant &v : vars) {
