@@ -47,6 +47,10 @@ var ErrTooManyVertices = errors.New("graph: too many vertices for 32-bit compact
 // maxVertices is the largest n Clean accepts: compact ids are uint32.
 const maxVertices = math.MaxUint32
 
+// vertexLimit is maxVertices, lowered by tests to reach the error path
+// without 2^32 vertices.
+var vertexLimit uint64 = maxVertices
+
 // Clean symmetrises edges, drops self-loops and duplicates, and compacts the
 // ids that have at least one non-loop edge to 0..n-1.
 //

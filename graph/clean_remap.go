@@ -62,7 +62,7 @@ func denseRemap(edges []Edge, maxID uint64, w int, pm *progressMeter) (table []u
 		isolated += loops[p]
 		active[p], n = n, n+active[p]
 	}
-	if n > maxVertices {
+	if n > vertexLimit {
 		return nil, nil, 0, fmt.Errorf("%d vertices: %w", n, ErrTooManyVertices)
 	}
 	origID = make([]uint64, n)

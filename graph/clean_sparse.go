@@ -82,7 +82,7 @@ func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint
 	})
 	n := exclusiveScan(ulen[:nb], w)
 	ulen[nb] = n
-	if n > maxVertices {
+	if n > vertexLimit {
 		return nil, nil, 0, fmt.Errorf("%d vertices: %w", n, ErrTooManyVertices)
 	}
 	origID = make([]uint64, n)

@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -293,5 +295,25 @@ func TestIDSetDedupe(t *testing.T) {
 				t.Fatalf("n=%d distinct<%d: %d values, want %d", n, distinct, len(got), len(want))
 			}
 		}
+	}
+}
+
+func TestCleanTooManyVertices(t *testing.T) {
+	defer func(l uint64) { vertexLimit = l }(vertexLimit)
+	vertexLimit = 4
+	for _, c := range []struct {
+		name  string
+		paths cleanPaths
+	}{{"dense", cleanPaths{remap: pathDense}}, {"sparse", cleanPaths{remap: pathSparse}}} {
+		t.Run(c.name, func(t *testing.T) {
+			ok := []Edge{{1, 2}, {3, 4}, {9, 9}}
+			if _, _, err := clean(ok, CleanOptions{}, c.paths); err != nil {
+				t.Fatalf("4 vertices at the limit: %v", err)
+			}
+			_, _, err := clean(append(ok, Edge{5, 1}), CleanOptions{}, c.paths)
+			if !errors.Is(err, ErrTooManyVertices) || !strings.Contains(err.Error(), "graph: clean: 5 vertices") {
+				t.Fatalf("5 vertices over a limit of 4: %v", err)
+			}
+		})
 	}
 }
