@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -32,8 +33,8 @@ import (
 //	pass 4  per block, in parallel as memory allows: load, radix sort,
 //	        build the CSR, encode, store.
 //
-// Runs are varint-coded (sorted keys as gaps) and zstd-compressed at the
-// fastest level by the goroutines that produce them.
+// Runs are coded compactly (fixed byte width per frame, sorted keys as
+// varint gaps; see runs.go) by the goroutines that produce them.
 //
 // Memory: O(n) arrays stay resident: the id set (a bitmap of 1.5 bits per
 // id value when ids are dense, else 8 bytes per vertex), degrees (4 bytes
@@ -50,7 +51,7 @@ const (
 	minSpillPairs = 1 << 12
 	// pass1Share: pass 1 holds four pair buffers (two being filled or
 	// handed over, two of bucketing/sorting scratch) of limit/pass1Share
-	// bytes each, leaving room for the id set, zstd state and the
+	// bytes each, leaving room for the id set, encode buffers and the
 	// collector's slack.
 	pass1Share = 12
 	// bucketBytes is the working memory per edge of a pass 2/3 bucket:
@@ -70,6 +71,11 @@ type extRun struct {
 	ids  *idSet
 	deg  []uint32
 	seen atomic.Uint64 // unique edges seen by pass 2
+	// Compact pairs are packed as cu<<kb | cv with kb the bits of the
+	// largest compact id: fewer key bits mean fewer radix passes (4
+	// instead of 5 for a few million vertices) and smaller gaps.
+	kb    uint
+	kmask uint64
 }
 
 func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
@@ -101,10 +107,11 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		est *= 8
 	}
 	nb := int(min(max(est*bucketBytes*int64(x.workers)*2/max(cfg.MemLimit, 1), int64(2*x.workers)), 8192))
-	pairs, err := newRunSet(dir, "pairs", nb, codecVarint, x.workers)
+	pairs, err := newRunSet(dir, "pairs", nb, codecFixed)
 	if err != nil {
 		return nil, err
 	}
+	pairs.log = cfg.Logger
 	defer pairs.close()
 	if err := x.pass1(ro, pairs); err != nil {
 		return nil, err
@@ -115,6 +122,8 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	if n > 1<<32-1 {
 		return nil, fmt.Errorf("partition: %s: %d vertices: %w", path, n, graph.ErrTooManyVertices)
 	}
+	x.kb = uint(bits.Len64(uint64(max(n-1, 1))))
+	x.kmask = 1<<x.kb - 1
 	fixed := x.ids.bytes() + (4*int64(x.workers)+16)*n
 	if cfg.Scheme == storage.SchemeRange {
 		fixed += 6 * n
@@ -124,10 +133,11 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 			path, cfg.MemLimit, n, fixed, need+64<<20)
 	}
 
-	compact, err := newRunSet(dir, "compact", nb, codecDelta, x.workers)
+	compact, err := newRunSet(dir, "compact", nb, codecDelta)
 	if err != nil {
 		return nil, err
 	}
+	compact.log = cfg.Logger
 	defer compact.close()
 	if err := x.pass2(pairs, compact); err != nil {
 		return nil, err
@@ -170,10 +180,11 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	clock.mark("rank+layout")
 
 	p := l.P
-	blocks, err := newRunSet(dir, "blocks", p*p, codecHiLo, x.workers)
+	blocks, err := newRunSet(dir, "blocks", p*p, codecFixed)
 	if err != nil {
 		return nil, err
 	}
+	blocks.log = cfg.Logger
 	defer blocks.close()
 	if err := x.pass3(compact, rank, l, blocks); err != nil {
 		return nil, err
@@ -392,13 +403,13 @@ func (x *extRun) pass2(in, out *runSet) error {
 		m := len(pairs) / 2
 		for k := range m {
 			cu, cv := x.ids.find(pairs[2*k]), x.ids.find(pairs[2*k+1])
-			pairs[k] = uint64(cu)<<32 | uint64(cv)
+			pairs[k] = uint64(cu)<<x.kb | uint64(cv)
 		}
 		keys := radixSort(pairs[:m], pairs[m:2*m])
 		keys = slices.Compact(keys)
 		for _, k := range keys {
-			deg[k>>32]++
-			deg[uint32(k)]++
+			deg[k>>x.kb]++
+			deg[k&x.kmask]++
 		}
 		x.seen.Add(uint64(len(keys)))
 		if err := out.put(b, keys); err != nil {
@@ -450,7 +461,7 @@ func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 		}
 		c := cells[w]
 		for _, k := range keys {
-			u, v := rank[k>>32], rank[uint32(k)]
+			u, v := rank[k>>x.kb], rank[k&x.kmask]
 			if u > v {
 				u, v = v, u
 			}
@@ -466,18 +477,30 @@ func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 	return err
 }
 
-// pass3 routes every forward edge to its block as local row<<32|local col.
+// blockKeyBits is the shift of a routed edge's local row: the bits of the
+// largest group, so keys of a few million vertices fit 5 bytes.
+func blockKeyBits(l *Layout) uint {
+	var g int64
+	for i := range l.P {
+		g = max(g, l.GroupSize(i))
+	}
+	return uint(bits.Len64(uint64(g)))
+}
+
+// pass3 routes every forward edge to its block as local row<<cb | local
+// col (cb = blockKeyBits).
 func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
 	p := l.P
+	cb := blockKeyBits(l)
 	return x.forBuckets(in, func(_, _ int, keys []uint64) error {
 		blk := make([]uint32, len(keys))
 		for k, key := range keys {
-			u, v := rank[key>>32], rank[uint32(key)]
+			u, v := rank[key>>x.kb], rank[key&x.kmask]
 			if u > v {
 				u, v = v, u
 			}
 			gi, gj := l.Group(u), l.Group(v)
-			keys[k] = uint64(l.Local(u, gi))<<32 | uint64(l.Local(v, gj))
+			keys[k] = uint64(l.Local(u, gi))<<cb | uint64(l.Local(v, gj))
 			blk[k] = uint32(gi*p + gj)
 		}
 		start := make([]int, p*p+1)
@@ -503,28 +526,53 @@ func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error 
 	})
 }
 
-// buildBlock loads block (i, j)'s routed edges and builds its CSR.
+// buildBlock loads block (i, j)'s routed edges and builds its CSR with two
+// stable counting sorts: by column into scratch, then by row into the
+// CSR, whose row counts are the offsets. Each touches the edges once,
+// where a radix sort of the keys takes four or five passes, and rows come
+// out with their columns ascending.
 func buildBlock(in *runSet, l *Layout, i, j int) (*graph.CSR, error) {
 	b := i*l.P + j
+	cb := blockKeyBits(l)
 	m := int(in.count[b])
-	buf, err := in.load(b, make([]uint64, 0, 2*m))
+	keys, err := in.load(b, make([]uint64, 0, m))
 	if err != nil {
 		return nil, err
 	}
-	keys := radixSort(buf[:m], buf[m:2*m])
-	rows := l.GroupSize(i)
-	c := &graph.CSR{Offsets: make([]uint64, rows+1), Cols: make([]uint32, len(keys)), NCols: l.GroupSize(j)}
-	for k, key := range keys {
-		r := key >> 32
-		if r >= uint64(rows) || int64(uint32(key)) >= c.NCols {
-			return nil, fmt.Errorf("partition: routed edge (%d,%d) outside a %dx%d block", r, uint32(key), rows, c.NCols)
+	rows, cols := l.GroupSize(i), l.GroupSize(j)
+	c := &graph.CSR{Offsets: make([]uint64, rows+1), Cols: make([]uint32, m), NCols: cols}
+	colStart := make([]uint64, cols+1)
+	mask := uint64(1)<<cb - 1
+	for _, key := range keys {
+		r, v := key>>cb, key&mask
+		if r >= uint64(rows) || v >= uint64(cols) {
+			return nil, fmt.Errorf("partition: routed edge (%d,%d) outside a %dx%d block", r, v, rows, cols)
 		}
 		c.Offsets[r+1]++
-		c.Cols[k] = uint32(key)
+		colStart[v+1]++
 	}
+	for v := int64(1); v <= cols; v++ {
+		colStart[v] += colStart[v-1]
+	}
+	byCol := make([]uint64, m)
+	for _, key := range keys {
+		v := key & mask
+		byCol[colStart[v]] = key
+		colStart[v]++
+	}
+	keys, colStart = nil, nil
 	for r := int64(1); r <= rows; r++ {
 		c.Offsets[r] += c.Offsets[r-1]
 	}
+	// Offsets[r] serves as row r's cursor and ends as row r+1's start;
+	// shifting back restores it.
+	for _, key := range byCol {
+		r := key >> cb
+		c.Cols[c.Offsets[r]] = uint32(key & mask)
+		c.Offsets[r]++
+	}
+	copy(c.Offsets[1:], c.Offsets[:rows])
+	c.Offsets[0] = 0
 	return c, nil
 }
 
