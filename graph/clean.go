@@ -78,8 +78,9 @@ const (
 )
 
 type cleanPaths struct {
-	remap     int // pathAuto, pathDense or pathSparse
-	perBucket int // target entries per row bucket; 0 = bucketEntries
+	remap     int  // pathAuto, pathDense or pathSparse
+	perBucket int  // target entries per row bucket; 0 = bucketEntries
+	wide      bool // 64-bit bucket entries whatever the size
 }
 
 func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, CleanStats, error) {
@@ -123,7 +124,7 @@ func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, Clea
 	pm.set(2 * int64(len(edges)))
 	st.IsolatedIDs = isolate
 
-	adj := buildSymmetric(src, len(origID), w, paths.perBucket, pm)
+	adj := buildSymmetric(src, len(origID), w, paths, pm)
 	src = nil
 	st.Vertices = int64(len(origID))
 	st.Edges = adj.NumEdges() / 2

@@ -58,11 +58,16 @@ const bucketEntries = 1 << 16
 // counted, sorted by row and deduplicated in cache, and finally copied to
 // its place in the exact-size column array.
 //
+// An entry packs (row within its bucket, column). When both fit in 32 bits
+// (up to tens of millions of vertices) entries are uint32, which halves the
+// largest temporary buffer; otherwise they are uint64.
+//
 // The partition pass uses static ranges of the input with per-range
 // cursors, so the layout (and thus everything after) is deterministic;
 // rows are sorted anyway, so the result does not depend on it.
-func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMeter) *CSR {
+func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, pm *progressMeter) *CSR {
 	items := src.len()
+	perBucket := paths.perBucket
 	if perBucket <= 0 {
 		perBucket = bucketEntries
 	}
@@ -70,8 +75,30 @@ func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMet
 		return &CSR{Offsets: make([]uint64, n+1), Cols: []uint32{}, NCols: int64(n)}
 	}
 	// Buckets of 1<<shift rows; aim at perBucket entries each.
+	colBits := uint(bits.Len(uint(n - 1)))
 	want := max(1, 2*items/perBucket)
-	shift := max(0, bits.Len(uint(n-1))-bits.Len(uint(want-1)))
+	shift := uint(max(0, int(colBits)-bits.Len(uint(want-1))))
+	if paths.wide {
+		return buildRows[uint64](src, n, colBits, shift, w, pm)
+	}
+	if shift+colBits <= 32 {
+		return buildRows[uint32](src, n, colBits, shift, w, pm)
+	}
+	// Narrower buckets keep 32-bit entries, up to 16 times as many
+	// buckets as wanted (beyond that the partition pass loses locality).
+	if colBits < 32 && shift-(32-colBits) <= 4 {
+		return buildRows[uint32](src, n, colBits, 32-colBits, w, pm)
+	}
+	return buildRows[uint64](src, n, colBits, shift, w, pm)
+}
+
+// entry is a packed (row within bucket, column) pair.
+type entry interface{ ~uint32 | ~uint64 }
+
+// buildRows is buildSymmetric for entries of type E: rows in buckets of
+// 1<<shift, columns in the low colBits bits.
+func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *progressMeter) *CSR {
+	items := src.len()
 	nb := (n-1)>>shift + 1
 	parts := min(w, max(1, items/(1<<14)))
 
@@ -101,9 +128,9 @@ func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMet
 	}
 	bstart[nb] = total
 
-	// Partition: entry = local row << 32 | column.
+	// Partition: entry = local row << colBits | column.
 	mask := uint32(1)<<shift - 1
-	ent := make([]uint64, total)
+	ent := make([]E, total)
 	forEachStatic(items, parts, func(p, lo, hi int) {
 		c := cnt[p*nb : (p+1)*nb]
 		buf := make([]uint32, 0, 2*pairBlock)
@@ -112,9 +139,9 @@ func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMet
 			ps := src.pairs(b, e, buf[:0])
 			for i := 0; i+1 < len(ps); i += 2 {
 				u, v := ps[i], ps[i+1]
-				ent[c[u>>shift]] = uint64(u&mask)<<32 | uint64(v)
+				ent[c[u>>shift]] = E(u&mask)<<colBits | E(v)
 				c[u>>shift]++
-				ent[c[v>>shift]] = uint64(v&mask)<<32 | uint64(u)
+				ent[c[v>>shift]] = E(v&mask)<<colBits | E(u)
 				c[v>>shift]++
 			}
 			pm.add(int64(e - b))
@@ -122,12 +149,12 @@ func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMet
 	})
 	cnt = nil
 
-	// Per bucket: counting sort by row into scratch, sort and deduplicate
-	// each row, and pack the bucket's rows back at the front of its range
-	// of ent. deg[r] is row r's final length.
+	// Per bucket: sort by (row, column), deduplicate, and pack the
+	// bucket's rows back at the front of its range of ent. deg[r] is row
+	// r's final length.
 	deg := make([]uint64, n+1)
 	forEachDynamic(nb, 1, w, func(lo, hi int) {
-		var sc bucketScratch
+		sc := bucketScratch[E]{colBits: colBits}
 		for b := lo; b < hi; b++ {
 			r0 := b << shift
 			r1 := min(n, (b+1)<<shift)
@@ -154,39 +181,41 @@ func buildSymmetric(src pairSource, n int, w int, perBucket int, pm *progressMet
 }
 
 // bucketScratch is one worker's reusable memory for building buckets.
-type bucketScratch struct {
-	start []uint64
-	tmp   []uint64
-	rows  []uint32
-	count [1 << maxDigitBits]uint64
+type bucketScratch[E entry] struct {
+	colBits uint
+	start   []uint64
+	tmp     []E
+	rows    []uint32
+	count   [1 << maxDigitBits]uint64
 }
 
 // maxDigitBits is the widest radix digit: a 2^11-entry histogram stays
 // in L1.
 const maxDigitBits = 11
 
-// build turns a bucket's entries (local row << 32 | column) into its
-// sorted, deduplicated rows, packed back into the front of ent, one value
-// per slot, and sets deg[local row] to each row's length.
+// build turns a bucket's entries into its sorted, deduplicated rows,
+// packed back into the front of ent, one column per slot, and sets
+// deg[local row] to each row's length.
 //
 // It is an LSD radix sort: stable passes on the column digits (only the
 // bits that vary), then a stable counting pass by row, which leaves every
 // row sorted by column. All passes run over the bucket, which fits in L2.
-func (s *bucketScratch) build(ent []uint64, deg []uint64) {
+func (s *bucketScratch[E]) build(ent []E, deg []uint64) {
 	if cap(s.tmp) < len(ent) {
-		s.tmp = make([]uint64, len(ent))
+		s.tmp = make([]E, len(ent))
 		s.rows = make([]uint32, len(ent))
 	}
+	colMask := E(1)<<s.colBits - 1
 	src, dst := ent, s.tmp[:len(ent)]
-	var or, and uint32 = 0, ^uint32(0)
+	var or, and E = 0, colMask
 	for _, x := range ent {
-		or |= uint32(x)
-		and &= uint32(x)
+		or |= x & colMask
+		and &= x
 	}
-	if vary := bits.Len32(or ^ and); vary > 0 {
+	if vary := bits.Len64(uint64(or ^ and)); vary > 0 {
 		passes := (vary + maxDigitBits - 1) / maxDigitBits
 		width := uint((vary + passes - 1) / passes)
-		digitMask := uint64(1)<<width - 1
+		digitMask := E(1)<<width - 1
 		for shift := uint(0); shift < uint(vary); shift += width {
 			count := s.count[:1<<width]
 			clear(count)
@@ -213,15 +242,15 @@ func (s *bucketScratch) build(ent []uint64, deg []uint64) {
 	start := s.start[:nr+1]
 	clear(start)
 	for _, x := range src {
-		start[(x>>32)+1]++
+		start[(x>>s.colBits)+1]++
 	}
 	for r := 1; r <= nr; r++ {
 		start[r] += start[r-1]
 	}
 	rows := s.rows[:len(ent)]
 	for _, x := range src {
-		r := x >> 32
-		rows[start[r]] = uint32(x)
+		r := x >> s.colBits
+		rows[start[r]] = uint32(x & colMask)
 		start[r]++
 	}
 	// start[r] is now row r's end; rows are sorted, so duplicates are
@@ -233,7 +262,7 @@ func (s *bucketScratch) build(ent []uint64, deg []uint64) {
 		d := 0
 		for i, x := range rows[lo:hi] {
 			if i == 0 || x != rows[lo+uint64(i)-1] {
-				ent[at+d] = uint64(x)
+				ent[at+d] = E(x)
 				d++
 			}
 		}

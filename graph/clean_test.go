@@ -41,10 +41,12 @@ func TestCleanMatchesNaive(t *testing.T) {
 	variants := []variant{
 		{"auto-1", cleanPaths{}, 1},
 		{"auto-3", cleanPaths{}, 3},
-		{"dense-one-bucket-2", cleanPaths{pathDense, 1 << 30}, 2},
-		{"dense-tiny-buckets-3", cleanPaths{pathDense, 3}, 3},
-		{"sparse-tiny-buckets-3", cleanPaths{pathSparse, 2}, 3},
-		{"sparse-mid-buckets-2", cleanPaths{pathSparse, 40}, 2},
+		{"dense-one-bucket-2", cleanPaths{pathDense, 1 << 30, false}, 2},
+		{"dense-tiny-buckets-3", cleanPaths{pathDense, 3, false}, 3},
+		{"dense-wide-3", cleanPaths{pathDense, 5, true}, 3},
+		{"sparse-tiny-buckets-3", cleanPaths{pathSparse, 2, false}, 3},
+		{"sparse-mid-buckets-2", cleanPaths{pathSparse, 40, false}, 2},
+		{"sparse-wide-1", cleanPaths{pathSparse, 0, true}, 1},
 	}
 	for _, shape := range edgeShapes() {
 		t.Run(shape.name, func(t *testing.T) {
@@ -82,9 +84,11 @@ func TestCleanLarge(t *testing.T) {
 		m = 70_000
 	}
 	r := rand.New(rand.NewPCG(7, 7))
-	base := randomEdges(r, 20_000, m)
+	// Over 2^16 vertices: one bucket would need 17+17 bits per entry, so
+	// "narrow-buckets" takes the narrower-bucket branch.
+	base := randomEdges(r, 100_000, m)
 	for i := 0; i < 500; i++ { // a hub, loops and repeats
-		base = append(base, Edge{3, r.Uint64N(20_000)}, Edge{uint64(i), uint64(i)}, base[i])
+		base = append(base, Edge{3, r.Uint64N(100_000)}, Edge{uint64(i), uint64(i)}, base[i])
 	}
 	cases := []struct {
 		name  string
@@ -95,6 +99,8 @@ func TestCleanLarge(t *testing.T) {
 		{"sparse-forced", base, cleanPaths{remap: pathSparse}},
 		{"huge-ids", spreadIDs(base, r, true), cleanPaths{}},
 		{"huge-ids-small-buckets", spreadIDs(base, r, true), cleanPaths{perBucket: 1000}},
+		{"wide-entries", base, cleanPaths{perBucket: 3000, wide: true}},
+		{"narrow-buckets", base, cleanPaths{perBucket: 1 << 40}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
