@@ -1,0 +1,41 @@
+package gpu
+
+import "testing"
+
+func TestChooseKernel(t *testing.T) {
+	tests := []struct {
+		name string
+		s    SubtaskStats
+		want string
+	}{
+		{"empty subtask", SubtaskStats{}, "polak"},
+		{"empty IK", SubtaskStats{Rows: 10, Edges: 5 << 20, MaxDegree: 0, IKEdges: 0, JKEdges: 5 << 20}, "polak"},
+		{"empty JK", SubtaskStats{Rows: 10, Edges: 5 << 20, MaxDegree: 9, IKEdges: 5 << 20, JKEdges: 0}, "polak"},
+		{"soc-Epinions1 whole graph", SubtaskStats{Rows: 75877, Edges: 405739, MaxDegree: 121,
+			IKEdges: 405739, JKEdges: 405739, JKMaxDegree: 121}, "polak"},
+		{"just under the threshold", SubtaskStats{Rows: 1 << 16, Edges: smallSubtaskEdges - 1, MaxDegree: 300,
+			IKEdges: smallSubtaskEdges - 1, JKEdges: smallSubtaskEdges - 1, JKMaxDegree: 300}, "polak"},
+		{"at the threshold", SubtaskStats{Rows: 1 << 16, Edges: smallSubtaskEdges, MaxDegree: 300,
+			IKEdges: smallSubtaskEdges, JKEdges: smallSubtaskEdges, JKMaxDegree: 300}, "wetric"},
+		{"rmat18 whole graph", SubtaskStats{Rows: 174283, Edges: 3804212, MaxDegree: 424,
+			IKEdges: 3804212, JKEdges: 3804212, JKMaxDegree: 424}, "wetric"},
+		{"rmat22 P=4 block", SubtaskStats{Rows: 598898, Edges: 4009592, MaxDegree: 300,
+			IKEdges: 4009592, JKEdges: 4009592, JKMaxDegree: 300}, "wetric"},
+		{"rmat23 whole graph", SubtaskStats{Rows: 4611319, Edges: 129336079, MaxDegree: 1334,
+			IKEdges: 129336079, JKEdges: 129336079, JKMaxDegree: 1334}, "wetric"},
+		{"hub row", SubtaskStats{Rows: 1000, Edges: 2 << 20, MaxDegree: 1 << 20,
+			IKEdges: 2 << 20, JKEdges: 2 << 20, JKMaxDegree: 1 << 20}, "wetric"},
+	}
+	valid := map[string]bool{"wetric": true, "trust": true, "trix": true, "grouptc": true, "polak": true}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := chooseKernel(tc.s)
+			if !valid[got] {
+				t.Fatalf("chooseKernel(%+v) = %q, not a kernel name", tc.s, got)
+			}
+			if got != tc.want {
+				t.Errorf("chooseKernel(%+v) = %q, want %q", tc.s, got, tc.want)
+			}
+		})
+	}
+}
