@@ -60,11 +60,13 @@ var vertexLimit uint64 = maxVertices
 // undirected edges, never on their order, direction or multiplicity, nor on
 // Workers.
 //
-// Memory: besides the input and the result, Clean holds 16 bytes per
-// non-loop input edge while it builds rows (both directions, partitioned by
-// row bucket), and a remap table that is either dense (4 bytes per id up to
-// the max id, used when the ids are small) or a sorted copy of the
-// endpoints (sparse ids) plus 8 bytes per non-loop edge of translated pairs.
+// Memory: besides the input (16 bytes per edge) and the result, Clean
+// holds 8 bytes per non-loop input edge while it builds rows (both
+// directions, partitioned by row bucket; 16 bytes beyond about 2^26
+// vertices), and a remap table: dense (4 bytes per id up to the max id,
+// used when ids are small) or, for sparse ids, 16 bytes per non-loop edge
+// while the endpoints are sorted, then 8 bytes per non-loop edge of
+// translated pairs and a hash table of about 24 bytes per vertex.
 func Clean(edges []Edge, opts CleanOptions) (*Undirected, CleanStats, error) {
 	return clean(edges, opts, cleanPaths{})
 }
