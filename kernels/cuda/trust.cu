@@ -36,7 +36,11 @@ namespace {
 constexpr int kWarps = 8;             // warps per block in the warp tier
 constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
 constexpr int kSlots = 4;             // slots per bucket
-constexpr int kDefaultWarpMax = 64;   // rows with more hashed entries get a CTA
+// Rows with more hashed entries than this get a CTA: 32 measured best up to
+// rmat20 (16M edges), 128 on rmat22 and rmat23 (docs/kernels.md).
+constexpr int kWarpMaxSmall = 32;
+constexpr int kWarpMaxLarge = 128;
+constexpr int64_t kLargeEdges = 1ll << 25;
 constexpr int kCtaMaxBuckets = 4096;  // larger rows hash into global scratch
 
 struct Blk {
@@ -331,7 +335,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
     const int64_t nrows = ij.nrows < ik.nrows ? ij.nrows : ik.nrows;
-    long warp_max = env_long("TG_TRUST_WARPMAX", kDefaultWarpMax);
+    long warp_max = env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges ? kWarpMaxLarge : kWarpMaxSmall);
     if (warp_max < 1) warp_max = 1;
     if (warp_max > kWarpBuckets) warp_max = kWarpBuckets;
 
