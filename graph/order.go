@@ -13,8 +13,10 @@ const (
 	// the "rank by degree" of Polak and TriX. High-degree vertices get the
 	// highest ranks, so their forward lists are short.
 	OrderDegree Order = iota
-	// OrderDegeneracy ranks by k-core peeling order (see degeneracyRank):
-	// every forward degree is then at most the degeneracy of the graph,
+	// OrderDegeneracy ranks by k-core peeling order: with a level L
+	// starting at 0, repeatedly remove the vertex with the smallest
+	// (max(remaining degree, L), compact id) and raise L to that key.
+	// Every forward degree is then at most the degeneracy (the final L),
 	// at the price of a serial O(n + m) pass.
 	OrderDegeneracy
 )

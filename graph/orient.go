@@ -17,7 +17,8 @@ type OrientStats struct {
 const orientChunk = 2048
 
 // Orient ranks the vertices of u (OrderDegree: by (degree, compact id)
-// ascending; OrderDegeneracy: k-core peeling order, see degeneracyRank),
+// ascending; OrderDegeneracy: k-core peeling order, ties by compact id, as
+// defined on OrderDegeneracy),
 // relabels every vertex by its rank and keeps u->v when rank(u) < rank(v).
 // The result is the forward CSR over new ids (NCols = n, rows sorted), in
 // which every triangle a < b < c has exactly the edges a->b, a->c, b->c.
@@ -25,6 +26,9 @@ const orientChunk = 2048
 func Orient(u *Undirected, order Order, workers int) (fwd *CSR, rank []uint32, st OrientStats, err error) {
 	if u == nil || u.Adj == nil {
 		return nil, nil, st, errors.New("graph: orient: nil graph")
+	}
+	if order != OrderDegree && order != OrderDegeneracy {
+		return nil, nil, st, fmt.Errorf("graph: orient: unknown order %d", int(order))
 	}
 	adj := u.Adj
 	n := adj.NumRows()
