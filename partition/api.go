@@ -26,12 +26,18 @@ func partitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStat
 		return nil, err
 	}
 	clock.mark("split")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	idm := startIDMap(ctx, store, ids)
 	shards, raw, err := writeBlocks(ctx, part.Layout, cfg.PartitionID, store, cfg.Workers, &cfg,
-		func(i, j int) (*graph.CSR, error) { return part.Block(i, j), nil })
+		func(i, j int) (*graph.CSR, error) { return part.Block(i, j), nil },
+		func(i, j int) int64 { return part.Block(i, j).NumEdges() })
 	if err != nil {
+		cancel()
+		idm.wait()
 		return nil, err
 	}
-	if err := finish(ctx, store, part.Layout, &cfg, stats, ids, shards, raw, clock, sum); err != nil {
+	if err := finish(ctx, store, part.Layout, &cfg, stats, idm, shards, raw, clock, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil

@@ -209,14 +209,19 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 			path, biggest, free)
 	}
 	par := int(min(int64(cfg.Workers), max(free/max(biggest, 1), 1)))
-	shards, raw, err := writeBlocks(ctx, l, cfg.PartitionID, store, par, &cfg, func(i, j int) (*graph.CSR, error) {
-		return buildBlock(blocks, l, i, j)
-	})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	idm := startIDMap(ctx, store, idsByRank)
+	shards, raw, err := writeBlocks(ctx, l, cfg.PartitionID, store, par, &cfg,
+		func(i, j int) (*graph.CSR, error) { return buildBlock(blocks, l, i, j) },
+		func(i, j int) int64 { return blocks.count[i*p+j] })
 	if err != nil {
+		cancel()
+		idm.wait()
 		return nil, err
 	}
 	sum := &Summary{Clean: &x.cst, External: true}
-	if err := finish(ctx, store, l, &cfg, st, idsByRank, shards, raw, clock, sum); err != nil {
+	if err := finish(ctx, store, l, &cfg, st, idm, shards, raw, clock, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
