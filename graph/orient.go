@@ -161,6 +161,7 @@ func ForwardFromEdges(edges []Edge, order Order, workers int) (*CSR, CleanStats,
 	if err != nil {
 		return nil, cst, OrientStats{}, err
 	}
+	u.OrigID = nil // not returned: free it before the forward graph is built
 	fwd, _, ost, err := Orient(u, order, workers)
 	u = nil
 	if err != nil {
