@@ -24,8 +24,9 @@ import (
 //     or range blocks, whose local ids keep the global order) that is the
 //     part of u's list above v, so the probes number about one per wedge
 //     (sum over u of C(d+(u), 2)) instead of sum over edges of d+(v):
-//     3.4x fewer on rmat scale 20. The transpose costs 4 bytes per IJ
-//     edge and one counting sort.
+//     3.4x fewer on rmat scale 20. The transpose costs one counting sort
+//     and 4 bytes per IJ edge (8 on the tail path, see tail.go); its time
+//     is part of Result.KernelTime.
 //
 // In both, probes are trimmed to the marked span, rows whose marked list is
 // empty are skipped, and lopsided rows switch loops: when one probe list is
@@ -35,7 +36,8 @@ import (
 // and the probes are binary-searched in it.
 //
 // Preconditions as for merge; the bitset holds max(IK.NCols, JK.NCols)
-// bits per worker (128 KiB for a million columns).
+// bits per worker (128 KiB for a million columns, 512 MiB at the 2^32
+// limit, which is why auto turns to merge for huge K spaces).
 
 // lopsidedRatio is where binary search beats marking or scanning.
 const lopsidedRatio = 32
