@@ -19,6 +19,8 @@ func TestChooseKernel(t *testing.T) {
 			IKEdges: smallSubtaskEdges, JKEdges: smallSubtaskEdges, JKMaxDegree: 300}, "wetric"},
 		{"rmat18 whole graph", SubtaskStats{Rows: 174283, Edges: 3804212, MaxDegree: 424,
 			IKEdges: 3804212, JKEdges: 3804212, JKMaxDegree: 424}, "wetric"},
+		{"rmat18 P=2 block", SubtaskStats{Rows: 87142, Edges: 951053, MaxDegree: 220,
+			IKEdges: 951053, JKEdges: 951053, JKMaxDegree: 220}, "wetric"},
 		{"rmat22 P=4 block", SubtaskStats{Rows: 598898, Edges: 4009592, MaxDegree: 300,
 			IKEdges: 4009592, JKEdges: 4009592, JKMaxDegree: 300}, "wetric"},
 		{"rmat23 whole graph", SubtaskStats{Rows: 4611319, Edges: 129336079, MaxDegree: 1334,
