@@ -17,6 +17,7 @@ var datasetsDir = filepath.Join("..", "..", "shared", "datasets")
 type manifestEntry struct {
 	name, file     string
 	vertices, edge int64
+	triangles      uint64
 }
 
 func readManifest(t *testing.T) []manifestEntry {
@@ -36,10 +37,11 @@ func readManifest(t *testing.T) []manifestEntry {
 		}
 		v, err1 := strconv.ParseInt(f[3], 10, 64)
 		e, err2 := strconv.ParseInt(f[4], 10, 64)
-		if err1 != nil || err2 != nil {
+		tri, err3 := strconv.ParseUint(f[5], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
 			t.Fatalf("manifest line %q: bad counts", line)
 		}
-		out = append(out, manifestEntry{name: f[0], file: f[1], vertices: v, edge: e})
+		out = append(out, manifestEntry{name: f[0], file: f[1], vertices: v, edge: e, triangles: tri})
 	}
 	if len(out) == 0 {
 		t.Fatal("manifest lists no graphs")
@@ -106,6 +108,16 @@ func TestCleanDatasets(t *testing.T) {
 				st.InputEdges != st.SelfLoops+st.Duplicates+uint64(st.Edges) {
 				t.Fatalf("stats do not add up: %+v", st)
 			}
+			// Both orientations must give the published triangle count.
+			for _, order := range []Order{OrderDegree, OrderDegeneracy} {
+				fwd, _, _, err := Orient(u, order, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := markTriangles(fwd); got != m.triangles {
+					t.Fatalf("%s order: %d triangles, manifest says %d", order, got, m.triangles)
+				}
+			}
 			if testing.Short() || raceEnabled {
 				return
 			}
@@ -125,4 +137,27 @@ func TestCleanDatasets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markTriangles counts the triangles of a forward graph: mark u's
+// out-neighbours, then look for marks among their out-neighbours. Each
+// triangle a < b < c is found once, from a through b.
+func markTriangles(fwd *CSR) uint64 {
+	var total uint64
+	mark := make([]uint32, fwd.NumRows())
+	for u := int64(0); u < fwd.NumRows(); u++ {
+		stamp := uint32(u) + 1
+		nu := fwd.Row(u)
+		for _, v := range nu {
+			mark[v] = stamp
+		}
+		for _, v := range nu {
+			for _, w := range fwd.Row(int64(v)) {
+				if mark[w] == stamp {
+					total++
+				}
+			}
+		}
+	}
+	return total
 }
