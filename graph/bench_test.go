@@ -24,11 +24,31 @@ func rmatEdges(b *testing.B, scale int) []graph.Edge {
 	return es
 }
 
+// sparseIDs spreads rmat's ids over the whole uint64 range (an odd
+// multiplier is a bijection), which sends Clean down its sparse-id path.
+func sparseIDs(es []graph.Edge) []graph.Edge {
+	out := make([]graph.Edge, len(es))
+	for i, e := range es {
+		out[i] = graph.Edge{U: e.U*0x9e3779b97f4a7c15 + 1, V: e.V*0x9e3779b97f4a7c15 + 1}
+	}
+	return out
+}
+
 // BenchmarkClean reports raw input edges per second.
 func BenchmarkClean(b *testing.B) {
-	for _, scale := range []int{18, 20} {
-		b.Run(fmt.Sprintf("rmat%d", scale), func(b *testing.B) {
-			es := rmatEdges(b, scale)
+	for _, c := range []struct {
+		scale  int
+		sparse bool
+	}{{18, false}, {20, false}, {20, true}} {
+		name := fmt.Sprintf("rmat%d", c.scale)
+		if c.sparse {
+			name += "-sparse-ids"
+		}
+		b.Run(name, func(b *testing.B) {
+			es := rmatEdges(b, c.scale)
+			if c.sparse {
+				es = sparseIDs(es)
+			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, _, err := graph.Clean(es, graph.CleanOptions{}); err != nil {
