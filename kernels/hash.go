@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -156,16 +155,8 @@ func (w *markWorker) countMarked(a []uint32, cs []uint32) (n uint64) {
 		bits[x>>6] |= 1 << (x & 63)
 	}
 	first, last := a[0], a[len(a)-1]
-	offs, base := w.probe.Offsets, uintptr(unsafe.Pointer(unsafe.SliceData(w.probe.Cols)))
 	for i, c := range cs {
-		// Prefetch two stages: the offsets of a row further ahead, then
-		// the columns of a nearer row whose offsets should have arrived.
-		if i+2*prefetchAhead < len(cs) {
-			prefetch(uintptr(unsafe.Pointer(&offs[cs[i+2*prefetchAhead]])))
-		}
-		if i+prefetchAhead < len(cs) {
-			prefetch(base + 4*uintptr(offs[cs[i+prefetchAhead]]))
-		}
+		prefetchRows(w.probe, cs, i)
 		b := w.probe.Row(int64(c))
 		if len(b) == 0 {
 			continue

@@ -6,10 +6,6 @@ import (
 	"github.com/trigrid/trigrid/graph"
 )
 
-// prefetchAhead is how many tails ahead the next ones are prefetched: a
-// tail averages about 80 probes on rmat, so a few tails cover a miss.
-const prefetchAhead = 4
-
 // The tail path of hashcol. When IK is IJ itself (the whole graph, or a
 // subtask (I, J, J)) and every row of JK lies above its own id, an edge
 // (u, v) at position p of IJ.Cols can only close triangles with the

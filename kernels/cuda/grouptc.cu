@@ -9,7 +9,7 @@
 // is searched; (2) a thread's next key of the same edge restarts the search
 // where its last one ended; (3) u's list is the table (shared by the
 // chunk's consecutive edges of row u, so cached) unless v's list is much
-// shorter.
+// shorter (v's list more than twice as long: u's list becomes the keys).
 //
 // Preconditions (tg_internal.cuh): three CSR blocks with sorted,
 // duplicate-free rows; ij.nrows == ik.nrows, ij.ncols == jk.nrows,
@@ -19,85 +19,212 @@
 // every key of v's list > v, which holds only when ij, ik and jk are one
 // upper block; otherwise whole rows are intersected. Exact for any blocks,
 // including empty ones and hub rows.
+//
+// How the paper's caching is done here, all exact:
+// - Edges are sorted by u, so the u-side lists of a chunk are one
+//   contiguous run of ik's columns (for one upper block: from just after the
+//   chunk's first edge to the end of its last row). The block copies that
+//   run into shared memory once (up to kGroupWindow entries); every edge
+//   whose u-side list lies inside it searches (or reads its keys) there
+//   instead of in device memory. Lists past the window stay in device
+//   memory.
+// - An edge whose two lists have disjoint value ranges gets no keys, and a
+//   key outside its table's value range is not searched.
+// - Keys are dealt out as in a flattened list: each thread finds the edges
+//   of `S` consecutive keys with one search of the chunk's prefix sums and
+//   writes them to shared memory, then neighbouring threads take
+//   neighbouring keys (coalesced reads, one table per run of threads).
+// - One block per chunk, so the hardware scheduler balances chunks of
+//   uneven cost.
 #include <cub/block/block_scan.cuh>
+
+#include <cstdlib>
 
 #include "tg_kcommon.cuh"
 
-static constexpr int kGroupThreads = 256;
+namespace {
 
-__global__ void __launch_bounds__(kGroupThreads) tg_grouptc_kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk,
-                                                                   bool self, unsigned long long *out) {
-    typedef cub::BlockScan<long long, kGroupThreads> Scan;
+constexpr int kGroupThreads = 256; // threads per block = edges per chunk
+constexpr int kGroupWindow = 2048; // shared copy of the chunk's u-side lists (entries, 8 KB)
+
+constexpr unsigned char kKeysFromU = 1; // keys: u's list; table: v's list
+constexpr unsigned char kUInWindow = 2; // u's list lies inside the shared window
+
+// tg_search on a table in shared memory: position of the last entry <= key
+// in t[lo, hi) (lo when there is none), *found when it equals key.
+__device__ __forceinline__ int win_search(const uint32_t *t, int lo, int hi, uint32_t key, bool *found) {
+    int base = lo, n = hi - lo;
+    while (n > 1) {
+        const int half = n >> 1;
+        base = (t[base + half] <= key) ? base + half : base;
+        n -= half;
+    }
+    *found = n > 0 && t[base] == key;
+    return base;
+}
+
+template <int S>
+__global__ void __launch_bounds__(kGroupThreads) grouptc_kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk, bool self,
+                                                                int ratio, int win_cap, unsigned long long *out) {
+    constexpr int T = kGroupThreads;
+    typedef cub::BlockScan<long long, T> Scan;
     __shared__ typename Scan::TempStorage scan_tmp;
-    __shared__ long long s_excl[kGroupThreads];
-    __shared__ long long s_kofs[kGroupThreads];
-    __shared__ long long s_tbeg[kGroupThreads];
-    __shared__ long long s_tend[kGroupThreads];
-    __shared__ unsigned char s_kfromik[kGroupThreads];
+    __shared__ long long s_excl[T + 1]; // first key number of each edge; [T] = total
+    __shared__ long long s_kofs[T];     // key number w of edge k sits at keys[s_kofs[k] + w]
+    __shared__ long long s_tbeg[T];     // table range (window-relative when in the window)
+    __shared__ long long s_tend[T];
+    __shared__ uint32_t s_tlo[T]; // smallest and largest table value
+    __shared__ uint32_t s_thi[T];
+    __shared__ unsigned char s_flags[T];
+    __shared__ unsigned char s_own[T * S]; // edge of each key slot in a round
+    __shared__ uint32_t s_win[kGroupWindow];
     __shared__ long long s_rows[2];
-    __shared__ long long s_total;
+    __shared__ int s_wlen;
 
     const int tid = threadIdx.x;
     const int64_t m = ij.nnz;
-    const int64_t nchunks = (m + kGroupThreads - 1) / kGroupThreads;
-    unsigned long long count = 0;
-    int64_t rmin = 0;
-    for (int64_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
-        const int64_t e0 = c * kGroupThreads;
-        const int64_t elast = min(e0 + kGroupThreads - 1, m - 1);
-        if (tid < 2) s_rows[tid] = tg_row_search(ij.rowptr, rmin, ij.nrows, tid == 0 ? e0 : elast);
-        __syncthreads();
-        const int64_t r0 = s_rows[0], r1 = s_rows[1];
-        rmin = r1;
-        const int64_t e = e0 + tid;
-        tg_task t{};
-        if (e <= elast) {
-            const int64_t u = tg_row_search(ij.rowptr, r0, r1 + 1, e);
-            t = tg_edge_task(ij, ik, jk, self, e, u, false);
-        }
-        long long excl, total;
-        Scan(scan_tmp).ExclusiveSum((long long)t.klen, excl, total);
-        s_excl[tid] = excl;
-        s_kofs[tid] = t.kbeg - excl;
-        s_tbeg[tid] = t.tbeg;
-        s_tend[tid] = t.tend;
-        s_kfromik[tid] = t.kcols == ik.cols ? 1 : 0;
-        if (tid == 0) s_total = total;
-        __syncthreads();
-        total = s_total;
-        int prev_owner = -1;
-        int64_t prev_pos = 0;
-        for (int64_t k = tid; k < total; k += kGroupThreads) {
-            // Owner edge: the last slot whose first key is <= k (empty
-            // edges share their successor's start and are never chosen).
-            int owner = 0;
-#pragma unroll
-            for (int s = kGroupThreads / 2; s > 0; s >>= 1) {
-                if (s_excl[owner + s] <= k) owner += s;
+    const int64_t e0 = (int64_t)blockIdx.x * T;
+    const int64_t elast = min(e0 + T - 1, m - 1);
+    if (tid < 2) s_rows[tid] = tg_row_search(ij.rowptr, 0, ij.nrows, tid == 0 ? e0 : elast);
+    if (tid == 0) s_wlen = 0;
+    __syncthreads();
+    const int64_t r0 = s_rows[0], r1 = s_rows[1];
+    // Start of the window: no edge of the chunk uses a u-side entry before it.
+    const int64_t ws = self ? e0 + 1 : (int64_t)__ldg(ik.rowptr + r0);
+
+    long long klen = 0, kbeg = 0, tbeg = 0, tend = 0;
+    uint32_t tlo = 0, thi = 0;
+    unsigned char fl = 0;
+    const int64_t e = e0 + tid;
+    if (e <= elast) {
+        const int64_t u = tg_row_search(ij.rowptr, r0, r1 + 1, e);
+        const uint32_t v = __ldg(ij.cols + e);
+        const int64_t ab = self ? e + 1 : (int64_t)__ldg(ik.rowptr + u);
+        const int64_t ae = (int64_t)__ldg(ik.rowptr + u + 1);
+        const int64_t bb = (int64_t)__ldg(jk.rowptr + v);
+        const int64_t be = (int64_t)__ldg(jk.rowptr + v + 1);
+        const int64_t alen = ae - ab, blen = be - bb;
+        if (alen > 0 && blen > 0) {
+            const uint32_t alo = __ldg(ik.cols + ab), ahi = __ldg(ik.cols + ae - 1);
+            const uint32_t blo = __ldg(jk.cols + bb), bhi = __ldg(jk.cols + be - 1);
+            if (alo <= bhi && blo <= ahi) {
+                const bool win = ae - ws <= (int64_t)win_cap;
+                if (win) {
+                    fl |= kUInWindow;
+                    atomicMax(&s_wlen, (int)(ae - ws));
+                }
+                const int64_t ua = win ? ab - ws : ab, ue = win ? ae - ws : ae;
+                if (blen > (int64_t)ratio * alen) {
+                    fl |= kKeysFromU;
+                    klen = alen; kbeg = ua;
+                    tbeg = bb; tend = be; tlo = blo; thi = bhi;
+                } else {
+                    klen = blen; kbeg = bb;
+                    tbeg = ua; tend = ue; tlo = alo; thi = ahi;
+                }
             }
-            const bool kfromik = s_kfromik[owner] != 0;
-            const uint32_t *kc = kfromik ? ik.cols : jk.cols;
-            const uint32_t *tc = kfromik ? jk.cols : ik.cols;
-            const uint32_t key = __ldg(kc + s_kofs[owner] + k);
-            const int64_t lo = owner == prev_owner ? prev_pos : s_tbeg[owner];
-            bool found;
-            prev_pos = tg_search(tc, lo, s_tend[owner], key, &found);
-            prev_owner = owner;
-            count += found;
         }
-        __syncthreads(); // the next chunk rewrites the shared arrays
+    }
+    __syncthreads(); // s_wlen is final
+    const int wlen = s_wlen;
+    for (int i = tid; i < wlen; i += T) s_win[i] = __ldg(ik.cols + ws + i);
+    long long excl, total;
+    Scan(scan_tmp).ExclusiveSum(klen, excl, total);
+    s_excl[tid] = excl;
+    if (tid == T - 1) s_excl[T] = excl + klen;
+    s_kofs[tid] = kbeg - excl;
+    s_tbeg[tid] = tbeg;
+    s_tend[tid] = tend;
+    s_tlo[tid] = tlo;
+    s_thi[tid] = thi;
+    s_flags[tid] = fl;
+    __syncthreads(); // window and per-edge tables are ready
+
+    unsigned long long count = 0;
+    int prev_owner = -1;
+    long long prev_pos = 0;
+    for (long long base = 0; base < total; base += (long long)T * S) {
+        // Each thread finds the edges of keys base + tid*S .. +S-1.
+        const long long w0 = base + (long long)tid * S;
+        if (w0 < total) {
+            int lo = 0, hi = T; // last edge with s_excl <= w0
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) >> 1;
+                if (s_excl[mid] <= w0) lo = mid; else hi = mid;
+            }
+            int k = lo;
+#pragma unroll
+            for (int j = 0; j < S; j++) {
+                const long long w = w0 + j;
+                if (w < total) {
+                    while (s_excl[k + 1] <= w) k++; // skips edges without keys
+                    s_own[tid * S + j] = (unsigned char)k;
+                }
+            }
+        }
+        __syncthreads();
+        // Slot q = j*T + tid: neighbouring threads take neighbouring keys.
+        // A thread's keys grow with j, so a search may resume (optimization 2).
+#pragma unroll
+        for (int j = 0; j < S; j++) {
+            const int q = j * T + tid;
+            const long long w = base + q;
+            if (w < total) {
+                const int k = s_own[q];
+                const unsigned char f = s_flags[k];
+                const long long ki = s_kofs[k] + w;
+                uint32_t key;
+                if ((f & (kKeysFromU | kUInWindow)) == (kKeysFromU | kUInWindow)) key = s_win[ki];
+                else key = __ldg(((f & kKeysFromU) ? ik.cols : jk.cols) + ki);
+                if (key >= s_tlo[k] && key <= s_thi[k]) {
+                    const long long lo = k == prev_owner ? prev_pos : s_tbeg[k];
+                    const long long hi = s_tend[k];
+                    bool found;
+                    if (f & kKeysFromU) prev_pos = tg_search(jk.cols, lo, hi, key, &found);
+                    else if (f & kUInWindow) prev_pos = win_search(s_win, (int)lo, (int)hi, key, &found);
+                    else prev_pos = tg_search(ik.cols, lo, hi, key, &found);
+                    prev_owner = k;
+                    count += found;
+                }
+            }
+        }
+        __syncthreads(); // s_own is rewritten by the next round
     }
     tg_block_add(count, out);
 }
 
-static std::atomic<int> grouptc_occupancy{0};
+long env_long(const char *name, long dflt) {
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = nullptr;
+    const long v = strtol(s, &end, 10);
+    return (end && *end == 0) ? v : dflt;
+}
 
+} // namespace
+
+// TG_GROUPTC_RATIO (v's list is the table unless longer than RATIO times
+// u's), TG_GROUPTC_WINDOW (shared window entries, 0 = off) and
+// TG_GROUPTC_SPREAD (4 or 8 keys per owner search) override the defaults for
+// measurements; every setting is exact.
 cudaError_t tg_kernel_grouptc(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
                               unsigned long long *d_count) {
     if (ij->nnz == 0 || ik->nnz == 0 || jk->nnz == 0) return cudaSuccess;
     const bool self = ij == ik && ik == jk && ij->upper;
+    long ratio = env_long("TG_GROUPTC_RATIO", 2);
+    if (ratio < 0) ratio = 0;
+    if (ratio > 1 << 20) ratio = 1 << 20;
+    long win = env_long("TG_GROUPTC_WINDOW", kGroupWindow);
+    if (win < 0) win = 0;
+    if (win > kGroupWindow) win = kGroupWindow;
+    const long spread = env_long("TG_GROUPTC_SPREAD", 8);
     const int64_t chunks = (ij->nnz + kGroupThreads - 1) / kGroupThreads;
-    const unsigned grid = tg_grid_for(tg_grouptc_kernel, kGroupThreads, env, chunks, &grouptc_occupancy);
-    tg_grouptc_kernel<<<grid, kGroupThreads, 0, env->stream>>>(*ij, *ik, *jk, self, d_count);
+    if (chunks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    if (spread == 4)
+        grouptc_kernel<4><<<(unsigned)chunks, kGroupThreads, 0, env->stream>>>(*ij, *ik, *jk, self, (int)ratio,
+                                                                                (int)win, d_count);
+    else
+        grouptc_kernel<8><<<(unsigned)chunks, kGroupThreads, 0, env->stream>>>(*ij, *ik, *jk, self, (int)ratio,
+                                                                                (int)win, d_count);
     return cudaGetLastError();
 }

@@ -22,6 +22,13 @@
 // of ik.row(u) before it is combined, since nothing outside that range can be
 // in the table, and the hash is multiplicative rather than x mod buckets, so
 // that local ids of a 2D partition (x div P) spread as well as global ones.
+// When the value span of ik.row(u) fits the space the table would take, the
+// table is a bitmap of that span instead (one load per probe, no bucket
+// walk): in a degree-ordered graph the rows long enough to matter belong to
+// high-degree vertices, whose forward neighbours are the few top ranks, so
+// their spans are narrow. The CTA tiers walk the 2-hop lists with the warp
+// tier's virtual combination, one warp per 32 neighbours, so that short 2-hop
+// lists do not leave lanes idle.
 #include "tg_internal.cuh"
 
 #include <cub/block/block_reduce.cuh>
@@ -100,6 +107,23 @@ struct Table {
     }
 };
 
+// Membership test of a row u: its hash table, or a bitmap of its value span
+// [lo, hi] (bit x - lo). Probes are clipped to [lo, hi] first, so the bit
+// index is always inside the bitmap.
+struct Lookup {
+    Table tab;
+    const uint32_t *bits; // null: use the table
+    uint32_t lo;
+
+    __device__ __forceinline__ bool operator()(uint32_t x) const {
+        if (bits) {
+            const uint32_t d = x - lo;
+            return (bits[d >> 5] >> (d & 31)) & 1u;
+        }
+        return tab.find(x);
+    }
+};
+
 __device__ __forceinline__ uint64_t lower_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
     while (lo < hi) {
         uint64_t mid = lo + ((hi - lo) >> 1);
@@ -132,10 +156,51 @@ __device__ __forceinline__ int ceil_log2(uint64_t x) {
     return x <= 1 ? 0 : 64 - __clzll(x - 1);
 }
 
+// Virtual combination for one warp: the neighbours ij.c[c0 + 32 k + lane]
+// for c0 in [s0, s1) stepping by `step`, their clipped 2-hop lists laid end to
+// end 32 at a time (warp scan), one element per lane per step; the owner of an
+// element is found with five shuffles. All 32 lanes must call it together.
+__device__ __forceinline__ unsigned long long warp_vc(const Blk &ij, const Blk &jk, uint64_t s0, uint64_t s1,
+                                                      uint64_t step, uint32_t lo, uint32_t hi, const Lookup &look,
+                                                      int lane) {
+    unsigned long long cnt = 0;
+    for (uint64_t c0 = s0; c0 < s1; c0 += step) {
+        uint64_t len = 0, base = 0;
+        if (c0 + lane < s1) len = clipped_row(jk, __ldg(ij.c + c0 + lane), lo, hi, &base);
+        uint64_t incl = len;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const uint64_t y = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += y;
+        }
+        const uint64_t excl = incl - len;
+        const uint64_t total = __shfl_sync(0xffffffffu, incl, 31);
+        for (uint64_t i0 = 0; i0 < total; i0 += 32) {
+            const uint64_t i = i0 + lane;
+            // Owner: number of lanes whose inclusive end is <= i.
+            int pos = 0;
+#pragma unroll
+            for (int s = 16; s > 0; s >>= 1) {
+                const uint64_t y = __shfl_sync(0xffffffffu, incl, pos + s - 1);
+                if (y <= i) pos += s;
+            }
+            const uint64_t ob = __shfl_sync(0xffffffffu, base, pos & 31);
+            const uint64_t oe = __shfl_sync(0xffffffffu, excl, pos & 31);
+            if (i < total) cnt += look(__ldg(jk.c + ob + (i - oe)));
+        }
+    }
+    return cnt;
+}
+
+// Words of a bitmap of [lo, hi].
+__device__ __forceinline__ uint64_t span_words(uint32_t lo, uint32_t hi) {
+    return (((uint64_t)hi - lo + 1) + 31) >> 5;
+}
+
 // Warp tier: one warp per row with at most warp_max hashed entries. Larger
 // rows are handed to the CTA tiers through the lists.
 __global__ void __launch_bounds__(kWarps * 32)
-warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsigned long long *out) {
+warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Lists lists, unsigned long long *out) {
     __shared__ uint32_t s_lens[kWarps][kWarpBuckets];
     __shared__ uint32_t s_slots[kWarps][kWarpBuckets * kSlots];
     typedef cub::BlockReduce<unsigned long long, kWarps * 32> Reduce;
@@ -161,40 +226,27 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsign
                     }
                 }
             } else {
+                const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
                 const int logb = max(5, ceil_log2(dk));
                 const Table tab{s_lens[warp], s_slots[warp], logb};
-                for (int b = lane; b < (1 << logb); b += 32) tab.lens[b] = 0;
-                __syncwarp();
-                for (uint64_t i = a0 + lane; i < a1; i += 32) tab.insert(__ldg(ik.c + i));
-                __syncwarp();
-                const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
-                // Virtual combination: 32 neighbours at a time, their clipped
-                // 2-hop lists laid end to end, one element per lane per step.
-                for (uint64_t c0 = s0; c0 < s1; c0 += 32) {
-                    uint64_t len = 0, base = 0;
-                    if (c0 + lane < s1) len = clipped_row(jk, __ldg(ij.c + c0 + lane), lo, hi, &base);
-                    uint64_t incl = len;
-#pragma unroll
-                    for (int d = 1; d < 32; d <<= 1) {
-                        const uint64_t y = __shfl_up_sync(0xffffffffu, incl, d);
-                        if (lane >= d) incl += y;
+                Lookup look{tab, nullptr, lo};
+                const uint64_t words = span_words(lo, hi);
+                if (use_bitmap && words <= (uint64_t)kWarpBuckets * kSlots) {
+                    uint32_t *bits = s_slots[warp];
+                    for (uint64_t w = lane; w < words; w += 32) bits[w] = 0;
+                    __syncwarp();
+                    for (uint64_t i = a0 + lane; i < a1; i += 32) {
+                        const uint32_t d = __ldg(ik.c + i) - lo;
+                        atomicOr(bits + (d >> 5), 1u << (d & 31));
                     }
-                    const uint64_t excl = incl - len;
-                    const uint64_t total = __shfl_sync(0xffffffffu, incl, 31);
-                    for (uint64_t i0 = 0; i0 < total; i0 += 32) {
-                        const uint64_t i = i0 + lane;
-                        // Owner: number of lanes whose inclusive end is <= i.
-                        int pos = 0;
-#pragma unroll
-                        for (int s = 16; s > 0; s >>= 1) {
-                            const uint64_t y = __shfl_sync(0xffffffffu, incl, pos + s - 1);
-                            if (y <= i) pos += s;
-                        }
-                        const uint64_t ob = __shfl_sync(0xffffffffu, base, pos & 31);
-                        const uint64_t oe = __shfl_sync(0xffffffffu, excl, pos & 31);
-                        if (i < total) cnt += tab.find(__ldg(jk.c + ob + (i - oe)));
-                    }
+                    look.bits = bits;
+                } else {
+                    for (int b = lane; b < (1 << logb); b += 32) tab.lens[b] = 0;
+                    __syncwarp();
+                    for (uint64_t i = a0 + lane; i < a1; i += 32) tab.insert(__ldg(ik.c + i));
                 }
+                __syncwarp();
+                cnt = warp_vc(ij, jk, s0, s1, 32, lo, hi, look, lane);
             }
         }
     }
@@ -204,11 +256,16 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, Lists lists, unsign
 
 // CTA tiers: one CTA per listed row, taken from a shared counter so that big
 // and small rows balance across CTAs. The table is in dynamic shared memory
-// (GLOBAL = false) or in this CTA's region of scratch (GLOBAL = true).
+// (GLOBAL = false) or in this CTA's region of scratch (GLOBAL = true), of
+// `words` words either way; a bitmap of the row's span is used instead when
+// it fits in those words. mode 2: warp virtual combination (each warp takes
+// 32 neighbours at a time); 1: CTA virtual combination; 0: a warp per
+// neighbour.
 template <bool GLOBAL, int kCtaThreads>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
-         unsigned long long *next, uint32_t *gtab, uint64_t gwords, bool vc, unsigned long long *out) {
+         unsigned long long *next, uint32_t *gtab, uint64_t words, int mode, bool use_bitmap,
+         unsigned long long *out) {
     extern __shared__ uint32_t s_dyn[];
     typedef cub::BlockScan<uint64_t, kCtaThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kCtaThreads> Reduce;
@@ -222,7 +279,8 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
     __shared__ unsigned long long s_item;
 
     const int t = threadIdx.x;
-    uint32_t *region = GLOBAL ? gtab + (uint64_t)blockIdx.x * gwords : s_dyn;
+    const int warp = t >> 5, lane = t & 31;
+    uint32_t *region = GLOBAL ? gtab + (uint64_t)blockIdx.x * words : s_dyn;
     const unsigned long long n = *list_n;
     unsigned long long cnt = 0;
     for (;;) {
@@ -234,24 +292,39 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
         const uint32_t u = list[item];
         const uint64_t a0 = __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
         const uint64_t s0 = __ldg(ij.rp + u), s1 = __ldg(ij.rp + u + 1);
+        const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
         const int logb = max(7, ceil_log2(a1 - a0));
         const uint64_t nb = 1ull << logb;
         const Table tab{region, region + nb, logb};
-        for (uint64_t b = t; b < nb; b += kCtaThreads) tab.lens[b] = 0;
+        Lookup look{tab, nullptr, lo};
+        const uint64_t bwords = span_words(lo, hi);
+        if (use_bitmap && bwords <= words) {
+            for (uint64_t w = t; w < bwords; w += kCtaThreads) region[w] = 0;
+            __syncthreads();
+            for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) {
+                const uint32_t d = __ldg(ik.c + i) - lo;
+                atomicOr(region + (d >> 5), 1u << (d & 31));
+            }
+            look.bits = region;
+        } else {
+            for (uint64_t b = t; b < nb; b += kCtaThreads) tab.lens[b] = 0;
+            __syncthreads();
+            for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) tab.insert(__ldg(ik.c + i));
+        }
         __syncthreads();
-        for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) tab.insert(__ldg(ik.c + i));
-        __syncthreads();
-        const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
-        if (!vc) {
-            // Warp-centric: a warp per neighbour v, lanes striding its
-            // clipped 2-hop list. Rows that reach this tier have long 2-hop
-            // lists, so lanes are mostly busy, and no scan or barrier is
-            // needed between neighbours.
-            const int warp = t >> 5, lane = t & 31;
+        if (mode == 2) {
+            // Warp c takes neighbours s0 + 32 c + [0, 32), then the next
+            // 32 * (kCtaThreads / 32) on; no barrier between chunks.
+            cnt += warp_vc(ij, jk, s0 + 32 * (uint64_t)warp, s1, kCtaThreads, lo, hi, look, lane);
+            __syncthreads();
+            continue;
+        }
+        if (mode == 0) {
+            // A warp per neighbour v, lanes striding its clipped 2-hop list.
             for (uint64_t c = s0 + warp; c < s1; c += kCtaThreads / 32) {
                 uint64_t base;
                 const uint64_t len = clipped_row(jk, __ldg(ij.c + c), lo, hi, &base);
-                for (uint64_t i = lane; i < len; i += 32) cnt += tab.find(__ldg(jk.c + base + i));
+                for (uint64_t i = lane; i < len; i += 32) cnt += look(__ldg(jk.c + base + i));
             }
             __syncthreads();
             continue;
@@ -276,7 +349,7 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
                 }
                 owner = lo2;
                 const uint64_t off = i - (s_incl[owner] - s_len[owner]);
-                cnt += tab.find(__ldg(jk.c + s_base[owner] + off));
+                cnt += look(__ldg(jk.c + s_base[owner] + off));
             }
             __syncthreads();
         }
@@ -298,9 +371,10 @@ size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 template <int NT>
 cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
                        uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
-                       tg_kernel_env *env, unsigned long long *d_count) {
+                       bool use_bitmap, tg_kernel_env *env, unsigned long long *d_count) {
     cudaError_t err;
-    const bool vc = env_long("TG_TRUST_CTA_VC", 0) != 0;
+    int mode = (int)env_long("TG_TRUST_CTA_VC", 2);
+    if (mode < 0 || mode > 2) mode = 2;
     if (need_cta) {
         // Static shared memory plus the table can pass 48 KiB, which needs
         // the opt-in even when the table alone does not.
@@ -313,12 +387,12 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
         uint64_t grid = (uint64_t)env->sm_count * per_sm;
         if (grid > cta_cap) grid = cta_cap;
         cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
-            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, 0, vc, d_count);
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, mode, use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     if (need_glob && glob_grid > 0) {
-        cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n,
-                                                              lists.glob_next, gtab, gwords, vc, d_count);
+        cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
+                                                              gtab, gwords, mode, use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
@@ -344,7 +418,9 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     int64_t cta_buckets = 128;
     while (cta_buckets < maxdeg && cta_buckets < kCtaMaxBuckets) cta_buckets <<= 1;
     const int64_t cta_max = cta_buckets;
-    const size_t cta_shared = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
+    // At least 16 KiB, so that rows whose span is up to 2^17 values get a
+    // bitmap even when their table would be small.
+    const size_t cta_shared = std::max<size_t>((size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t), 16384);
     const bool need_glob = maxdeg > cta_max;
 
     // Rows in each list are bounded by the edges they hold.
@@ -393,14 +469,15 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
 
     const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
     if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+    const bool use_bitmap = env_long("TG_TRUST_BITMAP", 1) != 0;
     warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)cta_max,
-                                                                  lists, d_count);
+                                                                  use_bitmap, lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
     if (env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
     if (env_long("TG_TRUST_CTA_THREADS", 256) == 512)
         return launch_cta<512>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                               gwords, env, d_count);
+                               gwords, use_bitmap, env, d_count);
     return launch_cta<256>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                           gwords, env, d_count);
+                           gwords, use_bitmap, env, d_count);
 }

@@ -299,7 +299,7 @@ long env_long(const char *name, long dflt) {
 // choosing them costs no device round trip: the bitmap (density ratio 256,
 // rows of at least 16 elements) when jk has 2^20 edges or more and rows of
 // 32 or more, spread 16, 256 edges per block. For measurements,
-// TG_WETRIC_SPREAD (4, 8, 16), TG_WETRIC_BITMAP (0 = off, else the ratio),
+// TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the ratio),
 // TG_WETRIC_BMMIN (shortest row with a bitmap) and TG_WETRIC_EDGES (64 or
 // 256) override them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
@@ -370,6 +370,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     switch (spread) {
     case 4: return launch_wedges<4, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
     case 16: return launch_wedges<16, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    case 32: return launch_wedges<32, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
     default: return launch_wedges<8, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
     }
 }
