@@ -184,3 +184,32 @@ func TestIntersect(t *testing.T) {
 		}
 	}
 }
+
+// TestSymmetricInput counts a symmetric (not forward) CSR. The Subtask
+// definition then sees every triangle from each of its six directed edges,
+// so kernels that silently assumed orientation would be caught here.
+func TestSymmetricInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	counters := testCounters(t)
+	for range 20 {
+		n := 2 + rng.IntN(70)
+		edges := gnp(rng, n, 0.4)
+		want := 6 * bruteForce(n, edges)
+		seen := map[[2]uint32]bool{}
+		var sym [][2]uint32
+		for _, e := range edges {
+			for _, d := range [][2]uint32{{e[0], e[1]}, {e[1], e[0]}} {
+				if d[0] != d[1] && !seen[d] {
+					seen[d] = true
+					sym = append(sym, d)
+				}
+			}
+		}
+		s := Whole(csrOf(n, n, sym))
+		for _, c := range counters {
+			if got := countWith(t, c, s); got != want {
+				t.Fatalf("n=%d: %s = %d, want 6 x %d", n, c.Name(), got, want/6)
+			}
+		}
+	}
+}
