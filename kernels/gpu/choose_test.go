@@ -1,6 +1,10 @@
 package gpu
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/trigrid/trigrid/kernels"
+)
 
 func TestChooseKernel(t *testing.T) {
 	tests := []struct {
@@ -37,6 +41,45 @@ func TestChooseKernel(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("chooseKernel(%+v) = %q, want %q", tc.s, got, tc.want)
+			}
+		})
+	}
+}
+
+// pickKernel is chooseKernel on the mapped statistics: the same answers for
+// the host's figures of the same subtasks, including the resident graph's
+// (Preprocess fills Edges, Rows, IKEdges, JKEdges and KCols only).
+func TestPickKernel(t *testing.T) {
+	tests := []struct {
+		name string
+		s    kernels.SubtaskStats
+		want string
+	}{
+		{"zero", kernels.SubtaskStats{}, "polak"},
+		{"empty JK", kernels.SubtaskStats{Edges: 4 << 20, Rows: 1000, IKEdges: 4 << 20}, "polak"},
+		{"empty IK", kernels.SubtaskStats{Edges: 4 << 20, Rows: 1000, JKEdges: 4 << 20}, "polak"},
+		{"soc-Epinions1", kernels.SubtaskStats{Edges: 405739, Rows: 75877, IKEdges: 405739, JKEdges: 405739,
+			KCols: 75877, MeanIK: 5.3, MeanJK: 5.3, SameIJIK: true}, "polak"},
+		{"just under the threshold", kernels.SubtaskStats{Edges: smallSubtaskEdges - 1, Rows: 1 << 16,
+			IKEdges: smallSubtaskEdges - 1, JKEdges: smallSubtaskEdges - 1}, "polak"},
+		{"at the threshold", kernels.SubtaskStats{Edges: smallSubtaskEdges, Rows: 1 << 16,
+			IKEdges: smallSubtaskEdges, JKEdges: smallSubtaskEdges}, "wetric"},
+		{"rmat18 P=2 block", kernels.SubtaskStats{Edges: 951053, Rows: 87142, IKEdges: 951053,
+			JKEdges: 951053, KCols: 87142}, "wetric"},
+		{"rmat23 resident", kernels.SubtaskStats{Edges: 129336079, Rows: 4611319, IKEdges: 129336079,
+			JKEdges: 129336079, KCols: 4611319, Wedges: 7.3e9}, "wetric"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pickKernel(tc.s); got != tc.want {
+				t.Errorf("pickKernel(%+v) = %q, want %q", tc.s, got, tc.want)
+			}
+			if got, want := pickKernel(tc.s), chooseKernel(gpuStats(tc.s)); got != want {
+				t.Errorf("pickKernel = %q, chooseKernel(gpuStats) = %q", got, want)
+			}
+			g := gpuStats(tc.s)
+			if g.Edges != tc.s.Edges || g.Rows != tc.s.Rows || g.IKEdges != tc.s.IKEdges || g.JKEdges != tc.s.JKEdges {
+				t.Errorf("gpuStats(%+v) = %+v: sizes not carried over", tc.s, g)
 			}
 		})
 	}
