@@ -74,3 +74,44 @@ func BenchmarkCount(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCountBlocks counts rmat scale 16 through all P^3 subtasks of
+// its P x P blocks, one Count per subtask as a worker would, reporting the
+// whole graph's forward edges per second. It is the data behind auto's
+// per-subtask choice.
+func BenchmarkCountBlocks(b *testing.B) {
+	g := rmat(16, 16)
+	want := mustReference(b, Whole(g))
+	for _, p := range []int{4, 8} {
+		for _, s := range []scheme{hashScheme(int(g.NumRows()), p), rangeScheme(g, p)} {
+			blocks := split(g, p, s, true)
+			for _, name := range []string{"hash", "hashcol", "merge", "auto"} {
+				b.Run(fmt.Sprintf("P=%d/%s/%s", p, s.name, name), func(b *testing.B) {
+					c, err := NewCPU(name, CPUOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var sum uint64
+					for b.Loop() {
+						sum = 0
+						for i := range p {
+							for j := range p {
+								for k := range p {
+									res, err := c.Count(context.Background(), Subtask{IJ: blocks[i][j], IK: blocks[i][k], JK: blocks[j][k]})
+									if err != nil {
+										b.Fatal(err)
+									}
+									sum += res.Triangles
+								}
+							}
+						}
+					}
+					if sum != want {
+						b.Fatalf("%s over subtasks = %d, reference %d", name, sum, want)
+					}
+					b.ReportMetric(float64(g.NumEdges())*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+				})
+			}
+		}
+	}
+}
