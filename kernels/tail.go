@@ -36,7 +36,7 @@ func isUpper(c *graph.CSR) bool {
 }
 
 // tailWorker is hashcol's worker on the tail path: for each J-local v it
-// marks JK.Row(v) and probes the tails spans of v's column of IJ.
+// marks JK.Row(v) and probes the tail spans of v's column of IJ.
 type tailWorker struct {
 	offsets []uint64 // per v, into spans
 	spans   []uint64 // tailSpan of each IJ edge, grouped by column
