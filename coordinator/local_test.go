@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,5 +253,79 @@ func TestRunLocalFromStore(t *testing.T) {
 	}
 	if want := wholeCount(t, fwd); res.Triangles != want {
 		t.Fatalf("count through shards %d, whole graph %d", res.Triangles, want)
+	}
+}
+
+// BenchmarkRunLocalWorkers compares subtasks one at a time with a
+// parallel kernel against several subtasks at once with serial kernels
+// (P = 4), next to the whole-graph count, in memory and through shards.
+// TRIGRID_BENCH_SCALE sets the R-MAT scale (edge factor 16); default 16.
+// The kernel is "auto", the CLI's default.
+func BenchmarkRunLocalWorkers(b *testing.B) {
+	scale := 16
+	if s, err := strconv.Atoi(os.Getenv("TRIGRID_BENCH_SCALE")); err == nil && s > 0 {
+		scale = s
+	}
+	edges, err := gen.RMAT(scale, 16, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fwd, _, _, err := graph.ForwardFromEdges(edges, graph.OrderDegree, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edges = nil
+	ctx := context.Background()
+	procs := runtime.GOMAXPROCS(0)
+	factory := func(workers int) func() (kernels.Counter, error) {
+		return func() (kernels.Counter, error) { return kernels.NewCPU("auto", kernels.CPUOptions{Workers: workers}) }
+	}
+	var want uint64
+	b.Run("whole", func(b *testing.B) {
+		c, err := kernels.NewCPU("auto", kernels.CPUOptions{Workers: procs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			r, err := c.Count(ctx, kernels.Whole(fwd))
+			if err != nil {
+				b.Fatal(err)
+			}
+			want = r.Triangles
+		}
+	})
+	for _, sc := range []storage.Scheme{storage.SchemeHash, storage.SchemeRange} {
+		part, err := partition.Split(fwd, sc, 4, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := storage.NewMemStore()
+		if _, err := partition.PartitionGraph(ctx, fwd, storage.GraphStats{Vertices: fwd.NumRows(), Edges: fwd.NumEdges()}, st,
+			partition.Config{Scheme: sc, P: 4}); err != nil {
+			b.Fatal(err)
+		}
+		m, err := storage.ReadManifest(ctx, st)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srcs := []struct {
+			name string
+			src  BlockSource
+		}{{"mem", PartitionSource{Part: part}}, {"shards", StoreSource{Store: st, Manifest: m}}}
+		for _, s := range srcs {
+			for _, w := range []struct{ tasks, kernel int }{{1, procs}, {procs, 1}, {2 * procs, 1}} {
+				b.Run(fmt.Sprintf("%v/P4/%s/tasks%d-kernel%d", sc, s.name, w.tasks, w.kernel), func(b *testing.B) {
+					for b.Loop() {
+						res, err := RunLocal(ctx, s.src, part.Subtasks(), LocalConfig{Workers: w.tasks, NewCounter: factory(w.kernel)})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if want != 0 && res.Triangles != want {
+							b.Fatalf("counted %d, whole graph %d", res.Triangles, want)
+						}
+					}
+				})
+			}
+		}
 	}
 }
