@@ -44,17 +44,19 @@ const (
 // minHashcolMean is the mean JK row length from which hashcol beats hash
 // on blocks without the tail path: below it the lists are so short that
 // hash's probes cost less than hashcol's transpose and binary searches.
-const minHashcolMean = 3
+const minHashcolMean = 5
 
 // chooseCPUKernel is the auto policy: a kernel name for a subtask's
 // statistics. It is pure so that it can be tested and tuned on its own.
 //
-// Measured on rmat scale 18 cut into P x P blocks (P = 2, 4, 8, hash and
-// range schemes, one worker per subtask): hashcol is fastest on the whole
-// graph and on blocks with mean rows of 3 or more, hash on the short rows
-// of hash-partitioned blocks at P = 8, and merge only on tiny subtasks
-// over a large K space, where setting up a bitset costs more than the
-// count.
+// Measured on rmat scales 16 and 18 cut into P x P blocks (P = 2, 4, 8,
+// hash and range schemes, one worker, best of two per subtask): hashcol is
+// fastest on the whole graph, on (I, J, J) subtasks (its tail path) and on
+// blocks with long rows, which range blocks of high-degree vertices have;
+// hash on the short rows of hash-partitioned blocks (mean 2 to 4 at
+// P = 4, 8); merge only on tiny subtasks over a large K space, where a
+// bitset costs more than the count. Any threshold from 4 to 6 came within
+// 1% of choosing the best kernel for every subtask; 3 lost 20% at P = 4.
 func chooseCPUKernel(s SubtaskStats) string {
 	switch {
 	case s.KCols > maxHashBits, float64(s.KCols) > hashBitsPerWedge*s.Wedges:
