@@ -56,7 +56,7 @@ const minHashcolMean = 5
 // hash on the short rows of hash-partitioned blocks (mean 2 to 4 at
 // P = 4, 8); merge only on tiny subtasks over a large K space, where a
 // bitset costs more than the count. Any threshold from 4 to 6 came within
-// 1% of choosing the best kernel for every subtask; 3 lost 20% at P = 4.
+// 1% of choosing the best kernel for every subtask; 3 lost up to 20%.
 func chooseCPUKernel(s SubtaskStats) string {
 	switch {
 	case s.KCols > maxHashBits, float64(s.KCols) > hashBitsPerWedge*s.Wedges:
