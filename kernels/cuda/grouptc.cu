@@ -28,8 +28,15 @@
 //   whose u-side list lies inside it searches (or reads its keys) there
 //   instead of in device memory. Lists past the window stay in device
 //   memory.
-// - An edge whose two lists have disjoint value ranges gets no keys, and a
-//   key outside its table's value range is not searched.
+// - Optional value-range checks (TG_GROUPTC_RANGE=1): an edge whose two
+//   lists have disjoint value ranges gets no keys, and a key outside its
+//   table's value range is not searched. Off by default: the four extra
+//   loads per edge cost more than they save (rmat 23: 168.5 ms off, 171.1 on).
+// - Registers are capped (__launch_bounds__(256, 8): 32 per thread, a few
+//   bytes spilled) so that 8 blocks (2048 threads) stay resident on each
+//   multiprocessor: the searches are chains of dependent loads, and
+//   occupancy is what hides them (rmat 23: 171 ms capped, 206 ms at 48
+//   registers and 5 blocks).
 // - Keys are dealt out as in a flattened list: each thread finds the edges
 //   of `S` consecutive keys with one search of the chunk's prefix sums and
 //   writes them to shared memory, then neighbouring threads take
@@ -63,9 +70,25 @@ __device__ __forceinline__ int win_search(const uint32_t *t, int lo, int hi, uin
     return base;
 }
 
-template <int S>
-__global__ void __launch_bounds__(kGroupThreads) grouptc_kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk, bool self,
-                                                                int ratio, int win_cap, unsigned long long *out) {
+// tg_search through a generic pointer (shared window or device memory), so
+// that lanes whose tables live in different memories run one loop instead
+// of diverging into two.
+__device__ __forceinline__ long long any_search(const uint32_t *table, long long lo, long long hi, uint32_t key,
+                                                bool *found) {
+    const uint32_t *base = table + lo;
+    long long n = hi - lo;
+    while (n > 1) {
+        const long long half = n >> 1;
+        base = (base[half] <= key) ? base + half : base;
+        n -= half;
+    }
+    *found = n > 0 && *base == key;
+    return base - table;
+}
+
+template <int S, bool G, int MINB>
+__global__ void __launch_bounds__(kGroupThreads, MINB) grouptc_kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk, bool self,
+                                                                int ratio, int win_cap, bool range, unsigned long long *out) {
     constexpr int T = kGroupThreads;
     typedef cub::BlockScan<long long, T> Scan;
     __shared__ typename Scan::TempStorage scan_tmp;
@@ -105,8 +128,11 @@ __global__ void __launch_bounds__(kGroupThreads) grouptc_kernel(tg_dblock ij, tg
         const int64_t be = (int64_t)__ldg(jk.rowptr + v + 1);
         const int64_t alen = ae - ab, blen = be - bb;
         if (alen > 0 && blen > 0) {
-            const uint32_t alo = __ldg(ik.cols + ab), ahi = __ldg(ik.cols + ae - 1);
-            const uint32_t blo = __ldg(jk.cols + bb), bhi = __ldg(jk.cols + be - 1);
+            uint32_t alo = 0, ahi = 0xffffffffu, blo = 0, bhi = 0xffffffffu;
+            if (range) {
+                alo = __ldg(ik.cols + ab); ahi = __ldg(ik.cols + ae - 1);
+                blo = __ldg(jk.cols + bb); bhi = __ldg(jk.cols + be - 1);
+            }
             if (alo <= bhi && blo <= ahi) {
                 const bool win = ae - ws <= (int64_t)win_cap;
                 if (win) {
@@ -173,16 +199,26 @@ __global__ void __launch_bounds__(kGroupThreads) grouptc_kernel(tg_dblock ij, tg
                 const int k = s_own[q];
                 const unsigned char f = s_flags[k];
                 const long long ki = s_kofs[k] + w;
+                const bool kwin = (f & (kKeysFromU | kUInWindow)) == (kKeysFromU | kUInWindow);
                 uint32_t key;
-                if ((f & (kKeysFromU | kUInWindow)) == (kKeysFromU | kUInWindow)) key = s_win[ki];
+                if (G) key = (kwin ? (const uint32_t *)s_win : ((f & kKeysFromU) ? ik.cols : jk.cols))[ki];
+                else if (kwin) key = s_win[ki];
                 else key = __ldg(((f & kKeysFromU) ? ik.cols : jk.cols) + ki);
                 if (key >= s_tlo[k] && key <= s_thi[k]) {
                     const long long lo = k == prev_owner ? prev_pos : s_tbeg[k];
                     const long long hi = s_tend[k];
                     bool found;
-                    if (f & kKeysFromU) prev_pos = tg_search(jk.cols, lo, hi, key, &found);
-                    else if (f & kUInWindow) prev_pos = win_search(s_win, (int)lo, (int)hi, key, &found);
-                    else prev_pos = tg_search(ik.cols, lo, hi, key, &found);
+                    if (G) {
+                        const uint32_t *tp =
+                            (f & kKeysFromU) ? jk.cols : ((f & kUInWindow) ? (const uint32_t *)s_win : ik.cols);
+                        prev_pos = any_search(tp, lo, hi, key, &found);
+                    } else if (f & kKeysFromU) {
+                        prev_pos = tg_search(jk.cols, lo, hi, key, &found);
+                    } else if (f & kUInWindow) {
+                        prev_pos = win_search(s_win, (int)lo, (int)hi, key, &found);
+                    } else {
+                        prev_pos = tg_search(ik.cols, lo, hi, key, &found);
+                    }
                     prev_owner = k;
                     count += found;
                 }
@@ -191,6 +227,24 @@ __global__ void __launch_bounds__(kGroupThreads) grouptc_kernel(tg_dblock ij, tg
         __syncthreads(); // s_own is rewritten by the next round
     }
     tg_block_add(count, out);
+}
+
+template <int S, bool G, int MINB>
+void launch(unsigned grid, cudaStream_t st, const tg_dblock &ij, const tg_dblock &ik, const tg_dblock &jk, bool self,
+            int ratio, int win, bool range, unsigned long long *d_count) {
+    grouptc_kernel<S, G, MINB><<<grid, kGroupThreads, 0, st>>>(ij, ik, jk, self, ratio, win, range, d_count);
+}
+
+template <int S>
+void launch_s(bool generic, bool full, unsigned grid, cudaStream_t st, const tg_dblock &ij, const tg_dblock &ik,
+              const tg_dblock &jk, bool self, int ratio, int win, bool range, unsigned long long *d_count) {
+    if (generic) {
+        if (full) launch<S, true, 8>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
+        else launch<S, true, 1>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
+    } else {
+        if (full) launch<S, false, 8>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
+        else launch<S, false, 1>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
+    }
 }
 
 long env_long(const char *name, long dflt) {
@@ -203,10 +257,13 @@ long env_long(const char *name, long dflt) {
 
 } // namespace
 
-// TG_GROUPTC_RATIO (v's list is the table unless longer than RATIO times
-// u's), TG_GROUPTC_WINDOW (shared window entries, 0 = off) and
-// TG_GROUPTC_SPREAD (4 or 8 keys per owner search) override the defaults for
-// measurements; every setting is exact.
+// Overrides for measurements, every setting exact (defaults first, the
+// measured best on rmat 18-23): TG_GROUPTC_RATIO (2: v's list is the table
+// unless longer than RATIO times u's), TG_GROUPTC_WINDOW (2048 shared window
+// entries, 0 = off), TG_GROUPTC_SPREAD (8; 4 or 16 keys per owner search),
+// TG_GROUPTC_MINB (8: registers capped for 8 resident blocks; 1 = uncapped),
+// TG_GROUPTC_RANGE (0; 1 = value-range checks), TG_GROUPTC_GENERIC (0; 1 =
+// one search loop through generic pointers, slower).
 cudaError_t tg_kernel_grouptc(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
                               unsigned long long *d_count) {
     if (ij->nnz == 0 || ik->nnz == 0 || jk->nnz == 0) return cudaSuccess;
@@ -220,11 +277,12 @@ cudaError_t tg_kernel_grouptc(const tg_dblock *ij, const tg_dblock *ik, const tg
     const long spread = env_long("TG_GROUPTC_SPREAD", 8);
     const int64_t chunks = (ij->nnz + kGroupThreads - 1) / kGroupThreads;
     if (chunks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-    if (spread == 4)
-        grouptc_kernel<4><<<(unsigned)chunks, kGroupThreads, 0, env->stream>>>(*ij, *ik, *jk, self, (int)ratio,
-                                                                                (int)win, d_count);
-    else
-        grouptc_kernel<8><<<(unsigned)chunks, kGroupThreads, 0, env->stream>>>(*ij, *ik, *jk, self, (int)ratio,
-                                                                                (int)win, d_count);
+    const bool generic = env_long("TG_GROUPTC_GENERIC", 0) != 0;
+    const bool full = env_long("TG_GROUPTC_MINB", 8) >= 8;
+    const bool range = env_long("TG_GROUPTC_RANGE", 0) != 0;
+    const unsigned grid = (unsigned)chunks;
+    if (spread == 4) launch_s<4>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
+    else if (spread == 16) launch_s<16>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
+    else launch_s<8>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
     return cudaGetLastError();
 }
