@@ -38,7 +38,8 @@ import (
 // bits per worker (128 KiB for a million columns, 512 MiB at the 2^32
 // limit, which is why auto turns to merge for huge K spaces).
 
-// lopsidedRatio is where binary search beats marking or scanning.
+// lopsidedRatio is the length ratio from which binary search replaces
+// marking or scanning; like gallopRatio, a round figure, not a tuned one.
 const lopsidedRatio = 32
 
 type hashCounter struct {

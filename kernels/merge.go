@@ -17,8 +17,9 @@ import (
 // JK rows. No forward orientation is assumed: the kernel computes the
 // Subtask definition literally, so it is exact for any valid views.
 
-// gallopRatio is where binary search starts to beat the linear merge.
-// Measured on rmat blocks; the crossover is flat between 16 and 64.
+// gallopRatio is the length ratio from which binary search replaces the
+// linear merge. It is a round figure near log2 of typical hub lists (a
+// search costs about that many steps per element), not a tuned constant.
 const gallopRatio = 32
 
 type mergeCounter struct{ opts CPUOptions }

@@ -49,10 +49,11 @@ func resolveWorkers(n int) int {
 }
 
 // runParallel counts a subtask with dynamic scheduling: workers take chunks
-// of an edge space of total edges (IJ's, or its transpose's) from an atomic cursor until none are left or ctx is
-// cancelled, each summing into a local uint64 that is written once at the
-// end (no shared cache line is written in the loop). newWorker is called
-// once per worker goroutine, on that goroutine. A runtime fault in a worker
+// of an edge space of total edges (IJ's, or its transpose's) from an
+// atomic cursor until none are left, ctx is cancelled or a worker failed,
+// each summing into a local uint64 that is written once at the end (no
+// shared cache line is written in the loop). newWorker is called once per
+// worker goroutine, on that goroutine. A runtime fault in a worker
 // (malformed CSR) becomes an error naming kernel.
 func runParallel(ctx context.Context, kernel string, total int64, workers int,
 	progress func(done, total int64), newWorker func() rangeCounter) (Result, error) {
@@ -66,6 +67,7 @@ func runParallel(ctx context.Context, kernel string, total int64, workers int,
 		done   atomic.Int64  // edges finished, for progress
 		counts = make([]uint64, workers)
 		faults = make([]error, workers)
+		failed atomic.Bool
 		wg     sync.WaitGroup
 	)
 	stopProgress := startProgress(progress, &done, total)
@@ -77,11 +79,12 @@ func runParallel(ctx context.Context, kernel string, total int64, workers int,
 			defer func() {
 				if r := recover(); r != nil {
 					faults[w] = fmt.Errorf("kernels: %s: malformed subtask: %v", kernel, r)
+					failed.Store(true)
 				}
 			}()
 			rc := newWorker()
 			var n uint64
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !failed.Load() {
 				c := cursor.Add(1) - 1
 				if c >= nchunks {
 					break
