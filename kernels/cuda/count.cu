@@ -18,10 +18,13 @@ static tg_kernel_fn kernel_fn(int32_t k) {
 }
 
 // The library's own choice for TG_KERNEL_AUTO, used by callers that do not
-// choose (the Go side chooses per subtask with its own statistics and asks
-// for a kernel by id). trix balances work inside each warp and is the best
-// of the core kernels on every graph measured.
-static int32_t library_auto(const tg_dblock *, const tg_dblock *, const tg_dblock *) { return TG_KERNEL_TRIX; }
+// choose (the Go side chooses per subtask and asks for a kernel by id). The
+// same rule as kernels/gpu/choose.go: polak below 2^19 edges of ij or when a
+// block is empty, wetric otherwise (docs/kernels.md, H200 measurements).
+static int32_t library_auto(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk) {
+    if (ij->nnz <= 0 || ik->nnz <= 0 || jk->nnz <= 0 || ij->nnz < (1 << 19)) return TG_KERNEL_POLAK;
+    return TG_KERNEL_WETRIC;
+}
 
 extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
                             uint64_t *triangles, double *kernel_ms, int32_t *kernel_used, char *err,

@@ -26,9 +26,11 @@
 // table is a bitmap of that span instead (one load per probe, no bucket
 // walk): in a degree-ordered graph the rows long enough to matter belong to
 // high-degree vertices, whose forward neighbours are the few top ranks, so
-// their spans are narrow. The CTA tiers walk the 2-hop lists with the warp
-// tier's virtual combination, one warp per 32 neighbours, so that short 2-hop
-// lists do not leave lanes idle.
+// their spans are narrow. The CTA tier's shared memory is sized for
+// occupancy and for those bitmaps, not for the longest row's hash table; a
+// row that fits neither takes a per-CTA region of global scratch. The CTA
+// tier gives each neighbour a warp (its 2-hop lists are long); the warp tier
+// combines the lists of 32 neighbours virtually.
 #include "tg_internal.cuh"
 
 #include <cub/block/block_reduce.cuh>
@@ -43,10 +45,14 @@ namespace {
 constexpr int kWarps = 8;             // warps per block in the warp tier
 constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
 constexpr int kSlots = 4;             // slots per bucket
-// Rows with more hashed entries than this get a CTA: 32 measured best up to
-// rmat20 (16M edges), 128 on rmat22 and rmat23 (docs/kernels.md).
-constexpr int kWarpMaxSmall = 32;
-constexpr int kWarpMaxLarge = 128;
+// Rows with more hashed entries than this get a CTA. Measured with bitmap
+// tables and a warp per neighbour in the CTA tier (docs/kernels.md): 32 on
+// soc-Epinions1 (0.4M edges), 16 on rmat18 and rmat20, 64 on rmat22 and
+// rmat23 (2^25 edges and more).
+constexpr int kWarpMaxTiny = 32;
+constexpr int kWarpMaxSmall = 16;
+constexpr int kWarpMaxLarge = 64;
+constexpr int64_t kSmallEdges = 1ll << 20;
 constexpr int64_t kLargeEdges = 1ll << 25;
 constexpr int kCtaMaxBuckets = 4096;  // larger rows hash into global scratch
 
@@ -200,7 +206,8 @@ __device__ __forceinline__ uint64_t span_words(uint32_t lo, uint32_t hi) {
 // Warp tier: one warp per row with at most warp_max hashed entries. Larger
 // rows are handed to the CTA tiers through the lists.
 __global__ void __launch_bounds__(kWarps * 32)
-warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Lists lists, unsigned long long *out) {
+warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int span_route, int cta_max, bool use_bitmap, Lists lists,
+          unsigned long long *out) {
     __shared__ uint32_t s_lens[kWarps][kWarpBuckets];
     __shared__ uint32_t s_slots[kWarps][kWarpBuckets * kSlots];
     typedef cub::BlockReduce<unsigned long long, kWarps * 32> Reduce;
@@ -215,7 +222,13 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Li
         const uint64_t s0 = __ldg(ij.rp + u), s1 = __ldg(ij.rp + u + 1);
         const uint64_t dk = a1 - a0, dj = s1 - s0;
         if (dk > 0 && dj > 0) {
-            if (dk > (uint64_t)warp_max) {
+            const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
+            const uint64_t words = span_words(lo, hi);
+            // Rows longer than span_route whose span is too wide for the
+            // warp's bitmap go to the CTA tier, whose bitmap is wider, rather
+            // than to a hash table here.
+            const bool wide = use_bitmap && dk > (uint64_t)span_route && words > (uint64_t)kWarpBuckets * kSlots;
+            if (dk > (uint64_t)warp_max || wide) {
                 if (lane == 0) {
                     if (dk > (uint64_t)cta_max) {
                         const unsigned long long i = atomicAdd(lists.glob_n, 1ull);
@@ -226,11 +239,9 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Li
                     }
                 }
             } else {
-                const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
                 const int logb = max(5, ceil_log2(dk));
                 const Table tab{s_lens[warp], s_slots[warp], logb};
                 Lookup look{tab, nullptr, lo};
-                const uint64_t words = span_words(lo, hi);
                 if (use_bitmap && words <= (uint64_t)kWarpBuckets * kSlots) {
                     uint32_t *bits = s_slots[warp];
                     for (uint64_t w = lane; w < words; w += 32) bits[w] = 0;
@@ -264,8 +275,8 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Li
 template <bool GLOBAL, int kCtaThreads>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
-         unsigned long long *next, uint32_t *gtab, uint64_t words, int mode, bool use_bitmap,
-         unsigned long long *out) {
+         unsigned long long *next, uint32_t *gtab, uint64_t words, uint32_t *gfall, uint64_t fwords, int mode,
+         bool use_bitmap, unsigned long long *out) {
     extern __shared__ uint32_t s_dyn[];
     typedef cub::BlockScan<uint64_t, kCtaThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kCtaThreads> Reduce;
@@ -295,17 +306,26 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
         const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
         const int logb = max(7, ceil_log2(a1 - a0));
         const uint64_t nb = 1ull << logb;
-        const Table tab{region, region + nb, logb};
-        Lookup look{tab, nullptr, lo};
         const uint64_t bwords = span_words(lo, hi);
-        if (use_bitmap && bwords <= words) {
-            for (uint64_t w = t; w < bwords; w += kCtaThreads) region[w] = 0;
+        // The shared region is sized for occupancy, not for the longest row:
+        // a row whose bitmap and table both exceed it uses this CTA's region
+        // of global scratch (fwords >= any table of the tier).
+        uint32_t *reg = region;
+        uint64_t cap = words;
+        if (!GLOBAL && !(use_bitmap && bwords <= words) && nb * (kSlots + 1) > words) {
+            reg = gfall + (uint64_t)blockIdx.x * fwords;
+            cap = fwords;
+        }
+        const Table tab{reg, reg + nb, logb};
+        Lookup look{tab, nullptr, lo};
+        if (use_bitmap && bwords <= cap) {
+            for (uint64_t w = t; w < bwords; w += kCtaThreads) reg[w] = 0;
             __syncthreads();
             for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) {
                 const uint32_t d = __ldg(ik.c + i) - lo;
-                atomicOr(region + (d >> 5), 1u << (d & 31));
+                atomicOr(reg + (d >> 5), 1u << (d & 31));
             }
-            look.bits = region;
+            look.bits = reg;
         } else {
             for (uint64_t b = t; b < nb; b += kCtaThreads) tab.lens[b] = 0;
             __syncthreads();
@@ -371,10 +391,14 @@ size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 template <int NT>
 cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
                        uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
-                       bool use_bitmap, tg_kernel_env *env, unsigned long long *d_count) {
+                       uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, tg_kernel_env *env,
+                       unsigned long long *d_count) {
     cudaError_t err;
-    int mode = (int)env_long("TG_TRUST_CTA_VC", 2);
-    if (mode < 0 || mode > 2) mode = 2;
+    // A warp per neighbour (mode 0) measured fastest once the tables are
+    // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
+    // (CTA virtual combination), docs/kernels.md.
+    int mode = (int)env_long("TG_TRUST_CTA_VC", 0);
+    if (mode < 0 || mode > 2) mode = 0;
     if (need_cta) {
         // Static shared memory plus the table can pass 48 KiB, which needs
         // the opt-in even when the table alone does not.
@@ -386,13 +410,15 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
         if (per_sm < 1) per_sm = 1;
         uint64_t grid = (uint64_t)env->sm_count * per_sm;
         if (grid > cta_cap) grid = cta_cap;
+        if (fwords > 0 && grid > fall_ctas) grid = fall_ctas;
         cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
-            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, mode, use_bitmap, d_count);
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, gfall, fwords, mode,
+            use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     if (need_glob && glob_grid > 0) {
         cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
-                                                              gtab, gwords, mode, use_bitmap, d_count);
+                                                              gtab, gwords, nullptr, 0, mode, use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
@@ -400,8 +426,11 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
 
 } // namespace
 
-// TG_TRUST_WARPMAX (1..128) overrides the warp/CTA degree threshold for
-// measurements.
+// Measurement aids (read per call): TG_TRUST_WARPMAX (1..128, the warp/CTA
+// degree threshold), TG_TRUST_CTA_SMEM (bytes of shared memory per CTA-tier
+// block), TG_TRUST_CTA_VC (0 a warp per neighbour, 1 CTA and 2 warp virtual
+// combination), TG_TRUST_CTA_THREADS (128, 256, 512), TG_TRUST_BITMAP=0
+// (hash tables only), TG_TRUST_SPANROUTE, TG_TRUST_ONLY_WARP=1.
 cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                             tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -409,7 +438,9 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
     const int64_t nrows = ij.nrows < ik.nrows ? ij.nrows : ik.nrows;
-    long warp_max = env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges ? kWarpMaxLarge : kWarpMaxSmall);
+    long warp_max = env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges  ? kWarpMaxLarge
+                                                  : ik.nnz >= kSmallEdges ? kWarpMaxSmall
+                                                                          : kWarpMaxTiny);
     if (warp_max < 1) warp_max = 1;
     if (warp_max > kWarpBuckets) warp_max = kWarpBuckets;
 
@@ -418,13 +449,37 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     int64_t cta_buckets = 128;
     while (cta_buckets < maxdeg && cta_buckets < kCtaMaxBuckets) cta_buckets <<= 1;
     const int64_t cta_max = cta_buckets;
-    // At least 16 KiB, so that rows whose span is up to 2^17 values get a
-    // bitmap even when their table would be small.
-    const size_t cta_shared = std::max<size_t>((size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t), 16384);
+    // Shared memory of a CTA-tier block (TG_TRUST_CTA_SMEM bytes; 0 = the
+    // table of the longest row, at least 16 KiB): 16 KiB below 2^25 edges,
+    // 32 KiB from there. It is sized for occupancy and for the bitmap spans
+    // of the long rows, not for the longest row's table: 32 KiB keeps 5
+    // blocks of 256 threads per SM where a 40 KiB table (rows up to 2048)
+    // kept 4, and holds the bitmap of any span up to 2^18 values, which
+    // covers most long rows of a degree-ordered graph; on rmat22 and rmat23
+    // it beat 16 KiB (more rows fall out of shared memory) and the table
+    // size (docs/kernels.md). Rows that fit neither bitmap nor table in it
+    // use a per-CTA region of global scratch of fwords words.
+    const size_t hash_bytes = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
+    const long smem_env = env_long("TG_TRUST_CTA_SMEM", ik.nnz >= kLargeEdges ? 32768 : 16384);
+    size_t cta_shared = smem_env > 0 ? (size_t)smem_env : std::max<size_t>(hash_bytes, 16384);
+    if (cta_shared < 1024) cta_shared = 1024;
+    if (cta_shared > 65536) cta_shared = 65536;
+    cta_shared &= ~(size_t)3;
+    const uint64_t fwords = hash_bytes > cta_shared ? (uint64_t)cta_buckets * (kSlots + 1) : 0;
+    // Resident CTAs of the smallest size (128 threads) bound the grid.
+    const uint64_t fall_ctas = fwords ? (uint64_t)env->sm_count * (2048 / 128) : 0;
     const bool need_glob = maxdeg > cta_max;
 
+    // Measurement aid, off by default: TG_TRUST_SPANROUTE=R also sends rows
+    // longer than R whose spans are too wide for a warp's bitmap to the CTA
+    // tier. It was slower at every R tried (rmat23: 236 to 247 ms against
+    // 225 ms without it, docs/kernels.md): such rows probe a warp's hash
+    // table faster than a CTA walks their few neighbours.
+    long span_route = env_long("TG_TRUST_SPANROUTE", warp_max);
+    if (span_route < 1) span_route = 1;
+    if (span_route > warp_max) span_route = warp_max;
     // Rows in each list are bounded by the edges they hold.
-    const uint64_t cta_cap = (uint64_t)std::min<int64_t>(nrows, ik.nnz / (warp_max + 1) + 1);
+    const uint64_t cta_cap = (uint64_t)std::min<int64_t>(nrows, ik.nnz / (span_route + 1) + 1);
     const uint64_t glob_cap = need_glob ? (uint64_t)std::min<int64_t>(nrows, ik.nnz / (cta_max + 1) + 1) : 0;
     const size_t head = 256;
     const size_t list_bytes = align256(cta_cap * 4) + align256(glob_cap * 4);
@@ -447,7 +502,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     void *scr = nullptr;
     cudaError_t err;
     for (;;) {
-        const size_t bytes = head + list_bytes + (size_t)glob_grid * gwords * 4;
+        const size_t bytes = head + list_bytes + (size_t)glob_grid * gwords * 4 + (size_t)fall_ctas * fwords * 4;
         err = env->scratch(env, 0, bytes, &scr);
         if (err != cudaErrorMemoryAllocation || glob_grid <= 1) break;
         cudaGetLastError();
@@ -465,19 +520,24 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     lists.cta_cap = cta_cap;
     lists.glob_cap = glob_cap;
     uint32_t *gtab = (uint32_t *)(p + head + list_bytes);
+    uint32_t *gfall = gtab + (size_t)glob_grid * gwords;
     if ((err = cudaMemsetAsync(p, 0, 4 * sizeof(unsigned long long), env->stream)) != cudaSuccess) return err;
 
     const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
     if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     const bool use_bitmap = env_long("TG_TRUST_BITMAP", 1) != 0;
-    warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)cta_max,
-                                                                  use_bitmap, lists, d_count);
+    warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)span_route,
+                                                                  (int)cta_max, use_bitmap, lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
     if (env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
-    if (env_long("TG_TRUST_CTA_THREADS", 256) == 512)
-        return launch_cta<512>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                               gwords, use_bitmap, env, d_count);
-    return launch_cta<256>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                           gwords, use_bitmap, env, d_count);
+    const long cta_threads = env_long("TG_TRUST_CTA_THREADS", 256);
+    if (cta_threads == 128)
+        return launch_cta<128>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                               gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
+    if (cta_threads == 512)
+        return launch_cta<512>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                               gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
+    return launch_cta<256>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                           gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
 }

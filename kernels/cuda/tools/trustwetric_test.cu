@@ -12,7 +12,8 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Xcompiler -fopenmp -Ikernels/cuda \
 //     kernels/cuda/{trust,wetric,polak,trix,grouptc}.cu \
 //     kernels/cuda/tools/trustwetric_test.cu -o twt -lgomp
-// (polak, trix and grouptc are timed beside them for the auto policy.)
+// (polak, trix and grouptc are timed beside them for the auto policy; with
+// -DTWT_NO_TRIX_GROUPTC only polak is, and trix.cu, grouptc.cu are left out.)
 // Use:
 //   twt check FILE...            CPU-checked P = 1..4 on edge-list files
 //   twt random                   arbitrary blocks against brute force
@@ -369,9 +370,31 @@ struct KernelDef {
     tg_kernel_fn fn;
 };
 static const KernelDef kKernels[] = {{"trust", tg_kernel_trust}, {"wetric", tg_kernel_wetric}};
+#ifdef TWT_NO_TRIX_GROUPTC
+static const KernelDef kAll[] = {{"polak", tg_kernel_polak}, {"trust", tg_kernel_trust}, {"wetric", tg_kernel_wetric}};
+#else
 static const KernelDef kAll[] = {{"polak", tg_kernel_polak},     {"trix", tg_kernel_trix},
                                  {"grouptc", tg_kernel_grouptc}, {"trust", tg_kernel_trust},
                                  {"wetric", tg_kernel_wetric}};
+#endif
+static const int kNumAll = (int)(sizeof kAll / sizeof kAll[0]);
+
+static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_TRUST_CTA_SMEM", "TG_TRUST_SPANROUTE",
+                                   "TG_TRUST_CTA_VC",  "TG_TRUST_BITMAP",      "TG_WETRIC_BITMAP",
+                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES"};
+
+// Sets the variables of "A=1 B=2" after clearing every measurement variable.
+static void apply_env(const char *spec) {
+    for (const char *k : kEnv) unsetenv(k);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        setenv(tok, eq + 1, 1);
+    }
+}
 
 static int failures = 0, passes = 0;
 
@@ -393,7 +416,7 @@ static void check_partitions(Runner &r, const char *name, const HostCSR &g, uint
         std::vector<DevBlock> db(hb.size());
         for (size_t i = 0; i < hb.size(); i++) db[i].upload(hb[i]);
         const KernelDef *ks = timed ? kAll : kKernels;
-        int nk = timed ? 5 : 2;
+        int nk = timed ? kNumAll : 2;
         for (int ki = 0; ki < nk; ki++) {
             const KernelDef &k = ks[ki];
             uint64_t sum = 0;
@@ -488,21 +511,43 @@ static void check_random(Runner &r) {
         DevBlock a, b, d;
         a.upload(ij); b.upload(ik); d.upload(jk);
         for (const KernelDef &k : kKernels) {
-            // Each code path: bitmap forced on, both block shapes, both CTA
-            // sizes, everything through the CTA tier.
-            const char *cfgs[][2] = {{nullptr, nullptr},
-                                     {"TG_WETRIC_BITMAP", "64"},
-                                     {"TG_WETRIC_EDGES", "256"},
-                                     {"TG_WETRIC_SPREAD", "16"},
-                                     {"TG_TRUST_CTA_THREADS", "512"},
-                                     {"TG_TRUST_WARPMAX", "1"},
-                                     {"TG_TRUST_CTA_VC", "1"}};
-            for (auto &cf : cfgs) {
-                if (cf[0]) setenv(cf[0], cf[1], 1);
+            // Each code path: bitmap forced on, both block shapes, every
+            // spread, both CTA sizes, everything through the CTA tier with
+            // each combination mode, hash tables instead of bitmaps.
+            const char *cfgs[] = {"",
+                                  "TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_BITMAP=64 TG_WETRIC_EDGES=64",
+                                  "TG_WETRIC_SPREAD=4",
+                                  "TG_WETRIC_SPREAD=8",
+                                  "TG_WETRIC_SPREAD=32 TG_WETRIC_BITMAP=64",
+                                  "TG_TRUST_CTA_THREADS=512",
+                                  "TG_TRUST_WARPMAX=1",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=0",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=1",
+                                  "TG_TRUST_BITMAP=0",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_BITMAP=0",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_BITMAP=0 TG_TRUST_CTA_VC=0",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=512 TG_TRUST_CTA_VC=1",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=2",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=128",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=128 TG_TRUST_BITMAP=0",
+                                  "TG_TRUST_CTA_THREADS=128 TG_TRUST_CTA_VC=2",
+                                  "TG_TRUST_WARPMAX=8",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_BITMAP=0",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_CTA_VC=2",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_CTA_THREADS=512",
+                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=0",
+                                  "TG_TRUST_CTA_SMEM=32768 TG_TRUST_WARPMAX=4",
+                                  "TG_TRUST_SPANROUTE=1",
+                                  "TG_TRUST_SPANROUTE=1 TG_TRUST_WARPMAX=128 TG_TRUST_CTA_SMEM=1024",
+                                  "TG_TRUST_SPANROUTE=1 TG_TRUST_WARPMAX=128 TG_TRUST_CTA_SMEM=32768"};
+            for (const char *cf : cfgs) {
+                apply_env(cf);
                 uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
-                if (cf[0]) unsetenv(cf[0]);
-                char what[128];
-                snprintf(what, sizeof what, "random %s %s=%s", c.name, cf[0] ? cf[0] + 3 : "", cf[0] ? cf[1] : "");
+                apply_env("");
+                char what[160];
+                snprintf(what, sizeof what, "random %s %s", c.name, cf);
                 expect(what, k.name, got, want);
             }
         }
@@ -523,8 +568,6 @@ static void check_random(Runner &r) {
 // ---------------------------------------------------------------- bench
 
 struct Variant { const char *kernel; const char *env; };
-static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_TRUST_CTA_VC", "TG_WETRIC_BITMAP",
-                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN", "TG_WETRIC_EDGES"};
 
 static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool cpu_check, int maxP) {
     DevBlock d;
@@ -535,31 +578,33 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
     printf("graph %s: n=%lld m=%lld maxdeg=%lld%s%llu\n", name, (long long)g.nrows, (long long)g.c.size(),
            (long long)d.d.max_degree, have ? " triangles=" : " (no cpu count) ", (unsigned long long)want);
     const Variant vars[] = {
-        {"polak", ""}, {"trix", ""}, {"grouptc", ""},
-        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=128"}, {"trust", "TG_TRUST_WARPMAX=32"},
-        {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_THREADS=512"},
+        {"polak", ""},
+#ifndef TWT_NO_TRIX_GROUPTC
+        {"trix", ""}, {"grouptc", ""},
+#endif
+        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=16"}, {"trust", "TG_TRUST_WARPMAX=32"},
+        {"trust", "TG_TRUST_WARPMAX=64"}, {"trust", "TG_TRUST_WARPMAX=128"},
+        {"trust", "TG_TRUST_CTA_SMEM=0"}, {"trust", "TG_TRUST_CTA_SMEM=16384"}, {"trust", "TG_TRUST_CTA_SMEM=32768"},
+        {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_VC=2"}, {"trust", "TG_TRUST_BITMAP=0"},
         {"trust", "diag TG_TRUST_ONLY_WARP=1"},
-        {"wetric", ""}, {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_BITMAP=0"},
-        {"wetric", "TG_WETRIC_BITMAP=128"}, {"wetric", "TG_WETRIC_BITMAP=512"}, {"wetric", "TG_WETRIC_EDGES=64"},
+        {"wetric", ""}, {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_SPREAD=16"},
+        {"wetric", "TG_WETRIC_BITMAP=0"},
     };
     uint64_t ref = have ? want : ~0ull;
     const bool quick = getenv("TWT_QUICK") != nullptr; // defaults only
     for (const Variant &v : vars) {
         if (quick && v.env[0]) continue;
-        for (const char *k : kEnv) unsetenv(k);
         bool diag = strncmp(v.env, "diag ", 5) == 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", v.env + (diag ? 5 : 0));
-        for (char *tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
-            char *eq = strchr(tok, '=');
-            *eq = 0;
-            setenv(tok, eq + 1, 1);
-        }
+        apply_env(v.env + (diag ? 5 : 0));
         tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0    ? tg_kernel_trust
                           : strcmp(v.kernel, "wetric") == 0 ? tg_kernel_wetric
+#ifdef TWT_NO_TRIX_GROUPTC
+                                                            : tg_kernel_polak;
+#else
                           : strcmp(v.kernel, "polak") == 0  ? tg_kernel_polak
                           : strcmp(v.kernel, "trix") == 0   ? tg_kernel_trix
                                                             : tg_kernel_grouptc;
+#endif
         uint64_t c0 = r.run(fn, &d.d, &d.d, &d.d); // warm-up
         std::vector<float> t(reps);
         bool same = true;
@@ -572,7 +617,7 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
                v.env[0] ? v.env : "(auto)", t[reps / 2], t[0], (unsigned long long)c0, ok ? "ok" : "FAIL");
         fflush(stdout);
     }
-    for (const char *k : kEnv) unsetenv(k);
+    apply_env("");
     d.release();
     if (maxP > 1) check_partitions(r, name, g, ref, maxP, true, maxP);
 }
