@@ -26,7 +26,16 @@ type LocalConfig struct {
 	// Workers is the number of subtasks counted at once, each by its own
 	// Counter. The CPU kernels are parallel themselves, so on a machine
 	// with few cores one subtask at a time with a parallel kernel keeps the
-	// cores busy with less cache pressure; 0 means 1.
+	// cores busy with less cache pressure; 0 means 1. Measured on 2 cores
+	// (BenchmarkRunLocalWorkers, rmat scale 20 edge factor 16, P = 4,
+	// kernel "auto", medians of 3 on a shared machine, seconds, one
+	// subtask with a 2-goroutine kernel / 2 subtasks with serial kernels /
+	// 4 with serial kernels): hash in memory 1.83 / 3.56 / 3.77 and
+	// 3.72 / 3.88 / 4.00 in a second, busier set; hash through shards
+	// 3.79 / 4.02 / 4.06; range in memory 1.10 / 1.04 / 1.05 and
+	// 1.40 / 1.28 / 1.14, within noise of each other. One at a time is
+	// never clearly worse and up to 2x better for hash, so it stays the
+	// default.
 	Workers int
 	// NewCounter makes one Counter per worker.
 	NewCounter func() (kernels.Counter, error)
@@ -42,8 +51,9 @@ type LocalConfig struct {
 }
 
 // prefetchAhead is how many subtasks per worker the prefetcher may load
-// blocks for ahead of the workers.
-const prefetchAhead = 2
+// blocks for ahead of the workers (a variable so benchmarks can turn it
+// off with 0).
+var prefetchAhead = 2
 
 // DefaultCacheBytes keeps a few blocks of a graph of some 100M edges.
 const DefaultCacheBytes = 1 << 30
@@ -137,7 +147,7 @@ func RunLocal(ctx context.Context, src BlockSource, tasks []partition.Subtask, c
 	// at most prefetchAhead subtasks in front of the workers so that what
 	// it loads is still cached when used.
 	taken := make(chan struct{}, 1)
-	if cacheBytes >= 0 && len(tasks) > 1 {
+	if cacheBytes >= 0 && len(tasks) > 1 && prefetchAhead > 0 {
 		ahead := prefetchAhead * workers
 		wg.Add(1)
 		go func() {

@@ -313,8 +313,13 @@ func BenchmarkRunLocalWorkers(b *testing.B) {
 			src  BlockSource
 		}{{"mem", PartitionSource{Part: part}}, {"shards", StoreSource{Store: st, Manifest: m}}}
 		for _, s := range srcs {
-			for _, w := range []struct{ tasks, kernel int }{{1, procs}, {procs, 1}, {2 * procs, 1}} {
-				b.Run(fmt.Sprintf("%v/P4/%s/tasks%d-kernel%d", sc, s.name, w.tasks, w.kernel), func(b *testing.B) {
+			for _, w := range []struct{ tasks, kernel, ahead int }{{1, procs, 2}, {1, procs, 0}, {procs, 1, 2}, {2 * procs, 1, 2}} {
+				if w.ahead == 0 && s.name == "mem" {
+					continue // nothing to decode
+				}
+				b.Run(fmt.Sprintf("%v/P4/%s/tasks%d-kernel%d-ahead%d", sc, s.name, w.tasks, w.kernel, w.ahead), func(b *testing.B) {
+					defer func(a int) { prefetchAhead = a }(prefetchAhead)
+					prefetchAhead = w.ahead
 					for b.Loop() {
 						res, err := RunLocal(ctx, s.src, part.Subtasks(), LocalConfig{Workers: w.tasks, NewCounter: factory(w.kernel)})
 						if err != nil {
