@@ -443,11 +443,18 @@ func (x *extRun) pass2(in, out *runSet) error {
 }
 
 // countGrid fills the range grid from the forward edges, one cell matrix
-// per worker while memory allows.
+// per worker while memory allows. Buckets are ranges of ranks, so an
+// edge's cell is (lower bucket, higher bucket) of its endpoints whichever
+// way it is oriented: one bucket per compact id, looked up once per
+// endpoint, replaces the rank and bucket lookups of each endpoint.
 func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 	nb := g.buckets()
 	if nb == 0 {
 		return nil
+	}
+	bucket := make([]uint16, len(rank))
+	for c, r := range rank {
+		bucket[c] = g.bucket[r]
 	}
 	// One cell matrix per worker if they fit a quarter of the limit, else
 	// one shared matrix and one bucket at a time.
@@ -466,11 +473,8 @@ func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 		}
 		c := cells[w]
 		for _, k := range keys {
-			u, v := rank[k>>x.kb], rank[k&x.kmask]
-			if u > v {
-				u, v = v, u
-			}
-			c[int(g.bucket[u])*nb+int(g.bucket[v])]++
+			a, b := bucket[k>>x.kb], bucket[k&x.kmask]
+			c[int(min(a, b))*nb+int(max(a, b))]++
 		}
 		return nil
 	})
