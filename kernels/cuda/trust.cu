@@ -272,7 +272,9 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int span_route, int cta_max, boo
 // it fits in those words. mode 2: warp virtual combination (each warp takes
 // 32 neighbours at a time); 1: CTA virtual combination; 0: a warp per
 // neighbour.
-template <bool GLOBAL, int kCtaThreads>
+// V1: built for mode 1, the only mode that needs the scan arrays; the other
+// builds leave their 6 KiB (256 threads) of shared memory to occupancy.
+template <bool GLOBAL, int kCtaThreads, bool V1>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
          unsigned long long *next, uint32_t *gtab, uint64_t words, uint32_t *gfall, uint64_t fwords, int mode,
@@ -284,9 +286,10 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
         typename Scan::TempStorage scan;
         typename Reduce::TempStorage reduce;
     } tmp;
-    __shared__ uint64_t s_incl[kCtaThreads];
-    __shared__ uint64_t s_base[kCtaThreads];
-    __shared__ uint64_t s_len[kCtaThreads];
+    constexpr int kArr = V1 ? kCtaThreads : 1;
+    __shared__ uint64_t s_incl[kArr];
+    __shared__ uint64_t s_base[kArr];
+    __shared__ uint64_t s_len[kArr];
     __shared__ unsigned long long s_item;
 
     const int t = threadIdx.x;
@@ -349,6 +352,7 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
             __syncthreads();
             continue;
         }
+        if constexpr (V1) {
         for (uint64_t c0 = s0; c0 < s1; c0 += kCtaThreads) {
             uint64_t len = 0, base = 0;
             if (c0 + t < s1) len = clipped_row(jk, __ldg(ij.c + c0 + t), lo, hi, &base);
@@ -373,6 +377,7 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
             }
             __syncthreads();
         }
+        }
     }
     const unsigned long long sum = Reduce(tmp.reduce).Sum(cnt);
     if (t == 0 && sum) atomicAdd(out, sum);
@@ -388,40 +393,52 @@ long env_long(const char *name, long dflt) {
 
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-template <int NT>
-cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
-                       uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
-                       uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, tg_kernel_env *env,
-                       unsigned long long *d_count) {
+template <int NT, bool V1>
+cudaError_t launch_cta_mode(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
+                            uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
+                            uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, int mode,
+                            tg_kernel_env *env, unsigned long long *d_count) {
     cudaError_t err;
-    // A warp per neighbour (mode 0) measured fastest once the tables are
-    // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
-    // (CTA virtual combination), docs/kernels.md.
-    int mode = (int)env_long("TG_TRUST_CTA_VC", 0);
-    if (mode < 0 || mode > 2) mode = 0;
     if (need_cta) {
         // Static shared memory plus the table can pass 48 KiB, which needs
         // the opt-in even when the table alone does not.
-        err = cudaFuncSetAttribute(cta_tier<false, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_shared);
+        err = cudaFuncSetAttribute(cta_tier<false, NT, V1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_shared);
         if (err != cudaSuccess) return err;
         int per_sm = 0;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false, NT>, NT, cta_shared);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false, NT, V1>, NT, cta_shared);
         if (err != cudaSuccess) return err;
         if (per_sm < 1) per_sm = 1;
         uint64_t grid = (uint64_t)env->sm_count * per_sm;
         if (grid > cta_cap) grid = cta_cap;
         if (fwords > 0 && grid > fall_ctas) grid = fall_ctas;
-        cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
+        cta_tier<false, NT, V1><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
             ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, gfall, fwords, mode,
             use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     if (need_glob && glob_grid > 0) {
-        cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
-                                                              gtab, gwords, nullptr, 0, mode, use_bitmap, d_count);
+        cta_tier<true, NT, V1><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
+                                                                  gtab, gwords, nullptr, 0, mode, use_bitmap, d_count);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
+}
+
+template <int NT>
+cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
+                       uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
+                       uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, tg_kernel_env *env,
+                       unsigned long long *d_count) {
+    // A warp per neighbour (mode 0) measured fastest once the tables are
+    // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
+    // (CTA virtual combination), docs/kernels.md.
+    int mode = (int)env_long("TG_TRUST_CTA_VC", 0);
+    if (mode < 0 || mode > 2) mode = 0;
+    if (mode == 1)
+        return launch_cta_mode<NT, true>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                                         gwords, gfall, fwords, fall_ctas, use_bitmap, mode, env, d_count);
+    return launch_cta_mode<NT, false>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+                                      gwords, gfall, fwords, fall_ctas, use_bitmap, mode, env, d_count);
 }
 
 } // namespace
@@ -452,7 +469,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     // Shared memory of a CTA-tier block (TG_TRUST_CTA_SMEM bytes; 0 = the
     // table of the longest row, at least 16 KiB): 16 KiB below 2^25 edges,
     // 32 KiB from there. It is sized for occupancy and for the bitmap spans
-    // of the long rows, not for the longest row's table: 32 KiB keeps 5
+    // of the long rows, not for the longest row's table: 32 KiB keeps 6
     // blocks of 256 threads per SM where a 40 KiB table (rows up to 2048)
     // kept 4, and holds the bitmap of any span up to 2^18 values, which
     // covers most long rows of a degree-ordered graph; on rmat22 and rmat23
