@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 )
 
 // Progress receives the progress of long phases. Update may be called from
@@ -64,29 +66,41 @@ func (nopProgress) Update(int64, int64)         {}
 func (nopProgress) Done()                       {}
 
 // LoadForward reads, cleans, orders and orients a graph file into its
-// forward CSR, filling the matching parts of rep. The raw edges and the
-// undirected graph are dropped as soon as the next stage no longer needs
-// them, so peak memory is the larger of two neighbouring stages.
+// forward CSR, filling the matching parts of rep.
 func LoadForward(ctx context.Context, path string, cfg *CountConfig, rep *Report) (*graph.CSR, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	prog := cfg.Progress
+	edges, err := readEdges(ctx, path, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	return forwardOf(ctx, path, edges, cfg, rep)
+}
+
+func readEdges(ctx context.Context, path string, cfg *CountConfig, rep *Report) ([]graph.Edge, error) {
 	t := time.Now()
-	prog.Start("read", "bytes", -1)
+	cfg.Progress.Start("read", "bytes", -1)
 	ro := cfg.Read
-	ro.Progress = prog.Update
+	ro.Progress = cfg.Progress.Update
 	edges, rs, err := edgeio.ReadFile(ctx, path, ro)
-	prog.Done()
+	cfg.Progress.Done()
 	if err != nil {
 		return nil, err
 	}
 	rep.Input = Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges}
 	rep.Removed.BadLines = rs.BadLines
 	rep.Seconds.Read = since(t)
+	return edges, nil
+}
 
-	t = time.Now()
-	prog.Start("clean", "edges", int64(len(edges)))
+// forwardOf cleans and orients edges on the host. The caller's edges are
+// released as soon as cleaning is done (the slice is not used afterwards),
+// so peak memory is the larger of two neighbouring stages.
+func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountConfig, rep *Report) (*graph.CSR, error) {
+	prog := cfg.Progress
+	t := time.Now()
+	prog.Start("clean", "", -1)
 	und, cs, err := graph.Clean(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
 	prog.Done()
 	edges = nil
@@ -115,42 +129,116 @@ func LoadForward(ctx context.Context, path string, cfg *CountConfig, rep *Report
 }
 
 // CountFile counts the triangles of one graph file in this process: the
-// whole forward graph as one subtask.
+// whole forward graph as one subtask. On a GPU with degree order it hands
+// the compacted edges to the device, which cleans, orients and counts
+// them without a round trip through host memory.
 func CountFile(ctx context.Context, path string, cfg CountConfig) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	rep := &Report{File: path, Device: cfg.Device}
-	fwd, err := LoadForward(ctx, path, &cfg, rep)
+	counter, err := cfg.NewCounter()
 	if err != nil {
 		return nil, err
 	}
-	if err := countWhole(ctx, fwd, &cfg, rep); err != nil {
+	defer closeCounter(counter, cfg.Logger)
+	rep.Kernel = counter.Name()
+	edges, err := readEdges(ctx, path, &cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	if gc, ok := counter.(*gpu.Counter); ok && cfg.Order == graph.OrderDegree && !cfg.Verify {
+		done, err := countOnDevice(ctx, gc, edges, &cfg, rep)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if done {
+			finish(rep, start)
+			return rep, nil
+		}
+	}
+	fwd, err := forwardOf(ctx, path, edges, &cfg, rep)
+	edges = nil
+	if err != nil {
+		return nil, err
+	}
+	if err := countWhole(ctx, fwd, counter, &cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	finish(rep, start)
 	return rep, nil
 }
 
-func countWhole(ctx context.Context, fwd *graph.CSR, cfg *CountConfig, rep *Report) error {
-	counter, err := cfg.NewCounter()
+// countOnDevice cleans, orients and counts on the GPU. It reports false,
+// with no error, when the graph does not fit the device, so the caller can
+// clean on the host instead.
+func countOnDevice(ctx context.Context, gc *gpu.Counter, edges []graph.Edge, cfg *CountConfig, rep *Report) (bool, error) {
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	c, err := graph.Compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	cfg.Progress.Done()
 	if err != nil {
-		return err
+		return false, err
 	}
-	defer closeCounter(counter, cfg.Logger)
-	rep.Kernel = counter.Name()
+	rep.Seconds.Clean = since(t)
+	t = time.Now()
+	prep, err := gc.Preprocess(c.Pairs, uint64(len(c.OrigID)), false)
+	if errors.Is(err, gpu.ErrOutOfMemory) {
+		cfg.Logger.Info("the edge list does not fit the GPU for preprocessing; cleaning on the host", "err", err)
+		rep.Seconds.Clean = 0
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	st := prep.Stats
+	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
+	rep.Removed.SelfLoops, rep.Removed.Duplicates, rep.Removed.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
+	rep.Order = graph.OrderDegree.String()
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), int64(st.MaxForward)
+	rep.Seconds.Order = since(t)
+	t = time.Now()
+	res, err := gc.CountResident(ctx)
+	if err != nil {
+		return false, fmt.Errorf("count with %s: %w", gc.Name(), err)
+	}
+	rep.Triangles = res.Triangles
+	rep.Kernel = kernelName(gc)
+	rep.Seconds.Count = since(t)
+	rep.Seconds.Kernel = res.KernelTime.Seconds()
+	return true, nil
+}
+
+func countWhole(ctx context.Context, fwd *graph.CSR, counter kernels.Counter, cfg *CountConfig, rep *Report) error {
 	t := time.Now()
 	cfg.Progress.Start("count", "edges", fwd.NumEdges())
 	res, err := counter.Count(ctx, kernels.Whole(fwd))
 	cfg.Progress.Done()
+	if errors.Is(err, gpu.ErrOutOfMemory) {
+		return fmt.Errorf("count with %s: the graph does not fit the GPU (%w); use --partitions 0 to split it into subtasks that fit", counter.Name(), err)
+	}
 	if err != nil {
 		return fmt.Errorf("count with %s: %w", counter.Name(), err)
 	}
 	rep.Triangles = res.Triangles
+	rep.Kernel = kernelName(counter)
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
 	if cfg.Verify {
 		return verify(ctx, kernels.Whole(fwd), res.Triangles, counter.Name(), rep)
 	}
 	return nil
+}
+
+// kernelName says which kernel ran: "auto (hashcol)" rather than "auto".
+func kernelName(c kernels.Counter) string {
+	if lk, ok := c.(interface{ LastKernel() string }); ok {
+		if k := lk.LastKernel(); k != "" && k != c.Name() {
+			return c.Name() + " (" + k + ")"
+		}
+	}
+	return c.Name()
 }
 
 func verify(ctx context.Context, t kernels.Subtask, got uint64, kernel string, rep *Report) error {

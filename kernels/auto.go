@@ -11,7 +11,11 @@ import (
 type autoCounter struct {
 	opts     CPUOptions
 	counters map[string]Counter
+	last     string
 }
+
+// LastKernel names the kernel the last Count ran, for reports.
+func (a *autoCounter) LastKernel() string { return a.last }
 
 func (a *autoCounter) Name() string { return "auto" }
 
@@ -23,7 +27,8 @@ func (a *autoCounter) Count(ctx context.Context, t Subtask) (Result, error) {
 			"merge":   &mergeCounter{opts: a.opts},
 		}
 	}
-	res, err := a.counters[chooseCPUKernel(Stats(t))].Count(ctx, t)
+	a.last = chooseCPUKernel(Stats(t))
+	res, err := a.counters[a.last].Count(ctx, t)
 	if err != nil {
 		return Result{}, fmt.Errorf("kernels: auto: %w", err)
 	}

@@ -29,9 +29,14 @@ func countJSON(t *testing.T, args ...string) coordinator.Report {
 	if err != nil {
 		t.Fatalf("count %v: %v\n%s", args, err, stderr)
 	}
+	return decodeReport(t, out)
+}
+
+func decodeReport(t *testing.T, out string) coordinator.Report {
+	t.Helper()
 	var rep coordinator.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("count %v: bad JSON %q: %v", args, out, err)
+		t.Fatalf("bad JSON %q: %v", out, err)
 	}
 	return rep
 }
