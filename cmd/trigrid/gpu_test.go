@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -8,11 +9,15 @@ import (
 	"github.com/trigrid/trigrid/coordinator"
 )
 
-// refLibrary compiles the plain-C reference implementation of the CUDA
-// library's ABI into a private directory (so parallel test packages never
+// deviceLibrary is $TRIGRID_CUDA_LIB when set (the real library, on a GPU
+// machine); otherwise it compiles the plain-C reference implementation of
+// the same ABI into a private directory (so parallel test packages never
 // write the same file), or skips when there is no C compiler.
-func refLibrary(t *testing.T) string {
+func deviceLibrary(t *testing.T) string {
 	t.Helper()
+	if lib := os.Getenv("TRIGRID_CUDA_LIB"); lib != "" {
+		return lib
+	}
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no gcc: cannot build the reference CUDA-ABI library")
 	}
@@ -30,7 +35,7 @@ func refLibrary(t *testing.T) string {
 // in the library) must report exactly what the CPU path reports, through a
 // library with the CUDA ABI.
 func TestCountThroughDeviceLibrary(t *testing.T) {
-	lib := refLibrary(t)
+	lib := deviceLibrary(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "r.bin")
 	if _, _, err := run(t, "gen", "rmat", "--scale", "10", "--edge-factor", "8", "--seed", "3", "-o", bin, "-q"); err != nil {
