@@ -65,6 +65,9 @@ const (
 
 // ReadFile reads a whole file ("-" = standard input) into memory.
 func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge, ReadStats, error) {
+	if edges, st, ok, err := readBinaryFile(ctx, path, opts); ok {
+		return edges, st, err
+	}
 	var out []graph.Edge
 	st, err := Stream(ctx, path, opts, func(b []graph.Edge) error {
 		if out == nil {
