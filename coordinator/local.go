@@ -28,14 +28,14 @@ type LocalConfig struct {
 	// with few cores one subtask at a time with a parallel kernel keeps the
 	// cores busy with less cache pressure; 0 means 1. Measured on 2 cores
 	// (BenchmarkRunLocalWorkers, rmat scale 20 edge factor 16, P = 4,
-	// kernel "auto", medians of 3 on a shared machine, seconds, one
-	// subtask with a 2-goroutine kernel / 2 subtasks with serial kernels /
-	// 4 with serial kernels): hash in memory 1.83 / 3.56 / 3.77 and
-	// 3.72 / 3.88 / 4.00 in a second, busier set; hash through shards
-	// 3.79 / 4.02 / 4.06; range in memory 1.10 / 1.04 / 1.05 and
-	// 1.40 / 1.28 / 1.14, within noise of each other. One at a time is
-	// never clearly worse and up to 2x better for hash, so it stays the
-	// default.
+	// kernel "auto", through shards, quiet machine, medians of 3, spread
+	// under 5%; the whole graph counts in 1.02 s): seconds for one subtask
+	// with a 2-goroutine kernel / 2 subtasks with serial kernels / 2 with
+	// 2-goroutine kernels / 4 with serial kernels: hash 1.90 / 1.89 / 1.87
+	// / 1.90, range 1.04 / 1.10 / 1.10 / 1.12. Hash is a tie within 2%,
+	// range 5% faster one at a time, so one at a time stays the default.
+	// (In memory, without decoding, hash was 2.00 / 1.78 and range 1.00 /
+	// 1.02 for the first two.)
 	Workers int
 	// NewCounter makes one Counter per worker.
 	NewCounter func() (kernels.Counter, error)
@@ -142,10 +142,10 @@ func RunLocal(ctx context.Context, src BlockSource, tasks []partition.Subtask, c
 	// Decoding a shard is serial; the prefetcher loads the blocks of the
 	// next few subtasks while the kernel counts the current one, so
 	// decoding overlaps counting instead of leaving cores idle between
-	// subtasks (rmat scale 20, hash P = 4 through shards: the decode of 16
-	// blocks, ~1.9 s serial, was added whole to a 1.8 s count). It stays
-	// at most prefetchAhead subtasks in front of the workers so that what
-	// it loads is still cached when used.
+	// subtasks (rmat scale 20, P = 4 through shards, one subtask at a
+	// time, medians of 3: hash 1.96 -> 1.90 s, range 1.14 -> 1.04 s). It
+	// stays at most prefetchAhead subtasks per worker in front of the
+	// workers so that what it loads is still cached when used.
 	taken := make(chan struct{}, 1)
 	if cacheBytes >= 0 && len(tasks) > 1 && prefetchAhead > 0 {
 		ahead := prefetchAhead * workers

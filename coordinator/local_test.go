@@ -313,7 +313,7 @@ func BenchmarkRunLocalWorkers(b *testing.B) {
 			src  BlockSource
 		}{{"mem", PartitionSource{Part: part}}, {"shards", StoreSource{Store: st, Manifest: m}}}
 		for _, s := range srcs {
-			for _, w := range []struct{ tasks, kernel, ahead int }{{1, procs, 2}, {1, procs, 0}, {procs, 1, 2}, {2 * procs, 1, 2}} {
+			for _, w := range []struct{ tasks, kernel, ahead int }{{1, procs, 2}, {1, procs, 0}, {procs, 1, 2}, {procs, procs, 2}, {2 * procs, 1, 2}} {
 				if w.ahead == 0 && s.name == "mem" {
 					continue // nothing to decode
 				}
