@@ -141,7 +141,7 @@ func TestDeviceSynthetic(t *testing.T) {
 func TestDeviceRMAT(t *testing.T) {
 	lib := deviceLib(t)
 	maxScale, _ := strconv.Atoi(envOr("TRIGRID_MAX_SCALE", "20"))
-	for scale := 16; scale <= maxScale; scale += 2 {
+	for scale := 16; scale <= maxScale; scale++ {
 		edges, err := gen.RMAT(scale, 16, uint64(scale), 0)
 		if err != nil {
 			t.Fatal(err)
