@@ -21,7 +21,7 @@ import (
 //
 //	pass 1  stream the file; count self-loops; normalise each non-loop edge
 //	        to (min, max) original ids and spill it into a bucket by
-//	        hash(min) (every copy of an edge lands in one bucket); collect
+//	        hash(min, max) (every copy of an edge lands in one bucket); collect
 //	        the distinct non-loop ids (idSet). The reader fills one buffer
 //	        while a second goroutine buckets and spills the previous one.
 //	pass 2  per bucket, in parallel: load, map to compact ids (ascending
@@ -323,18 +323,18 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 }
 
 // bucketizePairs copies the (min, max) pairs of buf into dst grouped by
-// bucketOf(min) and returns the bucket starts (in elements).
+// bucketOf(min, max) and returns the bucket starts (in elements).
 func bucketizePairs(buf, dst []uint64, buckets int) []int {
 	start := make([]int, buckets+1)
 	for k := 0; k < len(buf); k += 2 {
-		start[bucketOf(buf[k], buckets)+1] += 2
+		start[bucketOf(buf[k], buf[k+1], buckets)+1] += 2
 	}
 	for b := 1; b <= buckets; b++ {
 		start[b] += start[b-1]
 	}
 	pos := append([]int(nil), start[:buckets]...)
 	for k := 0; k < len(buf); k += 2 {
-		b := bucketOf(buf[k], buckets)
+		b := bucketOf(buf[k], buf[k+1], buckets)
 		dst[pos[b]], dst[pos[b]+1] = buf[k], buf[k+1]
 		pos[b] += 2
 	}
@@ -580,10 +580,15 @@ func buildBlock(in *runSet, l *Layout, i, j int) (*graph.CSR, error) {
 	return c, nil
 }
 
-// bucketOf spreads original ids over buckets with a multiplicative hash,
-// so ids clustered in any range still split evenly.
-func bucketOf(id uint64, buckets int) int {
-	return int((id * 0x9e3779b97f4a7c15 >> 32) % uint64(buckets))
+// bucketOf spreads normalised pairs over buckets with a multiplicative
+// hash of both ends, so ids clustered in any range still split evenly and
+// every copy of an edge meets its twins. Hashing the pair rather than its
+// lower end keeps a hub's edges from piling into one bucket: a bucket is
+// sized to a share of the memory limit, and a vertex of very high degree
+// as the lower end of its edges would overfill it.
+func bucketOf(a, b uint64, buckets int) int {
+	h := (a ^ b*0xc2b2ae3d27d4eb4f) * 0x9e3779b97f4a7c15
+	return int((h >> 32) % uint64(buckets))
 }
 
 func mergeSorted(a, b []uint64) []uint64 {
