@@ -24,17 +24,23 @@
 //   makes an ordering-free kernel affordable.
 // - A block takes a fixed run of edges, scans their wedge counts in shared
 //   memory and walks its own wedges round by round. There is no global
-//   prefix array, no binary search over it, no host synchronisation, and one
-//   atomic per block.
+//   prefix array, no binary search over it and no host synchronisation.
+//   Balance by wedges comes from chunks: a block with more than one chunk of
+//   wedges keeps the first, stores its per-edge state once and lists the
+//   other chunks, which a second launch of one resident grid walks (the
+//   paper's static wedge-to-thread mapping, applied only where it is needed).
 // - The dense-tail bitmap is chosen per row of jk by density (the span of the
 //   row's values against its length), which covers the tail of a
-//   degree-ordered graph without knowing that the graph is one.
+//   degree-ordered graph without knowing that the graph is one. Its words sit
+//   at rowptr * ceil(ratio / 32), so it is built by one launch, without a
+//   scan.
 #include "tg_internal.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace {
@@ -92,33 +98,138 @@ __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_
 
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2 };
 
-// E edges per block: fewer edges shorten the longest block, which bounds
-// the kernel on small subtasks; more amortise the block's setup on large ones.
-template <int S, int E>
-__global__ void __launch_bounds__(kThreads)
-wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
-             const uint32_t *__restrict__ bm, bool self, unsigned long long *out) {
+// Dense-row bitmaps. Row v of jk gets one when it has at least minlen
+// elements and its value span is at most ratio times its length; its words
+// start at rowptr[v] * rw (rw = ceil(ratio / 32) words per element bounds the
+// row's ceil(span / 32) words), so no per-row offsets or scan are needed and
+// the wedge kernels decide "has a bitmap" from values they load anyway.
+struct Bm {
+    const uint32_t *bits; // null: no bitmaps
+    uint64_t ratio;
+    uint32_t minlen;
+    uint32_t rw;
+};
+
+__device__ __forceinline__ bool has_bitmap(const Bm &b, uint64_t len, uint32_t lo, uint32_t hi) {
+    return b.bits && len >= b.minlen && len > 0 && (uint64_t)hi - lo + 1 <= len * b.ratio;
+}
+
+// What a heavy block leaves to the chunk kernel: its per-edge state, so the
+// setup is not repeated, and chunk descriptors (slot << 32 | chunk index).
+struct alignas(16) Rec {
+    uint64_t pre, iter, sbase;
+    uint32_t slen, mode;
+};
+
+struct Split {
+    unsigned long long *ctl; // [0] slots taken, [1] chunk entries taken; zeroed per call
+    uint64_t *total;         // per slot: the block's wedge count
+    Rec *rec;                // per slot: kThreads records
+    uint64_t *chunk;         // descriptors; ~0 marks an entry to skip
+    uint64_t slots, cap;
+    uint64_t wedges;         // wedges per chunk; 0: blocks keep all their wedges
+};
+
+template <int S>
+struct Shared {
     typedef cub::BlockScan<uint64_t, kThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kThreads> Reduce;
-    __shared__ union {
+    union {
         typename Scan::TempStorage scan;
         typename Reduce::TempStorage reduce;
     } tmp;
-    __shared__ uint64_t s_pre[kThreads + 1]; // exclusive prefix of wedges per edge
-    __shared__ uint64_t s_iter[E];           // first element to enumerate
-    __shared__ uint64_t s_sbase[E];          // run to search in, or bitmap word base
-    __shared__ uint32_t s_slen[E];           // its length, or the bitmap's first value
-    __shared__ uint8_t s_mode[E];
-    __shared__ uint16_t s_k[kThreads * S];   // edge of each wedge slot in a round
-    __shared__ int64_t s_rows[2];
+    uint64_t pre[kThreads + 1]; // exclusive prefix of wedges per edge
+    uint64_t iter[kThreads];    // first element to enumerate
+    uint64_t sbase[kThreads];   // run to search in, or bitmap word base
+    uint32_t slen[kThreads];    // its length, or the bitmap's first value
+    uint8_t mode[kThreads];
+    uint16_t k[kThreads * S];   // edge of each wedge slot in a round
+    int64_t rows[2];
+    uint64_t pub[3];            // slot (or ~0), first chunk entry, entries
+};
+
+// Evaluates wedges [wb, we) of the block's wedge space (the prefix in sm.pre
+// over E edges, sm.pre[E] being the block's total). Every thread of the
+// block must call it with the same bounds.
+template <int S, int E>
+__device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, uint64_t we,
+                                                   const uint32_t *__restrict__ ikc,
+                                                   const uint32_t *__restrict__ jkc,
+                                                   const uint32_t *__restrict__ bm) {
+    const int t = threadIdx.x;
+    unsigned long long found = 0;
+    for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
+        // Spread: each thread locates its first wedge once and walks S
+        // consecutive ones, recording only which edge each belongs to.
+        const uint64_t w0 = r0 + (uint64_t)t * S;
+        if (w0 < we) {
+            int lo = 0, hi = E; // last k with pre[k] <= w0
+            while (hi - lo > 1) {
+                int mid = (lo + hi) >> 1;
+                if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
+            }
+            int k = lo;
+#pragma unroll
+            for (int j = 0; j < S; j++) {
+                const uint64_t w = w0 + j;
+                if (w < we) {
+                    while (sm.pre[k + 1] <= w) k++;
+                    sm.k[t * S + j] = (uint16_t)k;
+                }
+            }
+        }
+        __syncthreads();
+        // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
+        // threads take neighbouring wedges, which share an edge and so read
+        // neighbouring elements and search the same run.
+#pragma unroll
+        for (int j = 0; j < S; j++) {
+            const int q = j * kThreads + t;
+            const uint64_t w = r0 + q;
+            if (w < we) {
+                const int k = sm.k[q];
+                const uint64_t off = w - sm.pre[k];
+                const uint8_t m = sm.mode[k];
+                bool hit;
+                if (m == kIterJK) {
+                    const uint32_t x = __ldg(jkc + sm.iter[k] + off);
+                    hit = contains(ikc, sm.sbase[k], sm.slen[k], x);
+                } else {
+                    const uint32_t x = __ldg(ikc + sm.iter[k] + off);
+                    if (m == kIterIKBitmap) {
+                        const uint32_t d = x - sm.slen[k];
+                        hit = (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
+                    } else {
+                        hit = contains(jkc, sm.sbase[k], sm.slen[k], x);
+                    }
+                }
+                found += hit;
+            }
+        }
+        __syncthreads();
+    }
+    return found;
+}
+
+// E edges per block: fewer edges shorten the longest block, which bounds
+// the kernel on small subtasks; more amortise the block's setup on large ones.
+// A block whose wedges exceed one chunk keeps the first chunk and leaves the
+// rest to chunk_kernel, which spreads them over the whole GPU: the longest
+// block no longer bounds the kernel (soc-Epinions1's dense tail).
+template <int S, int E, int MB>
+__global__ void __launch_bounds__(kThreads, MB)
+wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long long *out) {
+    typedef typename Shared<S>::Scan Scan;
+    typedef typename Shared<S>::Reduce Reduce;
+    __shared__ Shared<S> sm;
 
     const int t = threadIdx.x;
     const uint64_t e0 = (uint64_t)blockIdx.x * E;
     const uint64_t e1 = min(e0 + E, (uint64_t)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
-    if (t == 0) s_rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
-    if (t == 1) s_rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
+    if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
+    if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
     __syncthreads();
 
     uint64_t cnt = 0;
@@ -127,7 +238,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
     uint32_t slen = 0;
     const uint64_t e = e0 + t;
     if (t < E && e < e1) {
-        const int64_t u = row_of(ij.rp, s_rows[0], s_rows[1] + 1, e);
+        const int64_t u = row_of(ij.rp, sm.rows[0], sm.rows[1] + 1, e);
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
             // One upper block as all three: every value of jk.row(v) is > v,
@@ -145,18 +256,17 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
                     const uint64_t pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
                     const uint64_t pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
                     const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
-                    uint64_t o0 = 0, o1 = 0;
-                    if (bm_off) { o0 = __ldg(bm_off + v); o1 = __ldg(bm_off + v + 1); }
+                    const bool hb = has_bitmap(bmp, b1 - b0, jlo, jhi);
                     // Cost per wedge: a fixed part (find, load) plus one load
                     // for a bitmap or one per binary-search step.
-                    const uint64_t cost_a = ca * (2 + (o1 > o0 ? 1 : 64 - __clzll(cb)));
+                    const uint64_t cost_a = ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
                     const uint64_t cost_b = cb * (2 + (64 - __clzll(ca)));
                     if (cost_a <= cost_b) {
                         cnt = ca;
                         iter = pa0;
-                        if (o1 > o0) {
+                        if (hb) {
                             mode = kIterIKBitmap;
-                            sbase = o0;
+                            sbase = b0 * bmp.rw;
                             slen = jlo;
                         } else {
                             sbase = pb0;
@@ -173,115 +283,127 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, const uint64_t *__restrict__ bm_off,
             }
         }
     }
-    if (t < E) {
-        s_iter[t] = iter;
-        s_sbase[t] = sbase;
-        s_slen[t] = slen;
-        s_mode[t] = mode;
-    }
+    sm.iter[t] = iter;
+    sm.sbase[t] = sbase;
+    sm.slen[t] = slen;
+    sm.mode[t] = mode;
     uint64_t excl, total;
-    Scan(tmp.scan).ExclusiveSum(cnt, excl, total);
-    s_pre[t] = excl;
-    if (t == 0) s_pre[kThreads] = total;
+    Scan(sm.tmp.scan).ExclusiveSum(cnt, excl, total);
+    sm.pre[t] = excl;
+    if (t == 0) sm.pre[kThreads] = total;
+
+    uint64_t own = total;
+    if (sp.wedges && total > sp.wedges) {
+        if (t == 0) {
+            uint64_t slot = ~0ull, base = 0, nch = 0;
+            const uint64_t s = atomicAdd(sp.ctl, 1ull);
+            if (s < sp.slots) {
+                nch = (total - 1) / sp.wedges; // chunks after the first
+                base = atomicAdd(sp.ctl + 1, (unsigned long long)nch);
+                if (base + nch <= sp.cap) slot = s;
+            }
+            sm.pub[0] = slot;
+            sm.pub[1] = base;
+            sm.pub[2] = nch;
+        }
+        __syncthreads();
+        const uint64_t slot = sm.pub[0], base = sm.pub[1], nch = sm.pub[2];
+        if (slot != ~0ull) {
+            Rec r;
+            r.pre = excl;
+            r.iter = iter;
+            r.sbase = sbase;
+            r.slen = slen;
+            r.mode = mode;
+            sp.rec[slot * kThreads + t] = r;
+            if (t == 0) sp.total[slot] = total;
+            for (uint64_t i = t; i < nch; i += kThreads) sp.chunk[base + i] = (slot << 32) | (i + 1);
+            own = sp.wedges;
+        } else {
+            // No room left: entries this block took inside the list are
+            // marked to skip, and the block walks all its wedges itself.
+            const uint64_t end = min(base + nch, sp.cap);
+            for (uint64_t i = base + t; i < end; i += kThreads) sp.chunk[i] = ~0ull;
+        }
+    }
     __syncthreads();
 
-    unsigned long long found = 0;
-    for (uint64_t r0 = 0; r0 < total; r0 += (uint64_t)kThreads * S) {
-        // Spread: each thread locates its first wedge once and walks S
-        // consecutive ones, recording only which edge each belongs to.
-        const uint64_t w0 = r0 + (uint64_t)t * S;
-        if (w0 < total) {
-            int lo = 0, hi = E; // last k with s_pre[k] <= w0
-            while (hi - lo > 1) {
-                int mid = (lo + hi) >> 1;
-                if (s_pre[mid] <= w0) lo = mid; else hi = mid;
-            }
-            int k = lo;
-#pragma unroll
-            for (int j = 0; j < S; j++) {
-                const uint64_t w = w0 + j;
-                if (w < total) {
-                    while (s_pre[k + 1] <= w) k++;
-                    s_k[t * S + j] = (uint16_t)k;
-                }
-            }
-        }
-        __syncthreads();
-        // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
-        // threads take neighbouring wedges, which share an edge and so read
-        // neighbouring elements and search the same run.
-#pragma unroll
-        for (int j = 0; j < S; j++) {
-            const int q = j * kThreads + t;
-            const uint64_t w = r0 + q;
-            if (w < total) {
-                const int k = s_k[q];
-                const uint64_t off = w - s_pre[k];
-                const uint8_t m = s_mode[k];
-                bool hit;
-                if (m == kIterJK) {
-                    const uint32_t x = __ldg(jk.c + s_iter[k] + off);
-                    hit = contains(ik.c, s_sbase[k], s_slen[k], x);
-                } else {
-                    const uint32_t x = __ldg(ik.c + s_iter[k] + off);
-                    if (m == kIterIKBitmap) {
-                        const uint32_t d = x - s_slen[k];
-                        hit = (__ldg(bm + s_sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
-                    } else {
-                        hit = contains(jk.c, s_sbase[k], s_slen[k], x);
-                    }
-                }
-                found += hit;
-            }
-        }
-        __syncthreads();
-    }
-    const unsigned long long sum = Reduce(tmp.reduce).Sum(found);
+    const unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
+    const unsigned long long sum = Reduce(sm.tmp.reduce).Sum(found);
     if (t == 0 && sum) atomicAdd(out, sum);
 }
 
-// Words of bitmap for each row of jk: a row gets one when it is long enough
-// for a binary search to cost several steps and dense enough (span at most
-// ratio * length) that its bitmap is at most ratio/32 words per element.
-__global__ void bitmap_words(Blk jk, uint32_t ratio, uint32_t minlen, uint64_t *words) {
-    const int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v > jk.nrows) return;
-    uint64_t w = 0;
-    if (v < jk.nrows) {
-        const uint64_t b0 = jk.rp[v], b1 = jk.rp[v + 1];
-        const uint64_t len = b1 - b0;
-        if (len >= minlen) {
-            const uint64_t span = (uint64_t)jk.c[b1 - 1] - jk.c[b0] + 1;
-            if (span <= len * ratio) w = (span + 31) >> 5;
-        }
+// Chunks left by heavy blocks, in grid-stride order: each loads its block's
+// records and walks its range of that block's wedges.
+template <int S, int E, int MB>
+__global__ void __launch_bounds__(kThreads, MB)
+chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned long long *out) {
+    typedef typename Shared<S>::Reduce Reduce;
+    __shared__ Shared<S> sm;
+    const int t = threadIdx.x;
+    const uint64_t n = min((uint64_t)sp.ctl[1], sp.cap);
+    unsigned long long found = 0;
+    for (uint64_t g = blockIdx.x; g < n; g += gridDim.x) {
+        const uint64_t d = sp.chunk[g];
+        if (d == ~0ull) continue;
+        const uint64_t slot = d >> 32, c = d & 0xffffffffull;
+        const Rec r = sp.rec[slot * kThreads + t];
+        sm.pre[t] = r.pre;
+        sm.iter[t] = r.iter;
+        sm.sbase[t] = r.sbase;
+        sm.slen[t] = r.slen;
+        sm.mode[t] = (uint8_t)r.mode;
+        const uint64_t total = sp.total[slot];
+        if (t == 0) sm.pre[kThreads] = total;
+        __syncthreads();
+        const uint64_t wb = c * sp.wedges;
+        found += walk<S, E>(sm, wb, min(wb + sp.wedges, total), ik.c, jk.c, bm);
+        __syncthreads();
     }
-    words[v] = w;
+    const unsigned long long sum = Reduce(sm.tmp.reduce).Sum(found);
+    if (t == 0 && sum) atomicAdd(out, sum);
 }
 
-// One warp per row: clear the row's words, then set one bit per element,
-// relative to the row's first value.
-__global__ void bitmap_fill(Blk jk, const uint64_t *off, uint32_t *bm) {
+// One warp per row of jk: rows that get a bitmap (has_bitmap) clear their
+// words, then set one bit per element, relative to the row's first value.
+__global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits) {
     const int64_t v = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (v >= jk.nrows) return;
-    const uint64_t o0 = off[v], o1 = off[v + 1];
-    if (o0 == o1) return;
-    for (uint64_t i = o0 + lane; i < o1; i += 32) bm[i] = 0;
-    __syncwarp();
     const uint64_t b0 = jk.rp[v], b1 = jk.rp[v + 1];
-    const uint32_t lo = jk.c[b0];
+    if (b1 <= b0) return;
+    const uint32_t lo = jk.c[b0], hi = jk.c[b1 - 1];
+    if (!has_bitmap(b, b1 - b0, lo, hi)) return;
+    uint32_t *row = bits + b0 * b.rw;
+    const uint64_t words = ((uint64_t)hi - lo + 1 + 31) >> 5;
+    for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
+    __syncwarp();
     for (uint64_t i = b0 + lane; i < b1; i += 32) {
         const uint32_t d = jk.c[i] - lo;
-        atomicOr(bm + o0 + (d >> 5), 1u << (d & 31));
+        atomicOr(row + (d >> 5), 1u << (d & 31));
     }
 }
 
-template <int S, int E>
-cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, const uint64_t *bm_off, const uint32_t *bm, bool self,
-                          cudaStream_t stream, unsigned long long *d_count) {
+// MB: blocks per SM the registers must allow (1: no constraint).
+template <int S, int E, int MB = 1>
+cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
+                          unsigned long long *d_count) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    wedge_kernel<S, E><<<(unsigned)blocks, kThreads, 0, stream>>>(ij, ik, jk, bm_off, bm, self, d_count);
+    wedge_kernel<S, E, MB><<<(unsigned)blocks, kThreads, 0, env->stream>>>(ij, ik, jk, bmp, self, sp, d_count);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess || !sp.wedges) return err;
+    // As many blocks as fit at once; chunks are of equal size, so a static
+    // grid stride balances them.
+    static int per_sm = 0;
+    if (per_sm == 0) {
+        int n = 0;
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, chunk_kernel<S, E, MB>, kThreads, 0);
+        if (err != cudaSuccess) return err;
+        per_sm = n > 0 ? n : 1;
+    }
+    const unsigned grid = (unsigned)(per_sm * (env->sm_count > 0 ? env->sm_count : 1));
+    chunk_kernel<S, E, MB><<<grid, kThreads, 0, env->stream>>>(ik, jk, bmp.bits, sp, d_count);
     return cudaGetLastError();
 }
 
@@ -297,11 +419,14 @@ long env_long(const char *name, long dflt) {
 
 // Parameters come from the blocks' sizes, which the host already knows, so
 // choosing them costs no device round trip: the bitmap (density ratio 256,
-// rows of at least 16 elements) when jk has 2^20 edges or more and rows of
-// 32 or more, spread 16, 256 edges per block. For measurements,
-// TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the ratio),
-// TG_WETRIC_BMMIN (shortest row with a bitmap) and TG_WETRIC_EDGES (64 or
-// 256) override them.
+// rows of at least 16 elements) when jk has rows of 32 or more, spread 8
+// below 2^26 ij edges and 16 from there, 256 edges per block, registers for
+// 8 blocks per SM, no chunks. For measurements, TG_WETRIC_SPREAD (4, 8, 16,
+// 32), TG_WETRIC_BITMAP (0 = off, else the ratio), TG_WETRIC_BMMIN (shortest
+// row with a bitmap), TG_WETRIC_EDGES (64 or 256), TG_WETRIC_LB (8, else no
+// register cap), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
+// their wedges) and, to test the fallbacks, TG_WETRIC_SLOTS and
+// TG_WETRIC_CAP (heavy blocks and chunk entries allowed) override them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -310,69 +435,108 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
 
-    // The bitmap pays for its three extra launches and its build only when
-    // jk is large and has rows long enough for binary search to hurt.
-    long ratio = (jk.nnz >= (1 << 20) && jk_->max_degree >= 32) ? 256 : 0;
+    // The bitmap pays for its single build launch when jk has rows long
+    // enough for binary search to hurt, small subtasks included
+    // (soc-Epinions1: 0.069 against 0.089 ms).
+    long ratio = jk_->max_degree >= 32 ? 256 : 0;
     ratio = env_long("TG_WETRIC_BITMAP", ratio);
-    // Spread 8 on small subtasks (soc-Epinions1: 0.089 against 0.094 ms),
-    // 16 from 2^20 edges (rmat18: 0.934 against 0.950 ms).
-    long spread = env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 20) ? 8 : 16);
+    if (ratio < 0) ratio = 0;
+    // With the register cap, spread 8 up to 2^26 edges (rmat18 0.838 against
+    // 0.859 ms, rmat20 4.83 against 4.92), 16 beyond (rmat23 80.8 against 81.2).
+    long spread = env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 26) ? 8 : 16);
+    if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
+    // 256 edges per block measured faster than 64 on every graph tried
+    // (docs/kernels.md), small ones included.
+    const long epb = env_long("TG_WETRIC_EDGES", 256) == 64 ? 64 : 256;
+    // Splitting heavy blocks into chunks measured slower on every graph
+    // (soc-Epinions1 0.096 against 0.089 ms at 2 rounds, rmat23 96.0 against
+    // 95.5): blocks of 256 edges are already balanced enough there, and the
+    // memset and second launch cost more than the tail they remove. Kept,
+    // exact and tested, for subtasks with a single huge hub row.
+    long rounds = env_long("TG_WETRIC_ROUNDS", 0);
+    if (rounds < 0) rounds = 0;
 
-    const uint64_t *bm_off = nullptr;
-    const uint32_t *bm = nullptr;
-    if (ratio > 0) {
-        const uint32_t minlen = (uint32_t)env_long("TG_WETRIC_BMMIN", 16);
-        const size_t n1 = (size_t)jk.nrows + 1;
-        size_t temp_bytes = 0;
-        cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, (uint64_t *)nullptr,
-                                                        (uint64_t *)nullptr, (int64_t)n1, env->stream);
-        if (err != cudaSuccess) return err;
-        // Every row with a bitmap has span <= ratio * len, so the words are
-        // bounded by ratio/32 per element plus one per row.
-        const size_t max_words = (size_t)jk.nnz * (size_t)ratio / 32 + (size_t)jk.nrows;
-        const size_t a_words = (n1 * sizeof(uint64_t) + 255) & ~(size_t)255;
-        const size_t a_temp = (temp_bytes + 255) & ~(size_t)255;
-        const size_t bytes = 2 * a_words + a_temp + max_words * sizeof(uint32_t);
-        void *scr = nullptr;
-        err = env->scratch(env, 0, bytes, &scr);
-        if (err == cudaErrorMemoryAllocation) {
+    const uint64_t nb = ((uint64_t)ij.nnz + epb - 1) / epb;
+    Split sp{};
+    uint64_t split_bytes = 0;
+    if (rounds > 0) {
+        sp.wedges = (uint64_t)kThreads * spread * rounds;
+        sp.slots = (uint64_t)env_long("TG_WETRIC_SLOTS", (long)std::min<uint64_t>(nb, 8192));
+        sp.cap = (uint64_t)env_long("TG_WETRIC_CAP", (long)std::min<uint64_t>(4 * nb + 65536, 1u << 22));
+        if (sp.slots < 1) sp.slots = 1;
+        if (sp.cap < 1) sp.cap = 1;
+        split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
+    }
+    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32)};
+    // Every row with a bitmap has span <= ratio * len, so it fits in the
+    // rw * len words from rowptr * rw.
+    const uint64_t bm_bytes = ratio > 0 ? (uint64_t)jk.nnz * bmp.rw * sizeof(uint32_t) : 0;
+
+    char *scr = nullptr;
+    if (split_bytes + bm_bytes > 0) {
+        void *p = nullptr;
+        cudaError_t err = env->scratch(env, 0, split_bytes + bm_bytes, &p);
+        if (err == cudaErrorMemoryAllocation && bm_bytes > 0) {
             // Without the bitmap the count is the same, only slower.
             cudaGetLastError();
             ratio = 0;
-        } else if (err != cudaSuccess) {
-            return err;
-        } else {
-            char *p = (char *)scr;
-            uint64_t *words = (uint64_t *)p;
-            uint64_t *off = (uint64_t *)(p + a_words);
-            void *temp = p + 2 * a_words;
-            uint32_t *bits = (uint32_t *)(p + 2 * a_words + a_temp);
-            const unsigned nb = (unsigned)((n1 + 255) / 256);
-            bitmap_words<<<nb, 256, 0, env->stream>>>(jk, (uint32_t)ratio, minlen, words);
-            if ((err = cudaGetLastError()) != cudaSuccess) return err;
-            err = cub::DeviceScan::ExclusiveSum(temp, temp_bytes, words, off, (int64_t)n1, env->stream);
-            if (err != cudaSuccess) return err;
-            const uint64_t fb = ((uint64_t)jk.nrows * 32 + 255) / 256;
-            bitmap_fill<<<(unsigned)fb, 256, 0, env->stream>>>(jk, off, bits);
-            if ((err = cudaGetLastError()) != cudaSuccess) return err;
-            bm_off = off;
-            bm = bits;
+            bmp.ratio = 0;
+            err = split_bytes ? env->scratch(env, 0, split_bytes, &p) : cudaSuccess;
         }
+        if (err == cudaErrorMemoryAllocation) {
+            // Nor does splitting change it.
+            cudaGetLastError();
+            split_bytes = 0;
+            sp = Split{};
+            err = cudaSuccess;
+            p = nullptr;
+        }
+        if (err != cudaSuccess) return err;
+        scr = (char *)p;
     }
-    // 256 edges per block measured faster than 64 on every graph tried
-    // (docs/kernels.md), small ones included.
-    long epb = env_long("TG_WETRIC_EDGES", 256);
-    if (epb == 64) {
+    if (split_bytes) {
+        sp.ctl = (unsigned long long *)scr;
+        sp.total = (uint64_t *)(scr + 256);
+        sp.rec = (Rec *)(scr + 256 + ((sp.slots * 8 + 255) & ~255ull));
+        sp.chunk = (uint64_t *)((char *)sp.rec + sp.slots * kThreads * sizeof(Rec));
+        cudaError_t err = cudaMemsetAsync(sp.ctl, 0, 2 * sizeof(unsigned long long), env->stream);
+        if (err != cudaSuccess) return err;
+    }
+    if (ratio > 0) {
+        uint32_t *bits = (uint32_t *)(scr + split_bytes);
+        const uint64_t fb = ((uint64_t)jk.nrows * 32 + 255) / 256;
+        if (fb > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+        bmp.bits = bits; // has_bitmap tests it, in the fill as in the wedges
+        bitmap_fill<<<(unsigned)fb, 256, 0, env->stream>>>(jk, bmp, bits);
+        cudaError_t err = cudaGetLastError();
+        if (err != cudaSuccess) return err;
+    }
+    cudaError_t err;
+    // Registers capped for 8 blocks of 256 threads per SM (a few bytes of
+    // spill): rmat23 80.8 against 95.5 ms, rmat18 0.86 against 0.98.
+    if (env_long("TG_WETRIC_LB", 8) == 8 && epb == 256 && (spread == 8 || spread == 16)) {
+        err = spread == 16 ? launch_wedges<16, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count)
+                           : launch_wedges<8, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count);
+    } else if (epb == 64) {
         switch (spread) {
-        case 4: return launch_wedges<4, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-        case 16: return launch_wedges<16, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-        default: return launch_wedges<8, 64>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        }
+    } else {
+        switch (spread) {
+        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
         }
     }
-    switch (spread) {
-    case 4: return launch_wedges<4, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-    case 16: return launch_wedges<16, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-    case 32: return launch_wedges<32, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
-    default: return launch_wedges<8, 256>(ij, ik, jk, bm_off, bm, self, env->stream, d_count);
+    if (err == cudaSuccess && sp.wedges && getenv("TG_WETRIC_STATS")) {
+        // Measurement aid only: how many blocks split and into how many chunks.
+        unsigned long long h[2] = {0, 0};
+        err = cudaMemcpyAsync(h, sp.ctl, sizeof h, cudaMemcpyDeviceToHost, env->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(env->stream);
+        fprintf(stderr, "wetric-stats blocks %llu heavy %llu chunks %llu\n", (unsigned long long)nb, h[0], h[1]);
     }
+    return err;
 }

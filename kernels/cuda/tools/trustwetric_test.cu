@@ -381,7 +381,9 @@ static const int kNumAll = (int)(sizeof kAll / sizeof kAll[0]);
 
 static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_TRUST_CTA_SMEM", "TG_TRUST_SPANROUTE",
                                    "TG_TRUST_CTA_VC",  "TG_TRUST_BITMAP",      "TG_WETRIC_BITMAP",
-                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES"};
+                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
+                                   "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
+                                   "TG_WETRIC_LB"};
 
 // Sets the variables of "A=1 B=2" after clearing every measurement variable.
 static void apply_env(const char *spec) {
@@ -520,6 +522,19 @@ static void check_random(Runner &r) {
                                   "TG_WETRIC_SPREAD=4",
                                   "TG_WETRIC_SPREAD=8",
                                   "TG_WETRIC_SPREAD=32 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_ROUNDS=0",
+                                  "TG_WETRIC_ROUNDS=0 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_EDGES=64",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_SLOTS=1",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_CAP=3",
+                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_SLOTS=2 TG_WETRIC_CAP=1",
+                                  "TG_WETRIC_ROUNDS=3 TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=32",
+                                  "TG_WETRIC_LB=1 TG_WETRIC_ROUNDS=1 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_LB=1 TG_WETRIC_SPREAD=16",
+                                  "TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
+                                  "TG_WETRIC_BITMAP=0",
                                   "TG_TRUST_CTA_THREADS=512",
                                   "TG_TRUST_WARPMAX=1",
                                   "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=0",
@@ -559,6 +574,9 @@ static void check_random(Runner &r) {
             DevBlock s;
             s.upload(sq);
             for (const KernelDef &k : kKernels) expect("random square, one block thrice", k.name, r.run(k.fn, &s.d, &s.d, &s.d), w2);
+            apply_env("TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2");
+            expect("random square, one block thrice, chunks", "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
+            apply_env("");
             s.release();
         }
         a.release(); b.release(); d.release();
@@ -588,12 +606,16 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_VC=2"}, {"trust", "TG_TRUST_BITMAP=0"},
         {"trust", "diag TG_TRUST_ONLY_WARP=1"},
         {"wetric", ""}, {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_SPREAD=16"},
-        {"wetric", "TG_WETRIC_BITMAP=0"},
+        {"wetric", "TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_ROUNDS=2"},
+        {"wetric", "TG_WETRIC_BMMIN=8"},
     };
+    // TWT_ONLY=NAME times only that kernel's variants.
+    const char *only = getenv("TWT_ONLY");
     uint64_t ref = have ? want : ~0ull;
     const bool quick = getenv("TWT_QUICK") != nullptr; // defaults only
     for (const Variant &v : vars) {
         if (quick && v.env[0]) continue;
+        if (only && strcmp(only, v.kernel) != 0) continue;
         bool diag = strncmp(v.env, "diag ", 5) == 0;
         apply_env(v.env + (diag ? 5 : 0));
         tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0    ? tg_kernel_trust
