@@ -49,7 +49,7 @@ func BenchmarkSplit(b *testing.B) {
 }
 
 // BenchmarkPartitionFile runs the whole pipeline from a binary edge file,
-// in memory and external (1 GiB limit).
+// in memory and external (1 GiB limit), for both schemes.
 func BenchmarkPartitionFile(b *testing.B) {
 	edges, err := gen.RMAT(benchScale(), 16, 1, 0)
 	if err != nil {
@@ -60,8 +60,12 @@ func BenchmarkPartitionFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	edges = nil
-	for _, mem := range []int64{0, 1 << 30} {
-		b.Run(fmt.Sprintf("hash/P4/mem%d", mem>>20), func(b *testing.B) {
+	for _, c := range []struct {
+		sc  storage.Scheme
+		mem int64
+	}{{storage.SchemeHash, 0}, {storage.SchemeHash, 1 << 30}, {storage.SchemeRange, 0}, {storage.SchemeRange, 1 << 30}} {
+		sc, mem := c.sc, c.mem
+		b.Run(fmt.Sprintf("%v/P4/mem%d", sc, mem>>20), func(b *testing.B) {
 			var sum *Summary
 			for b.Loop() {
 				st, err := storage.Open("file://" + b.TempDir())
@@ -69,13 +73,14 @@ func BenchmarkPartitionFile(b *testing.B) {
 					b.Fatal(err)
 				}
 				sum, err = PartitionFile(context.Background(), path, edgeio.ReadOptions{}, st,
-					Config{Scheme: storage.SchemeHash, P: 4, MemLimit: mem, TempDir: b.TempDir()})
+					Config{Scheme: sc, P: 4, MemLimit: mem, TempDir: b.TempDir()})
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(sum.Graph.Edges)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 			b.ReportMetric(sum.Ratio, "shard/raw")
+			b.ReportMetric(sum.Balance.BlockRatio, "max/mean-block")
 			b.Logf("stages %+v", sum.Stages)
 		})
 	}

@@ -66,6 +66,8 @@ type extRun struct {
 	path    string
 	limit   int64
 	workers int
+	// estEdges bounds the input's edges from its size (see nb).
+	estEdges int64
 
 	cst  graph.CleanStats
 	ids  *idSet
@@ -106,6 +108,7 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	if len(path) > 3 && (path[len(path)-3:] == ".gz" || path[len(path)-4:] == ".zst") {
 		est *= 8
 	}
+	x.estEdges = est
 	nb := int(min(max(est*bucketBytes*int64(x.workers)*2/max(cfg.MemLimit, 1), int64(2*x.workers)), 8192))
 	pairs, err := newRunSet(dir, "pairs", nb, codecFixed)
 	if err != nil {
@@ -229,7 +232,9 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 
 // pass1 streams the file into normalised pair runs and the distinct id set.
 func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
-	capPairs := int(max(x.limit/pass1Share/16, minSpillPairs))
+	// No bigger than the input can fill: a small file under a large limit
+	// should not allocate and clear hundreds of MiB.
+	capPairs := int(max(min(x.limit/pass1Share/16, x.estEdges), minSpillPairs))
 	// The reader fills one buffer while the spiller owns the other; the
 	// spiller buckets a handed-over buffer into its scratch, returns the
 	// buffer at once and then encodes the buckets.
