@@ -8,7 +8,20 @@
 // ascending without duplicates.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <cuda_runtime.h>
+
+// Integer from the environment, or dflt when unset or not a number. Kernels
+// read their tuning overrides (TG_<KERNEL>_<KNOB>) through it at each call,
+// so a measurement can sweep a knob without rebuilding; every setting is
+// exact, only speed changes.
+static inline long tg_env_long(const char *name, long dflt) {
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = nullptr;
+    const long v = strtol(s, &end, 10);
+    return (end && *end == 0) ? v : dflt;
+}
 
 struct tg_dblock {
     const uint64_t *rowptr; // nrows + 1 entries, device memory

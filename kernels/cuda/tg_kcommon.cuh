@@ -90,6 +90,35 @@ __device__ __forceinline__ int64_t tg_search(const uint32_t *__restrict__ table,
     return base - table;
 }
 
+// tg_search on a table in shared memory: position of the last entry <= key
+// in t[lo, hi) (lo when there is none), *found when it equals key.
+__device__ __forceinline__ int tg_win_search(const uint32_t *t, int lo, int hi, uint32_t key, bool *found) {
+    int base = lo, n = hi - lo;
+    while (n > 1) {
+        const int half = n >> 1;
+        base = (t[base + half] <= key) ? base + half : base;
+        n -= half;
+    }
+    *found = n > 0 && t[base] == key;
+    return base;
+}
+
+// tg_search through a generic pointer (shared window or device memory), so
+// that lanes whose tables live in different memories run one loop instead
+// of diverging into two.
+__device__ __forceinline__ long long tg_any_search(const uint32_t *table, long long lo, long long hi, uint32_t key,
+                                                   bool *found) {
+    const uint32_t *base = table + lo;
+    long long n = hi - lo;
+    while (n > 1) {
+        const long long half = n >> 1;
+        base = (base[half] <= key) ? base + half : base;
+        n -= half;
+    }
+    *found = n > 0 && *base == key;
+    return base - table;
+}
+
 // Adds each thread's count into *out with one 64-bit atomic per block.
 // Every thread of the block must call it.
 __device__ __forceinline__ void tg_block_add(unsigned long long c, unsigned long long *out) {

@@ -54,35 +54,6 @@ constexpr int kTrixWindow = 2048; // shared copy of the block's u-side lists (en
 constexpr unsigned char kKeysFromU = 1; // lookups: u's list; searched: v's list
 constexpr unsigned char kUInWindow = 2; // u's list lies inside the shared window
 
-// tg_search on a list in shared memory: position of the last entry <= key
-// in t[lo, hi) (lo when there is none), *found when it equals key.
-__device__ __forceinline__ int win_search(const uint32_t *t, int lo, int hi, uint32_t key, bool *found) {
-    int base = lo, n = hi - lo;
-    while (n > 1) {
-        const int half = n >> 1;
-        base = (t[base + half] <= key) ? base + half : base;
-        n -= half;
-    }
-    *found = n > 0 && t[base] == key;
-    return base;
-}
-
-// tg_search through a generic pointer (shared window or device memory), so
-// that lanes whose tables live in different memories run one loop instead
-// of diverging into two.
-__device__ __forceinline__ long long any_search(const uint32_t *table, long long lo, long long hi, uint32_t key,
-                                                bool *found) {
-    const uint32_t *base = table + lo;
-    long long n = hi - lo;
-    while (n > 1) {
-        const long long half = n >> 1;
-        base = (base[half] <= key) ? base + half : base;
-        n -= half;
-    }
-    *found = n > 0 && *base == key;
-    return base - table;
-}
-
 template <int S, bool G, int MINB>
 __global__ void __launch_bounds__(kTrixThreads, MINB) trix_kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk, bool self,
                                                             int ratio, int win_cap, bool range, unsigned long long *out) {
@@ -217,11 +188,11 @@ __global__ void __launch_bounds__(kTrixThreads, MINB) trix_kernel(tg_dblock ij, 
                     if (G) {
                         const uint32_t *tp =
                             (f & kKeysFromU) ? jk.cols : ((f & kUInWindow) ? (const uint32_t *)s_win : ik.cols);
-                        prev_pos = any_search(tp, lo, hi, key, &found);
+                        prev_pos = tg_any_search(tp, lo, hi, key, &found);
                     } else if (f & kKeysFromU) {
                         prev_pos = tg_search(jk.cols, lo, hi, key, &found);
                     } else if (f & kUInWindow) {
-                        prev_pos = win_search(s_win, (int)lo, (int)hi, key, &found);
+                        prev_pos = tg_win_search(s_win, (int)lo, (int)hi, key, &found);
                     } else {
                         prev_pos = tg_search(ik.cols, lo, hi, key, &found);
                     }
@@ -253,14 +224,6 @@ void launch_s(bool generic, bool full, unsigned grid, cudaStream_t st, const tg_
     }
 }
 
-long env_long(const char *name, long dflt) {
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end = nullptr;
-    const long v = strtol(s, &end, 10);
-    return (end && *end == 0) ? v : dflt;
-}
-
 } // namespace
 
 // Overrides for measurements, every setting exact (defaults first):
@@ -274,18 +237,18 @@ cudaError_t tg_kernel_trix(const tg_dblock *ij, const tg_dblock *ik, const tg_db
                            unsigned long long *d_count) {
     if (ij->nnz == 0 || ik->nnz == 0 || jk->nnz == 0) return cudaSuccess;
     const bool self = ij == ik && ik == jk && ij->upper;
-    long ratio = env_long("TG_TRIX_RATIO", 2);
+    long ratio = tg_env_long("TG_TRIX_RATIO", 2);
     if (ratio < 0) ratio = 0;
     if (ratio > 1 << 20) ratio = 1 << 20;
-    long win = env_long("TG_TRIX_WINDOW", kTrixWindow);
+    long win = tg_env_long("TG_TRIX_WINDOW", kTrixWindow);
     if (win < 0) win = 0;
     if (win > kTrixWindow) win = kTrixWindow;
-    const long spread = env_long("TG_TRIX_SPREAD", 8);
+    const long spread = tg_env_long("TG_TRIX_SPREAD", 8);
     const int64_t blocks = (ij->nnz + kTrixThreads - 1) / kTrixThreads;
     if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-    const bool generic = env_long("TG_TRIX_GENERIC", 0) != 0;
-    const bool full = env_long("TG_TRIX_MINB", 8) >= 8;
-    const bool range = env_long("TG_TRIX_RANGE", 0) != 0;
+    const bool generic = tg_env_long("TG_TRIX_GENERIC", 0) != 0;
+    const bool full = tg_env_long("TG_TRIX_MINB", 8) >= 8;
+    const bool range = tg_env_long("TG_TRIX_RANGE", 0) != 0;
     const unsigned grid = (unsigned)blocks;
     if (spread == 4) launch_s<4>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
     else if (spread == 16) launch_s<16>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);

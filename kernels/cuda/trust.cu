@@ -383,14 +383,6 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
     if (t == 0 && sum) atomicAdd(out, sum);
 }
 
-long env_long(const char *name, long dflt) {
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end = nullptr;
-    long v = strtol(s, &end, 10);
-    return (end && *end == 0) ? v : dflt;
-}
-
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 template <int NT, bool V1>
@@ -432,7 +424,7 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
     // A warp per neighbour (mode 0) measured fastest once the tables are
     // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
     // (CTA virtual combination), docs/kernels.md.
-    int mode = (int)env_long("TG_TRUST_CTA_VC", 0);
+    int mode = (int)tg_env_long("TG_TRUST_CTA_VC", 0);
     if (mode < 0 || mode > 2) mode = 0;
     if (mode == 1)
         return launch_cta_mode<NT, true>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
@@ -455,7 +447,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
     const int64_t nrows = ij.nrows < ik.nrows ? ij.nrows : ik.nrows;
-    long warp_max = env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges  ? kWarpMaxLarge
+    long warp_max = tg_env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges  ? kWarpMaxLarge
                                                   : ik.nnz >= kSmallEdges ? kWarpMaxSmall
                                                                           : kWarpMaxTiny);
     if (warp_max < 1) warp_max = 1;
@@ -477,7 +469,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     // size (docs/kernels.md). Rows that fit neither bitmap nor table in it
     // use a per-CTA region of global scratch of fwords words.
     const size_t hash_bytes = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
-    const long smem_env = env_long("TG_TRUST_CTA_SMEM", ik.nnz >= kLargeEdges ? 32768 : 16384);
+    const long smem_env = tg_env_long("TG_TRUST_CTA_SMEM", ik.nnz >= kLargeEdges ? 32768 : 16384);
     size_t cta_shared = smem_env > 0 ? (size_t)smem_env : std::max<size_t>(hash_bytes, 16384);
     if (cta_shared < 1024) cta_shared = 1024;
     if (cta_shared > 65536) cta_shared = 65536;
@@ -492,7 +484,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     // tier. It was slower at every R tried (rmat23: 236 to 247 ms against
     // 225 ms without it, docs/kernels.md): such rows probe a warp's hash
     // table faster than a CTA walks their few neighbours.
-    long span_route = env_long("TG_TRUST_SPANROUTE", warp_max);
+    long span_route = tg_env_long("TG_TRUST_SPANROUTE", warp_max);
     if (span_route < 1) span_route = 1;
     if (span_route > warp_max) span_route = warp_max;
     // Rows in each list are bounded by the edges they hold.
@@ -542,13 +534,13 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
 
     const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
     if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    const bool use_bitmap = env_long("TG_TRUST_BITMAP", 1) != 0;
+    const bool use_bitmap = tg_env_long("TG_TRUST_BITMAP", 1) != 0;
     warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)span_route,
                                                                   (int)cta_max, use_bitmap, lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
-    if (env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
-    const long cta_threads = env_long("TG_TRUST_CTA_THREADS", 256);
+    if (tg_env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
+    const long cta_threads = tg_env_long("TG_TRUST_CTA_THREADS", 256);
     if (cta_threads == 128)
         return launch_cta<128>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
                                gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);

@@ -407,14 +407,6 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
     return cudaGetLastError();
 }
 
-long env_long(const char *name, long dflt) {
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end = nullptr;
-    long v = strtol(s, &end, 10);
-    return (end && *end == 0) ? v : dflt;
-}
-
 } // namespace
 
 // Parameters come from the blocks' sizes, which the host already knows, so
@@ -439,21 +431,21 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // enough for binary search to hurt, small subtasks included
     // (soc-Epinions1: 0.069 against 0.089 ms).
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
-    ratio = env_long("TG_WETRIC_BITMAP", ratio);
+    ratio = tg_env_long("TG_WETRIC_BITMAP", ratio);
     if (ratio < 0) ratio = 0;
     // With the register cap, spread 8 up to 2^26 edges (rmat18 0.838 against
     // 0.859 ms, rmat20 4.83 against 4.92), 16 beyond (rmat23 80.8 against 81.2).
-    long spread = env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 26) ? 8 : 16);
+    long spread = tg_env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 26) ? 8 : 16);
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
     // (docs/kernels.md), small ones included.
-    const long epb = env_long("TG_WETRIC_EDGES", 256) == 64 ? 64 : 256;
+    const long epb = tg_env_long("TG_WETRIC_EDGES", 256) == 64 ? 64 : 256;
     // Splitting heavy blocks into chunks measured slower on every graph
     // (soc-Epinions1 0.096 against 0.089 ms at 2 rounds, rmat23 96.0 against
     // 95.5): blocks of 256 edges are already balanced enough there, and the
     // memset and second launch cost more than the tail they remove. Kept,
     // exact and tested, for subtasks with a single huge hub row.
-    long rounds = env_long("TG_WETRIC_ROUNDS", 0);
+    long rounds = tg_env_long("TG_WETRIC_ROUNDS", 0);
     if (rounds < 0) rounds = 0;
 
     const uint64_t nb = ((uint64_t)ij.nnz + epb - 1) / epb;
@@ -461,13 +453,13 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     uint64_t split_bytes = 0;
     if (rounds > 0) {
         sp.wedges = (uint64_t)kThreads * spread * rounds;
-        sp.slots = (uint64_t)env_long("TG_WETRIC_SLOTS", (long)std::min<uint64_t>(nb, 8192));
-        sp.cap = (uint64_t)env_long("TG_WETRIC_CAP", (long)std::min<uint64_t>(4 * nb + 65536, 1u << 22));
+        sp.slots = (uint64_t)tg_env_long("TG_WETRIC_SLOTS", (long)std::min<uint64_t>(nb, 8192));
+        sp.cap = (uint64_t)tg_env_long("TG_WETRIC_CAP", (long)std::min<uint64_t>(4 * nb + 65536, 1u << 22));
         if (sp.slots < 1) sp.slots = 1;
         if (sp.cap < 1) sp.cap = 1;
         split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
     }
-    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32)};
+    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32)};
     // Every row with a bitmap has span <= ratio * len, so it fits in the
     // rw * len words from rowptr * rw.
     const uint64_t bm_bytes = ratio > 0 ? (uint64_t)jk.nnz * bmp.rw * sizeof(uint32_t) : 0;
@@ -514,7 +506,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     cudaError_t err;
     // Registers capped for 8 blocks of 256 threads per SM (a few bytes of
     // spill): rmat23 80.8 against 95.5 ms, rmat18 0.86 against 0.98.
-    if (env_long("TG_WETRIC_LB", 8) == 8 && epb == 256 && (spread == 8 || spread == 16)) {
+    if (tg_env_long("TG_WETRIC_LB", 8) == 8 && epb == 256 && (spread == 8 || spread == 16)) {
         err = spread == 16 ? launch_wedges<16, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count)
                            : launch_wedges<8, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count);
     } else if (epb == 64) {
