@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testgraphs"
 )
 
 // benchScales lists the rmat scales BenchmarkCount runs. TRIGRID_BENCH_SCALE
@@ -39,7 +40,7 @@ func BenchmarkCount(b *testing.B) {
 		inputs = append(inputs, input{fmt.Sprintf("rmat%d", scale), func() *graph.CSR { return rmat(scale, 16) }})
 	}
 	inputs = append(inputs, input{"epinions", func() *graph.CSR {
-		path := filepath.Join(datasetsDir, "soc-Epinions1.txt")
+		path := filepath.Join(testgraphs.Dir(b), "soc-Epinions1.txt")
 		if _, err := os.Stat(path); err != nil {
 			b.Skipf("dataset %s not available", path)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testgraphs"
 )
 
 func TestRMATRejectsBadArguments(t *testing.T) {
@@ -217,34 +218,10 @@ func TestRMATGraph500Figures(t *testing.T) {
 		return
 	}
 	start := time.Now()
-	tri := markTriangles(fwd)
+	tri := testgraphs.MarkTriangles(fwd)
 	t.Logf("counted in %v", time.Since(start))
 	t.Logf("scale 18: %d triangles", tri)
 	within("triangles", float64(tri), 8.2e7, 0.05)
-}
-
-// markTriangles counts triangles in a forward graph: for each u, mark
-// u's out-neighbours, then look for marked vertices among the
-// out-neighbours of each of them. Every triangle a < b < c is found once,
-// from a through b.
-func markTriangles(fwd *graph.CSR) uint64 {
-	var total uint64
-	mark := make([]uint32, fwd.NumRows())
-	for u := int64(0); u < fwd.NumRows(); u++ {
-		stamp := uint32(u) + 1
-		nu := fwd.Row(u)
-		for _, v := range nu {
-			mark[v] = stamp
-		}
-		for _, v := range nu {
-			for _, w := range fwd.Row(int64(v)) {
-				if mark[w] == stamp {
-					total++
-				}
-			}
-		}
-	}
-	return total
 }
 
 // BenchmarkRMAT reports generated edges per second.
