@@ -197,11 +197,13 @@ func TestPipelinesAgree(t *testing.T) {
 		if err != nil || !strings.Contains(out, "P=4") {
 			t.Errorf("info: %v\n%s", err, out)
 		}
-		ext := filepath.Join(dir, "ext-"+s)
-		if _, _, err := run(t, "partition", "--progress", "none", "-P", "4", "--scheme", s, "--mem-limit", "64MiB", "-o", ext, bin); err != nil {
-			t.Fatal(err)
+		for _, lim := range []string{"64MiB", "0"} {
+			other := filepath.Join(dir, "shards-"+s+"-"+lim)
+			if _, _, err := run(t, "partition", "--progress", "none", "-P", "4", "--scheme", s, "--mem-limit", lim, "-o", other, bin); err != nil {
+				t.Fatal(err)
+			}
+			check("shards "+s+" --mem-limit "+lim, countJSON(t, "--shards", other))
 		}
-		check("external shards "+s, countJSON(t, "--shards", ext))
 	}
 	check("auto P", countJSON(t, "--partitions", "0", "--device-mem-limit", "80MiB", bin))
 }
