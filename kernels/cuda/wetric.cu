@@ -96,6 +96,23 @@ __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_
     return lo;
 }
 
+// row_of by a whole warp (every lane with the same arguments): 32 probes
+// per step, so a search over n rows costs log32(n) dependent loads instead
+// of log2(n); it runs once per block, on the block's critical path.
+__device__ __forceinline__ int64_t row_of_warp(const uint64_t *rp, int64_t lo, int64_t hi, uint64_t e) {
+    const int lane = threadIdx.x & 31;
+    while (hi - lo > 1) {
+        const int64_t step = (hi - lo + 31) >> 5;
+        const int64_t p = lo + lane * step;
+        const bool le = p < hi && __ldg(rp + p) <= e; // a prefix of the lanes; lane 0 always
+        const unsigned m = __ballot_sync(0xffffffffu, le);
+        const int64_t nlo = lo + (int64_t)(31 - __clz(m)) * step;
+        hi = min(nlo + step, hi);
+        lo = nlo;
+    }
+    return lo;
+}
+
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2 };
 
 // Dense-row bitmaps. Row v of jk gets one when it has at least minlen
@@ -144,6 +161,7 @@ struct Shared {
     uint32_t slen[kThreads];    // its length, or the bitmap's first value
     uint8_t mode[kThreads];
     uint16_t k[kThreads * S];   // edge of each wedge slot in a round
+    uint64_t rpc[kThreads];     // rowptr of the block's rows, when they are few
     int64_t rows[2];
     uint64_t pub[3];            // slot (or ~0), first chunk entry, entries
 };
@@ -216,7 +234,10 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
 // A block whose wedges exceed one chunk keeps the first chunk and leaves the
 // rest to chunk_kernel, which spreads them over the whole GPU: the longest
 // block no longer bounds the kernel (soc-Epinions1's dense tail).
-template <int S, int E, int MB>
+// C: the block's setup with short dependent-load chains (rows found by a
+// warp and from shared memory, the four clip bounds searched in lockstep);
+// 0: one search after the other, with fewer live registers.
+template <int S, int E, int MB, int C>
 __global__ void __launch_bounds__(kThreads, MB)
 wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long long *out) {
     typedef typename Shared<S>::Scan Scan;
@@ -228,9 +249,25 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
     const uint64_t e1 = min(e0 + E, (uint64_t)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
-    if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
-    if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
+    // Warp 0 finds the first edge's row, warp 1 the last one's.
+    if constexpr (C != 0) {
+        if (t < 64) {
+            const int64_t r = row_of_warp(ij.rp, 0, ij.nrows, t < 32 ? e0 : e1 - 1);
+            if ((t & 31) == 0) sm.rows[t >> 5] = r;
+        }
+    } else {
+        if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
+        if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
+    }
     __syncthreads();
+    // Few rows (the usual case): their rowptr entries are loaded once, side
+    // by side, and each edge finds its row in shared memory.
+    const int64_t r0 = sm.rows[0], span = sm.rows[1] - r0 + 1;
+    const bool cached = C != 0 && span <= kThreads;
+    if (cached) {
+        if (t < span) sm.rpc[t] = __ldg(ij.rp + r0 + t);
+        __syncthreads();
+    }
 
     uint64_t cnt = 0;
     uint8_t mode = kIterIK;
@@ -238,7 +275,17 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
     uint32_t slen = 0;
     const uint64_t e = e0 + t;
     if (t < E && e < e1) {
-        const int64_t u = row_of(ij.rp, sm.rows[0], sm.rows[1] + 1, e);
+        int64_t u;
+        if (cached) {
+            int lo = 0, hi = (int)span; // last row with rpc <= e
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) >> 1;
+                if (sm.rpc[mid] <= e) lo = mid; else hi = mid;
+            }
+            u = r0 + lo;
+        } else {
+            u = row_of(ij.rp, r0, sm.rows[1] + 1, e);
+        }
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
             // One upper block as all three: every value of jk.row(v) is > v,
@@ -250,11 +297,40 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
                 const uint32_t jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
                 if (ilo <= jhi && jlo <= ihi) {
                     // Only the overlap of the two value ranges can hold common
-                    // elements; enumerate the shorter clipped list.
-                    const uint64_t pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
-                    const uint64_t pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
-                    const uint64_t pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
-                    const uint64_t pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
+                    // elements; enumerate the shorter clipped list. The four
+                    // bounds are searched in lockstep (independent loads in
+                    // flight together); a bound not needed starts as an empty
+                    // range at its answer. Every element before the lower
+                    // bound is below jlo <= jhi, so the upper bound may be
+                    // searched from the row's start.
+                    uint64_t pa0, pa1, pb0, pb1;
+                    if constexpr (C != 0) {
+                    uint64_t l0 = a0, h0 = ilo >= jlo ? a0 : a1; // first ik >= jlo
+                    uint64_t l1 = ihi <= jhi ? a1 : a0, h1 = a1; // first ik > jhi
+                    uint64_t l2 = b0, h2 = jlo >= ilo ? b0 : b1; // first jk >= ilo
+                    uint64_t l3 = jhi <= ihi ? b1 : b0, h3 = b1; // first jk > ihi
+                    while (l0 < h0 || l1 < h1 || l2 < h2 || l3 < h3) {
+                        const uint64_t m0 = l0 + ((h0 - l0) >> 1), m1 = l1 + ((h1 - l1) >> 1);
+                        const uint64_t m2 = l2 + ((h2 - l2) >> 1), m3 = l3 + ((h3 - l3) >> 1);
+                        const uint32_t v0 = l0 < h0 ? __ldg(ik.c + m0) : 0u;
+                        const uint32_t v1 = l1 < h1 ? __ldg(ik.c + m1) : 0u;
+                        const uint32_t v2 = l2 < h2 ? __ldg(jk.c + m2) : 0u;
+                        const uint32_t v3 = l3 < h3 ? __ldg(jk.c + m3) : 0u;
+                        if (l0 < h0) { if (v0 < jlo) l0 = m0 + 1; else h0 = m0; }
+                        if (l1 < h1) { if (v1 <= jhi) l1 = m1 + 1; else h1 = m1; }
+                        if (l2 < h2) { if (v2 < ilo) l2 = m2 + 1; else h2 = m2; }
+                        if (l3 < h3) { if (v3 <= ihi) l3 = m3 + 1; else h3 = m3; }
+                    }
+                    pa0 = l0;
+                    pa1 = l1;
+                    pb0 = l2;
+                    pb1 = l3;
+                    } else {
+                        pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
+                        pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
+                        pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
+                        pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
+                    }
                     const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
                     const bool hb = has_bitmap(bmp, b1 - b0, jlo, jhi);
                     // Cost per wedge: a fixed part (find, load) plus one load
@@ -335,7 +411,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
 
 // Chunks left by heavy blocks, in grid-stride order: each loads its block's
 // records and walks its range of that block's wedges.
-template <int S, int E, int MB>
+template <int S, int E, int MB, int C>
 __global__ void __launch_bounds__(kThreads, MB)
 chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned long long *out) {
     typedef typename Shared<S>::Reduce Reduce;
@@ -364,33 +440,50 @@ chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned
     if (t == 0 && sum) atomicAdd(out, sum);
 }
 
-// One warp per row of jk: rows that get a bitmap (has_bitmap) clear their
-// words, then set one bit per element, relative to the row's first value.
-__global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits) {
-    const int64_t v = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+// One warp per rpw rows of jk (rpw <= 32): lane l < rpw tests row
+// base + l, then the warp clears and sets the words of each row that gets a
+// bitmap (has_bitmap), one row after the other. rpw 1 is a warp per row;
+// larger rpw launch rpw times fewer threads, most of which would only find
+// that their row has no bitmap (the cost on small subtasks).
+__global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits, int rpw) {
     const int lane = threadIdx.x & 31;
-    if (v >= jk.nrows) return;
-    const uint64_t b0 = jk.rp[v], b1 = jk.rp[v + 1];
-    if (b1 <= b0) return;
-    const uint32_t lo = jk.c[b0], hi = jk.c[b1 - 1];
-    if (!has_bitmap(b, b1 - b0, lo, hi)) return;
-    uint32_t *row = bits + b0 * b.rw;
-    const uint64_t words = ((uint64_t)hi - lo + 1 + 31) >> 5;
-    for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
-    __syncwarp();
-    for (uint64_t i = b0 + lane; i < b1; i += 32) {
-        const uint32_t d = jk.c[i] - lo;
-        atomicOr(row + (d >> 5), 1u << (d & 31));
+    const int64_t v = (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * rpw + lane;
+    bool mine = false;
+    unsigned long long b0 = 0, b1 = 0;
+    uint32_t lo = 0, hi = 0;
+    if (lane < rpw && v < jk.nrows) {
+        b0 = jk.rp[v];
+        b1 = jk.rp[v + 1];
+        if (b1 > b0) {
+            lo = jk.c[b0];
+            hi = jk.c[b1 - 1];
+            mine = has_bitmap(b, b1 - b0, lo, hi);
+        }
+    }
+    unsigned todo = __ballot_sync(0xffffffffu, mine);
+    while (todo) {
+        const int src = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const unsigned long long r0 = __shfl_sync(0xffffffffu, b0, src), r1 = __shfl_sync(0xffffffffu, b1, src);
+        const uint32_t l = __shfl_sync(0xffffffffu, lo, src), h = __shfl_sync(0xffffffffu, hi, src);
+        uint32_t *row = bits + r0 * b.rw;
+        const uint64_t words = ((uint64_t)h - l + 1 + 31) >> 5;
+        for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
+        __syncwarp();
+        for (uint64_t i = r0 + lane; i < r1; i += 32) {
+            const uint32_t d = jk.c[i] - l;
+            atomicOr(row + (d >> 5), 1u << (d & 31));
+        }
     }
 }
 
 // MB: blocks per SM the registers must allow (1: no constraint).
-template <int S, int E, int MB = 1>
+template <int S, int E, int MB = 1, int C = 1>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
                           unsigned long long *d_count) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    wedge_kernel<S, E, MB><<<(unsigned)blocks, kThreads, 0, env->stream>>>(ij, ik, jk, bmp, self, sp, d_count);
+    wedge_kernel<S, E, MB, C><<<(unsigned)blocks, kThreads, 0, env->stream>>>(ij, ik, jk, bmp, self, sp, d_count);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess || !sp.wedges) return err;
     // As many blocks as fit at once; chunks are of equal size, so a static
@@ -398,12 +491,12 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
     static int per_sm = 0;
     if (per_sm == 0) {
         int n = 0;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, chunk_kernel<S, E, MB>, kThreads, 0);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, chunk_kernel<S, E, MB, C>, kThreads, 0);
         if (err != cudaSuccess) return err;
         per_sm = n > 0 ? n : 1;
     }
     const unsigned grid = (unsigned)(per_sm * (env->sm_count > 0 ? env->sm_count : 1));
-    chunk_kernel<S, E, MB><<<grid, kThreads, 0, env->stream>>>(ik, jk, bmp.bits, sp, d_count);
+    chunk_kernel<S, E, MB, C><<<grid, kThreads, 0, env->stream>>>(ik, jk, bmp.bits, sp, d_count);
     return cudaGetLastError();
 }
 
@@ -411,12 +504,14 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 
 // Parameters come from the blocks' sizes, which the host already knows, so
 // choosing them costs no device round trip: the bitmap (density ratio 256,
-// rows of at least 16 elements) when jk has rows of 32 or more, spread 8
-// below 2^26 ij edges and 16 from there, 256 edges per block, registers for
-// 8 blocks per SM, no chunks. For measurements, TG_WETRIC_SPREAD (4, 8, 16,
-// 32), TG_WETRIC_BITMAP (0 = off, else the ratio), TG_WETRIC_BMMIN (shortest
-// row with a bitmap), TG_WETRIC_EDGES (64 or 256), TG_WETRIC_LB (8, else no
-// register cap), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
+// rows of at least 16 elements) when jk has rows of 32 or more, spread 8,
+// 256 edges per block, registers for 6 blocks per SM below 2^22 ij edges and
+// 8 from there, the short-chain setup, no chunks. For measurements,
+// TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the
+// ratio), TG_WETRIC_BMMIN (shortest row with a bitmap), TG_WETRIC_EDGES (64
+// or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (0:
+// the setup's searches one after the other), TG_WETRIC_FILLRPW (rows per
+// warp of the bitmap build, 1 to 32), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
 // their wedges) and, to test the fallbacks, TG_WETRIC_SLOTS and
 // TG_WETRIC_CAP (heavy blocks and chunk entries allowed) override them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
@@ -433,9 +528,9 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     ratio = tg_env_long("TG_WETRIC_BITMAP", ratio);
     if (ratio < 0) ratio = 0;
-    // With the register cap, spread 8 up to 2^26 edges (rmat18 0.838 against
-    // 0.859 ms, rmat20 4.83 against 4.92), 16 beyond (rmat23 80.8 against 81.2).
-    long spread = tg_env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 26) ? 8 : 16);
+    // Spread 8 on every graph measured (with the short-chain setup, rmat23
+    // 81.1 against 88.9 ms at 16; soc-Epinions1 0.064 against 0.066).
+    long spread = tg_env_long("TG_WETRIC_SPREAD", 8);
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
     // (docs/kernels.md), small ones included.
@@ -459,6 +554,12 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         if (sp.cap < 1) sp.cap = 1;
         split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
     }
+    // Rows per warp of the bitmap build: 8 on small subtasks, where the
+    // build's launch of a warp per row is a visible part of the time
+    // (soc-Epinions1 0.070 against 0.073 ms at 1, 0.083 at 32); a warp per
+    // row on large ones, where long rows side by side would serialise.
+    long rpw = tg_env_long("TG_WETRIC_FILLRPW", jk.nnz < (1 << 23) ? 8 : 1);
+    if (rpw < 1 || rpw > 32) rpw = 1;
     Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32)};
     // Every row with a bitmap has span <= ratio * len, so it fits in the
     // rw * len words from rowptr * rw.
@@ -496,19 +597,32 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     }
     if (ratio > 0) {
         uint32_t *bits = (uint32_t *)(scr + split_bytes);
-        const uint64_t fb = ((uint64_t)jk.nrows * 32 + 255) / 256;
+        const uint64_t warps = ((uint64_t)jk.nrows + rpw - 1) / rpw;
+        const uint64_t fb = (warps * 32 + 255) / 256;
         if (fb > 0x7fffffffull) return cudaErrorInvalidConfiguration;
         bmp.bits = bits; // has_bitmap tests it, in the fill as in the wedges
-        bitmap_fill<<<(unsigned)fb, 256, 0, env->stream>>>(jk, bmp, bits);
+        bitmap_fill<<<(unsigned)fb, 256, 0, env->stream>>>(jk, bmp, bits, (int)rpw);
         cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) return err;
     }
     cudaError_t err;
     // Registers capped for 8 blocks of 256 threads per SM (a few bytes of
-    // spill): rmat23 80.8 against 95.5 ms, rmat18 0.86 against 0.98.
-    if (tg_env_long("TG_WETRIC_LB", 8) == 8 && epb == 256 && (spread == 8 || spread == 16)) {
-        err = spread == 16 ? launch_wedges<16, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count)
-                           : launch_wedges<8, 256, 8>(ij, ik, jk, bmp, self, sp, env, d_count);
+    // spill) from 2^22 ij edges: rmat23 80.8 against 95.5 ms uncapped; for 6
+    // blocks (40 registers, no spill) below: soc-Epinions1 0.064 against
+    // 0.070, rmat18 0.860 against 0.863, while rmat20 and up lose 2 to 3 %.
+    const long lb = tg_env_long("TG_WETRIC_LB", ij.nnz < (1 << 22) ? 6 : 8);
+    // Short-chain setup (C = 1): soc-Epinions1 0.070 against 0.073, rmat22
+    // 31.8 against 32.1, rmat23 81.1 against 81.8 at spread 8.
+    const bool shortc = tg_env_long("TG_WETRIC_CLIP", 1) != 0;
+    if ((lb == 8 || lb == 6) && epb == 256 && (spread == 8 || spread == 16)) {
+#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, d_count)
+        if (spread == 16)
+            err = lb == 8 ? (shortc ? WETRIC_L(16, 8, 1) : WETRIC_L(16, 8, 0))
+                          : (shortc ? WETRIC_L(16, 6, 1) : WETRIC_L(16, 6, 0));
+        else
+            err = lb == 8 ? (shortc ? WETRIC_L(8, 8, 1) : WETRIC_L(8, 8, 0))
+                          : (shortc ? WETRIC_L(8, 6, 1) : WETRIC_L(8, 6, 0));
+#undef WETRIC_L
     } else if (epb == 64) {
         switch (spread) {
         case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;

@@ -383,7 +383,7 @@ static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "
                                    "TG_TRUST_CTA_VC",  "TG_TRUST_BITMAP",      "TG_WETRIC_BITMAP",
                                    "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
                                    "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
-                                   "TG_WETRIC_LB"};
+                                   "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW"};
 
 // Sets the variables of "A=1 B=2" after clearing every measurement variable.
 static void apply_env(const char *spec) {
@@ -535,6 +535,15 @@ static void check_random(Runner &r) {
                                   "TG_WETRIC_LB=1 TG_WETRIC_SPREAD=16",
                                   "TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
                                   "TG_WETRIC_BITMAP=0",
+                                  "TG_WETRIC_CLIP=0",
+                                  "TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_LB=6 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_LB=6 TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
+                                  "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64 TG_WETRIC_FILLRPW=32",
+                                  "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0 TG_WETRIC_SPREAD=16",
+                                  "TG_WETRIC_FILLRPW=1 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_FILLRPW=32 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2",
+                                  "TG_WETRIC_FILLRPW=5 TG_WETRIC_BITMAP=32 TG_WETRIC_BMMIN=1 TG_WETRIC_SPREAD=16",
                                   "TG_TRUST_CTA_THREADS=512",
                                   "TG_TRUST_WARPMAX=1",
                                   "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=0",
@@ -605,9 +614,15 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"trust", "TG_TRUST_CTA_SMEM=0"}, {"trust", "TG_TRUST_CTA_SMEM=16384"}, {"trust", "TG_TRUST_CTA_SMEM=32768"},
         {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_VC=2"}, {"trust", "TG_TRUST_BITMAP=0"},
         {"trust", "diag TG_TRUST_ONLY_WARP=1"},
-        {"wetric", ""}, {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_SPREAD=16"},
-        {"wetric", "TG_WETRIC_BITMAP=0"}, {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_ROUNDS=2"},
-        {"wetric", "TG_WETRIC_BMMIN=8"},
+        {"wetric", ""}, {"wetric", "TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_LB=6"},
+        {"wetric", "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_SPREAD=8"},
+        {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_LB=6"},
+        {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
+        {"wetric", "TG_WETRIC_SPREAD=16"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_CLIP=0"},
+        {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
+        {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_SPREAD=4"},
+        {"wetric", "TG_WETRIC_FILLRPW=1"}, {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_BITMAP=0"},
+        {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
     const char *only = getenv("TWT_ONLY");
