@@ -114,7 +114,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	cfg.Verify = f.verify
-	if err := f.device.apply(cmd, &cfg, prog); err != nil {
+	if err := f.device.apply(&cfg, prog); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()

@@ -47,11 +47,15 @@ func TestSelectFallsBackToCPU(t *testing.T) {
 	var logs bytes.Buffer
 	opts := SelectOptions{Library: Options{Path: filepath.Join(t.TempDir(), "libnothere.so")},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	c, err := Select("auto", "trix", opts)
+	sel, err := Select("auto", "trix", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name() != "auto" {
+	c, err := sel.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Device != "cpu" || sel.GPU != nil || c.Name() != "auto" {
 		t.Errorf("fallback kernel = %q, want the CPU auto", c.Name())
 	}
 	if !strings.Contains(logs.String(), "counting on the CPU") {
@@ -73,6 +77,15 @@ func TestSelectFallsBackToCPU(t *testing.T) {
 	}
 	if _, err := Select("tpu", "auto", opts); err == nil {
 		t.Fatal("Select(tpu) succeeded")
+	}
+	if _, err := Select("cpu", "wetric", opts); err == nil {
+		t.Fatal("Select(cpu, wetric) succeeded; wetric is a GPU kernel")
+	}
+	if _, err := Select("auto", "magic", opts); err == nil {
+		t.Fatal("Select(auto, magic) succeeded")
+	}
+	if sel, err := Select("cpu", "hash", opts); err != nil || sel.Device != "cpu" {
+		t.Fatalf("Select(cpu, hash) = %+v, %v", sel, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -12,61 +13,99 @@ import (
 type SelectOptions struct {
 	// Library options (path, device, memory limit) for the GPU.
 	Library Options
-	// Workers for the CPU kernels; 0 means GOMAXPROCS.
-	Workers int
+	// Workers and Progress go to the CPU kernels; 0 workers means
+	// GOMAXPROCS.
+	Workers  int
+	Progress func(done, total int64)
 	// Logger receives the reason for a CPU fallback; nil discards it.
 	Logger *slog.Logger
 }
 
-// Select returns the Counter for device "auto", "cpu" or "gpu" and a kernel
-// name. auto uses the GPU when the library loads and a device works, else
-// the CPU kernels, logging why; gpu fails with a clear error when no GPU
-// can be used; cpu never touches the library. A GPU-only kernel name asked
-// of the CPU falls back to the CPU's "auto" under device auto and is an
-// error under device cpu.
-func Select(device, kernel string, opts SelectOptions) (kernels.Counter, error) {
+// Selection says where subtasks are counted and makes the counters.
+type Selection struct {
+	// Device is "cpu" or the GPU's name.
+	Device string
+	// GPU describes the device counted on; nil on the CPU.
+	GPU *Device
+	// New makes one Counter per worker: a Counter may own device state and
+	// is used by one goroutine at a time.
+	New func() (kernels.Counter, error)
+}
+
+// Select chooses the device ("auto", "cpu" or "gpu") and kernel. auto
+// uses the GPU when the kernel has a GPU version, the library loads and it
+// reports a device, and otherwise the CPU kernels, logging why; gpu fails
+// with a clear error instead; cpu never touches the library. A GPU-only
+// kernel under auto falls back to the CPU's "auto".
+func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cpuOnly := slices.Contains(kernels.CPUKernelNames(), kernel) && !slices.Contains(kernelNames, kernel)
+	onGPU := slices.Contains(kernelNames, kernel)
+	onCPU := slices.Contains(kernels.CPUKernelNames(), kernel)
+	if !onGPU && !onCPU {
+		return nil, fmt.Errorf("gpu: select: kernel %q: want one of %v (GPU) or %v (CPU)", kernel, kernelNames, kernels.CPUKernelNames())
+	}
 	switch device {
 	case "cpu":
-		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers})
-	case "gpu":
-		if cpuOnly {
-			return nil, fmt.Errorf("gpu: select: kernel %q runs on the CPU only (GPU kernels: %v)", kernel, kernelNames)
+		if !onCPU {
+			return nil, fmt.Errorf("gpu: select: kernel %s runs on a GPU only; CPU kernels: %v", kernel, kernels.CPUKernelNames())
 		}
-		return openCounter(kernel, opts)
-	case "auto":
-		if !cpuOnly {
-			c, err := openCounter(kernel, opts)
-			if err == nil {
-				return c, nil
-			}
-			cpuKernel := kernel
-			if !slices.Contains(kernels.CPUKernelNames(), kernel) {
-				cpuKernel = "auto"
-			}
-			logger.Info("counting on the CPU", "component", "gpu", "reason", err.Error(), "kernel", cpuKernel)
-			kernel = cpuKernel
-		}
-		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers})
+		return cpuSelection(kernel, opts), nil
+	case "gpu", "auto":
+	default:
+		return nil, fmt.Errorf("gpu: select: device %q: want auto, cpu or gpu", device)
 	}
-	return nil, fmt.Errorf("gpu: select: device %q: want auto, cpu or gpu", device)
-}
-
-func openCounter(kernel string, opts SelectOptions) (*Counter, error) {
-	if _, err := kernelID(kernel); err != nil {
-		return nil, fmt.Errorf("gpu: select: %w", err)
+	if !onGPU {
+		if device == "gpu" {
+			return nil, fmt.Errorf("gpu: select: kernel %s runs on the CPU only; GPU kernels: %v", kernel, kernelNames)
+		}
+		return cpuSelection(kernel, opts), nil
 	}
 	lo := opts.Library
 	if lo.Logger == nil {
-		lo.Logger = opts.Logger
+		lo.Logger = logger
 	}
-	lib, err := Open(lo)
-	if err != nil {
+	lib, dev, err := openDevice(lo)
+	if err == nil {
+		return &Selection{Device: dev.Name, GPU: &dev, New: func() (kernels.Counter, error) { return lib.NewCounter(kernel) }}, nil
+	}
+	if device == "gpu" {
 		return nil, err
 	}
-	return lib.NewCounter(kernel)
+	if !onCPU {
+		kernel = "auto"
+	}
+	if errors.Is(err, ErrNoLibrary) {
+		// The usual case on a machine without CUDA: say it briefly and
+		// keep the search list for debug logs.
+		logger.Info("no CUDA library found; counting on the CPU (set --cuda-lib or TRIGRID_CUDA_LIB to use a GPU)", "kernel", kernel)
+		logger.Debug("CUDA library search", "err", err)
+	} else {
+		logger.Warn("GPU not usable; counting on the CPU", "reason", err.Error(), "kernel", kernel)
+	}
+	return cpuSelection(kernel, opts), nil
+}
+
+func cpuSelection(kernel string, opts SelectOptions) *Selection {
+	return &Selection{Device: "cpu", New: func() (kernels.Counter, error) {
+		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers, Progress: opts.Progress})
+	}}
+}
+
+// openDevice loads the library and checks that it has the device asked for.
+func openDevice(opts Options) (*Library, Device, error) {
+	lib, err := Open(opts)
+	if err != nil {
+		return nil, Device{}, err
+	}
+	devs, err := lib.Devices()
+	if err != nil {
+		return nil, Device{}, err
+	}
+	if opts.Device < 0 || opts.Device >= len(devs) {
+		return nil, Device{}, fmt.Errorf("gpu: %s: device %d of %d: %w", lib.Path(), opts.Device, len(devs), ErrNoDevice)
+	}
+	return lib, devs[opts.Device], nil
 }
