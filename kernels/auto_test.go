@@ -12,6 +12,7 @@ func TestChooseCPUKernel(t *testing.T) {
 		{"long rows", SubtaskStats{Edges: 1e6, KCols: 1e5, MeanIK: 8, MeanJK: 8, Wedges: 1.6e7}, "hashcol"},
 		{"short rows", SubtaskStats{Edges: 6e4, KCols: 3e4, MeanIK: 1.8, MeanJK: 1.8, Wedges: 2e5}, "hash"},
 		{"short rows, tail path", SubtaskStats{Edges: 6e4, KCols: 3e4, MeanIK: 1.8, MeanJK: 1.8, SameIJIK: true, Wedges: 2e5}, "hashcol"},
+		{"short rows, clipped", SubtaskStats{Edges: 1e6, KCols: 2.6e5, MeanIK: 3.7, MeanJK: 3.7, Clip: true, Wedges: 7e6}, "hashcol"},
 		{"P=4 rows", SubtaskStats{Edges: 2.4e5, KCols: 6.5e4, MeanIK: 3.7, MeanJK: 3.7, Wedges: 1.8e6}, "hash"},
 		{"tiny work, huge K space", SubtaskStats{Edges: 10, KCols: 1e6, MeanIK: 1, MeanJK: 1, Wedges: 20}, "merge"},
 		{"bitset too big", SubtaskStats{Edges: 1e9, KCols: 1 << 31, MeanIK: 9, MeanJK: 9, SameIJIK: true, Wedges: 1e10}, "merge"},

@@ -76,18 +76,32 @@ func BenchmarkCount(b *testing.B) {
 	}
 }
 
-// BenchmarkCountBlocks counts rmat scale 16 through all P^3 subtasks of
+// BenchmarkCountBlocks counts rmat scale 16 (TRIGRID_BENCH_SCALE replaces
+// it) through all P^3 subtasks of
 // its P x P blocks, one Count per subtask as a worker would, reporting the
-// whole graph's forward edges per second. It is the data behind auto's
-// per-subtask choice.
+// whole graph's forward edges per second, without and with the clip
+// (Subtask.Clip) that the partition's subtasks carry. It is the data
+// behind auto's per-subtask choice.
 func BenchmarkCountBlocks(b *testing.B) {
-	g := rmat(16, 16)
+	scale := 16
+	if s := os.Getenv("TRIGRID_BENCH_SCALE"); s != "" {
+		scale = benchScales()[0]
+	}
+	g := rmat(scale, 16)
 	want := mustReference(b, Whole(g))
 	for _, p := range []int{4, 8} {
 		for _, s := range []scheme{hashScheme(int(g.NumRows()), p), rangeScheme(g, p)} {
 			blocks := split(g, p, s, true)
-			for _, name := range []string{"hash", "hashcol", "merge", "auto"} {
-				b.Run(fmt.Sprintf("P=%d/%s/%s", p, s.name, name), func(b *testing.B) {
+			for _, kc := range []struct {
+				name string
+				clip bool
+			}{{"hash", false}, {"hashcol", false}, {"merge", false}, {"auto", false},
+				{"hash", true}, {"hashcol", true}, {"merge", true}, {"auto", true}} {
+				name, clip := kc.name, ""
+				if kc.clip {
+					clip = "clip/"
+				}
+				b.Run(fmt.Sprintf("P=%d/%s/%s%s", p, s.name, clip, name), func(b *testing.B) {
 					c, err := NewCPU(name, CPUOptions{})
 					if err != nil {
 						b.Fatal(err)
@@ -98,7 +112,9 @@ func BenchmarkCountBlocks(b *testing.B) {
 						for i := range p {
 							for j := range p {
 								for k := range p {
-									res, err := c.Count(context.Background(), Subtask{IJ: blocks[i][j], IK: blocks[i][k], JK: blocks[j][k]})
+									st := Subtask{IJ: blocks[i][j], IK: blocks[i][k], JK: blocks[j][k]}
+									st.Clip, st.TailOffset = kc.clip, s.offset(j, k)
+									res, err := c.Count(context.Background(), st)
 									if err != nil {
 										b.Fatal(err)
 									}

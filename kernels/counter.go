@@ -17,8 +17,25 @@ import (
 // Index spaces: rows of IJ and IK are I-local; columns of IJ and rows of JK
 // are J-local; columns of IK and JK are K-local. For the whole graph (P = 1)
 // all three point at the same forward CSR.
+//
+// Clip narrows the count to what a forward graph can hold, so that kernels
+// can skip the part of IK.Row(u) that lies at or below v: with Clip set, an
+// edge (u, v) closes only the triangles through the K-local ids w of both
+// lists with w >= v + TailOffset (v is J-local, w K-local). The caller, who
+// knows how the three index spaces sit in the global order, picks the
+// offset so that this drops nothing its blocks hold (every w of JK.Row(v)
+// is above v globally): 1 for the whole graph and for K == J; with hash
+// ids (global = g + P*local) 1 if K < J and 0 if K > J; with range ids
+// (global = start(g) + local) any value <= -2^32 if K > J. A clip that
+// is too low costs only speed, one that is too high loses triangles. The
+// zero value counts every common element, which is the definition the GPU
+// kernels implement; for correctly clipped blocks both give the same count.
 type Subtask struct {
 	IJ, IK, JK *graph.CSR
+	Clip       bool
+	// TailOffset is the offset of the clip, used only with Clip. Values
+	// beyond ±2^32 act as ±2^32: every w qualifies, or none.
+	TailOffset int64
 }
 
 // Whole returns the subtask that counts an entire forward graph.

@@ -24,7 +24,7 @@ import (
 //     part of u's list above v, so the probes number about one per wedge
 //     (sum over u of C(d+(u), 2)) instead of sum over edges of d+(v):
 //     3.4x fewer on rmat scale 20. The transpose costs one counting sort
-//     and 4 bytes per IJ edge (8 on the tail path, see tail.go); its time
+//     and 4 bytes per IJ edge (8 on the tail path, 12 with a clip, see tail.go); its time
 //     is part of Result.KernelTime.
 //
 // In both, probes are trimmed to the marked span, rows whose marked list is
@@ -48,6 +48,10 @@ type hashCounter struct {
 	// scratch keeps the bitsets between calls: a Counter serves one
 	// goroutine at a time, and the bitsets are all zero between rows.
 	scratch [][]uint64
+	// order is the last IJ's column order and spans the tail spans'
+	// buffer, kept for the next subtask with the same IJ (tail.go).
+	order colOrder
+	spans []uint64
 }
 
 func (h *hashCounter) Name() string {
@@ -76,24 +80,39 @@ func (h *hashCounter) Count(ctx context.Context, t Subtask) (res Result, err err
 		}()
 	}
 	total := t.IJ.NumEdges()
+	off, clip := clipOffset(t)
 	var newWorker func(bits []uint64) rangeCounter
-	switch {
-	case !h.byCols:
+	if !h.byCols {
 		newWorker = func(bits []uint64) rangeCounter {
-			return &markWorker{drive: t.IJ, mark: t.IK, probe: t.JK, bits: bits}
+			return &markWorker{drive: t.IJ, mark: t.IK, probe: t.JK, bits: bits, clip: clip, off: off}
 		}
-	case useTails(t):
-		ij := t.IJ
-		offsets, spans := transposeWith(ij, workers, func(u int64, p uint64) uint64 {
-			return tailSpan(p+1, ij.Offsets[u+1])
-		})
+	} else if off, ok := tailOffset(t); ok {
+		var w tailWorker
+		if t.IJ == t.IK && off == 1 && !h.order.holds(t.IJ) {
+			w.offsets, w.spans = tailSpans(t, off, workers)
+		} else {
+			// Subtasks (I, J, K) come with K rising for one (I, J): the
+			// order of IJ's edges by column is built once and reused,
+			// and only the spans, which depend on IK, are redone, in
+			// IJ's row order (sequential, parallel).
+			if !h.order.holds(t.IJ) || t.IJ.NumEdges() >= 1<<32 {
+				h.order = newColOrder(t.IJ, workers)
+			}
+			if cap(h.spans) < int(total) {
+				h.spans = make([]uint64, total)
+			}
+			w.offsets, w.pos, w.spans = h.order.offsets, h.order.pos, h.spans[:total]
+			rowSpans(t, off, workers, w.spans)
+		}
 		newWorker = func(bits []uint64) rangeCounter {
-			return &tailWorker{offsets: offsets, spans: spans, jk: t.JK, ikCols: t.IK.Cols, bits: bits}
+			w := w
+			w.jk, w.ikCols, w.bits = t.JK, t.IK.Cols, bits
+			return &w
 		}
-	default:
+	} else {
 		tr := transpose(t.IJ, workers)
 		newWorker = func(bits []uint64) rangeCounter {
-			return &markWorker{drive: tr, mark: t.JK, probe: t.IK, bits: bits}
+			return &markWorker{drive: tr, mark: t.JK, probe: t.IK, bits: bits, clip: clip, off: off, byCols: true}
 		}
 	}
 
@@ -114,7 +133,7 @@ func (h *hashCounter) Count(ctx context.Context, t Subtask) (res Result, err err
 	if err != nil {
 		// Cancellation stops between rows with the marks clear, but a
 		// fault inside a row leaves them set: drop the scratch.
-		h.scratch = nil
+		h.scratch, h.order, h.spans = nil, colOrder{}, nil
 		return Result{}, err
 	}
 	res.KernelTime = time.Since(start) // the transpose is part of the count
@@ -124,9 +143,18 @@ func (h *hashCounter) Count(ctx context.Context, t Subtask) (res Result, err err
 // markWorker counts, for each edge (r, c) of drive, |mark.Row(r) ∩
 // probe.Row(c)|. For "hash" drive, mark, probe = IJ, IK, JK; for "hashcol"
 // they are IJ's transpose, JK, IK.
+//
+// With clip, only w >= v + off counts for an edge (u, v) (Subtask.Clip).
+// "hashcol" drives by v, so it drops the marked list's elements below v's
+// clip once per row. "hash" drives by u and probes v's list, so it drops
+// the probe's elements below v's clip (in a forward graph there are none:
+// one comparison per probe), and the marked list's below the clip of the
+// chunk's first v, the smallest: those can match no probe.
 type markWorker struct {
 	drive, mark, probe *graph.CSR
 	bits               []uint64
+	clip, byCols       bool
+	off                int64
 }
 
 func (w *markWorker) countRange(lo, hi uint64) (n uint64) {
@@ -138,15 +166,36 @@ func (w *markWorker) countRange(lo, hi uint64) (n uint64) {
 			continue
 		}
 		cs := d.Cols[max(lo, d.Offsets[r]):min(hi, d.Offsets[r+1])]
+		if len(cs) == 0 {
+			continue
+		}
+		if w.clip {
+			v := cs[0]
+			if w.byCols {
+				v = uint32(r)
+			}
+			if a = skipBelow(a, int64(v)+w.off); len(a) == 0 {
+				continue
+			}
+		}
 		if len(a) > lopsidedRatio*w.probeLen(cs) {
 			for _, c := range cs {
-				n += searchCount(w.probe.Row(int64(c)), a)
+				n += searchCount(w.probeRow(c), a)
 			}
 			continue
 		}
 		n += w.countMarked(a, cs)
 	}
 	return n
+}
+
+// probeRow is probe's row c, clipped when the clip applies to it ("hash").
+func (w *markWorker) probeRow(c uint32) []uint32 {
+	b := w.probe.Row(int64(c))
+	if w.clip && !w.byCols {
+		b = skipBelow(b, int64(c)+w.off)
+	}
+	return b
 }
 
 // countMarked marks a, probes the rows cs of probe, and clears the marks.
@@ -158,7 +207,7 @@ func (w *markWorker) countMarked(a []uint32, cs []uint32) (n uint64) {
 	first, last := a[0], a[len(a)-1]
 	for i, c := range cs {
 		prefetchRows(w.probe, cs, i)
-		b := w.probe.Row(int64(c))
+		b := w.probeRow(c)
 		if len(b) == 0 {
 			continue
 		}

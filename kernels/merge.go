@@ -33,11 +33,18 @@ func (m *mergeCounter) Count(ctx context.Context, t Subtask) (Result, error) {
 	if isEmpty(t) {
 		return Result{}, ctx.Err()
 	}
+	off, clip := clipOffset(t)
 	return runParallel(ctx, "merge", t.IJ.NumEdges(), m.opts.Workers, m.opts.Progress,
-		func() rangeCounter { return mergeWorker{t} })
+		func() rangeCounter { return mergeWorker{t: t, off: off, clip: clip} })
 }
 
-type mergeWorker struct{ t Subtask }
+// mergeWorker intersects, with clip (Subtask.Clip), only the part of u's
+// list from v's clip start on.
+type mergeWorker struct {
+	t    Subtask
+	off  int64
+	clip bool
+}
 
 func (w mergeWorker) countRange(lo, hi uint64) (n uint64) {
 	ij, ik, jk := w.t.IJ, w.t.IK, w.t.JK
@@ -50,6 +57,13 @@ func (w mergeWorker) countRange(lo, hi uint64) (n uint64) {
 		vs := ij.Cols[max(lo, ij.Offsets[u]):min(hi, ij.Offsets[u+1])]
 		for i, v := range vs {
 			prefetchRows(jk, vs, i)
+			if w.clip {
+				// vs rises, so the clip start only moves forward along
+				// u's list: a gallop from the last one per edge.
+				if a = skipBelow(a, int64(v)+w.off); len(a) == 0 {
+					break
+				}
+			}
 			n += intersectCount(a, jk.Row(int64(v)))
 		}
 	}

@@ -9,7 +9,8 @@ import (
 
 // Reference counts a subtask the obvious way, one goroutine, no tricks: for
 // every edge (u, v) of IJ, look each element of the shorter of IK.Row(u)
-// and JK.Row(v) up in the other.
+// and JK.Row(v) up in the other, skipping the elements the clip excludes
+// (Subtask.Clip).
 // It backs --verify and every kernel test, so it shares no code with the
 // fast kernels beyond the CSR accessors, and it validates all three views
 // (O(edges)) first, so malformed input is an error, never a count or a
@@ -29,6 +30,12 @@ func Reference(t Subtask) (uint64, error) {
 				short, long = long, short
 			}
 			for _, w := range short {
+				// The clip compares w - v, which cannot overflow, with
+				// the offset as given: no clamping to share with the
+				// kernels.
+				if t.Clip && int64(w)-int64(v) < t.TailOffset {
+					continue
+				}
 				if _, found := slices.BinarySearch(long, w); found {
 					n++
 				}

@@ -18,6 +18,9 @@ type SubtaskStats struct {
 	// (I, J, J) whose two blocks are one), which gives hashcol its tail
 	// path.
 	SameIJIK bool
+	// Clip is set when the subtask carries a clip (Subtask.Clip), which
+	// gives hashcol its tail path on any blocks.
+	Clip bool
 	// Wedges estimates the list elements the intersections touch:
 	// Edges times the mean IK and JK row lengths. It is exact in
 	// expectation only when degrees are independent of the edges that use
@@ -36,6 +39,7 @@ func Stats(t Subtask) SubtaskStats {
 	s.KCols = kColumns(t)
 	s.MeanIK, s.MeanJK = mean(s.IKEdges, t.IK.NumRows()), mean(s.JKEdges, t.JK.NumRows())
 	s.SameIJIK = t.IJ == t.IK
+	s.Clip = t.Clip
 	s.Wedges = float64(s.Edges) * (s.MeanIK + s.MeanJK)
 	return s
 }

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -14,6 +15,9 @@ type scheme struct {
 	group func(x uint32) int
 	local func(x uint32) uint32
 	size  func(group int) int
+	// offset is the tail offset of subtask (I, J, K) (Subtask.Clip),
+	// derived here from the id maps independently of partition's.
+	offset func(j, k int) int64
 }
 
 // hashScheme is TRUST's: group x mod P, local x div P.
@@ -23,6 +27,13 @@ func hashScheme(n, p int) scheme {
 		group: func(x uint32) int { return int(x) % p },
 		local: func(x uint32) uint32 { return x / uint32(p) },
 		size:  func(i int) int { return (n - i + p - 1) / p },
+		// k + P*lw > j + P*lv with |j-k| < P: lw > lv if k <= j, lw >= lv if k > j.
+		offset: func(j, k int) int64 {
+			if k <= j {
+				return 1
+			}
+			return 0
+		},
 	}
 }
 
@@ -50,6 +61,16 @@ func rangeScheme(g *graph.CSR, p int) scheme {
 		group: func(x uint32) int { return groupOf[x] },
 		local: func(x uint32) uint32 { return x - uint32(start[groupOf[x]]) },
 		size:  func(i int) int { return start[i+1] - start[i] },
+		offset: func(j, k int) int64 {
+			switch {
+			case k > j:
+				return math.MinInt64 // every id of K is above J's
+			case k == j:
+				return 1
+			default:
+				return math.MaxInt64 // none
+			}
+		},
 	}
 }
 
@@ -97,7 +118,7 @@ func TestSubtasksSumToWhole(t *testing.T) {
 	counters := testCounters(t)
 	for _, gr := range graphs {
 		whole := mustReference(t, Whole(gr.g))
-		for p := 2; p <= 5; p++ {
+		for _, p := range []int{1, 2, 3, 4, 5, 8} {
 			for _, s := range []scheme{hashScheme(int(gr.g.NumRows()), p), rangeScheme(gr.g, p)} {
 				for _, zero := range []bool{false, true} {
 					name := fmt.Sprintf("%s/P=%d/%s/zeroEmpty=%v", gr.name, p, s.name, zero)
@@ -111,12 +132,19 @@ func TestSubtasksSumToWhole(t *testing.T) {
 									st := Subtask{IJ: b[i][j], IK: b[i][k], JK: b[j][k]}
 									ref := mustReference(t, st)
 									refSum += ref
+									clipped := st
+									clipped.Clip, clipped.TailOffset = true, s.offset(j, k)
+									if r := mustReference(t, clipped); r != ref {
+										t.Fatalf("subtask (%d,%d,%d): reference with clip %d = %d, without %d", i, j, k, clipped.TailOffset, r, ref)
+									}
 									for ci, c := range counters {
-										got := countWith(t, c, st)
-										if got != ref {
-											t.Fatalf("subtask (%d,%d,%d): %s = %d, reference %d", i, j, k, c.Name(), got, ref)
+										for _, st := range []Subtask{st, clipped} {
+											got := countWith(t, c, st)
+											if got != ref {
+												t.Fatalf("subtask (%d,%d,%d) clip=%v: %s = %d, reference %d", i, j, k, st.Clip, c.Name(), got, ref)
+											}
 										}
-										sums[ci] += got
+										sums[ci] += ref
 									}
 								}
 							}

@@ -6,22 +6,52 @@ import (
 	"github.com/trigrid/trigrid/graph"
 )
 
-// The tail path of hashcol. When IK is IJ itself (the whole graph, or a
-// subtask (I, J, J)) and every row of JK lies above its own id, an edge
-// (u, v) at position p of IJ.Cols can only close triangles with the
-// elements of u's list after p: those up to p are at most v, below all of
-// JK.Row(v). The transpose then stores, per edge, the span (p, end of u's
-// row) of IK.Cols to probe, and a probe needs neither u's offsets nor a
-// binary search: one random access per edge instead of three or four
-// dependent ones, which is what the count waits on.
+// The tail path of hashcol. An edge (u, v) can only close triangles with
+// the elements of u's list in IK from v's clip on (Subtask.Clip): in a
+// forward graph the rest lie at or below v, under all of JK.Row(v). The
+// transpose then stores, per edge, the span (clip start, end of u's row)
+// of IK.Cols to probe, and a probe needs neither u's offsets nor a binary
+// search: one random access per edge instead of three or four dependent
+// ones, which is what the count waits on.
+//
+// The clip start is found in u's row order: IJ.Row(u) is sorted by v, so
+// the start only moves forward along IK.Row(u) (a gallop from the previous
+// one, no search over the whole row per edge). When IK is IJ itself with
+// offset 1 (the whole graph, or (I, J, J) of a forward graph) the start is
+// simply the edge's own position plus one. A subtask without Clip whose IK
+// is IJ and whose JK rows lie above their own ids gets that clip
+// implicitly: it drops nothing there.
 
 // tailSpan packs the probe span [start, end) of IK.Cols into one word; it
-// needs IJ to have fewer than 2^32 edges.
+// needs IK to have fewer than 2^32 edges.
 func tailSpan(start, end uint64) uint64 { return end<<32 | start }
 
-// useTails reports whether t qualifies for the tail path.
-func useTails(t Subtask) bool {
-	return t.IJ == t.IK && t.IJ.NumEdges() < 1<<32 && isUpper(t.JK)
+// maxClipOffset bounds |TailOffset|: beyond it every K-local id (below
+// 2^32) qualifies, or none, and the bound keeps v + offset from overflowing.
+const maxClipOffset = 1 << 33
+
+// clipOffset returns t's effective clip offset, if it has one.
+func clipOffset(t Subtask) (int64, bool) {
+	if !t.Clip {
+		return 0, false
+	}
+	return min(max(t.TailOffset, -maxClipOffset), maxClipOffset), true
+}
+
+// tailOffset is clipOffset plus the implicit clip of a subtask whose IK is
+// IJ and whose JK is upper (every column above its row id). ok is false
+// when hashcol cannot take its tail path.
+func tailOffset(t Subtask) (off int64, ok bool) {
+	if t.IK.NumEdges() >= 1<<32 {
+		return 0, false
+	}
+	if off, ok := clipOffset(t); ok {
+		return off, true
+	}
+	if t.IJ == t.IK && isUpper(t.JK) {
+		return 1, true
+	}
+	return 0, false
 }
 
 // isUpper reports whether every column of c exceeds its row id, reading
@@ -35,14 +65,124 @@ func isUpper(c *graph.CSR) bool {
 	return true
 }
 
+// skipBelow returns the suffix of the sorted list s whose elements are at
+// least thr. It gallops from the front, so a caller whose thresholds rise
+// along one list pays for the distance moved, not for the list's length.
+func skipBelow(s []uint32, thr int64) []uint32 {
+	if len(s) == 0 || int64(s[0]) >= thr {
+		return s
+	}
+	if int64(s[len(s)-1]) < thr {
+		return s[len(s):]
+	}
+	x := uint32(thr) // s[0] < thr <= s[len-1] < 2^32
+	lo, hi := 0, 1   // s[lo] < x; the answer is in (lo, hi]
+	for hi < len(s) && s[hi] < x {
+		lo, hi = hi, 2*hi+1
+	}
+	hi = min(hi, len(s)-1)
+	return s[lo+1+lowerBound(s[lo+1:hi+1], x):]
+}
+
+// tailSpans is the transpose of IJ holding, per edge (u, v), the span of
+// IK.Row(u) from v's clip start (see tailOffset) to the row's end.
+func tailSpans(t Subtask, off int64, workers int) (offsets, spans []uint64) {
+	ij, ik := t.IJ, t.IK
+	if ij == ik && off == 1 {
+		return transposeWith(ij, workers, func() func(u int64, p uint64) uint64 {
+			return func(u int64, p uint64) uint64 { return tailSpan(p+1, ij.Offsets[u+1]) }
+		})
+	}
+	return transposeWith(ij, workers, func() func(u int64, p uint64) uint64 {
+		// Each transpose worker walks its rows in order, so the clip start
+		// of one edge is where the search for the next begins.
+		cur, rest, end := int64(-1), []uint32(nil), uint64(0)
+		return func(u int64, p uint64) uint64 {
+			if u != cur {
+				cur, rest, end = u, ik.Row(u), ik.Offsets[u+1]
+			}
+			rest = skipBelow(rest, int64(ij.Cols[p])+off)
+			return tailSpan(end-uint64(len(rest)), end)
+		}
+	})
+}
+
+// colOrder is IJ's transpose by edge position: for each J-local v, the
+// positions in IJ.Cols of the edges (u, v), u ascending. It depends on IJ
+// only, so the subtasks (I, J, K) of all K share it.
+type colOrder struct {
+	ij      *graph.CSR
+	cols    *uint32 // IJ.Cols' array when built: a CSR is never changed in place, but a stale order would count wrong
+	offsets []uint64
+	pos     []uint32
+}
+
+func newColOrder(ij *graph.CSR, workers int) colOrder {
+	offsets, pos := transposeWith(ij, workers, func() func(u int64, p uint64) uint32 {
+		return func(_ int64, p uint64) uint32 { return uint32(p) }
+	})
+	return colOrder{ij: ij, cols: unsafe.SliceData(ij.Cols), offsets: offsets, pos: pos}
+}
+
+// holds reports whether o is ij's order.
+func (o *colOrder) holds(ij *graph.CSR) bool {
+	return o.ij == ij && o.cols == unsafe.SliceData(ij.Cols) && len(o.pos) == len(ij.Cols)
+}
+
+// rowSpans writes the tail span of every IJ edge (u, v), at its position
+// in IJ.Cols, into spans: the part of IK.Row(u) from v's clip start on.
+// Workers take contiguous, edge-balanced ranges of rows, each walking its
+// rows' clip starts forward.
+func rowSpans(t Subtask, off int64, workers int, spans []uint64) {
+	ij, ik := t.IJ, t.IK
+	workers = max(1, min(workers, int(ij.NumEdges()/(1<<16))))
+	parallel(workers, func(w int) {
+		lo := firstRow(ij, uint64(ij.NumEdges())*uint64(w)/uint64(workers))
+		hi := firstRow(ij, uint64(ij.NumEdges())*uint64(w+1)/uint64(workers))
+		if w == workers-1 {
+			hi = ij.NumRows()
+		}
+		for u := lo; u < hi; u++ {
+			p, end := ij.Offsets[u], ij.Offsets[u+1]
+			if p == end {
+				continue
+			}
+			rest, ikEnd := ik.Row(u), ik.Offsets[u+1]
+			for ; p < end; p++ {
+				// Consecutive clip starts are mostly a few elements
+				// apart: step first, gallop (a call) only past that.
+				thr, i := int64(ij.Cols[p])+off, 0
+				for i < len(rest) && i < 4 && int64(rest[i]) < thr {
+					i++
+				}
+				if rest = rest[i:]; i == 4 {
+					rest = skipBelow(rest, thr)
+				}
+				spans[p] = tailSpan(ikEnd-uint64(len(rest)), ikEnd)
+			}
+		}
+	})
+}
+
 // tailWorker is hashcol's worker on the tail path: for each J-local v it
-// marks JK.Row(v) and probes the tail spans of v's column of IJ.
+// marks JK.Row(v) and probes the tail spans of v's column of IJ. The spans
+// are in column order, or, with pos, in IJ's row order, pos giving the
+// position of each column-order edge.
 type tailWorker struct {
-	offsets []uint64 // per v, into spans
-	spans   []uint64 // tailSpan of each IJ edge, grouped by column
+	offsets []uint64 // per v, into spans (or pos)
+	pos     []uint32
+	spans   []uint64 // tailSpan of each IJ edge
 	jk      *graph.CSR
 	ikCols  []uint32
 	bits    []uint64
+}
+
+// span returns the span of the q-th edge in column order.
+func (w *tailWorker) span(q uint64) uint64 {
+	if w.pos != nil {
+		return w.spans[w.pos[q]]
+	}
+	return w.spans[q]
 }
 
 func (w *tailWorker) countRange(lo, hi uint64) (n uint64) {
@@ -59,10 +199,13 @@ func (w *tailWorker) countRange(lo, hi uint64) (n uint64) {
 		}
 		last := a[len(a)-1]
 		for q := max(lo, w.offsets[v]); q < min(hi, w.offsets[v+1]); q++ {
-			if q+prefetchAhead < hi {
-				prefetch(uintptr(unsafe.Pointer(base)) + 4*uintptr(uint32(w.spans[q+prefetchAhead])))
+			if w.pos != nil && q+2*prefetchAhead < hi {
+				prefetch(uintptr(unsafe.Pointer(&w.spans[w.pos[q+2*prefetchAhead]])))
 			}
-			s := w.spans[q]
+			if q+prefetchAhead < hi {
+				prefetch(uintptr(unsafe.Pointer(base)) + 4*uintptr(uint32(w.span(q+prefetchAhead))))
+			}
+			s := w.span(q)
 			b := w.ikCols[uint32(s) : s>>32]
 			if len(b) > lopsidedRatio*len(a) {
 				n += searchCount(a, b)

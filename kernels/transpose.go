@@ -17,13 +17,17 @@ import (
 // column out of range faults, which the caller's recover turns into an
 // error).
 func transpose(c *graph.CSR, workers int) *graph.CSR {
-	offsets, cols := transposeWith(c, workers, func(u int64, _ uint64) uint32 { return uint32(u) })
+	offsets, cols := transposeWith(c, workers, func() func(u int64, _ uint64) uint32 {
+		return func(u int64, _ uint64) uint32 { return uint32(u) }
+	})
 	return &graph.CSR{Offsets: offsets, Cols: cols, NCols: c.NumRows()}
 }
 
 // transposeWith is transpose with a chosen entry: entry(u, p) is stored for
-// the edge of row u at position p of c.Cols.
-func transposeWith[T any](c *graph.CSR, workers int, entry func(u int64, p uint64) T) ([]uint64, []T) {
+// the edge of row u at position p of c.Cols. Each worker makes its own
+// entry with newEntry and calls it for its rows in ascending order, edges
+// in row order, so an entry may keep state along a row.
+func transposeWith[T any](c *graph.CSR, workers int, newEntry func() func(u int64, p uint64) T) ([]uint64, []T) {
 	rows, cols := c.NumRows(), int(c.NCols)
 	workers = max(1, min(workers, int(c.NumEdges()/(1<<16)), int(c.NumEdges()/max(int64(cols), 1)/2)))
 	bounds := make([]int64, workers+1)
@@ -52,7 +56,7 @@ func transposeWith[T any](c *graph.CSR, workers int, entry func(u int64, p uint6
 	}
 	offsets[cols] = pos
 	parallel(workers, func(w int) {
-		next := hist[w]
+		next, entry := hist[w], newEntry()
 		for u := bounds[w]; u < bounds[w+1]; u++ {
 			for p := c.Offsets[u]; p < c.Offsets[u+1]; p++ {
 				v := c.Cols[p]

@@ -3,6 +3,8 @@ package partition
 import (
 	"math"
 	"sort"
+
+	"github.com/trigrid/trigrid/storage"
 )
 
 // Subtask is one unit of counting work: the triangles a < b < c with a in
@@ -18,6 +20,57 @@ type Subtask struct {
 	// (edges / rows), which needs only the sizes a manifest records; it is
 	// a proxy for ranking and balance, not a promise.
 	Work int64
+	// Clip and TailOffset tell the kernel which part of a list in B[I][K]
+	// can close a triangle with an edge (u, v) of B[I][J]: the K-local ids
+	// w >= local(v) + TailOffset, the ones above v globally
+	// (kernels.Subtask.Clip, which RunLocal passes them to). Subtasks and
+	// (*Partition).Subtasks set them from the scheme; a Subtask built
+	// without them counts unclipped, which is exact but slower.
+	Clip       bool
+	TailOffset int64
+}
+
+// Tail offsets beyond every 32-bit local id: all of B[I][K]'s list
+// qualifies, or none. ±2^33 keeps local(v) + offset far from overflow.
+const (
+	tailAll  int64 = -1 << 33
+	tailNone int64 = 1 << 33
+)
+
+// TailOffset returns the clip offset of subtasks (I, J, K) under scheme
+// with P groups: w in group K is above v in group J globally iff
+// local(w) >= local(v) + TailOffset. It depends on j and k only.
+//
+//   - hash: global(x) = g + P*local(x), so global(w) > global(v) iff
+//     P*(lw - lv) > j - k; as |j - k| < P that is lw > lv when k <= j and
+//     lw >= lv when k > j.
+//   - range: groups are increasing id ranges, so for k > j every w is
+//     above v, for k < j none is, and for k == j local ids compare as
+//     global ones.
+//   - P = 1 (either scheme): the whole graph, lw > lv.
+func TailOffset(scheme storage.Scheme, p, j, k int) int64 {
+	switch {
+	case j == k:
+		return 1
+	case scheme == storage.SchemeHash && k < j:
+		return 1
+	case scheme == storage.SchemeHash:
+		return 0
+	case k > j:
+		return tailAll
+	default:
+		return tailNone
+	}
+}
+
+// TailOffset is the package's TailOffset for l's scheme and P.
+func (l *Layout) TailOffset(j, k int) int64 { return TailOffset(l.Scheme, l.P, j, k) }
+
+// SetClip sets the clip of every task from scheme and P (see TailOffset).
+func SetClip(tasks []Subtask, scheme storage.Scheme, p int) {
+	for x := range tasks {
+		tasks[x].Clip, tasks[x].TailOffset = true, TailOffset(scheme, p, tasks[x].J, tasks[x].K)
+	}
 }
 
 // BlockStat is the size of one block, as recorded in a manifest or
@@ -76,9 +129,12 @@ func avgDegree(s BlockStat) float64 {
 	return float64(s.Edges) / float64(s.Rows)
 }
 
-// Subtasks lists the subtasks of an in-memory partition (see Enumerate).
+// Subtasks lists the subtasks of an in-memory partition (see Enumerate),
+// clipped for its scheme.
 func (p *Partition) Subtasks() []Subtask {
-	return Enumerate(p.P(), p.blockStat)
+	tasks := Enumerate(p.P(), p.blockStat)
+	SetClip(tasks, p.Layout.Scheme, p.P())
+	return tasks
 }
 
 func (p *Partition) blockStat(i, j int) BlockStat {

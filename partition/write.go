@@ -297,9 +297,12 @@ func finish(ctx context.Context, store storage.Store, l *Layout, cfg *Config, st
 }
 
 // Subtasks lists the non-empty subtasks of a stored partitioning, in the
-// order Enumerate gives.
+// order Enumerate gives, clipped for its scheme (the manifest's scheme and
+// P are all the clip needs).
 func Subtasks(m *storage.Manifest) []Subtask {
-	return Enumerate(m.P, manifestStat(m))
+	tasks := Enumerate(m.P, manifestStat(m))
+	SetClip(tasks, m.Scheme, m.P)
+	return tasks
 }
 
 // ManifestBalance measures a stored partitioning from its manifest.
