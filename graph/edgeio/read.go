@@ -68,16 +68,24 @@ func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge,
 	if edges, st, ok, err := readBinaryFile(ctx, path, opts); ok {
 		return edges, st, err
 	}
-	var out []graph.Edge
+	// Batches are kept as they come and joined once at the end: growing
+	// one slice by appending copies the edges again at every doubling and
+	// faults in each new array, which cost more than the parsing itself
+	// on large text files.
+	var parts [][]graph.Edge
+	var n int
 	st, err := Stream(ctx, path, opts, func(b []graph.Edge) error {
-		if out == nil {
-			out = make([]graph.Edge, 0, 2*len(b))
-		}
-		out = append(out, b...)
+		parts = append(parts, append([]graph.Edge(nil), b...))
+		n += len(b)
 		return nil
 	})
 	if err != nil {
 		return nil, st, err
+	}
+	out := make([]graph.Edge, 0, n)
+	for i, p := range parts {
+		out = append(out, p...)
+		parts[i] = nil
 	}
 	return out, st, nil
 }
