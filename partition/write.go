@@ -34,9 +34,14 @@ type Config struct {
 	// random one (crypto/rand) so two runs can never be mixed. Tests fix it
 	// to compare bytes.
 	PartitionID uint64
-	// Progress, if set, reports each stage as it advances.
+	// Progress, if set, reports each stage as it advances. Calls are
+	// serialised, so the callback needs no locking of its own.
 	Progress func(stage string, done, total int64)
 	Logger   *slog.Logger
+
+	// progressMu serialises Progress calls from parallel stages; check
+	// sets it, and copies of the Config share it.
+	progressMu *sync.Mutex
 }
 
 func (c *Config) check() error {
@@ -53,6 +58,9 @@ func (c *Config) check() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.progressMu == nil {
+		c.progressMu = new(sync.Mutex)
+	}
 	if c.PartitionID == 0 {
 		var b [8]byte
 		for c.PartitionID == 0 {
@@ -66,9 +74,14 @@ func (c *Config) check() error {
 }
 
 func (c *Config) progress(stage string, done, total int64) {
-	if c.Progress != nil {
-		c.Progress(stage, done, total)
+	if c.Progress == nil {
+		return
 	}
+	if c.progressMu != nil {
+		c.progressMu.Lock()
+		defer c.progressMu.Unlock()
+	}
+	c.Progress(stage, done, total)
 }
 
 // Summary reports a partitioning run.
