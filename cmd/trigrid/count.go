@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,6 +67,7 @@ func (f *loadFlags) config(cmd *cobra.Command) (coordinator.CountConfig, *progre
 		Order:    order,
 		Workers:  f.workers,
 		Progress: prog,
+		Logger:   slog.Default(),
 	}
 	return cfg, prog, nil
 }
