@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/trigrid/trigrid/internal/testgraphs"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -45,18 +46,18 @@ func TestPartitionFileDatasets(t *testing.T) {
 		t.Skip("datasets are slow in -short mode")
 	}
 	ctx := context.Background()
-	for _, d := range loadManifest(t) {
-		path := filepath.Join(datasetsDir(), d.file)
+	for _, d := range testgraphs.Datasets(t) {
+		path := d.Path
 		for _, sc := range schemes {
 			for _, p := range []int{1, 3, 4} {
-				t.Run(fmt.Sprintf("%s/%v/P%d", d.name, sc, p), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%v/P%d", d.Name, sc, p), func(t *testing.T) {
 					st := storage.NewMemStore()
 					sum, err := PartitionFile(ctx, path, edgeio.ReadOptions{Workers: 2}, st, Config{Scheme: sc, P: p, Workers: 2})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := countStore(t, st); got != d.triangles {
-						t.Fatalf("%s: count through shards %d, MANIFEST.tsv says %d", d.name, got, d.triangles)
+					if got := countStore(t, st); got != d.Triangles {
+						t.Fatalf("%s: count through shards %d, MANIFEST.tsv says %d", d.Name, got, d.Triangles)
 					}
 					if sum.Ratio <= 0 || sum.Ratio >= 1 || sum.Blocks == 0 {
 						t.Fatalf("summary %+v: implausible ratio or blocks", sum)

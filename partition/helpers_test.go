@@ -1,19 +1,12 @@
 package partition
 
 import (
-	"bufio"
-	"compress/gzip"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testgraphs"
 )
 
 // rmatEdges draws scale-free edges with the Graph500 R-MAT parameters
@@ -158,71 +151,13 @@ func bruteCount(fwd *graph.CSR) uint64 {
 	return n
 }
 
-func datasetsDir() string { return filepath.Join("..", "..", "shared", "datasets") }
-
-type dataset struct {
-	name, file string
-	triangles  uint64
-}
-
-// loadManifest reads MANIFEST.tsv or skips the test when it is absent.
-func loadManifest(t testing.TB) []dataset {
-	t.Helper()
-	f, err := os.Open(filepath.Join(datasetsDir(), "MANIFEST.tsv"))
-	if err != nil {
-		t.Skipf("datasets not available (%v); they live in ../shared/datasets", err)
-	}
-	defer f.Close()
-	var out []dataset
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		fs := strings.Split(line, "\t")
-		tri, err := strconv.ParseUint(fs[5], 10, 64)
-		if err != nil {
-			t.Fatalf("MANIFEST.tsv: %q: %v", line, err)
-		}
-		out = append(out, dataset{name: fs[0], file: fs[1], triangles: tri})
-	}
-	return out
-}
-
-// readEdgeList is a small SNAP text parser for tests: '#' comments, blank
-// lines, non-numeric header lines and CRLF are skipped; .gz is inflated.
+// readEdgeList reads a dataset with the shared test reader.
 func readEdgeList(t testing.TB, path string) []graph.Edge {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	var out []graph.Edge
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 2 || strings.HasPrefix(fs[0], "#") {
-			continue
-		}
-		u, err1 := strconv.ParseUint(fs[0], 10, 64)
-		v, err2 := strconv.ParseUint(fs[1], 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		out = append(out, graph.Edge{U: u, V: v})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(fmt.Errorf("%s: %w", path, err))
+	pairs := testgraphs.ReadEdges(t, path)
+	out := make([]graph.Edge, len(pairs))
+	for i, p := range pairs {
+		out[i] = graph.Edge{U: p[0], V: p[1]}
 	}
 	return out
 }

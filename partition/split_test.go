@@ -1,11 +1,11 @@
 package partition
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testgraphs"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -91,20 +91,20 @@ func TestSplitDatasets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("datasets are slow in -short mode")
 	}
-	for _, d := range loadManifest(t) {
-		if d.name != "ca-GrQc" && d.name != "ego-Facebook" && d.name != "ca-HepTh" {
+	for _, d := range testgraphs.Datasets(t) {
+		if d.Name != "ca-GrQc" && d.Name != "ego-Facebook" && d.Name != "ca-HepTh" {
 			continue // the larger ones run through the shard tests
 		}
-		fwd := refForward(readEdgeList(t, filepath.Join(datasetsDir(), d.file)))
+		fwd := refForward(readEdgeList(t, d.Path))
 		for _, sc := range schemes {
 			for _, p := range testPs {
-				t.Run(d.name+"/"+sc.String()+"/P"+itoa(p), func(t *testing.T) {
+				t.Run(d.Name+"/"+sc.String()+"/P"+itoa(p), func(t *testing.T) {
 					part, err := Split(fwd, sc, p, 2)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got := countPartition(t, part); got != d.triangles {
-						t.Fatalf("%s: partitioned count %d, MANIFEST.tsv says %d", d.name, got, d.triangles)
+					if got := countPartition(t, part); got != d.Triangles {
+						t.Fatalf("%s: partitioned count %d, MANIFEST.tsv says %d", d.Name, got, d.Triangles)
 					}
 				})
 			}
