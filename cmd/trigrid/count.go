@@ -116,7 +116,13 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	cfg.Verify = f.verify
-	if err := f.device.apply(&cfg, prog); err != nil {
+	// A partitioned count shows progress in subtasks; the kernels' own
+	// progress within each subtask would fight over the same bar.
+	kernelProg := prog
+	if f.partitions != 1 || f.shards != "" {
+		kernelProg = nil
+	}
+	if err := f.device.apply(&cfg, kernelProg); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
