@@ -2,6 +2,8 @@ package graph
 
 import (
 	"math/bits"
+
+	"github.com/trigrid/trigrid/internal/parallel"
 )
 
 // pairSource yields the non-loop edges of the input as pairs of compact ids,
@@ -153,7 +155,7 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *p
 	// bucket's rows back at the front of its range of ent. deg[r] is row
 	// r's final length.
 	deg := make([]uint64, n+1)
-	forEachDynamic(nb, 1, w, func(lo, hi int) {
+	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		sc := bucketScratch[E]{colBits: colBits}
 		for b := lo; b < hi; b++ {
 			r0 := b << shift
@@ -167,7 +169,7 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *p
 	m := exclusiveScan(off[:n], w)
 	off[n] = m
 	cols := make([]uint32, m)
-	forEachDynamic(nb, 1, w, func(lo, hi int) {
+	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			r0 := b << shift
 			r1 := min(n, (b+1)<<shift)

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/trigrid/trigrid/internal/parallel"
 )
 
 // Marks in the dense table before numbering. Loop-only ids are remembered
@@ -22,7 +24,7 @@ const remapChunk = 1 << 15
 // id with a non-loop edge (other entries are meaningless afterwards).
 func denseRemap(edges []Edge, maxID uint64, w int, pm *progressMeter) (table []uint32, origID []uint64, isolated uint64, err error) {
 	table = make([]uint32, maxID+1)
-	forEachDynamic(len(edges), remapChunk, w, func(lo, hi int) {
+	parallel.Dynamic(len(edges), remapChunk, w, func(lo, hi int) {
 		for _, e := range edges[lo:hi] {
 			if e.U == e.V {
 				// A loop marks its id only if nothing else did; a

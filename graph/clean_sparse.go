@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/trigrid/trigrid/internal/parallel"
 )
 
 // sparseRemap handles ids too large or too spread for a dense table. The
@@ -71,7 +73,7 @@ func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint
 	// keys to sort. ulen[b] is the bucket's number of distinct ids, which
 	// end up sorted at its front.
 	ulen := make([]uint64, nb+1)
-	forEachDynamic(nb, 1, w, func(lo, hi int) {
+	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		var set idSet
 		for b := lo; b < hi; b++ {
 			s := buf[bstart[b]:bstart[b+1]]
@@ -86,7 +88,7 @@ func sparseRemap(edges []Edge, sc scan, w int, pm *progressMeter) (origID []uint
 		return nil, nil, 0, fmt.Errorf("%d vertices: %w", n, ErrTooManyVertices)
 	}
 	origID = make([]uint64, n)
-	forEachDynamic(nb, 1, w, func(lo, hi int) {
+	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			copy(origID[ulen[b]:ulen[b+1]], buf[bstart[b]:])
 		}

@@ -3,6 +3,8 @@ package graph
 import (
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/trigrid/trigrid/internal/parallel"
 )
 
 // idTable maps the distinct original ids of a sparse graph to compact ids:
@@ -29,7 +31,7 @@ func newIDTable(ids []uint64, w int) *idTable {
 	// Keys are distinct, so an inserter never compares keys: claiming a
 	// free slot with one CAS is the whole protocol, and keys are written
 	// before anyone reads them (readers start after the wait).
-	forEachDynamic(len(ids), 1<<14, w, func(lo, hi int) {
+	parallel.Dynamic(len(ids), 1<<14, w, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			x := ids[c]
 			for i := t.slot(x); ; i = (i + 1) & t.mask {

@@ -3,6 +3,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+
+	"github.com/trigrid/trigrid/internal/parallel"
 )
 
 // OrientStats describes the undirected graph and its orientation.
@@ -116,7 +118,7 @@ func forward(adj *CSR, rank []uint32, w int) (*CSR, int64) {
 	n := int(adj.NumRows())
 	off, cols := adj.Offsets, adj.Cols
 	fo := make([]uint64, n+1)
-	forEachDynamic(n, orientChunk, w, func(lo, hi int) {
+	parallel.Dynamic(n, orientChunk, w, func(lo, hi int) {
 		for v := lo; v < hi; v++ {
 			rv := rank[v]
 			var d uint64
@@ -135,7 +137,7 @@ func forward(adj *CSR, rank []uint32, w int) (*CSR, int64) {
 	total := exclusiveScan(fo[:n], w)
 	fo[n] = total
 	fc := make([]uint32, total)
-	forEachDynamic(n, orientChunk, w, func(lo, hi int) {
+	parallel.Dynamic(n, orientChunk, w, func(lo, hi int) {
 		var scratch []uint32
 		for v := lo; v < hi; v++ {
 			rv := rank[v]

@@ -50,44 +50,6 @@ func staticRange(n, parts, p int) (lo, hi int) {
 	return lo, hi
 }
 
-// forEachDynamic runs fn(lo, hi) over [0, n) in chunks of chunk items handed
-// out from an atomic cursor to workers goroutines. Dynamic scheduling absorbs
-// the skew of power-law rows and the noise of a shared machine; fn must not
-// depend on which goroutine runs a chunk.
-func forEachDynamic(n, chunk, workers int, fn func(lo, hi int)) {
-	if n <= 0 {
-		return
-	}
-	if chunk < 1 {
-		chunk = 1
-	}
-	chunks := (n + chunk - 1) / chunk
-	workers = min(workers, chunks)
-	if workers <= 1 {
-		for lo := 0; lo < n; lo += chunk {
-			fn(lo, min(lo+chunk, n))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				lo := c * chunk
-				fn(lo, min(lo+chunk, n))
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // exclusiveScan replaces a[i] by the sum of a[:i] and returns the total. It
 // is parallel for long arrays: per-range sums, a short serial scan of those,
 // then per-range rewrites.
