@@ -170,11 +170,8 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		g := newRangeGrid(degRank, cfg.P)
 		degRank = nil
 		if err = x.countGrid(compact, rank, g); err == nil {
-			var b []uint64
-			b, err = g.bounds(cfg.P)
-			if err == nil {
-				l, err = NewRangeLayout(n, b)
-			}
+			b, fold := g.bounds(cfg.P)
+			l, err = NewFoldedLayout(n, cfg.P, fold, b)
 		}
 	}
 	if err != nil {
@@ -506,20 +503,6 @@ func blockKeyBits(l *Layout) uint {
 func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
 	p := l.P
 	cb := blockKeyBits(l)
-	group := l.Group
-	if !l.isHash() && p <= 16 {
-		// A few range starts: counting the starts <= v without branches
-		// beats Group's binary search, whose branches the random ranks
-		// mispredict (a quarter of pass 3's time at P = 4).
-		starts := l.Bounds[1:p]
-		group = func(v uint32) int {
-			g := 0
-			for _, b := range starts {
-				g += int((b - uint64(v) - 1) >> 63)
-			}
-			return g
-		}
-	}
 	return x.forBuckets(in, func(_, _ int, keys []uint64) error {
 		blk := make([]uint32, len(keys))
 		for k, key := range keys {
@@ -527,8 +510,9 @@ func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error 
 			if u > v {
 				u, v = v, u
 			}
-			gi, gj := group(u), group(v)
-			keys[k] = uint64(l.Local(u, gi))<<cb | uint64(l.Local(v, gj))
+			gi, lu := l.Locate(u)
+			gj, lv := l.Locate(v)
+			keys[k] = uint64(lu)<<cb | uint64(lv)
 			blk[k] = uint32(gi*p + gj)
 		}
 		start := make([]int, p*p+1)

@@ -49,7 +49,7 @@ func TestPartitionFileDatasets(t *testing.T) {
 	for _, d := range testgraphs.Datasets(t) {
 		path := d.Path
 		for _, sc := range schemes {
-			for _, p := range []int{1, 3, 4} {
+			for _, p := range testPs {
 				t.Run(fmt.Sprintf("%s/%v/P%d", d.Name, sc, p), func(t *testing.T) {
 					st := storage.NewMemStore()
 					sum, err := PartitionFile(ctx, path, edgeio.ReadOptions{Workers: 2}, st, Config{Scheme: sc, P: p, Workers: 2})
@@ -118,7 +118,7 @@ func TestExternalMatchesInMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, sc := range schemes {
-			for _, p := range []int{1, 3, 4} {
+			for _, p := range []int{1, 2, 3, 4, 8} {
 				t.Run(fmt.Sprintf("%s/%v/P%d", name, sc, p), func(t *testing.T) {
 					cfg := Config{Scheme: sc, P: p, Workers: 2, PartitionID: 0x5eed}
 					mem := storage.NewMemStore()
@@ -150,9 +150,14 @@ func TestExternalMatchesInMemory(t *testing.T) {
 					}
 					ma, _ := storage.ReadManifest(ctx, mem)
 					mb, _ := storage.ReadManifest(ctx, ext)
-					if !reflect.DeepEqual(ma.Shards, mb.Shards) || !reflect.DeepEqual(ma.Boundaries, mb.Boundaries) ||
+					if !reflect.DeepEqual(ma.Shards, mb.Shards) || !reflect.DeepEqual(ma.Boundaries, mb.Boundaries) || ma.Fold != mb.Fold ||
 						!reflect.DeepEqual(ma.Graph, mb.Graph) || !reflect.DeepEqual(ma.GroupSizes, mb.GroupSizes) {
 						t.Fatalf("manifests differ:\n%+v\n%+v", ma, mb)
+					}
+					// The range layout is folded for P > 1, so the equality
+					// above covers the folded search and routing.
+					if sc == storage.SchemeRange && p > 1 && (ma.Fold < 2 || len(ma.Boundaries) != ma.Fold*p+1) {
+						t.Fatalf("range manifest: fold %d, %d boundaries", ma.Fold, len(ma.Boundaries))
 					}
 					if got, want := countStore(t, ext), bruteCount(refForward(edges)); got != want {
 						t.Fatalf("external shards count %d, reference %d", got, want)

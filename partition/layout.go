@@ -14,14 +14,29 @@ type Layout struct {
 	P      int
 	// N is the number of vertices of the forward graph.
 	N int64
-	// Bounds holds P+1 group starts for the range scheme (Bounds[0] = 0,
-	// Bounds[P] = N); nil for the hash scheme.
+	// Bounds holds the Fold*P+1 range starts of the range scheme
+	// (Bounds[0] = 0, Bounds[Fold*P] = N); range r belongs to group
+	// storage.RangeGroup(r, P). Nil for the hash scheme.
 	Bounds []uint64
+	// Fold is the number of ranges per group of the range scheme (1:
+	// one contiguous range per group); 0 for the hash scheme.
+	Fold int
 
 	sizes []int64
 	// shift is log2(P) when P is a power of two, so the hash scheme's
 	// mod/div per edge become a mask and a shift; -1 otherwise.
 	shift int
+
+	// Range scheme. rgroup[r] is range r's group and rdelta[r] what a
+	// vertex of range r loses to become a local id (its range's start
+	// minus the ids its group holds in earlier ranges). pieces lists each
+	// group's ranges in id order, Fold per group, with plocal their first
+	// local ids. inner is Bounds[1:R], for the branch-free range lookup.
+	rgroup []int32
+	rdelta []uint32
+	pieces []int32
+	plocal []uint32
+	inner  []uint64
 }
 
 // NewHashLayout returns TRUST's layout: group = id mod p, local = id div p.
@@ -42,23 +57,51 @@ func NewHashLayout(n int64, p int) (*Layout, error) {
 	return l, nil
 }
 
-// NewRangeLayout returns a range layout over the given P+1 group starts.
+// NewRangeLayout returns a range layout of one contiguous range per group
+// over the given P+1 group starts.
 func NewRangeLayout(n int64, bounds []uint64) (*Layout, error) {
-	p := len(bounds) - 1
+	return NewFoldedLayout(n, len(bounds)-1, 1, bounds)
+}
+
+// NewFoldedLayout returns a range layout of p groups, each made of fold
+// ranges: bounds holds the fold*p+1 range starts, and range r belongs to
+// group storage.RangeGroup(r, p).
+func NewFoldedLayout(n int64, p, fold int, bounds []uint64) (*Layout, error) {
 	if err := checkP(n, p); err != nil {
 		return nil, err
 	}
-	if bounds[0] != 0 || bounds[p] != uint64(n) {
-		return nil, fmt.Errorf("partition: range bounds must run from 0 to %d, got %d..%d", n, bounds[0], bounds[p])
+	if fold < 1 || fold > storage.MaxFold {
+		return nil, fmt.Errorf("partition: fold %d out of range 1..%d", fold, storage.MaxFold)
 	}
-	l := &Layout{Scheme: storage.SchemeRange, P: p, N: n, shift: -1, Bounds: append([]uint64(nil), bounds...)}
+	r := fold * p
+	if len(bounds) != r+1 {
+		return nil, fmt.Errorf("partition: %d range bounds for P = %d and fold %d, want %d", len(bounds), p, fold, r+1)
+	}
+	if bounds[0] != 0 || bounds[r] != uint64(n) {
+		return nil, fmt.Errorf("partition: range bounds must run from 0 to %d, got %d..%d", n, bounds[0], bounds[r])
+	}
+	l := &Layout{Scheme: storage.SchemeRange, P: p, N: n, Fold: fold, shift: -1, Bounds: append([]uint64(nil), bounds...)}
 	l.sizes = make([]int64, p)
-	for g := range p {
-		if bounds[g+1] < bounds[g] {
-			return nil, fmt.Errorf("partition: range bounds decrease at group %d (%d > %d)", g, bounds[g], bounds[g+1])
+	l.rgroup = make([]int32, r)
+	l.rdelta = make([]uint32, r)
+	l.pieces = make([]int32, r)
+	l.plocal = make([]uint32, r)
+	seen := make([]int, p)
+	for k := range r {
+		if bounds[k+1] < bounds[k] {
+			return nil, fmt.Errorf("partition: range bounds decrease at range %d (%d > %d)", k, bounds[k], bounds[k+1])
 		}
-		l.sizes[g] = int64(bounds[g+1] - bounds[g])
+		g := storage.RangeGroup(k, p)
+		l.rgroup[k] = int32(g)
+		// Ranges of a group come in increasing k, so concatenating them
+		// keeps local ids in rank order.
+		l.rdelta[k] = uint32(bounds[k] - uint64(l.sizes[g]))
+		l.pieces[g*fold+seen[g]] = int32(k)
+		l.plocal[g*fold+seen[g]] = uint32(l.sizes[g])
+		seen[g]++
+		l.sizes[g] += int64(bounds[k+1] - bounds[k])
 	}
+	l.inner = l.Bounds[1:r]
 	return l, nil
 }
 
@@ -79,6 +122,33 @@ func checkP(n int64, p int) error {
 // stay small next to the data.
 const maxP = 1024
 
+// branchFreeRanges is the most inner bounds rangeOf counts without
+// branching: the random ids of a split mispredict a binary search's
+// branches, which cost more than a few extra compares.
+const branchFreeRanges = 32
+
+// rangeOf returns the range holding v: the last range whose start is <= v
+// (an empty range shares its start with the next one, which wins).
+func (l *Layout) rangeOf(v uint32) int {
+	if len(l.inner) <= branchFreeRanges {
+		r := 0
+		for _, b := range l.inner {
+			r += int((b - uint64(v) - 1) >> 63)
+		}
+		return r
+	}
+	lo, hi := 0, len(l.inner)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if l.inner[mid-1] <= uint64(v) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
 // Group returns the group of vertex v.
 func (l *Layout) Group(v uint32) int {
 	if l.Scheme == storage.SchemeHash {
@@ -87,18 +157,19 @@ func (l *Layout) Group(v uint32) int {
 		}
 		return int(v % uint32(l.P))
 	}
-	// Binary search for the last start <= v; P is small so this is a few
-	// well-predicted steps.
-	lo, hi := 0, l.P-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if l.Bounds[mid] <= uint64(v) {
-			lo = mid
-		} else {
-			hi = mid - 1
+	return int(l.rgroup[l.rangeOf(v)])
+}
+
+// Locate returns v's group and its local id there, with one range lookup.
+func (l *Layout) Locate(v uint32) (int, uint32) {
+	if l.Scheme == storage.SchemeHash {
+		if l.shift >= 0 {
+			return int(v & uint32(l.P-1)), v >> uint(l.shift)
 		}
+		return int(v % uint32(l.P)), v / uint32(l.P)
 	}
-	return lo
+	r := l.rangeOf(v)
+	return int(l.rgroup[r]), v - l.rdelta[r]
 }
 
 // Local returns v's id inside group g (which must be Group(v)).
@@ -109,7 +180,7 @@ func (l *Layout) Local(v uint32, g int) uint32 {
 		}
 		return v / uint32(l.P)
 	}
-	return v - uint32(l.Bounds[g])
+	return v - l.rdelta[l.rangeOf(v)]
 }
 
 // Global returns the forward-graph id of local id x in group g.
@@ -117,7 +188,13 @@ func (l *Layout) Global(g int, x uint32) uint32 {
 	if l.Scheme == storage.SchemeHash {
 		return x*uint32(l.P) + uint32(g)
 	}
-	return uint32(l.Bounds[g]) + x
+	// The last piece starting at or below x holds it: an empty piece
+	// shares its start with the next, and x is below the group's size.
+	t := g*l.Fold + l.Fold - 1
+	for t > g*l.Fold && l.plocal[t] > x {
+		t--
+	}
+	return uint32(l.Bounds[l.pieces[t]]) + x - l.plocal[t]
 }
 
 // GroupSize returns the number of vertices of group g.
@@ -126,11 +203,16 @@ func (l *Layout) GroupSize(g int) int64 { return l.sizes[g] }
 // GroupSizes returns a copy of all group sizes.
 func (l *Layout) GroupSizes() []int64 { return append([]int64(nil), l.sizes...) }
 
-// CanHaveEdges reports whether block (i, j) may hold forward edges: every
-// block for the hash scheme, only i <= j for the range scheme (each forward
-// edge goes from a lower to a higher id).
+// CanHaveEdges reports whether block (i, j) may hold forward edges, which
+// go from a lower to a higher id: every block for the hash scheme and for
+// folded ranges (every group has a range below every other group's last
+// one), only i <= j for one range per group.
 func (l *Layout) CanHaveEdges(i, j int) bool {
-	return l.Scheme == storage.SchemeHash || i <= j
+	return canHaveEdges(l.Scheme, l.Fold, i, j)
+}
+
+func canHaveEdges(scheme storage.Scheme, fold, i, j int) bool {
+	return scheme == storage.SchemeHash || fold > 1 || i <= j
 }
 
 func (l *Layout) isHash() bool { return l.Scheme == storage.SchemeHash }

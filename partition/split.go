@@ -30,11 +30,11 @@ func NewLayout(fwd *graph.CSR, scheme storage.Scheme, p, workers int) (*Layout, 
 	case storage.SchemeHash:
 		return NewHashLayout(fwd.NumRows(), p)
 	case storage.SchemeRange:
-		b, err := RangeBounds(fwd, p, workers)
+		b, fold, err := RangeBounds(fwd, p, workers)
 		if err != nil {
 			return nil, err
 		}
-		return NewRangeLayout(fwd.NumRows(), b)
+		return NewFoldedLayout(fwd.NumRows(), p, fold, b)
 	}
 	return nil, fmt.Errorf("partition: unknown scheme %v", scheme)
 }
@@ -56,7 +56,8 @@ func Split(fwd *graph.CSR, scheme storage.Scheme, p, workers int) (*Partition, e
 // (a row of group I belongs to exactly one chunk, so writes never collide),
 // prefix sums turn counts into offsets, the second pass copies local column
 // ids. Sorted rows stay sorted: local ids are monotone in global ids within
-// a group under both schemes.
+// a group under both schemes (a folded range group concatenates its ranges
+// in id order).
 func SplitLayout(ctx context.Context, fwd *graph.CSR, l *Layout, workers int) (*Partition, error) {
 	n := fwd.NumRows()
 	if n != l.N {
@@ -80,8 +81,8 @@ func SplitLayout(ctx context.Context, fwd *graph.CSR, l *Layout, workers int) (*
 	run := func(fn func(u int64, gi int, lu uint32)) error {
 		return parallelChunks(ctx, chunks, workers, func(c [2]int64) {
 			for u := c[0]; u < c[1]; u++ {
-				gi := l.Group(uint32(u))
-				fn(u, gi, l.Local(uint32(u), gi))
+				gi, lu := l.Locate(uint32(u))
+				fn(u, gi, lu)
 			}
 		})
 	}
@@ -121,8 +122,8 @@ func SplitLayout(ctx context.Context, fwd *graph.CSR, l *Layout, workers int) (*
 			curs[j] = blocks[j].Offsets[lu]
 		}
 		for _, v := range row {
-			gj := l.Group(v)
-			blocks[gj].Cols[curs[gj]] = l.Local(v, gj)
+			gj, lv := l.Locate(v)
+			blocks[gj].Cols[curs[gj]] = lv
 			curs[gj]++
 		}
 	})

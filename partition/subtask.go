@@ -38,17 +38,24 @@ const (
 )
 
 // TailOffset returns the clip offset of subtasks (I, J, K) under scheme
-// with P groups: w in group K is above v in group J globally iff
-// local(w) >= local(v) + TailOffset. It depends on j and k only.
+// with P groups of fold ranges each (fold is ignored for hash): every w in
+// group K above v in group J globally has local(w) >= local(v) +
+// TailOffset. It depends on j and k only, and is exact (the ids it keeps
+// are exactly those above v) wherever one constant can be; elsewhere it
+// keeps every w, which counts exactly but gains nothing, because a
+// kernel's intersection with JK.Row(v) drops what lies below v anyway.
 //
 //   - hash: global(x) = g + P*local(x), so global(w) > global(v) iff
 //     P*(lw - lv) > j - k; as |j - k| < P that is lw > lv when k <= j and
 //     lw >= lv when k > j.
-//   - range: groups are increasing id ranges, so for k > j every w is
-//     above v, for k < j none is, and for k == j local ids compare as
-//     global ones.
+//   - range, one range per group: groups are increasing id ranges, so for
+//     k > j every w is above v, for k < j none is.
+//   - range, folded: a group's local ids follow its ranges in id order, so
+//     for k == j local ids compare as global ones. For k != j which of K's
+//     ranges lie above v depends on which of J's ranges holds v, a step in
+//     local(v) that no constant offset follows: keep all of K.
 //   - P = 1 (either scheme): the whole graph, lw > lv.
-func TailOffset(scheme storage.Scheme, p, j, k int) int64 {
+func TailOffset(scheme storage.Scheme, p, fold, j, k int) int64 {
 	switch {
 	case j == k:
 		return 1
@@ -56,20 +63,29 @@ func TailOffset(scheme storage.Scheme, p, j, k int) int64 {
 		return 1
 	case scheme == storage.SchemeHash:
 		return 0
-	case k > j:
+	case k > j || fold > 1:
 		return tailAll
 	default:
 		return tailNone
 	}
 }
 
-// TailOffset is the package's TailOffset for l's scheme and P.
-func (l *Layout) TailOffset(j, k int) int64 { return TailOffset(l.Scheme, l.P, j, k) }
+// clipExact reports whether TailOffset is exact for (j, k): only folded
+// ranges with k != j fall back to keeping everything.
+func clipExact(scheme storage.Scheme, fold, j, k int) bool {
+	return scheme == storage.SchemeHash || fold <= 1 || j == k
+}
 
-// SetClip sets the clip of every task from scheme and P (see TailOffset).
-func SetClip(tasks []Subtask, scheme storage.Scheme, p int) {
+// TailOffset is the package's TailOffset for l's scheme, P and fold.
+func (l *Layout) TailOffset(j, k int) int64 { return TailOffset(l.Scheme, l.P, l.Fold, j, k) }
+
+// SetClip sets the clip of every task from the layout's scheme, P and
+// fold (see TailOffset). Every task gets Clip set, also those whose offset
+// keeps all of K: the kernels' clipped path is the one tuned for
+// partitions, and an offset that keeps everything is still a valid clip.
+func SetClip(tasks []Subtask, scheme storage.Scheme, p, fold int) {
 	for x := range tasks {
-		tasks[x].Clip, tasks[x].TailOffset = true, TailOffset(scheme, p, tasks[x].J, tasks[x].K)
+		tasks[x].Clip, tasks[x].TailOffset = true, TailOffset(scheme, p, fold, tasks[x].J, tasks[x].K)
 	}
 }
 
@@ -133,7 +149,7 @@ func avgDegree(s BlockStat) float64 {
 // clipped for its scheme.
 func (p *Partition) Subtasks() []Subtask {
 	tasks := Enumerate(p.P(), p.blockStat)
-	SetClip(tasks, p.Layout.Scheme, p.P())
+	SetClip(tasks, p.Layout.Scheme, p.P(), p.Layout.Fold)
 	return tasks
 }
 
@@ -144,12 +160,14 @@ func (p *Partition) blockStat(i, j int) BlockStat {
 
 // Balance summarises how evenly a partition spreads edges and work.
 type Balance struct {
-	// Blocks is the number of blocks that can hold edges under the scheme
-	// (P^2 for hash, P(P+1)/2 for range: I <= J); NonEmpty of them do.
+	// Blocks is the number of blocks that can hold edges under the layout
+	// (P^2 for hash and folded ranges, P(P+1)/2 for one range per group:
+	// I <= J); NonEmpty of them do.
 	Blocks, NonEmpty int
 	// MaxBlock and MeanBlock are edge counts; the mean is over Blocks, the
-	// blocks the scheme can fill, so empty cells the scheme structurally
-	// leaves empty (range, I > J) do not flatter or hurt the figure.
+	// blocks the layout can fill, so cells a layout structurally leaves
+	// empty (one range per group, I > J) do not flatter or hurt the
+	// figure.
 	MaxBlock  int64
 	MeanBlock float64
 	// BlockRatio = MaxBlock / MeanBlock (1 is perfect).
@@ -162,13 +180,15 @@ type Balance struct {
 	WorkRatio float64
 }
 
-// ComputeBalance measures block sizes and subtask work of a P x P grid.
-func ComputeBalance(p int, rangeScheme bool, stat func(i, j int) BlockStat, tasks []Subtask) Balance {
+// ComputeBalance measures block sizes and subtask work of a P x P grid;
+// canHave(i, j) says whether the layout lets block (i, j) hold edges
+// (Layout.CanHaveEdges).
+func ComputeBalance(p int, canHave func(i, j int) bool, stat func(i, j int) BlockStat, tasks []Subtask) Balance {
 	var b Balance
 	var sum int64
 	for i := range p {
 		for j := range p {
-			if rangeScheme && i > j {
+			if !canHave(i, j) {
 				continue
 			}
 			b.Blocks++
@@ -203,5 +223,5 @@ func ComputeBalance(p int, rangeScheme bool, stat func(i, j int) BlockStat, task
 
 // Balance measures the partition (see ComputeBalance).
 func (p *Partition) Balance() Balance {
-	return ComputeBalance(p.P(), !p.Layout.isHash(), p.blockStat, p.Subtasks())
+	return ComputeBalance(p.P(), p.Layout.CanHaveEdges, p.blockStat, p.Subtasks())
 }

@@ -142,8 +142,8 @@ func rawCSRBytes(rows, edges int64) int64 { return 8*(rows+1) + 4*edges }
 // Each of the workers holds one block and its encoded shard at a time, so
 // memory stays at workers blocks beyond the input. Blocks go largest first
 // (size(i, j) estimates edges; nil keeps (i, j) order) so that a big block
-// taken last does not leave the other workers idle: range blocks differ in
-// size by up to ~1.4x. The id map, when there is one, is encoded and
+// taken last does not leave the other workers idle: blocks of small or
+// clustered graphs can differ in size by tens of percent. The id map, when there is one, is encoded and
 // stored alongside the blocks rather than after them.
 func writeBlocks(ctx context.Context, l *Layout, id uint64, store storage.Store, workers int,
 	cfg *Config, build func(i, j int) (*graph.CSR, error), size func(i, j int) int64) ([]storage.ShardInfo, int64, error) {
@@ -281,6 +281,9 @@ func finish(ctx context.Context, store storage.Store, l *Layout, cfg *Config, st
 	}
 	if l.Scheme == storage.SchemeRange {
 		m.Boundaries = append([]uint64(nil), l.Bounds...)
+		if l.Fold > 1 {
+			m.Fold = l.Fold
+		}
 	}
 	ref, err := idm.wait()
 	if err != nil {
@@ -310,17 +313,35 @@ func finish(ctx context.Context, store storage.Store, l *Layout, cfg *Config, st
 }
 
 // Subtasks lists the non-empty subtasks of a stored partitioning, in the
-// order Enumerate gives, clipped for its scheme (the manifest's scheme and
-// P are all the clip needs).
+// order Enumerate gives, clipped for its layout (the manifest's scheme, P
+// and fold are all the clip needs).
 func Subtasks(m *storage.Manifest) []Subtask {
 	tasks := Enumerate(m.P, manifestStat(m))
-	SetClip(tasks, m.Scheme, m.P)
+	SetClip(tasks, m.Scheme, m.P, manifestFold(m))
 	return tasks
 }
 
 // ManifestBalance measures a stored partitioning from its manifest.
 func ManifestBalance(m *storage.Manifest) Balance {
-	return ComputeBalance(m.P, m.Scheme == storage.SchemeRange, manifestStat(m), Subtasks(m))
+	fold := manifestFold(m)
+	canHave := func(i, j int) bool { return canHaveEdges(m.Scheme, fold, i, j) }
+	return ComputeBalance(m.P, canHave, manifestStat(m), Subtasks(m))
+}
+
+// manifestFold is the fold of m's layout: 0 for hash, as Layout has it.
+func manifestFold(m *storage.Manifest) int {
+	if m.Scheme != storage.SchemeRange {
+		return 0
+	}
+	return m.RangeFold()
+}
+
+// ManifestLayout rebuilds the layout a stored partitioning was cut with.
+func ManifestLayout(m *storage.Manifest) (*Layout, error) {
+	if m.Scheme == storage.SchemeHash {
+		return NewHashLayout(m.Graph.Vertices, m.P)
+	}
+	return NewFoldedLayout(m.Graph.Vertices, m.P, m.RangeFold(), m.Boundaries)
 }
 
 func manifestStat(m *storage.Manifest) func(i, j int) BlockStat {

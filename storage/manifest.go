@@ -23,9 +23,15 @@ type Manifest struct {
 	// JSON readers outside Go lose precision above 2^53). It must not be 0.
 	PartitionID uint64     `json:"partition_id"`
 	Graph       GraphStats `json:"graph"`
-	// Boundaries are the P+1 vertex-id boundaries of the range scheme:
-	// group g is [Boundaries[g], Boundaries[g+1]). Empty for hash.
+	// Boundaries are the Fold*P+1 range starts of the range scheme: range
+	// r is [Boundaries[r], Boundaries[r+1]) and belongs to group
+	// RangeGroup(r, P). Empty for hash.
 	Boundaries []uint64 `json:"boundaries,omitempty"`
+	// Fold is the number of ranges per group of the range scheme; absent
+	// (0) means 1, one range per group, as manifests written before
+	// folding have it. Builds that predate it refuse a folded manifest,
+	// whose boundary count is not P+1, rather than misread it.
+	Fold int `json:"fold,omitempty"`
 	// GroupSizes has P entries, the vertex count of each group: the row
 	// and column counts of every block, stored or empty.
 	GroupSizes []int64 `json:"group_sizes"`
@@ -200,27 +206,37 @@ func (m *Manifest) Validate() error {
 		if len(m.Boundaries) != 0 {
 			return fail("hash scheme with %d boundaries", len(m.Boundaries))
 		}
+		if m.Fold != 0 {
+			return fail("hash scheme with fold %d", m.Fold)
+		}
 		for g, size := range m.GroupSizes {
 			if want := hashGroupSize(n, m.P, g); size != want {
 				return fail("group %d has %d vertices, want %d (%d vertices mod %d)", g, size, want, n, m.P)
 			}
 		}
 	case SchemeRange:
+		fold := m.RangeFold()
+		if fold < 1 || fold > MaxFold {
+			return fail("fold %d out of range 1..%d", m.Fold, MaxFold)
+		}
+		r := fold * m.P
 		b := m.Boundaries
-		if len(b) != m.P+1 {
-			return fail("%d boundaries for P = %d, want P+1", len(b), m.P)
+		if len(b) != r+1 {
+			return fail("%d boundaries for P = %d and fold %d, want fold*P+1 = %d", len(b), m.P, fold, r+1)
 		}
-		if b[0] != 0 || b[m.P] != uint64(n) {
-			return fail("boundaries run from %d to %d, want 0 to %d", b[0], b[m.P], n)
+		if b[0] != 0 || b[r] != uint64(n) {
+			return fail("boundaries run from %d to %d, want 0 to %d", b[0], b[r], n)
 		}
-		for g := range m.P {
-			if b[g+1] < b[g] {
-				return fail("boundaries decrease at group %d", g)
+		sizes := make([]int64, m.P)
+		for k := range r {
+			if b[k+1] < b[k] {
+				return fail("boundaries decrease at range %d", k)
 			}
+			sizes[RangeGroup(k, m.P)] += int64(b[k+1] - b[k])
 		}
 		for g := range m.P {
-			if want := int64(b[g+1] - b[g]); m.GroupSizes[g] != want {
-				return fail("group %d has %d vertices, boundaries say %d", g, m.GroupSizes[g], want)
+			if m.GroupSizes[g] != sizes[g] {
+				return fail("group %d has %d vertices, boundaries say %d", g, m.GroupSizes[g], sizes[g])
 			}
 		}
 	}
@@ -268,6 +284,15 @@ func (m *Manifest) Validate() error {
 		}
 	}
 	return nil
+}
+
+// RangeFold returns the ranges per group of a range manifest (1 when the
+// field is absent).
+func (m *Manifest) RangeFold() int {
+	if m.Fold == 0 {
+		return 1
+	}
+	return m.Fold
 }
 
 // hashGroupSize is how many of the ids 0..n-1 are congruent to g mod p.

@@ -10,8 +10,10 @@ type Scheme uint8
 const (
 	// SchemeHash is TRUST's scheme: group(x) = x mod P, local(x) = x div P.
 	SchemeHash Scheme = 1
-	// SchemeRange is TriX's scheme: contiguous id ranges per group,
-	// local(x) = x - start(group).
+	// SchemeRange is TriX's scheme: groups of id ranges. Ids 0..n-1 are
+	// cut into fold*P ranges, dealt to the groups by RangeGroup; local(x)
+	// is x's position among its group's ids, so it keeps rank order
+	// within a group. fold = 1 is one contiguous range per group.
 	SchemeRange Scheme = 2
 )
 
@@ -57,4 +59,22 @@ func (s *Scheme) UnmarshalText(b []byte) error {
 	}
 	*s = v
 	return nil
+}
+
+// MaxFold bounds the ranges per group of the range scheme.
+const MaxFold = 64
+
+// RangeGroup returns the group of range r when the range scheme cuts ids
+// into ranges for p groups: boustrophedon order, ranges 0..p-1 to groups
+// 0..p-1, ranges p..2p-1 to groups p-1..0, and so on. A forward graph
+// (edges from lower to higher ids) fills only blocks (I, J) with I <= J
+// when each group is one range; folding gives every group low and high
+// ranges, so every block can fill, and under a uniform density the
+// reversal on every other pass makes all blocks of fold 2 equal.
+func RangeGroup(r, p int) int {
+	pass, pos := r/p, r%p
+	if pass%2 == 1 {
+		return p - 1 - pos
+	}
+	return pos
 }
