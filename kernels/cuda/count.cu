@@ -19,10 +19,13 @@ static tg_kernel_fn kernel_fn(int32_t k) {
 
 // The library's own choice for TG_KERNEL_AUTO, used by callers that do not
 // choose (the Go side chooses per subtask and asks for a kernel by id). The
-// same rule as kernels/gpu/choose.go: polak below 2^19 edges of ij or when a
-// block is empty, wetric otherwise (docs/kernels.md, H200 measurements).
+// same rule as kernels/gpu/choose.go: polak when a block is empty or ij has
+// fewer than 2^17 edges at fewer than 8 per row, wetric otherwise
+// (docs/kernels.md, H200 measurements).
 static int32_t library_auto(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk) {
-    if (ij->nnz <= 0 || ik->nnz <= 0 || jk->nnz <= 0 || ij->nnz < (1 << 19)) return TG_KERNEL_POLAK;
+    if (ij->nnz <= 0 || ik->nnz <= 0 || jk->nnz <= 0) return TG_KERNEL_POLAK;
+    const int64_t rows = ij->nrows > 1 ? ij->nrows : 1;
+    if (ij->nnz < (1 << 17) && ij->nnz < 8 * rows) return TG_KERNEL_POLAK;
     return TG_KERNEL_WETRIC;
 }
 

@@ -34,6 +34,14 @@
 //   degree-ordered graph without knowing that the graph is one. Its words sit
 //   at rowptr * ceil(ratio / 32), so it is built by one launch, without a
 //   scan.
+// - When ik and jk are one block (the whole graph, subtasks with i = j), an
+//   edge whose two rows both have bitmaps may intersect them 32 or 128
+//   values at a time (AND and popcount of the words over the overlap of the
+//   two value ranges) instead of one lookup per element: in the dense tail
+//   of a degree-ordered graph a word holds several elements of both rows.
+//   The "wedges" of such an edge are words or four-word chunks, so they are
+//   spread over threads like any others; the cost rule picks, per edge, the
+//   cheapest of the three ways.
 #include "tg_internal.cuh"
 
 #include <cub/block/block_reduce.cuh>
@@ -46,6 +54,7 @@
 namespace {
 
 constexpr int kThreads = 256; // threads per block
+constexpr uint64_t kBmPad = 8; // words of padding around the bitmaps (kAnd4 reads up to 4 before, 4 after)
 
 struct Blk {
     const uint64_t *rp;
@@ -113,7 +122,7 @@ __device__ __forceinline__ int64_t row_of_warp(const uint64_t *rp, int64_t lo, i
     return lo;
 }
 
-enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2 };
+enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 4 };
 
 // Dense-row bitmaps. Row v of jk gets one when it has at least minlen
 // elements and its value span is at most ratio times its length; its words
@@ -125,10 +134,26 @@ struct Bm {
     uint64_t ratio;
     uint32_t minlen;
     uint32_t rw;
+    // and_cost > 0: ik and jk are one block, so row u of ik has jk's bitmap
+    // too, and an edge whose rows both have bitmaps may intersect them a
+    // word at a time (kAnd), at this cost per word against 3 per wedge
+    // looked up in a bitmap. and_min: shortest clipped u list considered.
+    uint32_t and_cost;
+    uint32_t and_min;
+    uint32_t and4_cost; // the same per four-word chunk (kAnd4); 0: off
 };
 
 __device__ __forceinline__ bool has_bitmap(const Bm &b, uint64_t len, uint32_t lo, uint32_t hi) {
     return b.bits && len >= b.minlen && len > 0 && (uint64_t)hi - lo + 1 <= len * b.ratio;
+}
+
+// Masks of the bits of a word starting at bit base of a 128-bit chunk that
+// lie at or above bit l, or at or below bit h, of the chunk.
+__device__ __forceinline__ uint32_t and_lo_mask(uint32_t l, uint32_t base) {
+    return l <= base ? ~0u : l >= base + 32 ? 0u : ~0u << (l - base);
+}
+__device__ __forceinline__ uint32_t and_hi_mask(uint32_t h, uint32_t base) {
+    return h < base ? 0u : h >= base + 31 ? ~0u : ~0u >> (31 - (h - base));
 }
 
 // What a heavy block leaves to the chunk kernel: its per-edge state, so the
@@ -209,6 +234,43 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
                 const uint64_t off = w - sm.pre[k];
                 const uint8_t m = sm.mode[k];
                 bool hit;
+                if (m == kAnd) {
+                    // Word off of the overlap: v's bitmap word against the 32
+                    // bits of u's bitmap at the same values (a funnel shift of
+                    // two words), both ends masked to the overlap, whose bits
+                    // outside the rows' spans may be another row's words.
+                    const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
+                    const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
+                    const uint32_t *wp = bm + (ba >> 5);
+                    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
+                    bits &= wv;
+                    if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
+                    if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
+                    found += __popc(bits);
+                    continue;
+                }
+                if (m == kAnd4) {
+                    // The same four words at a time: v's as one aligned
+                    // 16-byte load, u's from five words.
+                    const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
+                    const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
+                    const uint32_t *wp = bm + (ba >> 5);
+                    const uint32_t sh = (uint32_t)ba & 31u;
+                    const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
+                                   u4 = __ldg(wp + 4);
+                    uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
+                    uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
+                    if (off == 0) {
+                        const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
+                        b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
+                    }
+                    if (w + 1 == sm.pre[k + 1]) {
+                        const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
+                        b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
+                    }
+                    found += __popc(b0) + __popc(b1) + __popc(b2) + __popc(b3);
+                    continue;
+                }
                 if (m == kIterJK) {
                     const uint32_t x = __ldg(jkc + sm.iter[k] + off);
                     hit = contains(ikc, sm.sbase[k], sm.slen[k], x);
@@ -354,6 +416,42 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
                         iter = pb0;
                         sbase = pa0;
                         slen = (uint32_t)ca;
+                    }
+                    // Both rows dense: a word of the overlap covers 32 values
+                    // for about the price of two lookups. Row u's bitmap is
+                    // the one of its whole row (start us, first value ulo).
+                    if (bmp.and_cost && hb && ca >= bmp.and_min) {
+                        const uint64_t us = !self ? a0 : cached ? sm.rpc[u - r0] : __ldg(ik.rp + u);
+                        const uint32_t ulo = __ldg(ik.c + us);
+                        if (has_bitmap(bmp, a1 - us, ulo, ihi)) {
+                            const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
+                            const uint64_t w0 = (lo - jlo) >> 5, w1 = (hi - jlo) >> 5, nw = w1 - w0 + 1;
+                            // Four-word chunks start at a multiple of four
+                            // words of v's bitmap (rw * b0 is one, rw = 8), so
+                            // v's chunk is one aligned 16-byte load.
+                            const uint64_t c0 = w0 >> 2, nc = (w1 >> 2) - c0 + 1;
+                            const uint64_t best = min(cost_a, cost_b);
+                            const bool four = bmp.and4_cost && (bmp.rw & 3) == 0 && nc * bmp.and4_cost < min(best, nw * bmp.and_cost);
+                            if (four) {
+                                cnt = nc;
+                                mode = kAnd4;
+                                sbase = b0 * bmp.rw + 4 * c0;
+                                // Bit of value jlo + 128 c0 in u's bitmap; that
+                                // value may lie up to 127 below ulo, so this can
+                                // point into the words before the row's (padded).
+                                iter = (uint64_t)((int64_t)(us * bmp.rw) * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo);
+                                slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8);
+                            } else if (nw * bmp.and_cost < best) {
+                                cnt = nw;
+                                mode = kAnd;
+                                sbase = b0 * bmp.rw + w0;
+                                // Bit of value jlo + 32 w0 in u's bitmap; that
+                                // value may lie up to 31 below ulo, so this can
+                                // point into the word before the row's (padded).
+                                iter = (uint64_t)((int64_t)(us * bmp.rw) * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo);
+                                slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8);
+                            }
+                        }
                     }
                 }
             }
@@ -505,15 +603,18 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 // Parameters come from the blocks' sizes, which the host already knows, so
 // choosing them costs no device round trip: the bitmap (density ratio 256,
 // rows of at least 16 elements) when jk has rows of 32 or more, spread 8,
-// 256 edges per block, registers for 6 blocks per SM below 2^22 ij edges and
-// 8 from there, the short-chain setup, no chunks. For measurements,
+// 256 edges per block, registers for 6 blocks per SM, the short-chain setup,
+// no chunks, and when ik is jk the bitmap intersections at a cost of 4 per
+// word and 6 per four-word chunk against 3 per element looked up, for u
+// lists of 8 or more. For measurements,
 // TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the
 // ratio), TG_WETRIC_BMMIN (shortest row with a bitmap), TG_WETRIC_EDGES (64
 // or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (0:
 // the setup's searches one after the other), TG_WETRIC_FILLRPW (rows per
 // warp of the bitmap build, 1 to 32), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
 // their wedges) and, to test the fallbacks, TG_WETRIC_SLOTS and
-// TG_WETRIC_CAP (heavy blocks and chunk entries allowed) override them.
+// TG_WETRIC_CAP (heavy blocks and chunk entries allowed), TG_WETRIC_ANDCOST
+// and TG_WETRIC_AND4COST (0 = off) and TG_WETRIC_ANDMIN override them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -553,6 +654,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         if (sp.slots < 1) sp.slots = 1;
         if (sp.cap < 1) sp.cap = 1;
         split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
+        split_bytes = (split_bytes + 255) & ~255ull; // the bitmaps after it take 16-byte loads
     }
     // Rows per warp of the bitmap build: 8 on small subtasks, where the
     // build's launch of a warp per row is a visible part of the time
@@ -560,10 +662,22 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // row on large ones, where long rows side by side would serialise.
     long rpw = tg_env_long("TG_WETRIC_FILLRPW", jk.nnz < (1 << 23) ? 8 : 1);
     if (rpw < 1 || rpw > 32) rpw = 1;
-    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32)};
+    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32), 0, 0, 0};
+    // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
+    // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
+    if (ik_ == jk_) {
+        const long ac = tg_env_long("TG_WETRIC_ANDCOST", 4);
+        bmp.and_cost = ac > 0 ? (uint32_t)ac : 0;
+        const long am = tg_env_long("TG_WETRIC_ANDMIN", 8);
+        bmp.and_min = am > 0 ? (uint32_t)am : 1;
+        const long a4 = tg_env_long("TG_WETRIC_AND4COST", 6);
+        bmp.and4_cost = a4 > 0 ? (uint32_t)a4 : 0;
+    }
     // Every row with a bitmap has span <= ratio * len, so it fits in the
     // rw * len words from rowptr * rw.
-    const uint64_t bm_bytes = ratio > 0 ? (uint64_t)jk.nnz * bmp.rw * sizeof(uint32_t) : 0;
+    // A pad of kBmPad words on each side: kAnd reads one word before a row's
+    // first and one after its last (masked away).
+    const uint64_t bm_bytes = ratio > 0 ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
 
     char *scr = nullptr;
     if (split_bytes + bm_bytes > 0) {
@@ -596,7 +710,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         if (err != cudaSuccess) return err;
     }
     if (ratio > 0) {
-        uint32_t *bits = (uint32_t *)(scr + split_bytes);
+        uint32_t *bits = (uint32_t *)(scr + split_bytes) + kBmPad;
         const uint64_t warps = ((uint64_t)jk.nrows + rpw - 1) / rpw;
         const uint64_t fb = (warps * 32 + 255) / 256;
         if (fb > 0x7fffffffull) return cudaErrorInvalidConfiguration;
@@ -606,11 +720,12 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         if (err != cudaSuccess) return err;
     }
     cudaError_t err;
-    // Registers capped for 8 blocks of 256 threads per SM (a few bytes of
-    // spill) from 2^22 ij edges: rmat23 80.8 against 95.5 ms uncapped; for 6
-    // blocks (40 registers, no spill) below: soc-Epinions1 0.064 against
-    // 0.070, rmat18 0.860 against 0.863, while rmat20 and up lose 2 to 3 %.
-    const long lb = tg_env_long("TG_WETRIC_LB", ij.nnz < (1 << 22) ? 6 : 8);
+    // Registers capped for 6 blocks of 256 threads per SM (40 registers):
+    // with the bitmap intersections (kAnd, kAnd4) the cap for 8 blocks (32
+    // registers) spills too much, rmat22 26.9 against 25.7 ms, rmat23 71.3
+    // against 68.4, rmat20 3.75 against 3.63; no cap was slower still
+    // before them (rmat23 95.5 against 80.8 at 8 blocks).
+    const long lb = tg_env_long("TG_WETRIC_LB", 6);
     // Short-chain setup (C = 1): soc-Epinions1 0.070 against 0.073, rmat22
     // 31.8 against 32.1, rmat23 81.1 against 81.8 at spread 8.
     const bool shortc = tg_env_long("TG_WETRIC_CLIP", 1) != 0;

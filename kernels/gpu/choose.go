@@ -13,32 +13,36 @@ type SubtaskStats struct {
 	JKMaxDegree int64
 }
 
-// smallSubtaskEdges is the IJ edge count under which a subtask is bound by
-// launch latency and its heaviest block rather than by throughput. There
-// polak's single light kernel wins: on soc-Epinions1 (0.41M edges) polak
-// took 0.073 ms and wetric 0.095 ms. At about 0.95M edges per block (rmat18
-// at P = 2) wetric already led, 2.36 ms against polak's 2.48 ms over the 8
-// subtasks, and from rmat18 whole (3.8M edges) up wetric was at least 1.9
-// times faster than every other kernel (docs/kernels.md, H200, 2026-11-21).
-// 2^19 sits between the two.
-const smallSubtaskEdges = 1 << 19
+// smallSubtaskEdges and denseRowDegree mark the subtasks bound by launch
+// latency rather than by throughput: few edges and short rows. There
+// polak's single light kernel wins (H200, whole graphs, ms, polak against
+// wetric: ca-GrQc 0.015 / 0.020, ca-HepTh 0.012 / 0.017, ca-CondMat 0.017 /
+// 0.019, 14K to 93K edges at 2.6 to 4.0 per row). With rows of 8 or more
+// on average wetric's dense-row bitmaps already pay (ego-Facebook, 88K
+// edges at 21.8 per row: 0.044 / 0.031; wiki-Vote 0.034 / 0.028), and from
+// 2^17 edges it leads whatever the rows (email-Enron 0.033 / 0.032,
+// soc-Epinions1 0.074 / 0.056, rmat18 and up 1.5 to 3 times faster than
+// any other kernel; docs/kernels.md, 2026-11-21).
+const (
+	smallSubtaskEdges = 1 << 17
+	denseRowDegree    = 8
+)
 
 // chooseKernel is the GPU `auto` choice for one subtask, a pure function of
 // its statistics so that it is testable without a GPU. It returns one of
 // "wetric", "trust", "trix", "grouptc", "polak".
 //
 // Measured on an H200 (docs/kernels.md): wetric was the fastest kernel on
-// every subtask set of about 2^20 edges or more, whole graphs (rmat18 to
-// rmat23, 1.9 to 2.3 times the next best) and the 64 subtasks of rmat22 at
-// P = 4 (46.8 ms in all against polak's 88.9 ms); polak was the fastest on
-// the small whole graph. trust, trix and grouptc were never the fastest, so auto
-// never picks them; they stay available by name.
+// every graph of 2^17 edges or more and on every graph with rows of 8 or
+// more on average, whole graphs and partitions; polak on the small sparse
+// ones. trust, trix and grouptc were never the fastest, so auto never picks
+// them; they stay available by name.
 func chooseKernel(s SubtaskStats) string {
 	if s.Edges <= 0 || s.IKEdges <= 0 || s.JKEdges <= 0 {
 		// Nothing to intersect: the cheapest launch.
 		return "polak"
 	}
-	if s.Edges < smallSubtaskEdges {
+	if s.Edges < smallSubtaskEdges && s.Edges < denseRowDegree*max(s.Rows, 1) {
 		return "polak"
 	}
 	return "wetric"

@@ -383,7 +383,8 @@ static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "
                                    "TG_TRUST_CTA_VC",  "TG_TRUST_BITMAP",      "TG_WETRIC_BITMAP",
                                    "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
                                    "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
-                                   "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW"};
+                                   "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW",
+                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST"};
 
 // Sets the variables of "A=1 B=2" after clearing every measurement variable.
 static void apply_env(const char *spec) {
@@ -586,6 +587,39 @@ static void check_random(Runner &r) {
             apply_env("TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2");
             expect("random square, one block thrice, chunks", "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
             apply_env("");
+            // ik and jk one block: the word-at-a-time bitmap intersection,
+            // forced (cost 1, any length), with and without chunks and with
+            // a dense row, against a different ij too.
+            HostCSR sd = random_block(rng, c.ni, c.ni, c.dik, -1, 0, c.ni > 2 ? 1 : -1);
+            HostCSR ij2 = random_block(rng, c.ni, c.ni, c.dij, -1, 0, -1);
+            DevBlock sdd, ijd;
+            sdd.upload(sd);
+            ijd.upload(ij2);
+            const uint64_t w3 = cpu_subtask(sd, sd, sd), w4 = cpu_subtask(ij2, sd, sd), w5 = cpu_subtask(ij2, sq, sq);
+            const char *andcfgs[] = {"TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=32 TG_WETRIC_BMMIN=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=2 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=2 TG_WETRIC_SPREAD=16",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
+                                     "TG_WETRIC_BITMAP=512 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=2 TG_WETRIC_SPREAD=16",
+                                     "TG_WETRIC_BITMAP=128 TG_WETRIC_AND4COST=2 TG_WETRIC_ANDCOST=0 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"};
+            for (const char *cf : andcfgs) {
+                apply_env(cf);
+                char what[200];
+                snprintf(what, sizeof what, "random and %s one block thrice %s", c.name, cf);
+                expect(what, "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
+                snprintf(what, sizeof what, "random and %s dense block thrice %s", c.name, cf);
+                expect(what, "wetric", r.run(tg_kernel_wetric, &sdd.d, &sdd.d, &sdd.d), w3);
+                snprintf(what, sizeof what, "random and %s ij + dense block twice %s", c.name, cf);
+                expect(what, "wetric", r.run(tg_kernel_wetric, &ijd.d, &sdd.d, &sdd.d), w4);
+                snprintf(what, sizeof what, "random and %s ij + block twice %s", c.name, cf);
+                expect(what, "wetric", r.run(tg_kernel_wetric, &ijd.d, &s.d, &s.d), w5);
+                apply_env("");
+            }
+            sdd.release();
+            ijd.release();
             s.release();
         }
         a.release(); b.release(); d.release();
@@ -622,14 +656,24 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
         {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_SPREAD=4"},
         {"wetric", "TG_WETRIC_FILLRPW=1"}, {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_BITMAP=0"},
+        {"wetric", "TG_WETRIC_ANDCOST=0 TG_WETRIC_AND4COST=0"}, {"wetric", "TG_WETRIC_AND4COST=0"},
+        {"wetric", "TG_WETRIC_AND4COST=0 TG_WETRIC_ANDCOST=3"}, {"wetric", "TG_WETRIC_ANDCOST=3"},
+        {"wetric", "TG_WETRIC_AND4COST=4"}, {"wetric", "TG_WETRIC_AND4COST=5"}, {"wetric", "TG_WETRIC_AND4COST=8"},
+        {"wetric", "TG_WETRIC_AND4COST=11"}, {"wetric", "TG_WETRIC_ANDCOST=0 TG_WETRIC_AND4COST=5"},
+        {"wetric", "TG_WETRIC_ANDCOST=3 TG_WETRIC_AND4COST=5"}, {"wetric", "TG_WETRIC_ANDMIN=2"},
+        {"wetric", "TG_WETRIC_ANDMIN=32"}, {"wetric", "TG_WETRIC_ANDMIN=16"}, {"wetric", "TG_WETRIC_AND4COST=6 TG_WETRIC_LB=6"},
+        {"wetric", "TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_BITMAP=128"}, {"wetric", "TG_WETRIC_BITMAP=512"},
+        {"wetric", "TG_WETRIC_BITMAP=1024"}, {"wetric", "TG_WETRIC_BMMIN=4"},
         {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
     const char *only = getenv("TWT_ONLY");
     uint64_t ref = have ? want : ~0ull;
     const bool quick = getenv("TWT_QUICK") != nullptr; // defaults only
+    const char *match = getenv("TWT_MATCH");             // and variants whose settings contain this
     for (const Variant &v : vars) {
         if (quick && v.env[0]) continue;
+        if (match && v.env[0] && !strstr(v.env, match)) continue;
         if (only && strcmp(only, v.kernel) != 0) continue;
         bool diag = strncmp(v.env, "diag ", 5) == 0;
         apply_env(v.env + (diag ? 5 : 0));
