@@ -156,6 +156,23 @@ __device__ __forceinline__ uint32_t and_hi_mask(uint32_t h, uint32_t base) {
     return h < base ? 0u : h >= base + 31 ? ~0u : ~0u >> (31 - (h - base));
 }
 
+// Programmatic dependent launch (sm_90): the bitmap build lets the wedge
+// kernel start before it ends, and the wedge kernel waits for the build's
+// completion (and its writes) only where it first reads a bitmap, so its
+// blocks' setup overlaps the build and the launch gap disappears. Without
+// the launch attribute the wait returns at once; before sm_90 both are
+// no-ops and the launches stay ordered by the stream.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // What a heavy block leaves to the chunk kernel: its per-edge state, so the
 // setup is not repeated, and chunk descriptors (slot << 32 | chunk index).
 struct alignas(16) Rec {
@@ -502,6 +519,9 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
     }
     __syncthreads();
 
+    // Everything above reads the blocks only; from here the bitmaps are
+    // read, so wait for the build this launch may overlap (see launch_wedges).
+    if (bmp.bits) grid_dependency_wait();
     const unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
     const unsigned long long sum = Reduce(sm.tmp.reduce).Sum(found);
     if (t == 0 && sum) atomicAdd(out, sum);
@@ -544,6 +564,7 @@ chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned
 // larger rpw launch rpw times fewer threads, most of which would only find
 // that their row has no bitmap (the cost on small subtasks).
 __global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits, int rpw) {
+    grid_dependents_launch();
     const int lane = threadIdx.x & 31;
     const int64_t v = (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * rpw + lane;
     bool mine = false;
@@ -578,11 +599,20 @@ __global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits, int rpw) {
 // MB: blocks per SM the registers must allow (1: no constraint).
 template <int S, int E, int MB = 1, int C = 1>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
-                          unsigned long long *d_count) {
+                          unsigned long long *d_count, bool overlap) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    wedge_kernel<S, E, MB, C><<<(unsigned)blocks, kThreads, 0, env->stream>>>(ij, ik, jk, bmp, self, sp, d_count);
-    cudaError_t err = cudaGetLastError();
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3(kThreads);
+    cfg.stream = env->stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = overlap ? 1 : 0; // overlap: right after the bitmap build
+    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C>, ij, ik, jk, bmp, self, sp, d_count);
+    if (err == cudaSuccess) err = cudaGetLastError();
     if (err != cudaSuccess || !sp.wedges) return err;
     // As many blocks as fit at once; chunks are of equal size, so a static
     // grid stride balances them.
@@ -602,11 +632,12 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 
 // Parameters come from the blocks' sizes, which the host already knows, so
 // choosing them costs no device round trip: the bitmap (density ratio 256,
-// rows of at least 16 elements) when jk has rows of 32 or more, spread 8,
-// 256 edges per block, registers for 6 blocks per SM, the short-chain setup,
+// rows of at least 4 elements) when jk has rows of 32 or more, spread 8,
+// 256 edges per block, registers for 6 blocks per SM,
 // no chunks, and when ik is jk the bitmap intersections at a cost of 4 per
-// word and 6 per four-word chunk against 3 per element looked up, for u
-// lists of 8 or more. For measurements,
+// word and 5 per four-word chunk against 3 per element looked up, for u
+// lists of 8 or more; bitmaps for rows of 4 or more, built 4 rows per warp;
+// the short-chain setup below 2^21 ij edges. For measurements,
 // TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the
 // ratio), TG_WETRIC_BMMIN (shortest row with a bitmap), TG_WETRIC_EDGES (64
 // or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (0:
@@ -656,13 +687,13 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
         split_bytes = (split_bytes + 255) & ~255ull; // the bitmaps after it take 16-byte loads
     }
-    // Rows per warp of the bitmap build: 8 on small subtasks, where the
-    // build's launch of a warp per row is a visible part of the time
-    // (soc-Epinions1 0.070 against 0.073 ms at 1, 0.083 at 32); a warp per
-    // row on large ones, where long rows side by side would serialise.
-    long rpw = tg_env_long("TG_WETRIC_FILLRPW", jk.nnz < (1 << 23) ? 8 : 1);
+    // Rows per warp of the bitmap build: 4 (soc-Epinions1 0.053 ms against
+    // 0.060 at 1 and 0.063 at 32; rmat22 25.5 against 25.7 at 1; 8 and 2
+    // in between): few rows per warp launch more warps that mostly find
+    // no bitmap row, many serialise long rows side by side.
+    long rpw = tg_env_long("TG_WETRIC_FILLRPW", 4);
     if (rpw < 1 || rpw > 32) rpw = 1;
-    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 16), (uint32_t)((ratio + 31) / 32), 0, 0, 0};
+    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 4), (uint32_t)((ratio + 31) / 32), 0, 0, 0};
     // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
     // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
     if (ik_ == jk_) {
@@ -670,7 +701,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         bmp.and_cost = ac > 0 ? (uint32_t)ac : 0;
         const long am = tg_env_long("TG_WETRIC_ANDMIN", 8);
         bmp.and_min = am > 0 ? (uint32_t)am : 1;
-        const long a4 = tg_env_long("TG_WETRIC_AND4COST", 6);
+        const long a4 = tg_env_long("TG_WETRIC_AND4COST", 5);
         bmp.and4_cost = a4 > 0 ? (uint32_t)a4 : 0;
     }
     // Every row with a bitmap has span <= ratio * len, so it fits in the
@@ -726,11 +757,20 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // against 68.4, rmat20 3.75 against 3.63; no cap was slower still
     // before them (rmat23 95.5 against 80.8 at 8 blocks).
     const long lb = tg_env_long("TG_WETRIC_LB", 6);
-    // Short-chain setup (C = 1): soc-Epinions1 0.070 against 0.073, rmat22
-    // 31.8 against 32.1, rmat23 81.1 against 81.8 at spread 8.
-    const bool shortc = tg_env_long("TG_WETRIC_CLIP", 1) != 0;
+    // Short-chain setup (C = 1) on small subtasks, where the block's setup
+    // is on the critical path (soc-Epinions1 0.052 against 0.055 ms); from
+    // 2^21 ij edges the searches one after the other, with fewer live
+    // registers, win (rmat18 0.559 against 0.570, rmat22 24.7 against 25.7,
+    // rmat23 65.8 against 68.5).
+    const bool shortc = tg_env_long("TG_WETRIC_CLIP", ij.nnz < (1 << 21) ? 1 : 0) != 0;
+    // The wedge kernel overlaps the bitmap build (programmatic dependent
+    // launch, sm_90 and later): TG_WETRIC_OVERLAP=0 turns it off.
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+        major = 0;
+    const bool overlap = ratio > 0 && major >= 9 && tg_env_long("TG_WETRIC_OVERLAP", 1) != 0;
     if ((lb == 8 || lb == 6) && epb == 256 && (spread == 8 || spread == 16)) {
-#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, d_count)
+#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, d_count, overlap)
         if (spread == 16)
             err = lb == 8 ? (shortc ? WETRIC_L(16, 8, 1) : WETRIC_L(16, 8, 0))
                           : (shortc ? WETRIC_L(16, 6, 1) : WETRIC_L(16, 6, 0));
@@ -740,16 +780,16 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
 #undef WETRIC_L
     } else if (epb == 64) {
         switch (spread) {
-        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
-        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
-        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
         }
     } else {
         switch (spread) {
-        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
-        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
-        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
-        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, d_count); break;
+        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
         }
     }
     if (err == cudaSuccess && sp.wedges && getenv("TG_WETRIC_STATS")) {

@@ -384,7 +384,7 @@ static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "
                                    "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
                                    "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
                                    "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW",
-                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST"};
+                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST", "TG_WETRIC_OVERLAP"};
 
 // Sets the variables of "A=1 B=2" after clearing every measurement variable.
 static void apply_env(const char *spec) {
@@ -602,6 +602,7 @@ static void check_random(Runner &r) {
                                      "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=2 TG_WETRIC_SPREAD=16",
                                      "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0",
                                      "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_OVERLAP=0",
                                      "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
                                      "TG_WETRIC_BITMAP=512 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=2 TG_WETRIC_SPREAD=16",
                                      "TG_WETRIC_BITMAP=128 TG_WETRIC_AND4COST=2 TG_WETRIC_ANDCOST=0 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"};
@@ -656,6 +657,9 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
         {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_SPREAD=4"},
         {"wetric", "TG_WETRIC_FILLRPW=1"}, {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_BITMAP=0"},
+        {"wetric", "TG_WETRIC_OVERLAP=0"}, {"wetric", "TG_WETRIC_OVERLAP=0 TG_WETRIC_FILLRPW=32"},
+        {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_FILLRPW=2"}, {"wetric", "TG_WETRIC_FILLRPW=4"},
+        {"wetric", "TG_WETRIC_OVERLAP=0 TG_WETRIC_AND4COST=4"}, {"wetric", "TG_WETRIC_AND4COST=4"},
         {"wetric", "TG_WETRIC_ANDCOST=0 TG_WETRIC_AND4COST=0"}, {"wetric", "TG_WETRIC_AND4COST=0"},
         {"wetric", "TG_WETRIC_AND4COST=0 TG_WETRIC_ANDCOST=3"}, {"wetric", "TG_WETRIC_ANDCOST=3"},
         {"wetric", "TG_WETRIC_AND4COST=4"}, {"wetric", "TG_WETRIC_AND4COST=5"}, {"wetric", "TG_WETRIC_AND4COST=8"},
