@@ -16,9 +16,9 @@ import (
 // ScratchPerEdge bytes per base edge (per-edge partial counts, hash tables)
 // plus ScratchFixed. With only graph totals, the largest block is taken to
 // be Skew*|E|/P^2 (hash blocks sit within a few percent of the mean; the
-// range scheme's largest is ~1.5x the mean of its P(P+1)/2 blocks, so
-// ChooseP uses 2|E|/(P(P+1))*1.5 there). With real block sizes (after a
-// Split) ChooseBlocksFit checks the three largest blocks exactly.
+// range scheme's bound search stops within 15% on scale-free graphs and
+// can stay above that on small clustered ones). With real block sizes
+// (after a Split) FitsBudget checks the three largest blocks exactly.
 
 // MemModel is the memory model of one subtask on a device.
 type MemModel struct {
@@ -64,7 +64,7 @@ func ChooseP(vertices, edges int64, rangeScheme bool, budget int64, model MemMod
 		if p == 1 {
 			largest = float64(edges)
 		} else if rangeScheme {
-			largest = float64(edges) / (pp + float64(p)) * 2 * 1.5
+			largest = float64(edges) / pp * 1.15
 		}
 		rows := (vertices + int64(p) - 1) / int64(p)
 		if rangeScheme && p > 1 {

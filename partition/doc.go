@@ -6,10 +6,13 @@
 //   - hash (TRUST, section 5): group(x) = x mod P, local(x) = x div P. Ranks
 //     interleave across groups, so every group gets the same mix of low and
 //     high degree vertices and all P^2 blocks hold similar edge counts.
-//   - range (TriX "2D managed", section IV): group g holds ids
-//     [Bounds[g], Bounds[g+1]). Every forward edge goes from a lower to a
-//     higher id, so blocks with I > J are empty and the P(P+1)/2 blocks with
-//     I <= J carry the graph; the boundaries are chosen to even those out.
+//   - range (TriX "2D managed", section IV): ids are cut into Fold*P
+//     ranges dealt to the groups in boustrophedon order, so each group
+//     holds low and high ranks and every block can fill (with one range
+//     per group a forward graph leaves blocks with I > J empty and the
+//     rest cannot be evened out); the cuts are chosen so that the largest
+//     block is as small as possible. Local ids number a group's ids in
+//     rank order.
 //
 // Block B[I][J] holds the forward edges (u, v) with u in group I and v in
 // group J as a CSR whose rows are I-local and columns J-local

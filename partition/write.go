@@ -86,8 +86,11 @@ func (c *Config) progress(stage string, done, total int64) {
 
 // Summary reports a partitioning run.
 type Summary struct {
-	Scheme      storage.Scheme
-	P           int
+	Scheme storage.Scheme
+	P      int
+	// Fold is the number of ranges per group of the range scheme (0 for
+	// hash).
+	Fold        int
 	PartitionID uint64
 	Graph       storage.GraphStats
 	// Clean says what cleaning removed (PartitionFile only).
@@ -294,7 +297,7 @@ func finish(ctx context.Context, store storage.Store, l *Layout, cfg *Config, st
 		return fmt.Errorf("partition: manifest: %w", err)
 	}
 	clock.mark("write")
-	sum.Scheme, sum.P, sum.PartitionID, sum.Graph = l.Scheme, l.P, cfg.PartitionID, stats
+	sum.Scheme, sum.P, sum.Fold, sum.PartitionID, sum.Graph = l.Scheme, l.P, l.Fold, cfg.PartitionID, stats
 	sum.Blocks = len(shards)
 	for _, s := range shards {
 		sum.Bytes += s.Bytes

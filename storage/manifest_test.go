@@ -148,6 +148,51 @@ func TestManifestJSON(t *testing.T) {
 	}
 }
 
+// TestRangeGroup pins the boustrophedon order the manifest format
+// specifies.
+func TestRangeGroup(t *testing.T) {
+	var got []int
+	for r := range 12 {
+		got = append(got, RangeGroup(r, 4))
+	}
+	if want := []int{0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("RangeGroup(0..11, 4) = %v, want %v", got, want)
+	}
+}
+
+// TestManifestFoldJSON checks that a folded manifest keeps its fold through
+// JSON and that a manifest without the field (written before folding)
+// reads as one range per group.
+func TestManifestFoldJSON(t *testing.T) {
+	m := validManifest()
+	m.Scheme, m.Boundaries, m.Fold = SchemeRange, []uint64{0, 2, 3, 4, 5}, 2
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"fold":2`) {
+		t.Fatalf("JSON lacks the fold: %s", data)
+	}
+	var back Manifest
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Fold != 2 || back.RangeFold() != 2 || back.Validate() != nil {
+		t.Fatalf("round trip: fold %d, validate %v", back.Fold, back.Validate())
+	}
+	old := `{"format":1,"scheme":"range","p":2,"partition_id":"0000000000000007","graph":{"vertices":5,"edges":3},
+		"boundaries":[0,3,5],"group_sizes":[3,2],"shards":[
+		{"i":0,"j":1,"file":"shard-0000-0001.tgs","bytes":300,"rows":3,"cols":2,"edges":2,"xxhash64":"0000000000000000"},
+		{"i":1,"j":1,"file":"shard-0001-0001.tgs","bytes":300,"rows":2,"cols":2,"edges":1,"xxhash64":"0000000000000000"}]}`
+	var om Manifest
+	if err := json.Unmarshal([]byte(old), &om); err != nil {
+		t.Fatal(err)
+	}
+	if err := om.Validate(); err != nil || om.Fold != 0 || om.RangeFold() != 1 {
+		t.Fatalf("manifest without fold: fold %d (%d), validate %v", om.Fold, om.RangeFold(), err)
+	}
+}
+
 func validManifest() *Manifest {
 	return &Manifest{Format: 1, Scheme: SchemeHash, P: 2, PartitionID: 7,
 		Graph:      GraphStats{Vertices: 5, Edges: 3},
@@ -176,6 +221,18 @@ func TestManifestValidate(t *testing.T) {
 		{"range count", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 5} }, "2 boundaries"},
 		{"range end", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 6} }, "want 0 to 5"},
 		{"range sizes", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 2, 5} }, "boundaries say 2"},
+		{"range fold 1 explicit", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 5}; m.Fold = 1 }, ""},
+		// Fold 2, P = 2: ranges 0..3 go to groups 0, 1, 1, 0.
+		{"range folded", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 2, 3, 4, 5}; m.Fold = 2 }, ""},
+		{"range folded sizes", func(m *Manifest) {
+			m.Scheme = SchemeRange
+			m.Boundaries = []uint64{0, 1, 3, 4, 5}
+			m.Fold = 2
+		}, "group 0 has 3 vertices, boundaries say 2"},
+		{"range folded count", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 5}; m.Fold = 2 }, "want fold*P+1 = 5"},
+		{"range fold negative", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 5}; m.Fold = -1 }, "fold -1 out of range"},
+		{"range fold too big", func(m *Manifest) { m.Scheme = SchemeRange; m.Fold = MaxFold + 1 }, "out of range"},
+		{"hash fold", func(m *Manifest) { m.Fold = 2 }, "hash scheme with fold 2"},
 		{"range decrease", func(m *Manifest) {
 			m.Scheme = SchemeRange
 			m.Boundaries = []uint64{0, 6, 5}

@@ -113,7 +113,7 @@ func printSummary(w io.Writer, in, out string, s *partition.Summary) {
 	if c := s.Clean; c != nil {
 		row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids", commas(c.SelfLoops), commas(c.Duplicates), commas(c.IsolatedIDs)))
 	}
-	row("scheme", fmt.Sprintf("%s, P=%d, partition id %016x (%s)", s.Scheme, s.P, s.PartitionID, mode))
+	row("scheme", fmt.Sprintf("%s, P=%d%s, partition id %016x (%s)", s.Scheme, s.P, foldNote(s.Fold), s.PartitionID, mode))
 	row("shards", fmt.Sprintf("%d, %s (raw CSR %s, ratio %.3f)", s.Blocks, humanBytes(s.Bytes), humanBytes(s.RawBytes), s.Ratio))
 	printBalance(w, s.Balance)
 	var st []string
@@ -122,6 +122,15 @@ func printSummary(w io.Writer, in, out string, s *partition.Summary) {
 	}
 	row("time", fmt.Sprintf("%.3fs (%s)", s.Seconds, strings.Join(st, ", ")))
 	row("rate", humanCount(s.EdgesPerSec)+" edges/s")
+}
+
+// foldNote names a range layout's ranges per group: folded groups hold
+// several rank ranges, which a reader of the bounds needs to know.
+func foldNote(fold int) string {
+	if fold <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d ranges per group)", fold)
 }
 
 func printBalance(w io.Writer, b partition.Balance) {
@@ -163,7 +172,11 @@ func newInfoCommand() *cobra.Command {
 			row("source", m.Graph.Source)
 			row("graph", fmt.Sprintf("%s vertices, %s edges, %s wedges, max degree %s, %s order",
 				commas(uint64(m.Graph.Vertices)), commas(uint64(m.Graph.Edges)), commas(m.Graph.Wedges), commas(uint64(m.Graph.MaxDegree)), m.Graph.Order))
-			row("scheme", fmt.Sprintf("%s, P=%d, partition id %016x, format %d", m.Scheme, m.P, m.PartitionID, m.Format))
+			fold := 0
+			if m.Scheme == storage.SchemeRange {
+				fold = m.RangeFold()
+			}
+			row("scheme", fmt.Sprintf("%s, P=%d%s, partition id %016x, format %d", m.Scheme, m.P, foldNote(fold), m.PartitionID, m.Format))
 			if m.Created != "" {
 				row("created", m.Created)
 			}
