@@ -31,12 +31,16 @@ type Layout struct {
 	// vertex of range r loses to become a local id (its range's start
 	// minus the ids its group holds in earlier ranges). pieces lists each
 	// group's ranges in id order, Fold per group, with plocal their first
-	// local ids. inner is Bounds[1:R], for the branch-free range lookup.
-	rgroup []int32
-	rdelta []uint32
-	pieces []int32
-	plocal []uint32
-	inner  []uint64
+	// local ids. next[r] is the start of range r+1 (Bounds[r+1]; 2^33, above
+	// every id, for the last range), and slot[v>>slotShift] the range of
+	// the first id of v's slot: rangeOf's table.
+	rgroup    []int32
+	rdelta    []uint32
+	pieces    []int32
+	plocal    []uint32
+	next      []uint64
+	slot      []uint16
+	slotShift uint
 }
 
 // NewHashLayout returns TRUST's layout: group = id mod p, local = id div p.
@@ -101,9 +105,25 @@ func NewFoldedLayout(n int64, p, fold int, bounds []uint64) (*Layout, error) {
 		seen[g]++
 		l.sizes[g] += int64(bounds[k+1] - bounds[k])
 	}
-	l.inner = l.Bounds[1:r]
+	l.next = append(l.Bounds[1:r:r], 1<<33)
+	for n>>l.slotShift >= maxSlots {
+		l.slotShift++
+	}
+	l.slot = make([]uint16, n>>l.slotShift+1)
+	k := 0
+	for x := range l.slot {
+		for l.next[k] <= uint64(x)<<l.slotShift {
+			k++
+		}
+		l.slot[x] = uint16(k)
+	}
 	return l, nil
 }
+
+// maxSlots bounds rangeOf's table (128 KiB). Slots of n/65536 ids are
+// narrower than the ranges that hold the hubs at the top of the rank
+// order, which are few ids each but the endpoints of many edges.
+const maxSlots = 1 << 16
 
 func checkP(n int64, p int) error {
 	if p < 1 {
@@ -122,31 +142,17 @@ func checkP(n int64, p int) error {
 // stay small next to the data.
 const maxP = 1024
 
-// branchFreeRanges is the most inner bounds rangeOf counts without
-// branching: the random ids of a split mispredict a binary search's
-// branches, which cost more than a few extra compares.
-const branchFreeRanges = 32
-
 // rangeOf returns the range holding v: the last range whose start is <= v
-// (an empty range shares its start with the next one, which wins).
+// (an empty range shares its start with the next one, which wins). The
+// table gives the range at the start of v's slot, and only a slot that a
+// range starts in needs a step further; a binary search over the bounds
+// mispredicts on the random ids of a split and costs it about a third.
 func (l *Layout) rangeOf(v uint32) int {
-	if len(l.inner) <= branchFreeRanges {
-		r := 0
-		for _, b := range l.inner {
-			r += int((b - uint64(v) - 1) >> 63)
-		}
-		return r
+	r := int(l.slot[v>>l.slotShift])
+	for l.next[r] <= uint64(v) {
+		r++
 	}
-	lo, hi := 0, len(l.inner)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if l.inner[mid-1] <= uint64(v) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return r
 }
 
 // Group returns the group of vertex v.

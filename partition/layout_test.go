@@ -154,3 +154,19 @@ func TestRangeSearchFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedLayoutWideSlots covers ids past the lookup table's resolution
+// (several ids per slot), with ranges narrower than a slot at the top of
+// the rank order as degree order gives them.
+func TestFoldedLayoutWideSlots(t *testing.T) {
+	const n = 1<<18 + 3
+	bounds := []uint64{0, 200000, 250000, 261000, 262000, 262100, 262101, 262140, n}
+	l, err := NewFoldedLayout(n, 4, 2, bounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.slotShift == 0 {
+		t.Fatal("the table resolves every id; the test needs wider slots")
+	}
+	checkLayout(t, "wide", l, bounds)
+}
