@@ -94,15 +94,15 @@ func (h *hashCounter) Count(ctx context.Context, t Subtask) (res Result, err err
 			// Subtasks (I, J, K) come with K rising for one (I, J): the
 			// order of IJ's edges by column is built once and reused,
 			// and only the spans, which depend on IK, are redone, in
-			// IJ's row order (sequential, parallel).
+			// IJ's row order (tail.go).
 			if !h.order.holds(t.IJ) || t.IJ.NumEdges() >= 1<<32 {
 				h.order = newColOrder(t.IJ, workers)
 			}
 			if cap(h.spans) < int(total) {
 				h.spans = make([]uint64, total)
 			}
-			w.offsets, w.pos, w.spans = h.order.offsets, h.order.pos, h.spans[:total]
-			rowSpans(t, off, workers, w.spans)
+			w.offsets, w.spans = h.order.offsets, h.spans[:total]
+			rowSpans(t, off, workers, h.order.at, w.spans)
 		}
 		newWorker = func(bits []uint64) rangeCounter {
 			w := w
