@@ -35,7 +35,10 @@ type LocalConfig struct {
 	// / 1.90, range 1.04 / 1.10 / 1.10 / 1.12. Hash is a tie within 2%,
 	// range 5% faster one at a time, so one at a time stays the default.
 	// (In memory, without decoding, hash was 2.00 / 1.78 and range 1.00 /
-	// 1.02 for the first two.)
+	// 1.02 for the first two.) These figures predate the clip
+	// (kernels.Subtask.Clip); with it and the spans in column order, one
+	// at a time counts hash shards in 1.60 s and range in 1.14 s against
+	// 1.06 s for the whole graph (docs/benchmarks.md, 2026-11-21).
 	Workers int
 	// NewCounter makes one Counter per worker.
 	NewCounter func() (kernels.Counter, error)
@@ -250,7 +253,8 @@ func runOne(ctx context.Context, cache *blockCache, c kernels.Counter, t partiti
 	// The clip (partition.TailOffset) lets the CPU kernels skip the part
 	// of a list in B[I][K] that cannot be above v, which gives hashcol its
 	// tail path on every subtask (rmat scale 20, P = 4 by hash, 2 cores:
-	// 2.4 s with auto before, 1.6 s after; the whole graph 1.0 s).
+	// 2.4 s with auto before, 1.7 s after, 1.6 s with the spans in column
+	// order; the whole graph 1.0 to 1.1 s).
 	r, err := c.Count(ctx, kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: t.Clip, TailOffset: t.TailOffset})
 	if err != nil {
 		return SubtaskResult{}, fmt.Errorf("kernel %s: %w", c.Name(), err)
