@@ -22,9 +22,10 @@ type Subtask struct {
 	Work int64
 	// Clip and TailOffset tell the kernel which part of a list in B[I][K]
 	// can close a triangle with an edge (u, v) of B[I][J]: the K-local ids
-	// w >= local(v) + TailOffset, the ones above v globally
+	// w >= local(v) + TailOffset, which hold every id above v globally
+	// and, where the layout allows (see TailOffset), no other
 	// (kernels.Subtask.Clip, which RunLocal passes them to). Subtasks and
-	// (*Partition).Subtasks set them from the scheme; a Subtask built
+	// (*Partition).Subtasks set them from the layout; a Subtask built
 	// without them counts unclipped, which is exact but slower.
 	Clip       bool
 	TailOffset int64
