@@ -37,8 +37,10 @@ type LocalConfig struct {
 	// (In memory, without decoding, hash was 2.00 / 1.78 and range 1.00 /
 	// 1.02 for the first two.) These figures predate the clip
 	// (kernels.Subtask.Clip); with it and the spans in column order, one
-	// at a time counts hash shards in 1.60 s and range in 1.14 s against
-	// 1.06 s for the whole graph (docs/benchmarks.md, 2026-11-21).
+	// at a time counts rmat 20's hash shards in 1.63 s and its folded
+	// range shards in 1.40 s against 1.11 s for the whole graph, and
+	// rmat 22's in 8.39 and 7.44 s against 7.59 s (docs/benchmarks.md,
+	// 2026-11-21).
 	Workers int
 	// NewCounter makes one Counter per worker.
 	NewCounter func() (kernels.Counter, error)
