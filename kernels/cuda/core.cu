@@ -104,6 +104,9 @@ static cudaError_t scratch_cb(tg_kernel_env *env, int which, size_t bytes, void 
         e = tg_ctx_malloc(ctx, &p, want);
         if (e != cudaSuccess) {
             e = tg_ctx_malloc(ctx, &p, bytes);
+            // Bitmap indexes of slots this subtask does not read make room
+            // before the subtask is declared too large.
+            if (e == cudaErrorMemoryAllocation && tg_drop_idle_indexes(ctx)) e = tg_ctx_malloc(ctx, &p, bytes);
             if (e != cudaSuccess) return e;
             want = bytes;
         }
@@ -112,6 +115,15 @@ static cudaError_t scratch_cb(tg_kernel_env *env, int which, size_t bytes, void 
     }
     *out = ctx->scratch[which];
     return cudaSuccess;
+}
+
+// The start of tg_count's timed region, recorded by the kernel (see
+// tg_kernel_env.begin); only the first call of a subtask counts.
+static cudaError_t begin_cb(tg_kernel_env *env) {
+    tg_ctx *ctx = (tg_ctx *)env->ctx;
+    if (ctx->timing) return cudaSuccess;
+    ctx->timing = true;
+    return cudaEventRecord(ctx->ev_start, ctx->stream);
 }
 
 // ---- devices ---------------------------------------------------------------
@@ -225,6 +237,7 @@ extern "C" int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **ou
     ctx->env.sm_count = p.multiProcessorCount;
     ctx->env.shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
     ctx->env.scratch = scratch_cb;
+    ctx->env.begin = begin_cb;
     ctx->env.ctx = ctx;
     *out = ctx;
     return TG_OK;
@@ -235,6 +248,7 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     cudaSetDevice(ctx->device);
     if (ctx->stream) cudaStreamSynchronize(ctx->stream);
     for (int i = 0; i < TG_MAX_SLOTS; i++) {
+        tg_slot_drop_index(ctx, &ctx->slots[i]);
         tg_ctx_free(ctx, ctx->slots[i].rowptr);
         tg_ctx_free(ctx, ctx->slots[i].cols);
     }

@@ -49,6 +49,16 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
             return TG_ERR_INVALID;
         }
     }
+    // Scratch may evict bitmap indexes, but not those of these three slots.
+    struct active_guard {
+        tg_ctx *c;
+        active_guard(tg_ctx *c_, const int32_t *s) : c(c_) {
+            for (int i = 0; i < 3; i++) c->active[i] = s[i];
+        }
+        ~active_guard() {
+            for (int i = 0; i < 3; i++) c->active[i] = -1;
+        }
+    } guard(ctx, slots);
     const tg_dblock *ij = &ctx->slots[slot_ij].blk;
     const tg_dblock *ik = &ctx->slots[slot_ik].blk;
     const tg_dblock *jk = &ctx->slots[slot_jk].blk;
@@ -70,12 +80,13 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     cudaError_t e;
     if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: cudaSetDevice");
-    // Scratch growth inside a kernel function synchronizes and is timed:
-    // it is part of the subtask's GPU work.
-    if ((e = cudaEventRecord(ctx->ev_start, ctx->stream)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_count: cudaEventRecord");
+    // The result word is zeroed before the timer starts (an 8-byte memset
+    // is not the subtask's work). The kernel starts the timer itself after
+    // its host-side setup (tg_kernel_env.begin); scratch growth inside it
+    // synchronizes and is timed: it is part of the subtask's GPU work.
     if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: memset");
+    ctx->timing = false;
     const bool empty = ij->nnz == 0 || ik->nnz == 0 || jk->nnz == 0;
     if (!empty) {
         e = fn(ij, ik, jk, &ctx->env, ctx->d_count);
@@ -91,6 +102,9 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
             return tg_cuda_status(e, err, errlen, where);
         }
     }
+    // A kernel that enqueued nothing (an empty block) never started it.
+    if (!ctx->timing && (e = cudaEventRecord(ctx->ev_start, ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaEventRecord");
     if ((e = cudaEventRecord(ctx->ev_stop, ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: cudaEventRecord");
     if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, sizeof(unsigned long long), cudaMemcpyDeviceToHost,

@@ -67,6 +67,8 @@ cudaError_t tg_kernel_polak(const tg_dblock *ij, const tg_dblock *ik, const tg_d
     const int64_t warps = (ij->nnz + 31) / 32;
     const int64_t blocks = (warps * 32 + kPolakThreads - 1) / kPolakThreads;
     const unsigned grid = tg_grid_for(tg_polak_kernel, kPolakThreads, env, blocks, &polak_occupancy);
+    cudaError_t err = env->begin(env);
+    if (err != cudaSuccess) return err;
     tg_polak_kernel<<<grid, kPolakThreads, 0, env->stream>>>(*ij, *ik, *jk, self, d_count);
     return cudaGetLastError();
 }

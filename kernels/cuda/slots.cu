@@ -4,9 +4,32 @@
 
 #include "tg_core.cuh"
 
-cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
+void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s) {
+    tg_ctx_free(ctx, s->bm_off);
+    tg_ctx_free(ctx, s->bm_bits);
+    tg_ctx_free(ctx, s->erow);
+    s->bm_off = nullptr;
+    s->bm_bits = nullptr;
+    s->erow = nullptr;
+    s->blk.bm = tg_bitmap{};
+    s->blk.erow = nullptr;
+}
+
+bool tg_drop_idle_indexes(tg_ctx *ctx) {
+    bool freed = false;
+    for (int i = 0; i < TG_MAX_SLOTS; i++) {
+        if (i == ctx->active[0] || i == ctx->active[1] || i == ctx->active[2]) continue;
+        tg_slot *s = &ctx->slots[i];
+        if (s->bm_bits || s->bm_off || s->erow) {
+            tg_slot_drop_index(ctx, s);
+            freed = true;
+        }
+    }
+    return freed;
+}
+
+static cudaError_t slot_reserve_once(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
     size_t need_r = (size_t)nrows + 1, need_c = (size_t)std::max<int64_t>(nnz, 1);
-    s->loaded = false;
     if (s->rowptr_cap < need_r) {
         tg_ctx_free(ctx, s->rowptr);
         s->rowptr = nullptr;
@@ -27,6 +50,93 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
         s->cols = (uint32_t *)p;
         s->cols_cap = need_c;
     }
+    return cudaSuccess;
+}
+
+// A block's indexes never stand in the way of another block: when there is no
+// room, the other slots' indexes go first.
+cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
+    s->loaded = false;
+    tg_slot_drop_index(ctx, s);
+    cudaError_t e = slot_reserve_once(ctx, s, nrows, nnz);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaError_t se = cudaStreamSynchronize(ctx->stream);
+        if (se != cudaSuccess) return se;
+        if (tg_drop_idle_indexes(ctx)) e = slot_reserve_once(ctx, s, nrows, nnz);
+    }
+    return e;
+}
+
+// The dense-row bitmap index (tg_internal.cuh), built once per load for
+// the bitmap kernels (wetric) by the rule they use by default, so that a
+// subtask reading the block as jk finds it ready instead of building it in
+// every call. Best effort: where there is no room for it, or it would take
+// more than twice the block's own bytes, the block is loaded without it and
+// the kernels build what they need in scratch. TG_SLOT_BITMAP=0 turns it
+// off (measurements). Synchronizes the stream.
+static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
+    const tg_dblock &b = s->blk;
+    if (b.nnz <= 0 || b.max_degree < 32 || tg_env_long("TG_SLOT_BITMAP", 1) == 0) return cudaSuccess;
+    if ((uint64_t)2 * b.nnz + (uint64_t)b.nrows + 1 >= (1ull << 32)) return cudaSuccess; // offsets are 32-bit
+    const size_t off_bytes = ((size_t)b.nrows + 1) * sizeof(uint32_t);
+    const size_t csr_bytes = ((size_t)b.nrows + 1) * sizeof(uint64_t) + (size_t)b.nnz * sizeof(uint32_t);
+    void *p = nullptr, *tmp = nullptr;
+    cudaError_t e = tg_ctx_malloc(ctx, &p, off_bytes);
+    if (e == cudaErrorMemoryAllocation) return cudaSuccess;
+    if (e != cudaSuccess) return e;
+    s->bm_off = (uint32_t *)p;
+    const size_t tmp_bytes = tg_bitmap_layout_tmp(b.nrows);
+    e = tg_ctx_malloc(ctx, &tmp, tmp_bytes);
+    if (e == cudaSuccess) e = tg_bitmap_layout(&b, TG_BM_RATIO, TG_BM_MINLEN, s->bm_off, tmp, tmp_bytes, ctx->stream);
+    uint32_t *h = (uint32_t *)ctx->h_count;
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(h, s->bm_off + b.nrows, sizeof(uint32_t), cudaMemcpyDeviceToHost, ctx->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
+    if (tmp) tg_ctx_free(ctx, tmp);
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    }
+    const size_t words = (size_t)h[0] * 4 + 2 * TG_BM_PAD;
+    if (off_bytes + words * sizeof(uint32_t) > 2 * csr_bytes) {
+        tg_slot_drop_index(ctx, s);
+        return cudaSuccess;
+    }
+    e = tg_ctx_malloc(ctx, &p, words * sizeof(uint32_t));
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    }
+    s->bm_bits = (uint32_t *)p;
+    uint32_t *bits = s->bm_bits + TG_BM_PAD;
+    e = cudaMemsetAsync(s->bm_bits, 0, words * sizeof(uint32_t), ctx->stream);
+    if (e == cudaSuccess) e = tg_bitmap_fill(&b, TG_BM_RATIO, TG_BM_MINLEN, 0, s->bm_off, bits, false, 4, ctx->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e;
+    }
+    s->blk.bm = tg_bitmap{bits, s->bm_off, TG_BM_RATIO, TG_BM_MINLEN};
+    return cudaSuccess;
+}
+
+// The edge-row index (tg_internal.cuh): 4 bytes per 256 edges. Best effort
+// like the bitmaps.
+static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
+    const tg_dblock &b = s->blk;
+    if (b.nnz <= 0 || b.nrows <= 0 || b.nrows > (int64_t(1) << 32)) return cudaSuccess;
+    void *p = nullptr;
+    cudaError_t e = tg_ctx_malloc(ctx, &p, (size_t)tg_edge_rows_len(b.nnz) * sizeof(uint32_t));
+    if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    s->erow = (uint32_t *)p;
+    e = tg_edge_rows(&b, s->erow, ctx->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
+    if (e != cudaSuccess) {
+        tg_ctx_free(ctx, s->erow);
+        s->erow = nullptr;
+        return e;
+    }
+    s->blk.erow = s->erow;
     return cudaSuccess;
 }
 
@@ -94,6 +204,12 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
     s->blk.upper = s->upper ? 1 : 0;
     s->blk.rowptr = s->rowptr;
     s->blk.cols = s->cols;
+    s->blk.bm = tg_bitmap{};
+    s->blk.erow = nullptr;
+    if ((e = slot_build_bitmap(ctx, s)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: bitmap index");
+    if ((e = slot_build_erow(ctx, s)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: edge-row index");
     s->loaded = true;
     return TG_OK;
 }
@@ -162,6 +278,7 @@ extern "C" int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t 
     if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_free_block: synchronize");
     tg_slot *s = &ctx->slots[slot];
+    tg_slot_drop_index(ctx, s);
     tg_ctx_free(ctx, s->rowptr);
     tg_ctx_free(ctx, s->cols);
     *s = tg_slot{};

@@ -8,7 +8,7 @@
 #include "trigrid.h"
 
 #define TG_SCRATCH_BUFS 8
-#define TG_MAX_ALLOCS 64
+#define TG_MAX_ALLOCS 128
 
 struct tg_slot {
     uint64_t *rowptr = nullptr; // device
@@ -20,6 +20,10 @@ struct tg_slot {
     // forward graph). Kernels use it to search only the tail of a row when
     // all three blocks are this one.
     bool upper = false;
+    // The block's indexes (blk.bm, blk.erow), when built at load.
+    uint32_t *bm_off = nullptr;
+    uint32_t *bm_bits = nullptr;
+    uint32_t *erow = nullptr;
     tg_dblock blk = {};
 };
 
@@ -41,6 +45,10 @@ struct tg_ctx {
     unsigned long long *d_count = nullptr; // device, 4 words
     unsigned long long *h_count = nullptr; // pinned host, 4 words
     tg_kernel_env env = {};
+    // Slots of the subtask tg_count is running (-1: none), whose bitmaps
+    // must stay when scratch needs room.
+    int32_t active[3] = {-1, -1, -1};
+    bool timing = false; // ev_start recorded for the current tg_count
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
@@ -53,6 +61,13 @@ size_t tg_alloc_forget(tg_ctx *ctx, void *p);
 // Makes sure slot s has room for nrows+1 offsets and nnz columns, keeping
 // its buffers when they are large enough.
 cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz);
+// Frees a slot's indexes (not its CSR).
+void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s);
+// Frees the indexes of every slot but the active ones, to make room (they
+// are an accelerator: kernels rebuild what they need in scratch or do
+// without).
+// Returns whether anything was freed. The stream must be idle.
+bool tg_drop_idle_indexes(tg_ctx *ctx);
 // Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
 // fills blk.max_degree and upper. Synchronizes the stream.
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);

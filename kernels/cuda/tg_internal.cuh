@@ -14,13 +14,45 @@
 // Integer from the environment, or dflt when unset or not a number. Kernels
 // read their tuning overrides (TG_<KERNEL>_<KNOB>) through it at each call,
 // so a measurement can sweep a knob without rebuilding; every setting is
-// exact, only speed changes.
-static inline long tg_env_long(const char *name, long dflt) {
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    char *end = nullptr;
-    const long v = strtol(s, &end, 10);
-    return (end && *end == 0) ? v : dflt;
+// exact, only speed changes. Lookups are cached (env.cu): getenv scans the
+// whole environment, and a kernel's dozen knobs were a few microseconds of
+// host time inside every timed call. name must be a string literal.
+long tg_env_long(const char *name, long dflt);
+// Forgets the cached lookups, for a program that changes the knobs between
+// calls (the kernels' test driver).
+void tg_env_forget(void);
+
+// Dense-row bitmap index of a block (wetric.cu reads it): row v has a bitmap
+// when it holds at least minlen elements and its value span (last - first +
+// 1) is at most ratio times its length; bit d of the bitmap is value
+// first + d. Two layouts: compact (off set), where row v's words start at
+// word 4 * off[v] and take ceil(span / 32) words rounded up to 4, built once
+// when a block is loaded into a slot; and by row offsets (off NULL), where
+// they start at word rowptr[v] * ceil(ratio / 32), which needs no scan and
+// is what a kernel builds in scratch for a block without an index. Either
+// way the bitmaps of rows that have one start at a multiple of 4 words
+// when ceil(ratio / 32) is, and there are TG_BM_PAD readable words before
+// the first and after the last.
+#define TG_BM_RATIO 256
+#define TG_BM_MINLEN 4
+#define TG_BM_PAD 8
+
+// Edge-row index: erow[i] is the row that holds edge min(i << TG_EROW_SHIFT,
+// nnz - 1), for i in [0, (nnz >> TG_EROW_SHIFT) + 1], so the edges of run i
+// lie in rows erow[i] .. erow[i + 1]. A kernel that hands out runs of
+// 2^TG_EROW_SHIFT edges finds their rows with two loads instead of a
+// search over rowptr (wetric, whose blocks take 256 edges).
+#define TG_EROW_SHIFT 8
+
+struct tg_bitmap {
+    const uint32_t *bits; // device; NULL: the block has no index
+    const uint32_t *off;  // device, nrows + 1 entries (compact), or NULL
+    uint32_t ratio, minlen;
+};
+
+__host__ __device__ __forceinline__ bool tg_bm_has(uint64_t ratio, uint32_t minlen, uint64_t len, uint32_t lo,
+                                                   uint32_t hi) {
+    return len >= minlen && len > 0 && (uint64_t)hi - lo + 1 <= len * ratio;
 }
 
 struct tg_dblock {
@@ -36,7 +68,31 @@ struct tg_dblock {
     // edge (u, v) are all > v, so a kernel may search only the part of
     // row u after the edge itself (GroupTC's first optimization).
     int32_t upper;
+    // The block's dense-row bitmaps, when the slot built them at load.
+    tg_bitmap bm;
+    // The edge-row index (device, NULL when not built: rows >= 2^32).
+    const uint32_t *erow;
 };
+
+// Bitmap index construction (bitmap.cu). tg_bitmap_layout writes the
+// compact layout's offsets (off: nrows + 1 entries, off[nrows] = the total
+// in 4-word chunks) using tmp (tg_bitmap_layout_tmp bytes); the caller
+// guarantees 2 * nnz + nrows < 2^32 so the sum cannot overflow.
+// tg_bitmap_fill sets the bits of every row that has a bitmap (clear: zero
+// its words first; the compact layout is zeroed as a whole instead). rw:
+// words per element of the row-offset layout, unused when off is set.
+size_t tg_bitmap_layout_tmp(int64_t nrows);
+cudaError_t tg_bitmap_layout(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t *off, void *tmp,
+                             size_t tmp_bytes, cudaStream_t stream);
+// tg_edge_rows writes the edge-row index of a block with nnz > 0 (erow:
+// tg_edge_rows_len(nnz) entries).
+inline int64_t tg_edge_rows_len(int64_t nnz) { return (nnz >> TG_EROW_SHIFT) + 2; }
+cudaError_t tg_edge_rows(const tg_dblock *b, uint32_t *erow, cudaStream_t stream);
+// The fill lets a programmatic dependent launch after it start early
+// (griddepcontrol.launch_dependents); the dependent must wait before it
+// reads a bitmap.
+cudaError_t tg_bitmap_fill(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t rw, const uint32_t *off,
+                           uint32_t *bits, bool clear, int rows_per_warp, cudaStream_t stream);
 
 struct tg_kernel_env {
     cudaStream_t stream;
@@ -47,14 +103,21 @@ struct tg_kernel_env {
     // grown on demand (contents undefined). cudaErrorMemoryAllocation means
     // the subtask does not fit; the caller maps it to TG_ERR_OOM.
     cudaError_t (*scratch)(struct tg_kernel_env *env, int which, size_t bytes, void **out);
+    // Starts the timed region (records the start event on the stream). A
+    // kernel calls it once, after its host-side setup (knobs, launch
+    // shapes) and before its first GPU work, scratch included, so that the
+    // event time is the subtask's GPU work as an original's timer around
+    // its launches measures it, not host arithmetic with the GPU idle.
+    cudaError_t (*begin)(struct tg_kernel_env *env);
     void *ctx; // opaque, for scratch()
 };
 
 // Every kernel has this signature. It must leave the triangle count of the
 // subtask in *d_count (device memory, zeroed by the caller), enqueue all work
 // on env->stream, and return the first CUDA error it sees. Everything it
-// does per subtask (including per-subtask preprocessing) is inside the timed
-// region.
+// does per subtask on the GPU (including per-subtask preprocessing and
+// scratch growth) is inside the timed region, which it opens with
+// env->begin before its first GPU work.
 typedef cudaError_t (*tg_kernel_fn)(const tg_dblock *ij, const tg_dblock *ik,
                                     const tg_dblock *jk, tg_kernel_env *env,
                                     unsigned long long *d_count);

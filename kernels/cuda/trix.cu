@@ -250,6 +250,8 @@ cudaError_t tg_kernel_trix(const tg_dblock *ij, const tg_dblock *ik, const tg_db
     const bool full = tg_env_long("TG_TRIX_MINB", 8) >= 8;
     const bool range = tg_env_long("TG_TRIX_RANGE", 0) != 0;
     const unsigned grid = (unsigned)blocks;
+    cudaError_t err = env->begin(env);
+    if (err != cudaSuccess) return err;
     if (spread == 4) launch_s<4>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
     else if (spread == 16) launch_s<16>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);
     else launch_s<8>(generic, full, grid, env->stream, *ij, *ik, *jk, self, (int)ratio, (int)win, range, d_count);

@@ -509,7 +509,8 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
         glob_grid = (unsigned)g;
     }
     void *scr = nullptr;
-    cudaError_t err;
+    cudaError_t err = env->begin(env);
+    if (err != cudaSuccess) return err;
     for (;;) {
         const size_t bytes = head + list_bytes + (size_t)glob_grid * gwords * 4 + (size_t)fall_ctas * fwords * 4;
         err = env->scratch(env, 0, bytes, &scr);

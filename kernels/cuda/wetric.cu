@@ -54,16 +54,17 @@
 namespace {
 
 constexpr int kThreads = 256; // threads per block
-constexpr uint64_t kBmPad = 8; // words of padding around the bitmaps (kAnd4 reads up to 4 before, 4 after)
+constexpr uint64_t kBmPad = TG_BM_PAD; // kAnd4 reads up to 4 words before a row's bitmap and 4 after
 
 struct Blk {
     const uint64_t *rp;
     const uint32_t *c;
     int64_t nrows;
     int64_t nnz;
+    const uint32_t *erow; // the edge-row index, or null
 };
 
-Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz}; }
+Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow}; }
 
 // First index in [lo, hi) whose value is >= x.
 __device__ __forceinline__ uint64_t lower_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
@@ -124,6 +125,9 @@ __device__ __forceinline__ int64_t row_of_warp(const uint64_t *rp, int64_t lo, i
 
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 4 };
 
+// wedge_kernel options (tg_kernel_wetric).
+enum : unsigned { kOptSkipB = 1, kOptRowCache = 2, kOptSkipA = 4 };
+
 // Dense-row bitmaps. Row v of jk gets one when it has at least minlen
 // elements and its value span is at most ratio times its length; its words
 // start at rowptr[v] * rw (rw = ceil(ratio / 32) words per element bounds the
@@ -131,6 +135,7 @@ enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 
 // the wedge kernels decide "has a bitmap" from values they load anyway.
 struct Bm {
     const uint32_t *bits; // null: no bitmaps
+    const uint32_t *off;  // compact layout (the slot's index); null: by row offsets
     uint64_t ratio;
     uint32_t minlen;
     uint32_t rw;
@@ -144,16 +149,22 @@ struct Bm {
 };
 
 __device__ __forceinline__ bool has_bitmap(const Bm &b, uint64_t len, uint32_t lo, uint32_t hi) {
-    return b.bits && len >= b.minlen && len > 0 && (uint64_t)hi - lo + 1 <= len * b.ratio;
+    return b.bits && tg_bm_has(b.ratio, b.minlen, len, lo, hi);
+}
+
+// First word of the bitmap of row v, which starts at element rp[v] = b0.
+__device__ __forceinline__ uint64_t bitmap_base(const Bm &b, int64_t v, uint64_t b0) {
+    return b.off ? 4ull * __ldg(b.off + v) : b0 * b.rw;
 }
 
 // Masks of the bits of a word starting at bit base of a 128-bit chunk that
 // lie at or above bit l, or at or below bit h, of the chunk.
+// (Clamping funnel shifts: a shift of 32 or more leaves 0.)
 __device__ __forceinline__ uint32_t and_lo_mask(uint32_t l, uint32_t base) {
-    return l <= base ? ~0u : l >= base + 32 ? 0u : ~0u << (l - base);
+    return __funnelshift_lc(0u, ~0u, (uint32_t)max((int)l - (int)base, 0));
 }
 __device__ __forceinline__ uint32_t and_hi_mask(uint32_t h, uint32_t base) {
-    return h < base ? 0u : h >= base + 31 ? ~0u : ~0u >> (31 - (h - base));
+    return __funnelshift_rc(~0u, 0u, (uint32_t)max((int)base + 31 - (int)h, 0));
 }
 
 // Programmatic dependent launch (sm_90): the bitmap build lets the wedge
@@ -165,11 +176,6 @@ __device__ __forceinline__ uint32_t and_hi_mask(uint32_t h, uint32_t base) {
 __device__ __forceinline__ void grid_dependency_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void grid_dependents_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -191,7 +197,9 @@ struct Split {
 
 template <int S>
 struct Shared {
-    typedef cub::BlockScan<uint64_t, kThreads> Scan;
+    // Warp scans (one barrier) rather than the default raking (two, and a
+    // serial pass by one warp): the scan sits on every block's critical path.
+    typedef cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
     typedef cub::BlockReduce<unsigned long long, kThreads> Reduce;
     union {
         typename Scan::TempStorage scan;
@@ -207,6 +215,59 @@ struct Shared {
     int64_t rows[2];
     uint64_t pub[3];            // slot (or ~0), first chunk entry, entries
 };
+
+// Evaluates wedge w, the off-th of edge k of the block: 1 when it closes a
+// triangle (the bitmap intersections: the triangles of its word or chunk).
+template <int S>
+__device__ __forceinline__ uint32_t eval_wedge(const Shared<S> &sm, int k, uint64_t w,
+                                               const uint32_t *__restrict__ ikc,
+                                               const uint32_t *__restrict__ jkc,
+                                               const uint32_t *__restrict__ bm) {
+    const uint64_t off = w - sm.pre[k];
+    const uint8_t m = sm.mode[k];
+    if (m == kAnd) {
+        // Word off of the overlap: v's bitmap word against the 32
+        // bits of u's bitmap at the same values (a funnel shift of
+        // two words), both ends masked to the overlap, whose bits
+        // outside the rows' spans may be another row's words.
+        const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
+        const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
+        const uint32_t *wp = bm + (ba >> 5);
+        uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
+        bits &= wv;
+        if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
+        if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
+        return __popc(bits);
+    }
+    if (m == kAnd4) {
+        // The same four words at a time: v's as one aligned
+        // 16-byte load, u's from five words.
+        const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
+        const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
+        const uint32_t *wp = bm + (ba >> 5);
+        const uint32_t sh = (uint32_t)ba & 31u;
+        const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
+                       u4 = __ldg(wp + 4);
+        uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
+        uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
+        if (off == 0) {
+            const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
+            b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
+        }
+        if (w + 1 == sm.pre[k + 1]) {
+            const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
+            b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
+        }
+        return __popc(b0) + __popc(b1) + __popc(b2) + __popc(b3);
+    }
+    if (m == kIterJK) return contains(ikc, sm.sbase[k], sm.slen[k], __ldg(jkc + sm.iter[k] + off));
+    const uint32_t x = __ldg(ikc + sm.iter[k] + off);
+    if (m == kIterIKBitmap) {
+        const uint32_t d = x - sm.slen[k];
+        return (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
+    }
+    return contains(jkc, sm.sbase[k], sm.slen[k], x);
+}
 
 // Evaluates wedges [wb, we) of the block's wedge space (the prefix in sm.pre
 // over E edges, sm.pre[E] being the block's total). Every thread of the
@@ -246,66 +307,50 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
         for (int j = 0; j < S; j++) {
             const int q = j * kThreads + t;
             const uint64_t w = r0 + q;
-            if (w < we) {
-                const int k = sm.k[q];
-                const uint64_t off = w - sm.pre[k];
-                const uint8_t m = sm.mode[k];
-                bool hit;
-                if (m == kAnd) {
-                    // Word off of the overlap: v's bitmap word against the 32
-                    // bits of u's bitmap at the same values (a funnel shift of
-                    // two words), both ends masked to the overlap, whose bits
-                    // outside the rows' spans may be another row's words.
-                    const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
-                    const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
-                    const uint32_t *wp = bm + (ba >> 5);
-                    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
-                    bits &= wv;
-                    if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
-                    if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
-                    found += __popc(bits);
-                    continue;
-                }
-                if (m == kAnd4) {
-                    // The same four words at a time: v's as one aligned
-                    // 16-byte load, u's from five words.
-                    const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-                    const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
-                    const uint32_t *wp = bm + (ba >> 5);
-                    const uint32_t sh = (uint32_t)ba & 31u;
-                    const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
-                                   u4 = __ldg(wp + 4);
-                    uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
-                    uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
-                    if (off == 0) {
-                        const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
-                        b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
-                    }
-                    if (w + 1 == sm.pre[k + 1]) {
-                        const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
-                        b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
-                    }
-                    found += __popc(b0) + __popc(b1) + __popc(b2) + __popc(b3);
-                    continue;
-                }
-                if (m == kIterJK) {
-                    const uint32_t x = __ldg(jkc + sm.iter[k] + off);
-                    hit = contains(ikc, sm.sbase[k], sm.slen[k], x);
-                } else {
-                    const uint32_t x = __ldg(ikc + sm.iter[k] + off);
-                    if (m == kIterIKBitmap) {
-                        const uint32_t d = x - sm.slen[k];
-                        hit = (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
-                    } else {
-                        hit = contains(jkc, sm.sbase[k], sm.slen[k], x);
-                    }
-                }
-                found += hit;
-            }
+            if (w < we) found += eval_wedge<S>(sm, sm.k[q], w, ikc, jkc, bm);
         }
-        __syncthreads();
+        // sm.k is written again only by a next round (uniform condition).
+        if (r0 + (uint64_t)kThreads * S < we) __syncthreads();
     }
     return found;
+}
+
+// For an edge whose rows both have bitmaps (ik and jk one block; vb and ub
+// their first words, ulo u's first value): picks the word (kAnd) or
+// four-word (kAnd4) intersection over the overlap of the value ranges when
+// it costs less than best, and sets the edge's walk state.
+__device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t ilo, uint32_t ihi, uint32_t jlo,
+                                         uint32_t jhi, uint64_t vb, uint64_t ub, uint32_t ulo, uint64_t &cnt,
+                                         uint8_t &mode, uint64_t &iter, uint64_t &sbase, uint32_t &slen) {
+    const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
+    const uint64_t w0 = (lo - jlo) >> 5, w1 = (hi - jlo) >> 5, nw = w1 - w0 + 1;
+    // Four-word chunks start at a multiple of four words of v's bitmap,
+    // which starts at one (both layouts; the host turns kAnd4 off
+    // otherwise), so v's chunk is one aligned 16-byte load.
+    const uint64_t c0 = w0 >> 2, nc = (w1 >> 2) - c0 + 1;
+    if (bmp.and4_cost && nc * bmp.and4_cost < min(best, nw * bmp.and_cost)) {
+        cnt = nc;
+        mode = kAnd4;
+        sbase = vb + 4 * c0;
+        // Bit of value jlo + 128 c0 in u's bitmap; that value may lie up to
+        // 127 below ulo, so this can point into the words before the row's
+        // (padded).
+        iter = (uint64_t)((int64_t)ub * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo);
+        slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8);
+        return true;
+    }
+    if (nw * bmp.and_cost < best) {
+        cnt = nw;
+        mode = kAnd;
+        sbase = vb + w0;
+        // Bit of value jlo + 32 w0 in u's bitmap; that value may lie up to 31
+        // below ulo, so this can point into the word before the row's
+        // (padded).
+        iter = (uint64_t)((int64_t)ub * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo);
+        slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8);
+        return true;
+    }
+    return false;
 }
 
 // E edges per block: fewer edges shorten the longest block, which bounds
@@ -318,9 +363,8 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
 // 0: one search after the other, with fewer live registers.
 template <int S, int E, int MB, int C>
 __global__ void __launch_bounds__(kThreads, MB)
-wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long long *out) {
+wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts, unsigned long long *out) {
     typedef typename Shared<S>::Scan Scan;
-    typedef typename Shared<S>::Reduce Reduce;
     __shared__ Shared<S> sm;
 
     const int t = threadIdx.x;
@@ -328,21 +372,31 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
     const uint64_t e1 = min(e0 + E, (uint64_t)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
-    // Warp 0 finds the first edge's row, warp 1 the last one's.
-    if constexpr (C != 0) {
-        if (t < 64) {
-            const int64_t r = row_of_warp(ij.rp, 0, ij.nrows, t < 32 ? e0 : e1 - 1);
-            if ((t & 31) == 0) sm.rows[t >> 5] = r;
-        }
+    // The block's edges lie in rows r0 .. rlast: two loads from the
+    // edge-row index when the slot has one, else warp 0 finds the first
+    // edge's row and warp 1 the last one's.
+    int64_t r0, rlast;
+    if (E == (1 << TG_EROW_SHIFT) && ij.erow) {
+        r0 = __ldg(ij.erow + blockIdx.x);
+        rlast = __ldg(ij.erow + blockIdx.x + 1);
     } else {
-        if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
-        if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
+        if constexpr (C != 0) {
+            if (t < 64) {
+                const int64_t r = row_of_warp(ij.rp, 0, ij.nrows, t < 32 ? e0 : e1 - 1);
+                if ((t & 31) == 0) sm.rows[t >> 5] = r;
+            }
+        } else {
+            if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
+            if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
+        }
+        __syncthreads();
+        r0 = sm.rows[0];
+        rlast = sm.rows[1];
     }
-    __syncthreads();
     // Few rows (the usual case): their rowptr entries are loaded once, side
     // by side, and each edge finds its row in shared memory.
-    const int64_t r0 = sm.rows[0], span = sm.rows[1] - r0 + 1;
-    const bool cached = C != 0 && span <= kThreads;
+    const int64_t span = rlast - r0 + 1;
+    const bool cached = (C != 0 || (opts & kOptRowCache)) && span <= kThreads;
     if (cached) {
         if (t < span) sm.rpc[t] = __ldg(ij.rp + r0 + t);
         __syncthreads();
@@ -363,7 +417,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
             }
             u = r0 + lo;
         } else {
-            u = row_of(ij.rp, r0, sm.rows[1] + 1, e);
+            u = row_of(ij.rp, r0, rlast + 1, e);
         }
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
@@ -383,91 +437,88 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
                     // bound is below jlo <= jhi, so the upper bound may be
                     // searched from the row's start.
                     uint64_t pa0, pa1, pb0, pb1;
-                    if constexpr (C != 0) {
-                    uint64_t l0 = a0, h0 = ilo >= jlo ? a0 : a1; // first ik >= jlo
-                    uint64_t l1 = ihi <= jhi ? a1 : a0, h1 = a1; // first ik > jhi
-                    uint64_t l2 = b0, h2 = jlo >= ilo ? b0 : b1; // first jk >= ilo
-                    uint64_t l3 = jhi <= ihi ? b1 : b0, h3 = b1; // first jk > ihi
-                    while (l0 < h0 || l1 < h1 || l2 < h2 || l3 < h3) {
-                        const uint64_t m0 = l0 + ((h0 - l0) >> 1), m1 = l1 + ((h1 - l1) >> 1);
-                        const uint64_t m2 = l2 + ((h2 - l2) >> 1), m3 = l3 + ((h3 - l3) >> 1);
-                        const uint32_t v0 = l0 < h0 ? __ldg(ik.c + m0) : 0u;
-                        const uint32_t v1 = l1 < h1 ? __ldg(ik.c + m1) : 0u;
-                        const uint32_t v2 = l2 < h2 ? __ldg(jk.c + m2) : 0u;
-                        const uint32_t v3 = l3 < h3 ? __ldg(jk.c + m3) : 0u;
-                        if (l0 < h0) { if (v0 < jlo) l0 = m0 + 1; else h0 = m0; }
-                        if (l1 < h1) { if (v1 <= jhi) l1 = m1 + 1; else h1 = m1; }
-                        if (l2 < h2) { if (v2 < ilo) l2 = m2 + 1; else h2 = m2; }
-                        if (l3 < h3) { if (v3 <= ihi) l3 = m3 + 1; else h3 = m3; }
-                    }
-                    pa0 = l0;
-                    pa1 = l1;
-                    pb0 = l2;
-                    pb1 = l3;
-                    } else {
-                        pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
-                        pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
-                        pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
-                        pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
-                    }
-                    const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
                     const bool hb = has_bitmap(bmp, b1 - b0, jlo, jhi);
-                    // Cost per wedge: a fixed part (find, load) plus one load
-                    // for a bitmap or one per binary-search step.
-                    const uint64_t cost_a = ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
-                    const uint64_t cost_b = cb * (2 + (64 - __clzll(ca)));
-                    if (cost_a <= cost_b) {
-                        cnt = ca;
-                        iter = pa0;
-                        if (hb) {
-                            mode = kIterIKBitmap;
-                            sbase = b0 * bmp.rw;
-                            slen = jlo;
-                        } else {
-                            sbase = pb0;
-                            slen = (uint32_t)cb;
-                        }
-                    } else {
-                        cnt = cb;
-                        mode = kIterJK;
-                        iter = pb0;
-                        sbase = pa0;
-                        slen = (uint32_t)ca;
-                    }
-                    // Both rows dense: a word of the overlap covers 32 values
-                    // for about the price of two lookups. Row u's bitmap is
-                    // the one of its whole row (start us, first value ulo).
-                    if (bmp.and_cost && hb && ca >= bmp.and_min) {
+                    // With v's bitmap an element of u costs one lookup, so
+                    // v's list is rarely the one to enumerate: its clip
+                    // bounds (two searches) are skipped and it is not.
+                    const bool skipb = C == 0 && hb && (opts & kOptSkipB);
+                    // Both rows with bitmaps and u's list long enough: an
+                    // intersection of words that beats looking up all of
+                    // u's list (an upper bound of its clipped part) needs
+                    // no clip bounds at all.
+                    bool picked = false;
+                    if (skipb && (opts & kOptSkipA) && bmp.and_cost && a1 - a0 >= bmp.and_min) {
                         const uint64_t us = !self ? a0 : cached ? sm.rpc[u - r0] : __ldg(ik.rp + u);
                         const uint32_t ulo = __ldg(ik.c + us);
-                        if (has_bitmap(bmp, a1 - us, ulo, ihi)) {
-                            const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
-                            const uint64_t w0 = (lo - jlo) >> 5, w1 = (hi - jlo) >> 5, nw = w1 - w0 + 1;
-                            // Four-word chunks start at a multiple of four
-                            // words of v's bitmap (rw * b0 is one, rw = 8), so
-                            // v's chunk is one aligned 16-byte load.
-                            const uint64_t c0 = w0 >> 2, nc = (w1 >> 2) - c0 + 1;
-                            const uint64_t best = min(cost_a, cost_b);
-                            const bool four = bmp.and4_cost && (bmp.rw & 3) == 0 && nc * bmp.and4_cost < min(best, nw * bmp.and_cost);
-                            if (four) {
-                                cnt = nc;
-                                mode = kAnd4;
-                                sbase = b0 * bmp.rw + 4 * c0;
-                                // Bit of value jlo + 128 c0 in u's bitmap; that
-                                // value may lie up to 127 below ulo, so this can
-                                // point into the words before the row's (padded).
-                                iter = (uint64_t)((int64_t)(us * bmp.rw) * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo);
-                                slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8);
-                            } else if (nw * bmp.and_cost < best) {
-                                cnt = nw;
-                                mode = kAnd;
-                                sbase = b0 * bmp.rw + w0;
-                                // Bit of value jlo + 32 w0 in u's bitmap; that
-                                // value may lie up to 31 below ulo, so this can
-                                // point into the word before the row's (padded).
-                                iter = (uint64_t)((int64_t)(us * bmp.rw) * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo);
-                                slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8);
+                        if (has_bitmap(bmp, a1 - us, ulo, ihi))
+                            picked = pick_and(bmp, 3 * (a1 - a0), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
+                                              bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
+                    }
+                    if (!picked) {
+                        if constexpr (C != 0) {
+                        uint64_t l0 = a0, h0 = ilo >= jlo ? a0 : a1; // first ik >= jlo
+                        uint64_t l1 = ihi <= jhi ? a1 : a0, h1 = a1; // first ik > jhi
+                        uint64_t l2 = b0, h2 = jlo >= ilo ? b0 : b1; // first jk >= ilo
+                        uint64_t l3 = jhi <= ihi ? b1 : b0, h3 = b1; // first jk > ihi
+                        while (l0 < h0 || l1 < h1 || l2 < h2 || l3 < h3) {
+                            const uint64_t m0 = l0 + ((h0 - l0) >> 1), m1 = l1 + ((h1 - l1) >> 1);
+                            const uint64_t m2 = l2 + ((h2 - l2) >> 1), m3 = l3 + ((h3 - l3) >> 1);
+                            const uint32_t v0 = l0 < h0 ? __ldg(ik.c + m0) : 0u;
+                            const uint32_t v1 = l1 < h1 ? __ldg(ik.c + m1) : 0u;
+                            const uint32_t v2 = l2 < h2 ? __ldg(jk.c + m2) : 0u;
+                            const uint32_t v3 = l3 < h3 ? __ldg(jk.c + m3) : 0u;
+                            if (l0 < h0) { if (v0 < jlo) l0 = m0 + 1; else h0 = m0; }
+                            if (l1 < h1) { if (v1 <= jhi) l1 = m1 + 1; else h1 = m1; }
+                            if (l2 < h2) { if (v2 < ilo) l2 = m2 + 1; else h2 = m2; }
+                            if (l3 < h3) { if (v3 <= ihi) l3 = m3 + 1; else h3 = m3; }
+                        }
+                        pa0 = l0;
+                        pa1 = l1;
+                        pb0 = l2;
+                        pb1 = l3;
+                        } else {
+                            pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
+                            pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
+                            if (skipb) {
+                                pb0 = b0;
+                                pb1 = b1;
+                            } else {
+                                pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
+                                pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
                             }
+                        }
+                        const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
+                        // Cost per wedge: a fixed part (find, load) plus one load
+                        // for a bitmap or one per binary-search step.
+                        const uint64_t cost_a = ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
+                        const uint64_t cost_b = skipb ? ~0ull : cb * (2 + (64 - __clzll(ca)));
+                        if (cost_a <= cost_b) {
+                            cnt = ca;
+                            iter = pa0;
+                            if (hb) {
+                                mode = kIterIKBitmap;
+                                sbase = bitmap_base(bmp, v, b0);
+                                slen = jlo;
+                            } else {
+                                sbase = pb0;
+                                slen = (uint32_t)cb;
+                            }
+                        } else {
+                            cnt = cb;
+                            mode = kIterJK;
+                            iter = pb0;
+                            sbase = pa0;
+                            slen = (uint32_t)ca;
+                        }
+                        // Both rows dense: a word of the overlap covers 32 values
+                        // for about the price of two lookups. Row u's bitmap is
+                        // the one of its whole row (start us, first value ulo).
+                        if (bmp.and_cost && hb && ca >= bmp.and_min) {
+                            const uint64_t us = !self ? a0 : cached ? sm.rpc[u - r0] : __ldg(ik.rp + u);
+                            const uint32_t ulo = __ldg(ik.c + us);
+                            if (has_bitmap(bmp, a1 - us, ulo, ihi))
+                                pick_and(bmp, min(cost_a, cost_b), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
+                                         bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
                         }
                     }
                 }
@@ -522,9 +573,11 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned long 
     // Everything above reads the blocks only; from here the bitmaps are
     // read, so wait for the build this launch may overlap (see launch_wedges).
     if (bmp.bits) grid_dependency_wait();
-    const unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
-    const unsigned long long sum = Reduce(sm.tmp.reduce).Sum(found);
-    if (t == 0 && sum) atomicAdd(out, sum);
+    unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
+    // One atomic per warp: a block-wide reduction would end the block with
+    // one more barrier.
+    for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
+    if ((t & 31) == 0 && found) atomicAdd(out, found);
 }
 
 // Chunks left by heavy blocks, in grid-stride order: each loads its block's
@@ -558,48 +611,10 @@ chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned
     if (t == 0 && sum) atomicAdd(out, sum);
 }
 
-// One warp per rpw rows of jk (rpw <= 32): lane l < rpw tests row
-// base + l, then the warp clears and sets the words of each row that gets a
-// bitmap (has_bitmap), one row after the other. rpw 1 is a warp per row;
-// larger rpw launch rpw times fewer threads, most of which would only find
-// that their row has no bitmap (the cost on small subtasks).
-__global__ void bitmap_fill(Blk jk, Bm b, uint32_t *bits, int rpw) {
-    grid_dependents_launch();
-    const int lane = threadIdx.x & 31;
-    const int64_t v = (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * rpw + lane;
-    bool mine = false;
-    unsigned long long b0 = 0, b1 = 0;
-    uint32_t lo = 0, hi = 0;
-    if (lane < rpw && v < jk.nrows) {
-        b0 = jk.rp[v];
-        b1 = jk.rp[v + 1];
-        if (b1 > b0) {
-            lo = jk.c[b0];
-            hi = jk.c[b1 - 1];
-            mine = has_bitmap(b, b1 - b0, lo, hi);
-        }
-    }
-    unsigned todo = __ballot_sync(0xffffffffu, mine);
-    while (todo) {
-        const int src = __ffs(todo) - 1;
-        todo &= todo - 1;
-        const unsigned long long r0 = __shfl_sync(0xffffffffu, b0, src), r1 = __shfl_sync(0xffffffffu, b1, src);
-        const uint32_t l = __shfl_sync(0xffffffffu, lo, src), h = __shfl_sync(0xffffffffu, hi, src);
-        uint32_t *row = bits + r0 * b.rw;
-        const uint64_t words = ((uint64_t)h - l + 1 + 31) >> 5;
-        for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
-        __syncwarp();
-        for (uint64_t i = r0 + lane; i < r1; i += 32) {
-            const uint32_t d = jk.c[i] - l;
-            atomicOr(row + (d >> 5), 1u << (d & 31));
-        }
-    }
-}
-
 // MB: blocks per SM the registers must allow (1: no constraint).
 template <int S, int E, int MB = 1, int C = 1>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
-                          unsigned long long *d_count, bool overlap) {
+                          unsigned opts, unsigned long long *d_count, bool overlap) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     cudaLaunchConfig_t cfg = {};
@@ -611,7 +626,7 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = overlap ? 1 : 0; // overlap: right after the bitmap build
-    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C>, ij, ik, jk, bmp, self, sp, d_count);
+    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C>, ij, ik, jk, bmp, self, sp, opts, d_count);
     if (err == cudaSuccess) err = cudaGetLastError();
     if (err != cudaSuccess || !sp.wedges) return err;
     // As many blocks as fit at once; chunks are of equal size, so a static
@@ -649,7 +664,9 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
-    const Blk ij = view(ij_), ik = view(ik_), jk = view(jk_);
+    Blk ij = view(ij_);
+    const Blk ik = view(ik_), jk = view(jk_);
+    if (tg_env_long("TG_WETRIC_EROW", 1) == 0) ij.erow = nullptr; // measurements: search the rows instead
     const bool self = ij_ == ik_ && ik_ == jk_ && ij_->upper;
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
@@ -662,7 +679,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     if (ratio < 0) ratio = 0;
     // Spread 8 on every graph measured (with the short-chain setup, rmat23
     // 81.1 against 88.9 ms at 16; soc-Epinions1 0.064 against 0.066).
-    long spread = tg_env_long("TG_WETRIC_SPREAD", 8);
+    long spread = tg_env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 22) ? 4 : 8);
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
     // (docs/kernels.md), small ones included.
@@ -693,7 +710,13 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // no bitmap row, many serialise long rows side by side.
     long rpw = tg_env_long("TG_WETRIC_FILLRPW", 4);
     if (rpw < 1 || rpw > 32) rpw = 1;
-    Bm bmp{nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", 4), (uint32_t)((ratio + 31) / 32), 0, 0, 0};
+    Bm bmp{nullptr, nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", TG_BM_MINLEN),
+           (uint32_t)((ratio + 31) / 32), 0, 0, 0};
+    // The index the slot built at load serves when it was built by the same
+    // rule; otherwise (a tuning override, or a slot without room for it)
+    // the bitmaps are built here, in scratch, by row offsets.
+    const tg_bitmap &own = jk_->bm;
+    const bool prebuilt = ratio > 0 && own.bits && (uint64_t)own.ratio == (uint64_t)ratio && own.minlen == bmp.minlen;
     // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
     // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
     if (ik_ == jk_) {
@@ -702,14 +725,19 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         const long am = tg_env_long("TG_WETRIC_ANDMIN", 8);
         bmp.and_min = am > 0 ? (uint32_t)am : 1;
         const long a4 = tg_env_long("TG_WETRIC_AND4COST", 5);
-        bmp.and4_cost = a4 > 0 ? (uint32_t)a4 : 0;
+        bmp.and4_cost = a4 > 0 && (prebuilt || (bmp.rw & 3) == 0) ? (uint32_t)a4 : 0;
     }
     // Every row with a bitmap has span <= ratio * len, so it fits in the
     // rw * len words from rowptr * rw.
     // A pad of kBmPad words on each side: kAnd reads one word before a row's
     // first and one after its last (masked away).
-    const uint64_t bm_bytes = ratio > 0 ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
+    const uint64_t bm_bytes = ratio > 0 && !prebuilt ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
 
+    // Host-side setup ends here (the compute capability below is cached).
+    {
+        cudaError_t err = env->begin(env);
+        if (err != cudaSuccess) return err;
+    }
     char *scr = nullptr;
     if (split_bytes + bm_bytes > 0) {
         void *p = nullptr;
@@ -740,56 +768,68 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         cudaError_t err = cudaMemsetAsync(sp.ctl, 0, 2 * sizeof(unsigned long long), env->stream);
         if (err != cudaSuccess) return err;
     }
-    if (ratio > 0) {
+    if (prebuilt) {
+        bmp.bits = own.bits;
+        bmp.off = own.off;
+    } else if (ratio > 0) {
         uint32_t *bits = (uint32_t *)(scr + split_bytes) + kBmPad;
-        const uint64_t warps = ((uint64_t)jk.nrows + rpw - 1) / rpw;
-        const uint64_t fb = (warps * 32 + 255) / 256;
-        if (fb > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-        bmp.bits = bits; // has_bitmap tests it, in the fill as in the wedges
-        bitmap_fill<<<(unsigned)fb, 256, 0, env->stream>>>(jk, bmp, bits, (int)rpw);
-        cudaError_t err = cudaGetLastError();
+        bmp.bits = bits;
+        cudaError_t err = tg_bitmap_fill(jk_, (uint32_t)ratio, bmp.minlen, bmp.rw, nullptr, bits, true, (int)rpw,
+                                         env->stream);
         if (err != cudaSuccess) return err;
     }
     cudaError_t err;
-    // Registers capped for 6 blocks of 256 threads per SM (40 registers):
-    // with the bitmap intersections (kAnd, kAnd4) the cap for 8 blocks (32
-    // registers) spills too much, rmat22 26.9 against 25.7 ms, rmat23 71.3
-    // against 68.4, rmat20 3.75 against 3.63; no cap was slower still
-    // before them (rmat23 95.5 against 80.8 at 8 blocks).
-    const long lb = tg_env_long("TG_WETRIC_LB", 6);
-    // Short-chain setup (C = 1) on small subtasks, where the block's setup
-    // is on the critical path (soc-Epinions1 0.052 against 0.055 ms); from
-    // 2^21 ij edges the searches one after the other, with fewer live
-    // registers, win (rmat18 0.559 against 0.570, rmat22 24.7 against 25.7,
-    // rmat23 65.8 against 68.5).
-    const bool shortc = tg_env_long("TG_WETRIC_CLIP", ij.nnz < (1 << 21) ? 1 : 0) != 0;
+    const bool small = ij.nnz < (1 << 21);
+    // Registers capped for 8 blocks of 256 threads per SM (32 registers)
+    // from 2^21 ij edges, for 6 (40) below.
+    const long lb = tg_env_long("TG_WETRIC_LB", small ? 6 : 8);
+    // The clip searches one after the other (C = 0) on every graph since
+    // the edge-row index: short dependent-load chains (C = 1) measured
+    // slower (soc-Epinions1 0.044 against 0.041 ms, rmat22 23.9 against
+    // 22.0); TG_WETRIC_CLIP=1 selects them.
+    const bool shortc = tg_env_long("TG_WETRIC_CLIP", 0) != 0;
+    unsigned opts = 0;
+    if (tg_env_long("TG_WETRIC_SKIPB", 1) != 0) opts |= kOptSkipB;
+    if (tg_env_long("TG_WETRIC_ROWCACHE", 1) != 0) opts |= kOptRowCache;
+    if (tg_env_long("TG_WETRIC_SKIPA", 1) != 0) opts |= kOptSkipA;
     // The wedge kernel overlaps the bitmap build (programmatic dependent
     // launch, sm_90 and later): TG_WETRIC_OVERLAP=0 turns it off.
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    // The device's compute capability, asked once per device (host time
+    // inside the timed call otherwise).
+    static int majors[64];
+    int major = 0;
+    if (env->device >= 0 && env->device < 64 && majors[env->device] > 0) {
+        major = majors[env->device];
+    } else if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, env->device) != cudaSuccess) {
+        cudaGetLastError();
         major = 0;
-    const bool overlap = ratio > 0 && major >= 9 && tg_env_long("TG_WETRIC_OVERLAP", 1) != 0;
-    if ((lb == 8 || lb == 6) && epb == 256 && (spread == 8 || spread == 16)) {
-#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, d_count, overlap)
+    } else if (env->device >= 0 && env->device < 64) {
+        majors[env->device] = major;
+    }
+    const bool overlap = ratio > 0 && !prebuilt && major >= 9 && tg_env_long("TG_WETRIC_OVERLAP", 1) != 0;
+    if ((lb == 8 || lb == 6) && epb == 256 && (spread == 4 || spread == 8 || spread == 16)) {
+#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap)
+#define WETRIC_C(S_, MB_) (shortc ? WETRIC_L(S_, MB_, 1) : WETRIC_L(S_, MB_, 0))
         if (spread == 16)
-            err = lb == 8 ? (shortc ? WETRIC_L(16, 8, 1) : WETRIC_L(16, 8, 0))
-                          : (shortc ? WETRIC_L(16, 6, 1) : WETRIC_L(16, 6, 0));
+            err = lb == 8 ? WETRIC_C(16, 8) : WETRIC_C(16, 6);
+        else if (spread == 4)
+            err = lb == 8 ? WETRIC_C(4, 8) : WETRIC_C(4, 6);
         else
-            err = lb == 8 ? (shortc ? WETRIC_L(8, 8, 1) : WETRIC_L(8, 8, 0))
-                          : (shortc ? WETRIC_L(8, 6, 1) : WETRIC_L(8, 6, 0));
+            err = lb == 8 ? WETRIC_C(8, 8) : WETRIC_C(8, 6);
+#undef WETRIC_C
 #undef WETRIC_L
     } else if (epb == 64) {
         switch (spread) {
-        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
-        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
-        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
+        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
+        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
         }
     } else {
         switch (spread) {
-        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
-        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
-        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
-        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, d_count, overlap); break;
+        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
+        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
+        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
+        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
         }
     }
     if (err == cudaSuccess && sp.wedges && getenv("TG_WETRIC_STATS")) {

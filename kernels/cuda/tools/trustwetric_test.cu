@@ -10,7 +10,7 @@
 //
 // Build (device machine):
 //   nvcc -O3 -arch=sm_90 -std=c++17 -Xcompiler -fopenmp -Ikernels/cuda \
-//     kernels/cuda/{trust,wetric,polak,trix,grouptc}.cu \
+//     kernels/cuda/{trust,wetric,bitmap,env,polak,trix,grouptc}.cu \
 //     kernels/cuda/tools/trustwetric_test.cu -o twt -lgomp
 // (polak, trix and grouptc are timed beside them for the auto policy; with
 // -DTWT_NO_TRIX_GROUPTC only polak is, and trix.cu, grouptc.cu are left out.)
@@ -88,9 +88,15 @@ static cudaError_t scratch_cb(tg_kernel_env *env, int which, size_t bytes, void 
 
 // ---------------------------------------------------------------- device blocks
 
+// TWT_PREBUILT=1: blocks carry the indexes a library slot builds at load
+// (bitmap.cu: the compact bitmaps, which wetric then reads instead of
+// building its own, and the edge-row index).
+static bool prebuilt_index() { return getenv("TWT_PREBUILT") && atoi(getenv("TWT_PREBUILT")) != 0; }
+
 struct DevBlock {
     uint64_t *rp = nullptr;
     uint32_t *c = nullptr;
+    uint32_t *off = nullptr, *bits = nullptr, *erow = nullptr;
     tg_dblock d{};
     void upload(const HostCSR &h) {
         CK(cudaMalloc(&rp, (h.nrows + 1) * sizeof(uint64_t)));
@@ -107,14 +113,50 @@ struct DevBlock {
         d.upper = 1;
         for (int64_t u = 0; u < h.nrows && d.upper; u++)
             if (h.rp[u + 1] > h.rp[u] && (int64_t)h.c[h.rp[u]] <= u) d.upper = 0;
+        if (prebuilt_index() && nnz > 0) {
+            CK(cudaMalloc(&off, (h.nrows + 1) * sizeof(uint32_t)));
+            size_t tb = tg_bitmap_layout_tmp(h.nrows);
+            void *tmp = nullptr;
+            CK(cudaMalloc(&tmp, std::max<size_t>(tb, 16)));
+            CK(tg_bitmap_layout(&d, TG_BM_RATIO, TG_BM_MINLEN, off, tmp, tb, 0));
+            uint32_t chunks = 0;
+            CK(cudaMemcpy(&chunks, off + h.nrows, sizeof chunks, cudaMemcpyDeviceToHost));
+            CK(cudaFree(tmp));
+            const size_t words = (size_t)chunks * 4 + 2 * TG_BM_PAD;
+            CK(cudaMalloc(&bits, words * sizeof(uint32_t)));
+            CK(cudaMemset(bits, 0, words * sizeof(uint32_t)));
+            CK(tg_bitmap_fill(&d, TG_BM_RATIO, TG_BM_MINLEN, 0, off, bits + TG_BM_PAD, false, 4, 0));
+            CK(cudaDeviceSynchronize());
+            d.bm = tg_bitmap{bits + TG_BM_PAD, off, TG_BM_RATIO, TG_BM_MINLEN};
+            CK(cudaMalloc(&erow, tg_edge_rows_len((int64_t)nnz) * sizeof(uint32_t)));
+            CK(tg_edge_rows(&d, erow, 0));
+            CK(cudaDeviceSynchronize());
+            d.erow = erow;
+        }
     }
     void release() {
+        if (off) CK(cudaFree(off));
+        if (bits) CK(cudaFree(bits));
+        if (erow) CK(cudaFree(erow));
+        off = bits = erow = nullptr;
+        d.bm = tg_bitmap{};
+        d.erow = nullptr;
         if (rp) CK(cudaFree(rp));
         if (c) CK(cudaFree(c));
         rp = nullptr;
         c = nullptr;
     }
 };
+
+// The timed region starts where the kernel says (tg_kernel_env.begin), as
+// in the library.
+static cudaEvent_t g_ev0;
+static bool g_started = false;
+static cudaError_t begin_cb(tg_kernel_env *env) {
+    if (g_started) return cudaSuccess;
+    g_started = true;
+    return cudaEventRecord(g_ev0, env->stream);
+}
 
 struct Runner {
     tg_kernel_env env{};
@@ -131,6 +173,7 @@ struct Runner {
         env.sm_count = prop.multiProcessorCount;
         env.shared_mem_per_block_optin = prop.sharedMemPerBlockOptin;
         env.scratch = scratch_cb;
+        env.begin = begin_cb;
         env.ctx = &scr;
         CK(cudaMalloc(&d_count, sizeof(unsigned long long)));
         CK(cudaEventCreate(&ev0));
@@ -140,8 +183,10 @@ struct Runner {
     uint64_t run(tg_kernel_fn fn, const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk,
                  float *ms = nullptr) {
         CK(cudaMemsetAsync(d_count, 0, sizeof(unsigned long long), env.stream));
-        CK(cudaEventRecord(ev0, env.stream));
+        g_ev0 = ev0;
+        g_started = false;
         CK(fn(ij, ik, jk, &env, d_count));
+        if (!g_started) CK(cudaEventRecord(ev0, env.stream));
         CK(cudaEventRecord(ev1, env.stream));
         CK(cudaEventSynchronize(ev1));
         CK(cudaGetLastError());
@@ -384,10 +429,12 @@ static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "
                                    "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
                                    "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
                                    "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW",
-                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST", "TG_WETRIC_OVERLAP"};
+                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST", "TG_WETRIC_OVERLAP",
+                                   "TG_WETRIC_EROW", "TG_WETRIC_SKIPB", "TG_WETRIC_ROWCACHE", "TG_WETRIC_SKIPA"};
 
 // Sets the variables of "A=1 B=2" after clearing every measurement variable.
 static void apply_env(const char *spec) {
+    tg_env_forget();
     for (const char *k : kEnv) unsetenv(k);
     char buf[256];
     snprintf(buf, sizeof buf, "%s", spec);
@@ -538,6 +585,10 @@ static void check_random(Runner &r) {
                                   "TG_WETRIC_BITMAP=0",
                                   "TG_WETRIC_CLIP=0",
                                   "TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_SPREAD=4 TG_WETRIC_LB=6", "TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_LB=8",
+                                  "TG_WETRIC_SKIPB=0", "TG_WETRIC_ROWCACHE=0 TG_WETRIC_SPREAD=8", "TG_WETRIC_ROWCACHE=0 TG_WETRIC_SKIPB=0 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_SKIPA=0", "TG_WETRIC_SKIPA=0 TG_WETRIC_ROWCACHE=0 TG_WETRIC_BITMAP=64",
+                                  "TG_WETRIC_SPREAD=4 TG_WETRIC_LB=8 TG_WETRIC_CLIP=1 TG_WETRIC_ROUNDS=1",
                                   "TG_WETRIC_LB=6 TG_WETRIC_BITMAP=64",
                                   "TG_WETRIC_LB=6 TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
                                   "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64 TG_WETRIC_FILLRPW=32",
@@ -605,7 +656,15 @@ static void check_random(Runner &r) {
                                      "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_OVERLAP=0",
                                      "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
                                      "TG_WETRIC_BITMAP=512 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=2 TG_WETRIC_SPREAD=16",
-                                     "TG_WETRIC_BITMAP=128 TG_WETRIC_AND4COST=2 TG_WETRIC_ANDCOST=0 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"};
+                                     "TG_WETRIC_BITMAP=128 TG_WETRIC_AND4COST=2 TG_WETRIC_ANDCOST=0 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0",
+                                     // the default rule's ratio and minimum length, so that a prebuilt index serves
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_LB=6",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=8",
+                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SKIPA=0",
+                                     "TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SKIPB=0 TG_WETRIC_ROWCACHE=0"};
             for (const char *cf : andcfgs) {
                 apply_env(cf);
                 char what[200];
@@ -630,6 +689,19 @@ static void check_random(Runner &r) {
 // ---------------------------------------------------------------- bench
 
 struct Variant { const char *kernel; const char *env; };
+
+// Whether env contains one of the '|'-separated parts of pats.
+static bool match_any(const char *env, const char *pats) {
+    std::string all(pats);
+    size_t b = 0;
+    while (b <= all.size()) {
+        size_t e = all.find('|', b);
+        if (e == std::string::npos) e = all.size();
+        if (e > b && strstr(env, all.substr(b, e - b).c_str())) return true;
+        b = e + 1;
+    }
+    return false;
+}
 
 static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool cpu_check, int maxP) {
     DevBlock d;
@@ -668,16 +740,24 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"wetric", "TG_WETRIC_ANDMIN=32"}, {"wetric", "TG_WETRIC_ANDMIN=16"}, {"wetric", "TG_WETRIC_AND4COST=6 TG_WETRIC_LB=6"},
         {"wetric", "TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_BITMAP=128"}, {"wetric", "TG_WETRIC_BITMAP=512"},
         {"wetric", "TG_WETRIC_BITMAP=1024"}, {"wetric", "TG_WETRIC_BMMIN=4"},
+        {"wetric", "TG_WETRIC_EROW=0"}, {"wetric", "TG_WETRIC_LB=8"}, {"wetric", "TG_WETRIC_CLIP=1"},
+        {"wetric", "TG_WETRIC_LB=8 TG_WETRIC_CLIP=1"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=8"},
+        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8"},
+        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6 TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8 TG_WETRIC_SPREAD=4"},
+        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6 TG_WETRIC_SPREAD=16"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8 TG_WETRIC_SPREAD=16"},
+        {"wetric", "TG_WETRIC_SKIPB=0"}, {"wetric", "TG_WETRIC_ROWCACHE=0"}, {"wetric", "TG_WETRIC_SKIPA=0"},
+        {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_SKIPA=0 TG_WETRIC_SPREAD=8"},
+        {"wetric", "TG_WETRIC_SKIPA=0 TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_LB=8"},
         {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
     const char *only = getenv("TWT_ONLY");
     uint64_t ref = have ? want : ~0ull;
     const bool quick = getenv("TWT_QUICK") != nullptr; // defaults only
-    const char *match = getenv("TWT_MATCH");             // and variants whose settings contain this
+    const char *match = getenv("TWT_MATCH");             // and variants whose settings contain one of "A|B|..."
     for (const Variant &v : vars) {
         if (quick && v.env[0]) continue;
-        if (match && v.env[0] && !strstr(v.env, match)) continue;
+        if (match && v.env[0] && !match_any(v.env, match)) continue;
         if (only && strcmp(only, v.kernel) != 0) continue;
         bool diag = strncmp(v.env, "diag ", 5) == 0;
         apply_env(v.env + (diag ? 5 : 0));

@@ -1,0 +1,123 @@
+// Indexes of a block built once at load (tg_internal.cuh): the dense-row
+// bitmaps (layout by a scan, then the fill; the rule for which rows get one
+// is there too) and the edge-row index. wetric.cu is the reader.
+#include "tg_internal.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+namespace {
+
+// Per row: its bitmap's size in 4-word chunks (0 without one).
+__global__ void bitmap_chunks(const uint64_t *__restrict__ rp, const uint32_t *__restrict__ c, int64_t nrows,
+                              uint32_t ratio, uint32_t minlen, uint32_t *off) {
+    const int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v > nrows) return;
+    uint32_t n = 0;
+    if (v < nrows) {
+        const uint64_t b0 = rp[v], b1 = rp[v + 1];
+        if (b1 > b0) {
+            const uint32_t lo = c[b0], hi = c[b1 - 1];
+            if (tg_bm_has(ratio, minlen, b1 - b0, lo, hi)) {
+                const uint64_t words = ((uint64_t)hi - lo + 1 + 31) >> 5;
+                n = (uint32_t)((words + 3) >> 2);
+            }
+        }
+    }
+    off[v] = n; // off[nrows] = 0 turns into the total
+}
+
+// One warp per rpw rows (rpw <= 32): lane l < rpw tests row base + l, then
+// the warp clears (when asked) and sets the words of each row that gets a
+// bitmap, one row after the other. rpw 1 is a warp per row; larger rpw
+// launch rpw times fewer threads, most of which would only find that their
+// row has no bitmap (the cost on small blocks).
+__global__ void bitmap_fill(const uint64_t *__restrict__ rp, const uint32_t *__restrict__ c, int64_t nrows,
+                            uint32_t ratio, uint32_t minlen, uint32_t rw, const uint32_t *__restrict__ off,
+                            uint32_t *bits, bool clear, int rpw) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+    const int lane = threadIdx.x & 31;
+    const int64_t v = (((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5) * rpw + lane;
+    bool mine = false;
+    unsigned long long b0 = 0, b1 = 0, base = 0;
+    uint32_t lo = 0, hi = 0;
+    if (lane < rpw && v < nrows) {
+        b0 = rp[v];
+        b1 = rp[v + 1];
+        if (b1 > b0) {
+            lo = c[b0];
+            hi = c[b1 - 1];
+            mine = tg_bm_has(ratio, minlen, b1 - b0, lo, hi);
+            base = off ? 4ull * off[v] : b0 * rw;
+        }
+    }
+    unsigned todo = __ballot_sync(0xffffffffu, mine);
+    while (todo) {
+        const int src = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const unsigned long long r0 = __shfl_sync(0xffffffffu, b0, src), r1 = __shfl_sync(0xffffffffu, b1, src);
+        const unsigned long long wb = __shfl_sync(0xffffffffu, base, src);
+        const uint32_t l = __shfl_sync(0xffffffffu, lo, src), h = __shfl_sync(0xffffffffu, hi, src);
+        uint32_t *row = bits + wb;
+        if (clear) {
+            const uint64_t words = ((uint64_t)h - l + 1 + 31) >> 5;
+            for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
+            __syncwarp();
+        }
+        for (uint64_t i = r0 + lane; i < r1; i += 32) {
+            const uint32_t d = c[i] - l;
+            atomicOr(row + (d >> 5), 1u << (d & 31));
+        }
+    }
+}
+
+// Thread per entry: the last row whose offset is <= the entry's edge.
+__global__ void edge_rows(const uint64_t *__restrict__ rp, int64_t nrows, int64_t nnz, uint32_t *erow, int64_t n) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint64_t e = min((uint64_t)i << TG_EROW_SHIFT, (uint64_t)nnz - 1);
+    int64_t lo = 0, hi = nrows; // rp[lo] <= e < rp[hi]
+    while (hi - lo > 1) {
+        const int64_t mid = lo + ((hi - lo) >> 1);
+        if (rp[mid] <= e) lo = mid; else hi = mid;
+    }
+    erow[i] = (uint32_t)lo;
+}
+
+} // namespace
+
+cudaError_t tg_edge_rows(const tg_dblock *b, uint32_t *erow, cudaStream_t stream) {
+    if (b->nnz <= 0 || b->nrows <= 0 || b->nrows > (int64_t(1) << 32)) return cudaErrorInvalidValue;
+    const int64_t n = tg_edge_rows_len(b->nnz);
+    edge_rows<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(b->rowptr, b->nrows, b->nnz, erow, n);
+    return cudaGetLastError();
+}
+
+size_t tg_bitmap_layout_tmp(int64_t nrows) {
+    size_t bytes = 0;
+    uint32_t *p = nullptr;
+    cub::DeviceScan::ExclusiveSum(nullptr, bytes, p, p, (int64_t)nrows + 1);
+    return bytes;
+}
+
+cudaError_t tg_bitmap_layout(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t *off, void *tmp,
+                             size_t tmp_bytes, cudaStream_t stream) {
+    const int64_t n = b->nrows + 1;
+    bitmap_chunks<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(b->rowptr, b->cols, b->nrows, ratio, minlen, off);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    return cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, off, off, n, stream);
+}
+
+cudaError_t tg_bitmap_fill(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t rw, const uint32_t *off,
+                           uint32_t *bits, bool clear, int rpw, cudaStream_t stream) {
+    if (rpw < 1 || rpw > 32) rpw = 1;
+    const uint64_t warps = ((uint64_t)b->nrows + rpw - 1) / rpw;
+    const uint64_t blocks = (warps * 32 + 255) / 256;
+    if (blocks == 0) return cudaSuccess;
+    if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
+    bitmap_fill<<<(unsigned)blocks, 256, 0, stream>>>(b->rowptr, b->cols, b->nrows, ratio, minlen, rw, off, bits,
+                                                      clear, rpw);
+    return cudaGetLastError();
+}
