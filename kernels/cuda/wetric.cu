@@ -647,20 +647,25 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 
 // Parameters come from the blocks' sizes, which the host already knows, so
 // choosing them costs no device round trip: the bitmap (density ratio 256,
-// rows of at least 4 elements) when jk has rows of 32 or more, spread 8,
-// 256 edges per block, registers for 6 blocks per SM,
-// no chunks, and when ik is jk the bitmap intersections at a cost of 4 per
-// word and 5 per four-word chunk against 3 per element looked up, for u
-// lists of 8 or more; bitmaps for rows of 4 or more, built 4 rows per warp;
-// the short-chain setup below 2^21 ij edges. For measurements,
+// rows of at least 4 elements; the slot's index when it has one, else built
+// here 4 rows per warp) when jk has rows of 32 or more, spread 4 below 2^22
+// ij edges and 8 above, 256 edges per block, registers for 6 blocks per SM
+// below 2^21 ij edges and 8 above, no chunks, the clip searches one after
+// the other, v's clip skipped when v has a bitmap, and when ik is jk the
+// bitmap intersections at a cost of 4 per word and 5 per four-word chunk
+// against 3 per element looked up, for u lists of 8 or more (taken without
+// any clip search when they beat all of u's list). docs/kernels.md
+// (seventh round) has the measurements. For measurements,
 // TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the
 // ratio), TG_WETRIC_BMMIN (shortest row with a bitmap), TG_WETRIC_EDGES (64
-// or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (0:
-// the setup's searches one after the other), TG_WETRIC_FILLRPW (rows per
+// or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (1:
+// the short-chain setup), TG_WETRIC_FILLRPW (rows per
 // warp of the bitmap build, 1 to 32), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
 // their wedges) and, to test the fallbacks, TG_WETRIC_SLOTS and
 // TG_WETRIC_CAP (heavy blocks and chunk entries allowed), TG_WETRIC_ANDCOST
-// and TG_WETRIC_AND4COST (0 = off) and TG_WETRIC_ANDMIN override them.
+// and TG_WETRIC_AND4COST (0 = off), TG_WETRIC_ANDMIN, and TG_WETRIC_EROW,
+// TG_WETRIC_SKIPB, TG_WETRIC_SKIPA, TG_WETRIC_ROWCACHE (0 = off) override
+// them.
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -677,8 +682,9 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     ratio = tg_env_long("TG_WETRIC_BITMAP", ratio);
     if (ratio < 0) ratio = 0;
-    // Spread 8 on every graph measured (with the short-chain setup, rmat23
-    // 81.1 against 88.9 ms at 16; soc-Epinions1 0.064 against 0.066).
+    // Spread 4 below 2^22 ij edges (rmat20 2.63 against 2.71 ms at 8,
+    // soc-Epinions1 0.0357 against 0.0377), 8 above (rmat22 19.1 against
+    // 19.6); 16 was slower everywhere.
     long spread = tg_env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 22) ? 4 : 8);
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
