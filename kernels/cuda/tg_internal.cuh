@@ -12,11 +12,13 @@
 #include <cuda_runtime.h>
 
 // Integer from the environment, or dflt when unset or not a number. Kernels
-// read their tuning overrides (TG_<KERNEL>_<KNOB>) through it at each call,
-// so a measurement can sweep a knob without rebuilding; every setting is
-// exact, only speed changes. Lookups are cached (env.cu): getenv scans the
-// whole environment, and a kernel's dozen knobs were a few microseconds of
-// host time inside every timed call. name must be a string literal.
+// read their tuning overrides (TG_<KERNEL>_<KNOB>) through it, so a
+// measurement can sweep a knob without rebuilding; every setting is exact,
+// only speed changes. Each name is looked up once per process and cached
+// (env.cu): getenv scans the whole environment, and a kernel's dozen knobs
+// were a few microseconds of host time per call. So a knob is set before
+// the process starts, or the program that changes it calls tg_env_forget.
+// name must be a string literal.
 long tg_env_long(const char *name, long dflt);
 // Forgets the cached lookups, for a program that changes the knobs between
 // calls (the kernels' test driver).
