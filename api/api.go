@@ -1,0 +1,97 @@
+// Package api holds the messages that pass between the coordinator and its
+// workers. The in-process run (package pipeline) and the network transport
+// carry the same messages: Assignment from the coordinator to a worker,
+// Result and Heartbeat from a worker to the coordinator. The gRPC protocol
+// (api/pb, generated from api/trigrid.proto) converts to and from these
+// types at the edge; nothing else depends on protobuf.
+//
+// Dependency rule: api imports nothing of this module but the standard
+// library, so both coordinator and worker can import it without importing
+// each other.
+package api
+
+import "time"
+
+// WorkerID names a worker for the life of its process (memberlist node
+// name on the network, "local-N" in process).
+type WorkerID string
+
+// JobID names a job on one coordinator.
+type JobID string
+
+// SubtaskRef names one subtask of one job: Index is its position in the
+// job's subtask list, which is fixed when the job is created.
+type SubtaskRef struct {
+	Job   JobID
+	Index int
+}
+
+// Assignment hands one attempt of one subtask to a worker. The worker reads
+// blocks B[I][J], B[I][K] and B[J][K] from the job's store and counts them
+// with Kernel.
+type Assignment struct {
+	Ref SubtaskRef
+	// Attempt numbers the hand-outs of one subtask from 1. A result names
+	// the attempt it answers, so a late result of an expired lease is
+	// recognised.
+	Attempt int
+	I, J, K int
+	// Clip and TailOffset are partition.Subtask's clip, passed to the
+	// kernel unchanged.
+	Clip       bool
+	TailOffset int64
+	// Edges and Work are the subtask's size and cost estimate
+	// (partition.Subtask), used for leases and straggler detection.
+	Edges int64
+	Work  int64
+	// Store is the URL of the job's shard store ("" in process, where the
+	// worker has a block source of its own). Kernel is the kernel name
+	// ("" means the worker's default).
+	Store  string
+	Kernel string
+}
+
+// Result is a worker's answer to one Assignment. Exactly one of Err and
+// the counts is meaningful: a non-empty Err says the attempt failed.
+type Result struct {
+	Ref     SubtaskRef
+	Attempt int
+	Worker  WorkerID
+	// Triangles is the subtask's exact count.
+	Triangles uint64
+	// Kernel is the kernel that ran ("auto (wetric)").
+	Kernel string
+	// Fetch, Decode and KernelTime are the time spent getting the blocks'
+	// bytes, decoding them, and counting.
+	Fetch, Decode, KernelTime time.Duration
+	// Err is the reason the attempt failed; "" on success.
+	Err string
+}
+
+// Heartbeat tells the coordinator a worker is alive and which attempts it
+// is still running; it renews their leases.
+type Heartbeat struct {
+	Worker  WorkerID
+	Running []SubtaskRef
+}
+
+// Device is one counting device of a worker.
+type Device struct {
+	// Kind is "gpu" or "cpu"; Name the device's name; Memory its usable
+	// bytes (0 when unknown).
+	Kind   string
+	Name   string
+	Memory int64
+}
+
+// Hello is what a worker says of itself when it joins.
+type Hello struct {
+	Worker  WorkerID
+	Version string
+	Devices []Device
+	Kernels []string
+	Cores   int
+	// Slots is how many subtasks the worker counts at once (one per GPU,
+	// or one on the CPU).
+	Slots int
+}
