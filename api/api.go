@@ -66,6 +66,11 @@ type Result struct {
 	Fetch, Decode, KernelTime time.Duration
 	// Err is the reason the attempt failed; "" on success.
 	Err string
+	// HandedBack says the worker gave the attempt back without counting
+	// it (it is draining, or its device went away); Err says why. The
+	// coordinator requeues the subtask without holding the attempt
+	// against it or the worker.
+	HandedBack bool
 }
 
 // Heartbeat tells the coordinator a worker is alive and which attempts it
