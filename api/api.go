@@ -49,6 +49,10 @@ type Assignment struct {
 	// ("" means the worker's default).
 	Store  string
 	Kernel string
+	// PerVertex asks for the subtask's per-vertex triangle counts in
+	// Result.Partial; PerEdge for its per-edge support as well (which
+	// implies PerVertex).
+	PerVertex, PerEdge bool
 }
 
 // Result is a worker's answer to one Assignment. Exactly one of Err and
@@ -59,6 +63,10 @@ type Result struct {
 	Worker  WorkerID
 	// Triangles is the subtask's exact count.
 	Triangles uint64
+	// Partial holds the subtask's per-vertex (and per-edge) counts when
+	// the assignment asked for them; nil otherwise. The coordinator adds
+	// the partials of the attempt whose result wins, and of no other.
+	Partial *Partial
 	// Kernel is the kernel that ran ("auto (wetric)").
 	Kernel string
 	// Fetch, Decode and KernelTime are the time spent getting the blocks'
@@ -71,6 +79,20 @@ type Result struct {
 	// coordinator requeues the subtask without holding the attempt
 	// against it or the worker.
 	HandedBack bool
+}
+
+// Partial is one subtask's share of the per-vertex and per-edge triangle
+// counts, in the local index spaces of its blocks: a triangle a < b < c
+// with a in group I, b in J and c in K adds 1 to VI[a], VJ[b] and VK[c]
+// (local ids), and 1 to the support of its edges ab in B[I][J], ac in
+// B[I][K] and bc in B[J][K], indexed by the edge's position in that
+// block's column array. Every slice is as long as the block or group it
+// indexes; the E slices are nil without per-edge counts. When two of the
+// groups are the same (I == J, say), their slices are still separate:
+// the receiver adds each to the group it names.
+type Partial struct {
+	VI, VJ, VK    []uint64
+	EIJ, EIK, EJK []uint64
 }
 
 // Heartbeat tells the coordinator a worker is alive and which attempts it
