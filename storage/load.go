@@ -10,11 +10,15 @@ import (
 	"github.com/trigrid/trigrid/graph"
 )
 
-// WriteManifest validates m and stores it as ManifestName. Call it after
-// every shard is stored: readers take the manifest's presence to mean the
-// partitioning is complete.
+// WriteManifest validates m, seals it (sets m.Checksum) and stores it as
+// ManifestName through Put, which is atomic. Call it after every shard is
+// stored: readers take the manifest's presence to mean the partitioning
+// is complete.
 func WriteManifest(ctx context.Context, s Store, m *Manifest) error {
 	if err := m.Validate(); err != nil {
+		return err
+	}
+	if err := m.Seal(); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
@@ -24,18 +28,34 @@ func WriteManifest(ctx context.Context, s Store, m *Manifest) error {
 	return s.Put(ctx, ManifestName, append(data, '\n'))
 }
 
-// ReadManifest reads and validates the manifest of s.
+// ReadManifest reads the manifest of s, verifies its checksum and
+// validates it. Errors name the manifest's location.
 func ReadManifest(ctx context.Context, s Store) (*Manifest, error) {
 	data, err := s.Get(ctx, ManifestName)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: no readable manifest (is the partitioning complete?): %w", s.URL(), err)
 	}
+	return DecodeManifest(s.URL()+"/"+ManifestName, data)
+}
+
+// DecodeManifest parses a manifest's bytes, then checks its format, its
+// checksum and its consistency, in that order, so that a manifest of an
+// older format gets the advice to re-partition rather than a checksum
+// error. where names the manifest in errors.
+func DecodeManifest(where string, data []byte) (*Manifest, error) {
 	m := new(Manifest)
 	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("storage: %s/%s: %w", s.URL(), ManifestName, err)
+		return nil, fmt.Errorf("storage: %s: %w", where, err)
+	}
+	if m.Format != ManifestFormat {
+		// Validate words the format error.
+		return nil, fmt.Errorf("%w (in %s)", m.Validate(), where)
+	}
+	if err := m.VerifyChecksum(); err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, where)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, s.URL())
+		return nil, fmt.Errorf("%w (in %s)", err, where)
 	}
 	return m, nil
 }

@@ -7,7 +7,10 @@ import (
 )
 
 // ManifestFormat is the manifest format this build writes and reads.
-const ManifestFormat = 1
+// Format 2 added the manifest's own checksum; format 1 manifests carry
+// none, so nothing vouches for their shard list, and they are refused
+// with a request to re-partition rather than trusted.
+const ManifestFormat = 2
 
 // ManifestName is the manifest's file name in a store. It is written after
 // every shard, so its presence means the partitioning is complete.
@@ -41,6 +44,13 @@ type Manifest struct {
 	Shards []ShardInfo `json:"shards"`
 	// Created is an RFC 3339 time, for people.
 	Created string `json:"created,omitempty"`
+	// Checksum is "sha256:" and the hex SHA-256 of the manifest's
+	// canonical JSON with this field empty: it covers every field,
+	// including each shard's entry and file hash, so a shard dropped from
+	// the list with the edge count lowered to match is caught on open.
+	// WriteManifest sets it and ReadManifest verifies it. It detects
+	// edits and corruption, not a forger who recomputes it.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // GraphStats describes the whole forward graph that was partitioned.
@@ -55,6 +65,30 @@ type GraphStats struct {
 	Order string `json:"order,omitempty"`
 	// Source names the input (a path or URL), for people.
 	Source string `json:"source,omitempty"`
+	// MaxOutDegree is the largest forward (out-)degree; nil when the
+	// writer did not record it.
+	MaxOutDegree *int64 `json:"max_out_degree,omitempty"`
+	// Removed says what cleaning dropped from the input; nil when the
+	// writer did not record it (a graph partitioned from memory).
+	Removed *RemovedStats `json:"removed,omitempty"`
+	// Input describes the file that was read; nil when not recorded.
+	Input *InputStats `json:"input,omitempty"`
+}
+
+// RemovedStats is what cleaning dropped from the input.
+type RemovedStats struct {
+	SelfLoops   uint64 `json:"self_loops"`
+	Duplicates  uint64 `json:"duplicates"`
+	IsolatedIDs uint64 `json:"isolated_ids"`
+	BadLines    int64  `json:"bad_lines"`
+}
+
+// InputStats describes the input file as read.
+type InputStats struct {
+	Format      string `json:"format"`
+	Compression string `json:"compression,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	RawEdges    int64  `json:"raw_edges"`
 }
 
 // ShardInfo is the manifest's entry for one stored block.
@@ -182,6 +216,9 @@ func (m *Manifest) Validate() error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("storage: manifest: %s", fmt.Sprintf(format, args...))
 	}
+	if m.Format == 1 {
+		return fail("format 1 carries no checksum of its own, so its shard list cannot be verified: re-partition the graph with this build")
+	}
 	if m.Format != ManifestFormat {
 		return fail("format %d is not supported (this build reads %d)", m.Format, ManifestFormat)
 	}
@@ -197,6 +234,9 @@ func (m *Manifest) Validate() error {
 	n := m.Graph.Vertices
 	if n < 0 || m.Graph.Edges < 0 || m.Graph.MaxDegree < 0 {
 		return fail("negative graph counts")
+	}
+	if d := m.Graph.MaxOutDegree; d != nil && (*d < 0 || *d > m.Graph.MaxDegree) {
+		return fail("forward max degree %d outside 0..%d (the max degree)", *d, m.Graph.MaxDegree)
 	}
 	if len(m.GroupSizes) != m.P {
 		return fail("%d group sizes for P = %d", len(m.GroupSizes), m.P)

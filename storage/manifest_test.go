@@ -117,7 +117,7 @@ func TestPartitionRoundTrip(t *testing.T) {
 }
 
 func TestManifestJSON(t *testing.T) {
-	m := &Manifest{Format: 1, Scheme: SchemeRange, P: 2, PartitionID: 0x00ff00ff00ff00ff,
+	m := &Manifest{Format: ManifestFormat, Scheme: SchemeRange, P: 2, PartitionID: 0x00ff00ff00ff00ff,
 		Graph: GraphStats{Vertices: 5, Edges: 1, Wedges: 1<<63 + 1}, Boundaries: []uint64{0, 2, 5}, GroupSizes: []int64{2, 3},
 		IDMap:  &FileRef{File: "ids.tgm", Bytes: 70, Count: 5, XXHash64: 0xdeadbeef},
 		Shards: []ShardInfo{{I: 0, J: 1, File: ShardName(0, 1), Bytes: 200, Rows: 2, Cols: 3, Edges: 1, XXHash64: 1<<64 - 1}}}
@@ -180,7 +180,7 @@ func TestManifestFoldJSON(t *testing.T) {
 	if back.Fold != 2 || back.RangeFold() != 2 || back.Validate() != nil {
 		t.Fatalf("round trip: fold %d, validate %v", back.Fold, back.Validate())
 	}
-	old := `{"format":1,"scheme":"range","p":2,"partition_id":"0000000000000007","graph":{"vertices":5,"edges":3},
+	old := `{"format":2,"scheme":"range","p":2,"partition_id":"0000000000000007","graph":{"vertices":5,"edges":3},
 		"boundaries":[0,3,5],"group_sizes":[3,2],"shards":[
 		{"i":0,"j":1,"file":"shard-0000-0001.tgs","bytes":300,"rows":3,"cols":2,"edges":2,"xxhash64":"0000000000000000"},
 		{"i":1,"j":1,"file":"shard-0001-0001.tgs","bytes":300,"rows":2,"cols":2,"edges":1,"xxhash64":"0000000000000000"}]}`
@@ -194,7 +194,7 @@ func TestManifestFoldJSON(t *testing.T) {
 }
 
 func validManifest() *Manifest {
-	return &Manifest{Format: 1, Scheme: SchemeHash, P: 2, PartitionID: 7,
+	return &Manifest{Format: ManifestFormat, Scheme: SchemeHash, P: 2, PartitionID: 7,
 		Graph:      GraphStats{Vertices: 5, Edges: 3},
 		GroupSizes: []int64{3, 2},
 		Shards: []ShardInfo{
@@ -211,7 +211,9 @@ func TestManifestValidate(t *testing.T) {
 	}{
 		{"valid", func(m *Manifest) {}, ""},
 		{"range valid", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 5} }, ""},
-		{"format", func(m *Manifest) { m.Format = 2 }, "format 2 is not supported"},
+		{"format", func(m *Manifest) { m.Format = 3 }, "format 3 is not supported"},
+		{"format 1", func(m *Manifest) { m.Format = 1 }, "re-partition"},
+		{"forward degree", func(m *Manifest) { d := int64(1); m.Graph.MaxOutDegree = &d }, "forward max degree 1 outside 0..0"},
 		{"scheme", func(m *Manifest) { m.Scheme = 0 }, "invalid scheme"},
 		{"P", func(m *Manifest) { m.P = 0 }, "P = 0"},
 		{"partition id", func(m *Manifest) { m.PartitionID = 0 }, "partition id is 0"},
@@ -378,6 +380,9 @@ func TestReadManifestErrors(t *testing.T) {
 	}
 	bad := validManifest()
 	bad.P = 3
+	if err := bad.Seal(); err != nil {
+		t.Fatal(err)
+	}
 	data, _ := json.Marshal(bad)
 	s.Put(ctx, ManifestName, data)
 	if _, err := ReadManifest(ctx, s); err == nil || !strings.Contains(err.Error(), "group sizes") {
