@@ -10,16 +10,22 @@ type Report struct {
 	Edges     int64  `json:"edges"`
 	// Wedges is the number of paths of length two in the undirected graph:
 	// the sum over vertices of d(d-1)/2.
-	Wedges       uint64  `json:"wedges"`
-	MaxDegree    int64   `json:"max_degree"`
-	MaxOutDegree int64   `json:"max_out_degree"`
-	Degeneracy   int64   `json:"degeneracy,omitempty"`
-	Order        string  `json:"order"`
-	Kernel       string  `json:"kernel"`
-	Device       string  `json:"device"`
-	Removed      Removed `json:"removed"`
-	Input        Input   `json:"input"`
-	Seconds      Phases  `json:"seconds"`
+	Wedges       uint64 `json:"wedges"`
+	MaxDegree    int64  `json:"max_degree"`
+	MaxOutDegree int64  `json:"max_out_degree"`
+	Degeneracy   int64  `json:"degeneracy,omitempty"`
+	Order        string `json:"order"`
+	Kernel       string `json:"kernel"`
+	Device       string `json:"device"`
+	// KernelRequested is the kernel asked for (--kernel); Kernel is the one
+	// that ran, which differs when a GPU kernel fell back to the CPU.
+	KernelRequested string `json:"kernel_requested,omitempty"`
+	// Fallback says why the count ran on the CPU although a GPU could have
+	// been used (no library, not a library, wrong ABI, no device).
+	Fallback string  `json:"fallback,omitempty"`
+	Removed  Removed `json:"removed"`
+	Input    Input   `json:"input"`
+	Seconds  Phases  `json:"seconds"`
 	// EdgesPerSecond is undirected edges over the total wall time.
 	EdgesPerSecond float64 `json:"edges_per_second"`
 	// Verified is set when --verify recounted with the reference kernel.

@@ -131,6 +131,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		if err != nil {
 			return err
 		}
+		f.device.annotate(rep)
 		return printReport(out, rep, f.asJSON)
 	}
 	for _, path := range args {
@@ -138,6 +139,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		if err != nil {
 			return err
 		}
+		f.device.annotate(rep)
 		if err := printReport(out, rep, f.asJSON); err != nil {
 			return err
 		}
@@ -192,6 +194,9 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool) error {
 		kern += fmt.Sprintf("; %s scheme, P=%d, %d blocks, %d subtasks", p.Scheme, p.P, p.Blocks, len(p.Subtasks))
 	}
 	row("kernel", kern)
+	if rep.Fallback != "" {
+		row("fallback", fmt.Sprintf("asked for %s, counted on the CPU: %s", rep.KernelRequested, rep.Fallback))
+	}
 	s := rep.Seconds
 	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)
 	if s.Partition > 0 {

@@ -38,3 +38,12 @@ func (f *deviceFlags) apply(cfg *coordinator.CountConfig, prog *progress) error 
 	cfg.Device = sel.Device
 	return nil
 }
+
+// annotate records in rep the kernel asked for and why the GPU was not
+// used, so that a fallback is visible in the report and the JSON.
+func (f *deviceFlags) annotate(rep *coordinator.Report) {
+	rep.KernelRequested = f.kernel
+	if f.selected != nil {
+		rep.Fallback = f.selected.Fallback
+	}
+}

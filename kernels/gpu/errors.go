@@ -11,8 +11,12 @@ var (
 	// device or the configured memory limit. The caller can retry with a
 	// larger P (smaller blocks) or count on the CPU.
 	ErrOutOfMemory = errors.New("gpu: out of device memory")
-	// ErrNoLibrary: libtrigrid_cuda.so was not found or could not be loaded.
+	// ErrNoLibrary: no libtrigrid_cuda.so was found where Open looks.
 	ErrNoLibrary = errors.New("gpu: CUDA library not found")
+	// ErrBadLibrary: a file was found but is not a loadable library with
+	// trigrid's symbols (not an ELF shared object, another architecture,
+	// missing symbols). The error carries the dynamic loader's reason.
+	ErrBadLibrary = errors.New("gpu: CUDA library cannot be loaded")
 	// ErrABIMismatch: the library was built from another trigrid.h.
 	ErrABIMismatch = errors.New("gpu: CUDA library ABI version mismatch")
 	// ErrNoDevice: the library loaded but no usable GPU is visible.

@@ -66,8 +66,10 @@ type Library struct {
 // errBufLen is the size of the message buffer handed to every call.
 const errBufLen = 512
 
-// Open finds, loads and checks the library. Errors wrap ErrNoLibrary or
-// ErrABIMismatch.
+// Open finds, loads and checks the library. The first candidate path that
+// exists is the one used: a file there that does not load is ErrBadLibrary
+// (with the loader's reason), not a reason to look further. Errors wrap
+// ErrNoLibrary, ErrBadLibrary or ErrABIMismatch.
 func Open(opts Options) (*Library, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -83,12 +85,21 @@ func Open(opts Options) (*Library, error) {
 		}
 		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
+			if isPath(name) {
+				// The loader's message names the file and the reason
+				// ("invalid ELF header", "wrong ELF class").
+				msg := err.Error()
+				if !strings.Contains(msg, name) {
+					msg = name + ": " + msg
+				}
+				return nil, fmt.Errorf("%w: %s", ErrBadLibrary, msg)
+			}
 			tried = append(tried, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
 		lib := &Library{path: name, opts: opts, logger: logger.With("component", "gpu")}
 		if err := lib.bind(h); err != nil {
-			return nil, fmt.Errorf("gpu: open %s: %w: %w", name, ErrNoLibrary, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadLibrary, name, err)
 		}
 		if v := lib.abiVersion(); v != ABIVersion {
 			return nil, fmt.Errorf("gpu: open %s: %w: library has %d, trigrid wants %d", name, ErrABIMismatch, v, ABIVersion)
@@ -96,7 +107,7 @@ func Open(opts Options) (*Library, error) {
 		lib.logger.Debug("loaded CUDA library", "path", name)
 		return lib, nil
 	}
-	return nil, fmt.Errorf("gpu: open: %w (tried %s)", ErrNoLibrary, strings.Join(tried, "; "))
+	return nil, fmt.Errorf("%w (tried %s)", ErrNoLibrary, strings.Join(tried, "; "))
 }
 
 // bind resolves every symbol first, so that a library missing one is an

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 
 	"github.com/trigrid/trigrid/kernels"
@@ -27,6 +28,13 @@ type Selection struct {
 	Device string
 	// GPU describes the device counted on; nil on the CPU.
 	GPU *Device
+	// Kernel is the kernel the counters run: the one asked for, or the
+	// CPU's "auto" when a GPU-only kernel fell back to the CPU.
+	Kernel string
+	// Fallback says why the GPU was not used although the device and kernel
+	// allowed it (no library, a file that is not one, wrong ABI, no
+	// device); empty when the count runs where it was asked to.
+	Fallback string
 	// New makes one Counter per worker: a Counter may own device state and
 	// is used by one goroutine at a time.
 	New func() (kernels.Counter, error)
@@ -69,27 +77,33 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 	}
 	lib, dev, err := openDevice(lo)
 	if err == nil {
-		return &Selection{Device: dev.Name, GPU: &dev, New: func() (kernels.Counter, error) { return lib.NewCounter(kernel) }}, nil
+		return &Selection{Device: dev.Name, GPU: &dev, Kernel: kernel,
+			New: func() (kernels.Counter, error) { return lib.NewCounter(kernel) }}, nil
 	}
 	if device == "gpu" {
 		return nil, err
 	}
+	asked := kernel
 	if !onCPU {
 		kernel = "auto"
 	}
-	if errors.Is(err, ErrNoLibrary) {
-		// The usual case on a machine without CUDA: say it briefly and
-		// keep the search list for debug logs.
-		logger.Info("no CUDA library found; counting on the CPU (set --cuda-lib or TRIGRID_CUDA_LIB to use a GPU)", "kernel", kernel)
+	sel := cpuSelection(kernel, opts)
+	sel.Fallback = err.Error()
+	if errors.Is(err, ErrNoLibrary) && lo.Path == "" && os.Getenv(EnvLibrary) == "" {
+		// The usual case on a machine without CUDA, where nobody pointed
+		// at a library: say it briefly and keep the search list for
+		// debug logs.
+		sel.Fallback = "no CUDA library found"
+		logger.Info("no CUDA library found; counting on the CPU (set --cuda-lib or TRIGRID_CUDA_LIB to use a GPU)", "kernel", kernel, "asked", asked)
 		logger.Debug("CUDA library search", "err", err)
 	} else {
-		logger.Warn("GPU not usable; counting on the CPU", "reason", err.Error(), "kernel", kernel)
+		logger.Warn("GPU not usable; counting on the CPU", "reason", err.Error(), "kernel", kernel, "asked", asked)
 	}
-	return cpuSelection(kernel, opts), nil
+	return sel, nil
 }
 
 func cpuSelection(kernel string, opts SelectOptions) *Selection {
-	return &Selection{Device: "cpu", New: func() (kernels.Counter, error) {
+	return &Selection{Device: "cpu", Kernel: kernel, New: func() (kernels.Counter, error) {
 		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers, Progress: opts.Progress})
 	}}
 }
