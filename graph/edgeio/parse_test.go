@@ -149,7 +149,7 @@ func TestLongBadLineTruncated(t *testing.T) {
 func randomText(rng *rand.Rand, nlines int, withBad bool) string {
 	var b strings.Builder
 	seps := []string{" ", "\t", ",", " , ", "  \t", ", "}
-	ends := []string{"\n", "\r\n", " \n", "\t\r\n"}
+	ends := []string{"\n", "\r\n", " \n", "\t\r\n", "\r", " \r", "\r\r\n"}
 	id := func() string {
 		switch rng.IntN(10) {
 		case 0:

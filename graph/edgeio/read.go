@@ -202,6 +202,9 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 	}
 
 	br := bufio.NewReaderSize(content, sniffSize)
+	if opts.Format != FormatBin {
+		skipBOM(br)
+	}
 	head, perr := br.Peek(len(mmBanner))
 	if len(head) == 0 && perr != nil {
 		if perr == io.EOF {
@@ -227,14 +230,15 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 	case FormatMTX:
 		var p *lineParser
 		var lines int64
-		p, lines, err = readMTXHeader(br, dn, &st)
+		tr := bufio.NewReaderSize(newCRReader(br), sniffSize)
+		p, lines, err = readMTXHeader(tr, dn, &st)
 		if err == nil {
 			p.skipBad = opts.SkipBadLines
-			err = runText(ctx, br, dn, p, lines, opts, &st, fn, progress)
+			err = runText(ctx, tr, dn, p, lines, opts, &st, fn, progress)
 		}
 	default:
 		p := &lineParser{skipBad: opts.SkipBadLines}
-		err = runText(ctx, br, dn, p, 0, opts, &st, fn, progress)
+		err = runText(ctx, newCRReader(br), dn, p, 0, opts, &st, fn, progress)
 	}
 	if st.Compression != compNone && err != nil && err != fnErr && ctx.Err() == nil {
 		// A corrupt stream decompresses to garbage before its checksum is

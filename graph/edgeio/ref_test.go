@@ -17,11 +17,12 @@ type refResult struct {
 
 func isRefSep(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '\r' }
 
-// refParse parses text with the documented edge list rules. It does not
-// support a leading comma, which the fast parser rejects as "no ids".
+// refParse parses text with the documented edge list rules; a CR not
+// followed by LF ends a line like LF. It does not support a leading comma,
+// which the fast parser rejects as "no ids".
 func refParse(text string, skipBad bool) refResult {
 	var r refResult
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(refLoneCR(text), "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
