@@ -27,6 +27,7 @@ var cpuKernels = []struct {
 	{"hash", func(o CPUOptions) Counter { return &hashCounter{opts: o} }},
 	{"hashcol", func(o CPUOptions) Counter { return &hashCounter{opts: o, byCols: true} }},
 	{"merge", func(o CPUOptions) Counter { return &mergeCounter{opts: o} }},
+	{"local", func(o CPUOptions) Counter { return &localCounter{opts: o} }},
 	{"reference", func(CPUOptions) Counter { return referenceCounter{} }},
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 func TestNewCPU(t *testing.T) {
-	want := []string{"auto", "hash", "hashcol", "merge", "reference"}
+	want := []string{"auto", "hash", "hashcol", "merge", "local", "reference"}
 	if got := CPUKernelNames(); !slices.Equal(got, want) {
 		t.Fatalf("CPUKernelNames() = %v, want %v", got, want)
 	}
