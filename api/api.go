@@ -122,3 +122,18 @@ type Hello struct {
 	// or one on the CPU).
 	Slots int
 }
+
+// Welcome is the coordinator's answer to a Hello: the heartbeat interval
+// the worker must keep and the lease an attempt has without a heartbeat.
+type Welcome struct {
+	Version   string
+	Heartbeat time.Duration
+	Lease     time.Duration
+}
+
+// Cancel tells a worker to drop one attempt and send no result for it.
+type Cancel struct {
+	Ref     SubtaskRef
+	Attempt int
+	Reason  string
+}

@@ -1,0 +1,87 @@
+package api
+
+import "time"
+
+// JobSpec is what a client submits: a graph file on the coordinator's
+// filesystem to clean and partition, or an existing shard store.
+type JobSpec struct {
+	// Exactly one of Graph and Shards is set.
+	Graph  string
+	Shards string
+	// Partitions is P for a graph; 0 chooses it from the workers' device
+	// memory. Ignored for a shard store, whose manifest fixes P.
+	Partitions int
+	// Scheme is "hash" or "range" ("" means hash) for a graph.
+	Scheme string
+	// Kernel is the kernel name; "" means each worker's default.
+	Kernel string
+}
+
+// JobState is where a job is in its life.
+type JobState int
+
+const (
+	JobUnknown JobState = iota
+	// JobQueued waits behind other jobs; JobPreparing is reading and
+	// partitioning its graph; JobRunning has subtasks out.
+	JobQueued
+	JobPreparing
+	JobRunning
+	// The final states.
+	JobDone
+	JobFailed
+	JobCancelled
+)
+
+// String returns the state's lower-case name.
+func (s JobState) String() string {
+	switch s {
+	case JobQueued:
+		return "queued"
+	case JobPreparing:
+		return "preparing"
+	case JobRunning:
+		return "running"
+	case JobDone:
+		return "done"
+	case JobFailed:
+		return "failed"
+	case JobCancelled:
+		return "cancelled"
+	}
+	return "unknown"
+}
+
+// Final reports whether the job can no longer change.
+func (s JobState) Final() bool { return s == JobDone || s == JobFailed || s == JobCancelled }
+
+// FaultyWorker names a worker whose result disagreed with the recount of
+// the same subtask.
+type FaultyWorker struct {
+	Worker WorkerID
+	Reason string
+}
+
+// JobStatus is a job's progress and, once done, its result.
+type JobStatus struct {
+	Job        JobID
+	State      JobState
+	Source     string
+	Partitions int
+	Scheme     string
+	Kernel     string
+	// Subtask counts.
+	Subtasks, Queued, Running, Done int64
+	// Attempts counts every hand-out; Requeued the hand-outs after a lost,
+	// expired or failed attempt; Speculated the duplicates of stragglers.
+	Attempts, Requeued, Speculated int64
+	// Workers is the number of distinct workers that returned a result.
+	Workers int
+	// Triangles is the exact total; meaningful only when State is JobDone.
+	Triangles uint64
+	Created   time.Time
+	Elapsed   time.Duration
+	// Err says why a failed job failed.
+	Err    string
+	Faulty []FaultyWorker
+}
