@@ -60,19 +60,31 @@ func DecodeManifest(where string, data []byte) (*Manifest, error) {
 	return m, nil
 }
 
-// LoadShard returns block (i, j) of the partitioning m describes. A block
-// absent from the manifest is empty and comes back as an edgeless CSR of
-// the right dimensions. A stored block is checked against its manifest
-// entry twice: the whole file (size, xxhash64) before decoding, and the
-// decoded header (scheme, P, I, J, partition id, counts) after, so a shard
-// of another partitioning is an ErrMismatch even when it is intact.
+// LoadShard returns block (i, j) of the partitioning m describes:
+// FetchShard, then DecodeBlock. A block absent from the manifest is empty
+// and comes back as an edgeless CSR of the right dimensions. A stored
+// block is checked against its manifest entry twice: the whole file (size,
+// xxhash64) before decoding, and the decoded header (scheme, P, I, J,
+// partition id, counts) after, so a shard of another partitioning is an
+// ErrMismatch even when it is intact.
 func LoadShard(ctx context.Context, s Store, m *Manifest, i, j int) (*graph.CSR, error) {
+	data, err := FetchShard(ctx, s, m, i, j)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeBlock(m, i, j, data)
+}
+
+// FetchShard returns the bytes of block (i, j)'s shard, checked against
+// the manifest's size and xxhash64; nil, with no error, for a block the
+// manifest does not list (an empty block).
+func FetchShard(ctx context.Context, s Store, m *Manifest, i, j int) ([]byte, error) {
 	if i < 0 || i >= m.P || j < 0 || j >= m.P || len(m.GroupSizes) != m.P {
 		return nil, shardErr(ShardName(i, j), ErrMismatch, "block (%d,%d) outside a %dx%d partition", i, j, m.P, m.P)
 	}
 	info, ok := m.Shard(i, j)
 	if !ok {
-		return &graph.CSR{Offsets: make([]uint64, m.GroupSizes[i]+1), NCols: m.GroupSizes[j]}, nil
+		return nil, nil
 	}
 	name := info.File
 	data, err := s.Get(ctx, name)
@@ -84,6 +96,27 @@ func LoadShard(ctx context.Context, s Store, m *Manifest, i, j int) (*graph.CSR,
 	}
 	if sum := xxhash.Sum64(data); sum != info.XXHash64 {
 		return nil, shardErr(name, ErrChecksum, "file checksum %016x, the manifest says %016x", sum, info.XXHash64)
+	}
+	return data, nil
+}
+
+// DecodeBlock decodes the shard bytes FetchShard returned for block
+// (i, j) and checks the decoded header against the manifest. nil data is
+// the empty block of a block the manifest does not list.
+func DecodeBlock(m *Manifest, i, j int, data []byte) (*graph.CSR, error) {
+	if i < 0 || i >= m.P || j < 0 || j >= m.P || len(m.GroupSizes) != m.P {
+		return nil, shardErr(ShardName(i, j), ErrMismatch, "block (%d,%d) outside a %dx%d partition", i, j, m.P, m.P)
+	}
+	info, ok := m.Shard(i, j)
+	if !ok {
+		if data != nil {
+			return nil, shardErr(ShardName(i, j), ErrMismatch, "%d bytes for a block the manifest does not list", len(data))
+		}
+		return &graph.CSR{Offsets: make([]uint64, m.GroupSizes[i]+1), NCols: m.GroupSizes[j]}, nil
+	}
+	name := info.File
+	if int64(len(data)) != info.Bytes {
+		return nil, shardErr(name, ErrMismatch, "%d bytes, the manifest says %d", len(data), info.Bytes)
 	}
 	h, c, err := DecodeShard(name, data)
 	if err != nil {

@@ -64,18 +64,24 @@ type Counter struct {
 
 var _ kernels.Counter = (*Counter)(nil)
 
-// NewCounter creates a device context for kernel (one of Kernels()). Close
-// releases it.
+// NewCounter creates a context for kernel (one of Kernels()) on the
+// device of the library's Options. Close releases it.
 func (l *Library) NewCounter(kernel string) (*Counter, error) {
+	return l.NewCounterOn(l.opts.Device, kernel)
+}
+
+// NewCounterOn creates a context for kernel on GPU device (an index of
+// Devices()). Close releases it.
+func (l *Library) NewCounterOn(device int, kernel string) (*Counter, error) {
 	if _, err := kernelID(kernel); err != nil {
 		return nil, fmt.Errorf("gpu: new counter: %w", err)
 	}
-	if err := l.checkDevice(); err != nil {
+	if err := l.checkDevice(device); err != nil {
 		return nil, fmt.Errorf("gpu: new counter: %w", err)
 	}
-	ctx, err := l.newContext()
+	ctx, err := l.newContext(device)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: new counter: %w", err)
+		return nil, fmt.Errorf("gpu: new counter on device %d: %w", device, err)
 	}
 	return &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}, nil
 }

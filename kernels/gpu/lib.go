@@ -23,7 +23,8 @@ type Options struct {
 	// Path of the library; empty searches $TRIGRID_CUDA_LIB, the
 	// executable's directory and the system paths.
 	Path string
-	// Device is the GPU index counters run on.
+	// Device is the GPU index NewCounter runs on (NewCounterOn names its
+	// own); 0 is the first GPU.
 	Device int
 	// MemLimit caps the device bytes one counter's context may hold (blocks,
 	// scratch, preprocessing). 0 lets the library use the free memory at
@@ -172,23 +173,23 @@ func (l *Library) Devices() ([]Device, error) {
 	return devs, nil
 }
 
-// checkDevice returns ErrNoDevice unless opts.Device is visible.
-func (l *Library) checkDevice() error {
+// checkDevice returns ErrNoDevice unless device is visible.
+func (l *Library) checkDevice(device int) error {
 	devs, err := l.Devices()
 	if err != nil {
 		return err
 	}
-	if l.opts.Device < 0 || l.opts.Device >= len(devs) {
-		return fmt.Errorf("gpu: device %d of %d: %w", l.opts.Device, len(devs), ErrNoDevice)
+	if device < 0 || device >= len(devs) {
+		return fmt.Errorf("gpu: device %d of %d: %w", device, len(devs), ErrNoDevice)
 	}
 	return nil
 }
 
-// newContext creates a device context with the configured limit.
-func (l *Library) newContext() (uintptr, error) {
+// newContext creates a context on device with the configured limit.
+func (l *Library) newContext(device int) (uintptr, error) {
 	buf := make([]byte, errBufLen)
 	var ctx uintptr
-	rc := l.ctxCreate(int32(l.opts.Device), l.opts.MemLimit, &ctx, &buf[0], errBufLen)
+	rc := l.ctxCreate(int32(device), l.opts.MemLimit, &ctx, &buf[0], errBufLen)
 	if err := status("tg_ctx_create", rc, buf); err != nil {
 		return 0, err
 	}

@@ -20,13 +20,16 @@ type SelectOptions struct {
 	Progress func(done, total int64)
 	// Logger receives the reason for a CPU fallback; nil discards it.
 	Logger *slog.Logger
+	// Devices lists the GPU indexes to count on, one slot each; nil or
+	// empty means every visible GPU. Library.Device is ignored.
+	Devices []int
 }
 
 // Selection says where subtasks are counted and makes the counters.
 type Selection struct {
-	// Device is "cpu" or the GPU's name.
+	// Device is "cpu" or the first GPU's name.
 	Device string
-	// GPU describes the device counted on; nil on the CPU.
+	// GPU describes the first device counted on; nil on the CPU.
 	GPU *Device
 	// Kernel is the kernel the counters run: the one asked for, or the
 	// CPU's "auto" when a GPU-only kernel fell back to the CPU.
@@ -35,8 +38,20 @@ type Selection struct {
 	// allowed it (no library, a file that is not one, wrong ABI, no
 	// device); empty when the count runs where it was asked to.
 	Fallback string
-	// New makes one Counter per worker: a Counter may own device state and
-	// is used by one goroutine at a time.
+	// New makes a Counter on the first device (Slots[0].New): a Counter
+	// may own device state and is used by one goroutine at a time.
+	New func() (kernels.Counter, error)
+	// Slots has one entry per device counted on: every selected GPU, or
+	// the CPU alone.
+	Slots []Slot
+}
+
+// Slot is one counting device of a Selection.
+type Slot struct {
+	// Device is "cpu" or the GPU's name; GPU is nil on the CPU.
+	Device string
+	GPU    *Device
+	// New makes a Counter on this device.
 	New func() (kernels.Counter, error)
 }
 
@@ -75,10 +90,14 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 	if lo.Logger == nil {
 		lo.Logger = logger
 	}
-	lib, dev, err := openDevice(lo)
+	lib, devs, err := openDevices(lo, opts.Devices)
 	if err == nil {
-		return &Selection{Device: dev.Name, GPU: &dev, Kernel: kernel,
-			New: func() (kernels.Counter, error) { return lib.NewCounter(kernel) }}, nil
+		sel := &Selection{Kernel: kernel}
+		for _, d := range devs {
+			sel.Slots = append(sel.Slots, Slot{Device: d.Name, GPU: &d, New: func() (kernels.Counter, error) { return lib.NewCounterOn(d.Index, kernel) }})
+		}
+		sel.Device, sel.GPU, sel.New = sel.Slots[0].Device, sel.Slots[0].GPU, sel.Slots[0].New
+		return sel, nil
 	}
 	if device == "gpu" {
 		return nil, err
@@ -103,23 +122,41 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 }
 
 func cpuSelection(kernel string, opts SelectOptions) *Selection {
-	return &Selection{Device: "cpu", Kernel: kernel, New: func() (kernels.Counter, error) {
+	newCPU := func() (kernels.Counter, error) {
 		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers, Progress: opts.Progress})
-	}}
+	}
+	return &Selection{Device: "cpu", Kernel: kernel, New: newCPU, Slots: []Slot{{Device: "cpu", New: newCPU}}}
 }
 
-// openDevice loads the library and checks that it has the device asked for.
-func openDevice(opts Options) (*Library, Device, error) {
+// openDevices loads the library and returns the devices asked for (every
+// visible one when want is empty). An index that is not visible, or one
+// given twice, is an error.
+func openDevices(opts Options, want []int) (*Library, []Device, error) {
 	lib, err := Open(opts)
 	if err != nil {
-		return nil, Device{}, err
+		return nil, nil, err
 	}
 	devs, err := lib.Devices()
 	if err != nil {
-		return nil, Device{}, err
+		return nil, nil, err
 	}
-	if opts.Device < 0 || opts.Device >= len(devs) {
-		return nil, Device{}, fmt.Errorf("gpu: %s: device %d of %d: %w", lib.Path(), opts.Device, len(devs), ErrNoDevice)
+	if len(devs) == 0 {
+		return nil, nil, fmt.Errorf("gpu: %s: %w", lib.Path(), ErrNoDevice)
 	}
-	return lib, devs[opts.Device], nil
+	if len(want) == 0 {
+		return lib, devs, nil
+	}
+	var out []Device
+	seen := map[int]bool{}
+	for _, d := range want {
+		if d < 0 || d >= len(devs) {
+			return nil, nil, fmt.Errorf("gpu: %s: device %d of %d: %w", lib.Path(), d, len(devs), ErrNoDevice)
+		}
+		if seen[d] {
+			return nil, nil, fmt.Errorf("gpu: device %d listed twice", d)
+		}
+		seen[d] = true
+		out = append(out, devs[d])
+	}
+	return lib, out, nil
 }

@@ -1,0 +1,32 @@
+package worker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/trigrid/trigrid/api"
+)
+
+// ErrNoMoreWork is returned by Conn.Pull when the coordinator will hand
+// this worker nothing more (the in-process job is finished, or the
+// coordinator asked the worker to leave). Run then finishes what it holds
+// and returns nil.
+var ErrNoMoreWork = errors.New("worker: no more work")
+
+// Conn is the worker's link to a coordinator. Run calls Pull from one
+// goroutine and Report and Heartbeat from others, so implementations must
+// be safe for concurrent use. Every method returns when ctx ends.
+type Conn interface {
+	// Hello introduces the worker; Run calls it once before anything else.
+	Hello(ctx context.Context, h api.Hello) error
+	// Pull blocks until the coordinator hands out between 1 and max
+	// assignments, and returns them. It returns ErrNoMoreWork when there
+	// will be none, and ctx's error when ctx ends first.
+	Pull(ctx context.Context, max int) ([]api.Assignment, error)
+	// Report sends the result of one assignment: counted, failed (Err) or
+	// handed back unfinished (HandedBack). Every assignment Pull returned
+	// gets exactly one Report.
+	Report(ctx context.Context, r api.Result) error
+	// Heartbeat says the worker is alive and which assignments it holds.
+	Heartbeat(ctx context.Context, hb api.Heartbeat) error
+}

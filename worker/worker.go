@@ -1,0 +1,461 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// Worker counts the assignments a Conn hands it. Create it with New, then
+// call Run once.
+type Worker struct {
+	cfg   Config
+	conn  Conn
+	log   *slog.Logger
+	cache *blockCache
+
+	srcMu sync.Mutex
+	srcs  map[string]Source // by store URL
+
+	heldMu sync.Mutex
+	held   map[api.SubtaskRef]int // pulled and not yet reported: attempt
+
+	started atomic.Bool
+}
+
+// task is one pulled assignment on its way through the worker.
+type task struct {
+	a       api.Assignment
+	started atomic.Bool // a slot has taken it: the prefetcher skips it
+
+	mu sync.Mutex
+	lt LoadTimes // loads made for this task, by its slot or the prefetcher
+}
+
+func (t *task) addLoad(lt LoadTimes) {
+	t.mu.Lock()
+	t.lt.Fetch += lt.Fetch
+	t.lt.Decode += lt.Decode
+	t.mu.Unlock()
+}
+
+// New checks cfg and returns a worker that talks to the coordinator
+// through cfg.Conn. It starts nothing; Run does.
+func New(cfg Config) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Worker{
+		cfg:   cfg,
+		conn:  cfg.Conn,
+		log:   cfg.Logger.With("component", "worker", "worker", string(cfg.ID)),
+		cache: newBlockCache(cfg.CacheBytes),
+		srcs:  map[string]Source{},
+		held:  map[api.SubtaskRef]int{},
+	}, nil
+}
+
+// Hello is what the worker says of itself when it joins.
+func (w *Worker) Hello() api.Hello {
+	h := api.Hello{Worker: w.cfg.ID, Version: w.cfg.Version, Kernels: append([]string(nil), w.cfg.Kernels...),
+		Cores: w.cfg.Cores, Slots: len(w.cfg.Slots)}
+	for _, s := range w.cfg.Slots {
+		h.Devices = append(h.Devices, s.Device)
+	}
+	return h
+}
+
+// Run says hello, then pulls, counts and reports assignments until the
+// Conn has no more work (ErrNoMoreWork) or ctx ends, and returns nil. When
+// ctx ends the worker drains: it pulls nothing more, hands back the
+// assignments it has not started, and lets running ones count for up to
+// Config.DrainTimeout before handing them back too. It returns an error
+// when a counter cannot be made at the start, or the Conn fails while ctx
+// is live. Run may be called once.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("worker: Run called twice")
+	}
+	slots := make([]*slotState, len(w.cfg.Slots))
+	for n, s := range w.cfg.Slots {
+		c, err := s.NewCounter("")
+		if err != nil {
+			for _, st := range slots[:n] {
+				st.close(w.log)
+			}
+			return fmt.Errorf("worker: slot %d (%s): new counter: %w", n, s.Device.Name, err)
+		}
+		slots[n] = &slotState{index: n, cfg: s, def: c, byKernel: map[string]kernels.Counter{}}
+	}
+	defer func() {
+		for _, st := range slots {
+			st.close(w.log)
+		}
+	}()
+	if err := w.conn.Hello(ctx, w.Hello()); err != nil {
+		return fmt.Errorf("worker: hello: %w", err)
+	}
+
+	// runCtx ends with ctx or a fatal error: no more pulling or loading.
+	// countCtx outlives it by DrainTimeout so running counts can finish.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	countCtx, cancelCount := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelCount()
+	var drainTimer atomic.Pointer[time.Timer]
+	stopAfter := context.AfterFunc(runCtx, func() {
+		drainTimer.Store(time.AfterFunc(w.cfg.DrainTimeout, cancelCount))
+	})
+	defer func() {
+		stopAfter()
+		if t := drainTimer.Load(); t != nil {
+			t.Stop()
+		}
+	}()
+
+	var (
+		fatalMu sync.Mutex
+		fatal   error
+	)
+	fail := func(err error) {
+		fatalMu.Lock()
+		if fatal == nil {
+			fatal = err
+		}
+		fatalMu.Unlock()
+		cancelRun()
+		cancelCount()
+	}
+
+	capacity := len(slots) * (1 + w.cfg.Prefetch)
+	free := make(chan struct{}, capacity)
+	for range capacity {
+		free <- struct{}{}
+	}
+	queue := make(chan *task, capacity)
+	prefetch := w.cfg.Prefetch > 0 && w.cfg.CacheBytes >= 0
+	var ahead chan *task
+	if prefetch {
+		ahead = make(chan *task, capacity)
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer func() {
+			close(queue)
+			if ahead != nil {
+				close(ahead)
+			}
+		}()
+		w.pull(runCtx, capacity, free, queue, ahead, fail)
+	})
+	if prefetch {
+		wg.Go(func() { w.prefetch(runCtx, ahead) })
+	}
+	if w.cfg.HeartbeatInterval > 0 {
+		hbDone := make(chan struct{})
+		defer close(hbDone)
+		go w.heartbeats(countCtx, hbDone)
+	}
+	for _, st := range slots {
+		wg.Go(func() {
+			for t := range queue {
+				var r api.Result
+				if runCtx.Err() != nil {
+					r = w.handBack(t.a, "worker draining")
+				} else {
+					r = w.count(runCtx, countCtx, st, t)
+				}
+				if err := w.report(ctx, r); err != nil {
+					fail(err)
+				}
+				w.release(t.a)
+				free <- struct{}{}
+			}
+		})
+	}
+	wg.Wait()
+	fatalMu.Lock()
+	defer fatalMu.Unlock()
+	return fatal
+}
+
+// pull fills the worker's capacity with assignments until the Conn has
+// no more or runCtx ends.
+func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, queue, ahead chan *task, fail func(error)) {
+	for {
+		n := 0
+		select {
+		case <-free:
+			n = 1
+		case <-runCtx.Done():
+			return
+		}
+	more:
+		for n < capacity {
+			select {
+			case <-free:
+				n++
+			default:
+				break more
+			}
+		}
+		as, err := w.conn.Pull(runCtx, n)
+		switch {
+		case errors.Is(err, ErrNoMoreWork):
+			w.log.Debug("no more work")
+			return
+		case runCtx.Err() != nil:
+			return
+		case err != nil:
+			fail(fmt.Errorf("worker: pull: %w", err))
+			return
+		case len(as) > n:
+			fail(fmt.Errorf("worker: pull: asked for at most %d assignments, got %d", n, len(as)))
+			return
+		}
+		for range n - len(as) {
+			free <- struct{}{}
+		}
+		for _, a := range as {
+			t := &task{a: a}
+			w.hold(a)
+			queue <- t
+			if ahead != nil {
+				ahead <- t
+			}
+		}
+	}
+}
+
+// prefetch loads the blocks of pulled assignments, in order, before a slot
+// takes them.
+func (w *Worker) prefetch(ctx context.Context, ahead chan *task) {
+	for t := range ahead {
+		if ctx.Err() != nil {
+			continue // drain the channel; the puller closes it
+		}
+		src, key, err := w.source(ctx, t.a.Store)
+		if err != nil {
+			continue // the slot meets the error again and reports it
+		}
+		for _, ij := range blocksOf(t.a) {
+			if t.started.Load() {
+				break // its slot loads the rest itself
+			}
+			// A failed load is not cached; the slot loads the block again
+			// and reports the error.
+			_, lt, _ := w.cache.get(ctx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
+			t.addLoad(lt)
+		}
+	}
+}
+
+func blocksOf(a api.Assignment) [3][2]int {
+	return [3][2]int{{a.I, a.J}, {a.I, a.K}, {a.J, a.K}}
+}
+
+func loader(src Source, ij [2]int) func(context.Context) (*graph.CSR, LoadTimes, error) {
+	return func(ctx context.Context) (*graph.CSR, LoadTimes, error) { return src.Block(ctx, ij[0], ij[1]) }
+}
+
+// count loads a task's blocks and counts them on slot st. Loading stops
+// with runCtx, counting with countCtx; an attempt stopped by either is
+// handed back rather than failed.
+func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task) api.Result {
+	t.started.Store(true)
+	a := t.a
+	r := api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID}
+	failed := func(ctx context.Context, err error) api.Result {
+		if ctx.Err() != nil {
+			return w.handBack(a, "worker draining: "+err.Error())
+		}
+		r.Err = err.Error()
+		t.mu.Lock()
+		r.Fetch, r.Decode = t.lt.Fetch, t.lt.Decode
+		t.mu.Unlock()
+		w.log.Warn("subtask failed", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K, "attempt", a.Attempt, "err", err)
+		return r
+	}
+	src, key, err := w.source(runCtx, a.Store)
+	if err != nil {
+		return failed(runCtx, err)
+	}
+	var blocks [3]*graph.CSR
+	for n, ij := range blocksOf(a) {
+		b, lt, err := w.cache.get(runCtx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
+		t.addLoad(lt)
+		if err != nil {
+			return failed(runCtx, fmt.Errorf("block (%d,%d): %w", ij[0], ij[1], err))
+		}
+		blocks[n] = b
+	}
+	counter, err := st.counter(a.Kernel)
+	if err != nil {
+		return failed(runCtx, err)
+	}
+	res, err := counter.Count(countCtx, kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset})
+	if err != nil {
+		return failed(countCtx, fmt.Errorf("kernel %s on %s: %w", counter.Name(), st.cfg.Device.Name, err))
+	}
+	r.Triangles = res.Triangles
+	r.KernelTime = res.KernelTime
+	r.Kernel = KernelName(counter)
+	t.mu.Lock()
+	r.Fetch, r.Decode = t.lt.Fetch, t.lt.Decode
+	t.mu.Unlock()
+	w.log.Debug("subtask done", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K,
+		"triangles", r.Triangles, "kernel", r.KernelTime, "slot", st.index)
+	return r
+}
+
+func (w *Worker) handBack(a api.Assignment, why string) api.Result {
+	return api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID, HandedBack: true, Err: why}
+}
+
+// report sends r: with ctx while it lives, with ReportTimeout after (while
+// draining). A report that fails because ctx ended is dropped: the
+// coordinator's lease on it runs out instead.
+func (w *Worker) report(ctx context.Context, r api.Result) error {
+	rctx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ReportTimeout)
+		defer cancel()
+	}
+	err := w.conn.Report(rctx, r)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		w.log.Warn("result not delivered while draining", "job", r.Ref.Job, "index", r.Ref.Index, "err", err)
+		return nil
+	}
+	return fmt.Errorf("worker: report subtask %d of job %s: %w", r.Ref.Index, r.Ref.Job, err)
+}
+
+// source returns the block source of a store URL ("" is Config.Source)
+// and the key its blocks are cached under. Stores are opened, and their
+// manifests read, once.
+func (w *Worker) source(ctx context.Context, url string) (Source, string, error) {
+	if url == "" {
+		if w.cfg.Source == nil {
+			return nil, "", errors.New("worker: assignment names no store and the worker has no block source")
+		}
+		return w.cfg.Source, "", nil
+	}
+	w.srcMu.Lock()
+	defer w.srcMu.Unlock()
+	if s, ok := w.srcs[url]; ok {
+		return s, url, nil
+	}
+	st, err := w.cfg.OpenStore(ctx, url)
+	if err != nil {
+		return nil, "", fmt.Errorf("worker: open store %s: %w", url, err)
+	}
+	m, err := storage.ReadManifest(ctx, st)
+	if err != nil {
+		return nil, "", fmt.Errorf("worker: %w", err)
+	}
+	s := StoreSource{Store: st, Manifest: m}
+	w.srcs[url] = s
+	return s, url, nil
+}
+
+func (w *Worker) hold(a api.Assignment) {
+	w.heldMu.Lock()
+	w.held[a.Ref] = a.Attempt
+	w.heldMu.Unlock()
+}
+
+func (w *Worker) release(a api.Assignment) {
+	w.heldMu.Lock()
+	delete(w.held, a.Ref)
+	w.heldMu.Unlock()
+}
+
+// heartbeats tells the coordinator every HeartbeatInterval which
+// assignments the worker holds, until ctx ends or done closes. ctx is the
+// counting context, so heartbeats go on while running assignments drain.
+func (w *Worker) heartbeats(ctx context.Context, done chan struct{}) {
+	tick := time.NewTicker(w.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		}
+		hb := api.Heartbeat{Worker: w.cfg.ID}
+		w.heldMu.Lock()
+		for ref := range w.held {
+			hb.Running = append(hb.Running, ref)
+		}
+		w.heldMu.Unlock()
+		if err := w.conn.Heartbeat(ctx, hb); err != nil && ctx.Err() == nil {
+			w.log.Warn("heartbeat failed", "err", err)
+		}
+	}
+}
+
+// slotState is one slot's counters: the default one, and one per other
+// kernel an assignment asked for.
+type slotState struct {
+	index    int
+	cfg      Slot
+	def      kernels.Counter
+	byKernel map[string]kernels.Counter
+}
+
+func (s *slotState) counter(kernel string) (kernels.Counter, error) {
+	if kernel == "" || kernel == s.def.Name() {
+		return s.def, nil
+	}
+	if c, ok := s.byKernel[kernel]; ok {
+		return c, nil
+	}
+	c, err := s.cfg.NewCounter(kernel)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s on %s: %w", kernel, s.cfg.Device.Name, err)
+	}
+	s.byKernel[kernel] = c
+	return c, nil
+}
+
+func (s *slotState) close(log *slog.Logger) {
+	closeCounter(s.def, log)
+	for _, c := range s.byKernel {
+		closeCounter(c, log)
+	}
+}
+
+func closeCounter(c kernels.Counter, log *slog.Logger) {
+	if cl, ok := c.(io.Closer); ok {
+		if err := cl.Close(); err != nil {
+			log.Warn("closing kernel", "kernel", c.Name(), "err", err)
+		}
+	}
+}
+
+// KernelName says which kernel ran: "auto (hashcol)" rather than "auto"
+// when the counter chose one.
+func KernelName(c kernels.Counter) string {
+	if lk, ok := c.(interface{ LastKernel() string }); ok {
+		if k := lk.LastKernel(); k != "" && k != c.Name() {
+			return c.Name() + " (" + k + ")"
+		}
+	}
+	return c.Name()
+}
