@@ -25,8 +25,9 @@ func TestRunMatchesWholeGraph(t *testing.T) {
 	}
 	for _, sc := range []storage.Scheme{storage.SchemeHash, storage.SchemeRange} {
 		for _, p := range []int{1, 2, 3, 4} {
-			for _, slots := range []int{1, 3} {
-				for _, prefetch := range []int{0, 2} {
+			for _, sp := range [][2]int{{1, 0}, {3, 2}} {
+				slots, prefetch := sp[0], sp[1]
+				{
 					t.Run(fmt.Sprintf("%v/P%d/slots%d/prefetch%d", sc, p, slots, prefetch), func(t *testing.T) {
 						part, err := partition.Split(fwd, sc, p, 2)
 						if err != nil {
