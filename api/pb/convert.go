@@ -186,7 +186,7 @@ func EncodeAssignment(a api.Assignment) *Assignment {
 		Ref: EncodeRef(a.Ref), Attempt: int32(a.Attempt),
 		I: int32(a.I), J: int32(a.J), K: int32(a.K),
 		Clip: a.Clip, TailOffset: a.TailOffset, Edges: a.Edges, Work: a.Work,
-		Store: a.Store, Kernel: a.Kernel,
+		Store: a.Store, Kernel: a.Kernel, PerVertex: a.PerVertex, PerEdge: a.PerEdge,
 	}
 }
 
@@ -230,6 +230,7 @@ func DecodeAssignment(m *Assignment) (api.Assignment, error) {
 		I: int(m.GetI()), J: int(m.GetJ()), K: int(m.GetK()),
 		Clip: m.GetClip(), TailOffset: m.GetTailOffset(), Edges: m.GetEdges(), Work: m.GetWork(),
 		Store: m.GetStore(), Kernel: m.GetKernel(),
+		PerVertex: m.GetPerVertex() || m.GetPerEdge(), PerEdge: m.GetPerEdge(),
 	}, nil
 }
 
@@ -269,8 +270,37 @@ func EncodeResult(r api.Result) *Result {
 		Ref: EncodeRef(r.Ref), Attempt: int32(r.Attempt), Worker: string(r.Worker),
 		Triangles: r.Triangles, Kernel: api.TruncateText(r.Kernel, api.MaxNameLen),
 		FetchNs: int64(r.Fetch), DecodeNs: int64(r.Decode), KernelNs: int64(r.KernelTime),
-		Error: api.TruncateText(r.Err, api.MaxErrorLen),
+		Error: api.TruncateText(r.Err, api.MaxErrorLen), HandedBack: r.HandedBack,
+		Partial: encodePartial(r.Partial),
 	}
+}
+
+func encodePartial(p *api.Partial) *Partial {
+	if p == nil {
+		return nil
+	}
+	return &Partial{Vi: p.VI, Vj: p.VJ, Vk: p.VK, Eij: p.EIJ, Eik: p.EIK, Ejk: p.EJK}
+}
+
+// decodePartial checks a partial's shape: the per-edge slices come all
+// three or none. Its lengths are bounded by the message size limit of the
+// transport, and checked against the blocks by the coordinator, which
+// knows them.
+func decodePartial(m *Partial) (*api.Partial, error) {
+	if m == nil {
+		return nil, nil
+	}
+	p := &api.Partial{VI: m.GetVi(), VJ: m.GetVj(), VK: m.GetVk(), EIJ: m.GetEij(), EIK: m.GetEik(), EJK: m.GetEjk()}
+	edges := 0
+	for _, e := range [][]uint64{p.EIJ, p.EIK, p.EJK} {
+		if e != nil {
+			edges++
+		}
+	}
+	if edges != 0 && edges != 3 {
+		return nil, fieldErr("Partial", "eij", fmt.Errorf("per-edge counts for %d of the 3 blocks", edges))
+	}
+	return p, nil
 }
 
 // DecodeResult validates and converts a result. A failed attempt (error
@@ -296,8 +326,15 @@ func DecodeResult(m *Result) (api.Result, error) {
 	if err := api.CheckText("error", m.GetError(), api.MaxErrorLen); err != nil {
 		return api.Result{}, fieldErr(msg, "error", err)
 	}
-	if m.GetError() != "" && m.GetTriangles() != 0 {
+	if m.GetHandedBack() && m.GetError() == "" {
+		return api.Result{}, fieldErr(msg, "error", fmt.Errorf("an attempt handed back says no why"))
+	}
+	if m.GetError() != "" && (m.GetTriangles() != 0 || m.GetPartial() != nil) {
 		return api.Result{}, fieldErr(msg, "triangles", fmt.Errorf("a failed attempt carries a count (%d)", m.GetTriangles()))
+	}
+	partial, err := decodePartial(m.GetPartial())
+	if err != nil {
+		return api.Result{}, fmt.Errorf("api/pb: Result.partial: %w", err)
 	}
 	fetch, err := checkDuration(msg, "fetch_ns", m.GetFetchNs())
 	if err != nil {
@@ -315,6 +352,7 @@ func DecodeResult(m *Result) (api.Result, error) {
 		Ref: ref, Attempt: int(m.GetAttempt()), Worker: api.WorkerID(m.GetWorker()),
 		Triangles: m.GetTriangles(), Kernel: m.GetKernel(),
 		Fetch: fetch, Decode: decode, KernelTime: kernel, Err: m.GetError(),
+		HandedBack: m.GetHandedBack(), Partial: partial,
 	}, nil
 }
 

@@ -43,6 +43,22 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := DecodeAssignment(&am); err != nil || !reflect.DeepEqual(got, a) {
 		t.Errorf("assignment: got %+v, %v; want %+v", got, err, a)
 	}
+	pa := sampleAssignment()
+	pa.PerVertex, pa.PerEdge = true, true
+	if got, err := DecodeAssignment(EncodeAssignment(pa)); err != nil || !reflect.DeepEqual(got, pa) {
+		t.Errorf("per-vertex assignment: got %+v, %v; want %+v", got, err, pa)
+	}
+	pr := sampleResult()
+	pr.Partial = &api.Partial{VI: []uint64{1, 2}, VJ: []uint64{3}, VK: []uint64{4, 5, 6}, EIJ: []uint64{7}, EIK: []uint64{8}, EJK: []uint64{9}}
+	var prm Result
+	wire(EncodeResult(pr), &prm)
+	if got, err := DecodeResult(&prm); err != nil || !reflect.DeepEqual(got, pr) {
+		t.Errorf("partial result: got %+v, %v; want %+v", got, err, pr)
+	}
+	hr := api.Result{Ref: api.SubtaskRef{Job: "j", Index: 1}, Attempt: 1, Worker: "w", HandedBack: true, Err: "draining"}
+	if got, err := DecodeResult(EncodeResult(hr)); err != nil || !reflect.DeepEqual(got, hr) {
+		t.Errorf("handed back: got %+v, %v", got, err)
+	}
 	r := sampleResult()
 	var rm Result
 	wire(EncodeResult(r), &rm)
@@ -154,6 +170,18 @@ func TestDecodeRefuses(t *testing.T) {
 		{"failed result with count", "triangles", func() error {
 			m := EncodeResult(sampleResult())
 			m.Error = "boom"
+			_, err := DecodeResult(m)
+			return err
+		}},
+		{"handed back without why", "error", func() error {
+			m := EncodeResult(sampleResult())
+			m.Triangles, m.HandedBack = 0, true
+			_, err := DecodeResult(m)
+			return err
+		}},
+		{"partial with some edge counts", "eij", func() error {
+			m := EncodeResult(sampleResult())
+			m.Partial = &Partial{Vi: []uint64{1}, Eij: []uint64{1}}
 			_, err := DecodeResult(m)
 			return err
 		}},

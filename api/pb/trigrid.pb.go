@@ -629,8 +629,12 @@ type Assignment struct {
 	Work       int64                  `protobuf:"varint,9,opt,name=work,proto3" json:"work,omitempty"`
 	// store is the URL of the job's shard store as the worker should open
 	// it; kernel the kernel name ("" for the worker's default).
-	Store         string `protobuf:"bytes,10,opt,name=store,proto3" json:"store,omitempty"`
-	Kernel        string `protobuf:"bytes,11,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	Store  string `protobuf:"bytes,10,opt,name=store,proto3" json:"store,omitempty"`
+	Kernel string `protobuf:"bytes,11,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	// per_vertex asks for the subtask's per-vertex counts in Result.partial;
+	// per_edge for its per-edge support as well (implies per_vertex).
+	PerVertex     bool `protobuf:"varint,12,opt,name=per_vertex,json=perVertex,proto3" json:"per_vertex,omitempty"`
+	PerEdge       bool `protobuf:"varint,13,opt,name=per_edge,json=perEdge,proto3" json:"per_edge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -742,6 +746,20 @@ func (x *Assignment) GetKernel() string {
 	return ""
 }
 
+func (x *Assignment) GetPerVertex() bool {
+	if x != nil {
+		return x.PerVertex
+	}
+	return false
+}
+
+func (x *Assignment) GetPerEdge() bool {
+	if x != nil {
+		return x.PerEdge
+	}
+	return false
+}
+
 type Assignments struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Items         []*Assignment          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
@@ -797,7 +815,12 @@ type Result struct {
 	DecodeNs  int64                  `protobuf:"varint,7,opt,name=decode_ns,json=decodeNs,proto3" json:"decode_ns,omitempty"`
 	KernelNs  int64                  `protobuf:"varint,8,opt,name=kernel_ns,json=kernelNs,proto3" json:"kernel_ns,omitempty"`
 	// error is the reason the attempt failed; "" on success.
-	Error         string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	// handed_back says the worker gave the attempt back uncounted (draining,
+	// device lost); error says why.
+	HandedBack bool `protobuf:"varint,10,opt,name=handed_back,json=handedBack,proto3" json:"handed_back,omitempty"`
+	// partial is set when the assignment asked for per-vertex counts.
+	Partial       *Partial `protobuf:"bytes,11,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -895,6 +918,107 @@ func (x *Result) GetError() string {
 	return ""
 }
 
+func (x *Result) GetHandedBack() bool {
+	if x != nil {
+		return x.HandedBack
+	}
+	return false
+}
+
+func (x *Result) GetPartial() *Partial {
+	if x != nil {
+		return x.Partial
+	}
+	return nil
+}
+
+// Partial is one subtask's per-vertex (vi, vj, vk: local ids of groups I,
+// J, K) and per-edge (eij, eik, ejk: positions in the blocks' column
+// arrays) triangle counts; see api.Partial.
+type Partial struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Vi            []uint64               `protobuf:"varint,1,rep,packed,name=vi,proto3" json:"vi,omitempty"`
+	Vj            []uint64               `protobuf:"varint,2,rep,packed,name=vj,proto3" json:"vj,omitempty"`
+	Vk            []uint64               `protobuf:"varint,3,rep,packed,name=vk,proto3" json:"vk,omitempty"`
+	Eij           []uint64               `protobuf:"varint,4,rep,packed,name=eij,proto3" json:"eij,omitempty"`
+	Eik           []uint64               `protobuf:"varint,5,rep,packed,name=eik,proto3" json:"eik,omitempty"`
+	Ejk           []uint64               `protobuf:"varint,6,rep,packed,name=ejk,proto3" json:"ejk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Partial) Reset() {
+	*x = Partial{}
+	mi := &file_trigrid_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Partial) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Partial) ProtoMessage() {}
+
+func (x *Partial) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Partial.ProtoReflect.Descriptor instead.
+func (*Partial) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Partial) GetVi() []uint64 {
+	if x != nil {
+		return x.Vi
+	}
+	return nil
+}
+
+func (x *Partial) GetVj() []uint64 {
+	if x != nil {
+		return x.Vj
+	}
+	return nil
+}
+
+func (x *Partial) GetVk() []uint64 {
+	if x != nil {
+		return x.Vk
+	}
+	return nil
+}
+
+func (x *Partial) GetEij() []uint64 {
+	if x != nil {
+		return x.Eij
+	}
+	return nil
+}
+
+func (x *Partial) GetEik() []uint64 {
+	if x != nil {
+		return x.Eik
+	}
+	return nil
+}
+
+func (x *Partial) GetEjk() []uint64 {
+	if x != nil {
+		return x.Ejk
+	}
+	return nil
+}
+
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Worker        string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
@@ -905,7 +1029,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_trigrid_proto_msgTypes[10]
+	mi := &file_trigrid_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1041,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[10]
+	mi := &file_trigrid_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1054,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{10}
+	return file_trigrid_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Heartbeat) GetWorker() string {
@@ -959,7 +1083,7 @@ type CancelAttempt struct {
 
 func (x *CancelAttempt) Reset() {
 	*x = CancelAttempt{}
-	mi := &file_trigrid_proto_msgTypes[11]
+	mi := &file_trigrid_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1095,7 @@ func (x *CancelAttempt) String() string {
 func (*CancelAttempt) ProtoMessage() {}
 
 func (x *CancelAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[11]
+	mi := &file_trigrid_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1108,7 @@ func (x *CancelAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAttempt.ProtoReflect.Descriptor instead.
 func (*CancelAttempt) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{11}
+	return file_trigrid_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelAttempt) GetRef() *SubtaskRef {
@@ -1020,7 +1144,7 @@ type FetchShardRequest struct {
 
 func (x *FetchShardRequest) Reset() {
 	*x = FetchShardRequest{}
-	mi := &file_trigrid_proto_msgTypes[12]
+	mi := &file_trigrid_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1156,7 @@ func (x *FetchShardRequest) String() string {
 func (*FetchShardRequest) ProtoMessage() {}
 
 func (x *FetchShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[12]
+	mi := &file_trigrid_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1169,7 @@ func (x *FetchShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchShardRequest.ProtoReflect.Descriptor instead.
 func (*FetchShardRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{12}
+	return file_trigrid_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FetchShardRequest) GetJob() string {
@@ -1076,7 +1200,7 @@ type ShardChunk struct {
 
 func (x *ShardChunk) Reset() {
 	*x = ShardChunk{}
-	mi := &file_trigrid_proto_msgTypes[13]
+	mi := &file_trigrid_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1212,7 @@ func (x *ShardChunk) String() string {
 func (*ShardChunk) ProtoMessage() {}
 
 func (x *ShardChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[13]
+	mi := &file_trigrid_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1225,7 @@ func (x *ShardChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChunk.ProtoReflect.Descriptor instead.
 func (*ShardChunk) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{13}
+	return file_trigrid_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShardChunk) GetSize() int64 {
@@ -1149,7 +1273,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_trigrid_proto_msgTypes[14]
+	mi := &file_trigrid_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1285,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[14]
+	mi := &file_trigrid_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1298,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{14}
+	return file_trigrid_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitRequest) GetGraph() string {
@@ -1221,7 +1345,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_trigrid_proto_msgTypes[15]
+	mi := &file_trigrid_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1357,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[15]
+	mi := &file_trigrid_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1370,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{15}
+	return file_trigrid_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -1265,7 +1389,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1401,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1414,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{16}
+	return file_trigrid_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StatusRequest) GetJob() string {
@@ -1309,7 +1433,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1445,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1458,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{17}
+	return file_trigrid_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchRequest) GetJob() string {
@@ -1353,7 +1477,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1489,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1502,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{18}
+	return file_trigrid_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -1396,7 +1520,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1532,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1545,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{19}
+	return file_trigrid_proto_rawDescGZIP(), []int{20}
 }
 
 type ListRequest struct {
@@ -1432,7 +1556,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1568,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1581,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{20}
+	return file_trigrid_proto_rawDescGZIP(), []int{21}
 }
 
 type ListResponse struct {
@@ -1469,7 +1593,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1605,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1618,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{21}
+	return file_trigrid_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListResponse) GetJobs() []*JobStatus {
@@ -1514,7 +1638,7 @@ type FaultyWorker struct {
 
 func (x *FaultyWorker) Reset() {
 	*x = FaultyWorker{}
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1650,7 @@ func (x *FaultyWorker) String() string {
 func (*FaultyWorker) ProtoMessage() {}
 
 func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1663,7 @@ func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FaultyWorker.ProtoReflect.Descriptor instead.
 func (*FaultyWorker) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{22}
+	return file_trigrid_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FaultyWorker) GetWorker() string {
@@ -1590,7 +1714,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1726,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1739,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{23}
+	return file_trigrid_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobStatus) GetJob() string {
@@ -1789,7 +1913,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"\n" +
 	"SubtaskRef\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
-	"\x05index\x18\x02 \x01(\x03R\x05index\"\x87\x02\n" +
+	"\x05index\x18\x02 \x01(\x03R\x05index\"\xc1\x02\n" +
 	"\n" +
 	"Assignment\x12(\n" +
 	"\x03ref\x18\x01 \x01(\v2\x16.trigrid.v1.SubtaskRefR\x03ref\x12\x18\n" +
@@ -1804,9 +1928,12 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x04work\x18\t \x01(\x03R\x04work\x12\x14\n" +
 	"\x05store\x18\n" +
 	" \x01(\tR\x05store\x12\x16\n" +
-	"\x06kernel\x18\v \x01(\tR\x06kernel\";\n" +
+	"\x06kernel\x18\v \x01(\tR\x06kernel\x12\x1d\n" +
+	"\n" +
+	"per_vertex\x18\f \x01(\bR\tperVertex\x12\x19\n" +
+	"\bper_edge\x18\r \x01(\bR\aperEdge\";\n" +
 	"\vAssignments\x12,\n" +
-	"\x05items\x18\x01 \x03(\v2\x16.trigrid.v1.AssignmentR\x05items\"\x85\x02\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.trigrid.v1.AssignmentR\x05items\"\xd5\x02\n" +
 	"\x06Result\x12(\n" +
 	"\x03ref\x18\x01 \x01(\v2\x16.trigrid.v1.SubtaskRefR\x03ref\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12\x16\n" +
@@ -1816,7 +1943,18 @@ const file_trigrid_proto_rawDesc = "" +
 	"\bfetch_ns\x18\x06 \x01(\x03R\afetchNs\x12\x1b\n" +
 	"\tdecode_ns\x18\a \x01(\x03R\bdecodeNs\x12\x1b\n" +
 	"\tkernel_ns\x18\b \x01(\x03R\bkernelNs\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\"U\n" +
+	"\x05error\x18\t \x01(\tR\x05error\x12\x1f\n" +
+	"\vhanded_back\x18\n" +
+	" \x01(\bR\n" +
+	"handedBack\x12-\n" +
+	"\apartial\x18\v \x01(\v2\x13.trigrid.v1.PartialR\apartial\"o\n" +
+	"\aPartial\x12\x0e\n" +
+	"\x02vi\x18\x01 \x03(\x04R\x02vi\x12\x0e\n" +
+	"\x02vj\x18\x02 \x03(\x04R\x02vj\x12\x0e\n" +
+	"\x02vk\x18\x03 \x03(\x04R\x02vk\x12\x10\n" +
+	"\x03eij\x18\x04 \x03(\x04R\x03eij\x12\x10\n" +
+	"\x03eik\x18\x05 \x03(\x04R\x03eik\x12\x10\n" +
+	"\x03ejk\x18\x06 \x03(\x04R\x03ejk\"U\n" +
 	"\tHeartbeat\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x120\n" +
 	"\arunning\x18\x02 \x03(\v2\x16.trigrid.v1.SubtaskRefR\arunning\"k\n" +
@@ -1914,7 +2052,7 @@ func file_trigrid_proto_rawDescGZIP() []byte {
 }
 
 var file_trigrid_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_trigrid_proto_goTypes = []any{
 	(JobState)(0),              // 0: trigrid.v1.JobState
 	(*WorkerMessage)(nil),      // 1: trigrid.v1.WorkerMessage
@@ -1927,57 +2065,59 @@ var file_trigrid_proto_goTypes = []any{
 	(*Assignment)(nil),         // 8: trigrid.v1.Assignment
 	(*Assignments)(nil),        // 9: trigrid.v1.Assignments
 	(*Result)(nil),             // 10: trigrid.v1.Result
-	(*Heartbeat)(nil),          // 11: trigrid.v1.Heartbeat
-	(*CancelAttempt)(nil),      // 12: trigrid.v1.CancelAttempt
-	(*FetchShardRequest)(nil),  // 13: trigrid.v1.FetchShardRequest
-	(*ShardChunk)(nil),         // 14: trigrid.v1.ShardChunk
-	(*SubmitRequest)(nil),      // 15: trigrid.v1.SubmitRequest
-	(*SubmitResponse)(nil),     // 16: trigrid.v1.SubmitResponse
-	(*StatusRequest)(nil),      // 17: trigrid.v1.StatusRequest
-	(*WatchRequest)(nil),       // 18: trigrid.v1.WatchRequest
-	(*CancelRequest)(nil),      // 19: trigrid.v1.CancelRequest
-	(*CancelResponse)(nil),     // 20: trigrid.v1.CancelResponse
-	(*ListRequest)(nil),        // 21: trigrid.v1.ListRequest
-	(*ListResponse)(nil),       // 22: trigrid.v1.ListResponse
-	(*FaultyWorker)(nil),       // 23: trigrid.v1.FaultyWorker
-	(*JobStatus)(nil),          // 24: trigrid.v1.JobStatus
+	(*Partial)(nil),            // 11: trigrid.v1.Partial
+	(*Heartbeat)(nil),          // 12: trigrid.v1.Heartbeat
+	(*CancelAttempt)(nil),      // 13: trigrid.v1.CancelAttempt
+	(*FetchShardRequest)(nil),  // 14: trigrid.v1.FetchShardRequest
+	(*ShardChunk)(nil),         // 15: trigrid.v1.ShardChunk
+	(*SubmitRequest)(nil),      // 16: trigrid.v1.SubmitRequest
+	(*SubmitResponse)(nil),     // 17: trigrid.v1.SubmitResponse
+	(*StatusRequest)(nil),      // 18: trigrid.v1.StatusRequest
+	(*WatchRequest)(nil),       // 19: trigrid.v1.WatchRequest
+	(*CancelRequest)(nil),      // 20: trigrid.v1.CancelRequest
+	(*CancelResponse)(nil),     // 21: trigrid.v1.CancelResponse
+	(*ListRequest)(nil),        // 22: trigrid.v1.ListRequest
+	(*ListResponse)(nil),       // 23: trigrid.v1.ListResponse
+	(*FaultyWorker)(nil),       // 24: trigrid.v1.FaultyWorker
+	(*JobStatus)(nil),          // 25: trigrid.v1.JobStatus
 }
 var file_trigrid_proto_depIdxs = []int32{
 	4,  // 0: trigrid.v1.WorkerMessage.hello:type_name -> trigrid.v1.Hello
 	6,  // 1: trigrid.v1.WorkerMessage.pull:type_name -> trigrid.v1.Pull
 	10, // 2: trigrid.v1.WorkerMessage.result:type_name -> trigrid.v1.Result
-	11, // 3: trigrid.v1.WorkerMessage.heartbeat:type_name -> trigrid.v1.Heartbeat
+	12, // 3: trigrid.v1.WorkerMessage.heartbeat:type_name -> trigrid.v1.Heartbeat
 	5,  // 4: trigrid.v1.CoordinatorMessage.welcome:type_name -> trigrid.v1.Welcome
 	9,  // 5: trigrid.v1.CoordinatorMessage.assignments:type_name -> trigrid.v1.Assignments
-	12, // 6: trigrid.v1.CoordinatorMessage.cancel:type_name -> trigrid.v1.CancelAttempt
+	13, // 6: trigrid.v1.CoordinatorMessage.cancel:type_name -> trigrid.v1.CancelAttempt
 	3,  // 7: trigrid.v1.Hello.devices:type_name -> trigrid.v1.Device
 	7,  // 8: trigrid.v1.Assignment.ref:type_name -> trigrid.v1.SubtaskRef
 	8,  // 9: trigrid.v1.Assignments.items:type_name -> trigrid.v1.Assignment
 	7,  // 10: trigrid.v1.Result.ref:type_name -> trigrid.v1.SubtaskRef
-	7,  // 11: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
-	7,  // 12: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
-	24, // 13: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
-	0,  // 14: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
-	23, // 15: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
-	1,  // 16: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
-	13, // 17: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
-	15, // 18: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
-	17, // 19: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
-	18, // 20: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
-	19, // 21: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
-	21, // 22: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
-	2,  // 23: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
-	14, // 24: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
-	16, // 25: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
-	24, // 26: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
-	24, // 27: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
-	20, // 28: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
-	22, // 29: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 11: trigrid.v1.Result.partial:type_name -> trigrid.v1.Partial
+	7,  // 12: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
+	7,  // 13: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
+	25, // 14: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
+	0,  // 15: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
+	24, // 16: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
+	1,  // 17: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
+	14, // 18: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
+	16, // 19: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
+	18, // 20: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
+	19, // 21: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
+	20, // 22: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
+	22, // 23: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
+	2,  // 24: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
+	15, // 25: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
+	17, // 26: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
+	25, // 27: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
+	25, // 28: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
+	21, // 29: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
+	23, // 30: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
+	24, // [24:31] is the sub-list for method output_type
+	17, // [17:24] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_trigrid_proto_init() }
@@ -2002,7 +2142,7 @@ func file_trigrid_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trigrid_proto_rawDesc), len(file_trigrid_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
