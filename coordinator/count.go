@@ -88,10 +88,23 @@ func readEdges(ctx context.Context, path string, cfg *CountConfig, rep *Report) 
 	if err != nil {
 		return nil, err
 	}
-	rep.Input = Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges}
+	rep.Input = Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
+		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices}
 	rep.Removed.BadLines = rs.BadLines
 	rep.Seconds.Read = since(t)
 	return edges, nil
+}
+
+// noteUnusedIDs sets Removed.UnusedDeclaredIDs once cleaning has counted
+// the distinct ids of the input: those with an edge (Vertices) and those
+// only in self-loops (IsolatedIDs). A Matrix Market file's indices never
+// exceed its declared size, so the difference is the declared ids that no
+// entry uses.
+func noteUnusedIDs(rep *Report) {
+	used := uint64(rep.Vertices) + rep.Removed.IsolatedIDs
+	if d := rep.Input.DeclaredVertices; d > used {
+		rep.Removed.UnusedDeclaredIDs = d - used
+	}
 }
 
 // forwardOf cleans and orients edges on the host. The caller's edges are
@@ -109,6 +122,7 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountC
 	}
 	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
 	rep.Removed.SelfLoops, rep.Removed.Duplicates, rep.Removed.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
+	noteUnusedIDs(rep)
 	rep.Seconds.Clean = since(t)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -195,6 +209,7 @@ func countOnDevice(ctx context.Context, gc *gpu.Counter, edges []graph.Edge, cfg
 	st := prep.Stats
 	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
 	rep.Removed.SelfLoops, rep.Removed.Duplicates, rep.Removed.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
+	noteUnusedIDs(rep)
 	rep.Order = graph.OrderDegree.String()
 	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), int64(st.MaxForward)
 	rep.Seconds.Order = since(t)

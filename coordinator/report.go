@@ -39,6 +39,11 @@ type Removed struct {
 	Duplicates  uint64 `json:"duplicates"`
 	IsolatedIDs uint64 `json:"isolated_ids"`
 	BadLines    int64  `json:"bad_lines"`
+	// UnusedDeclaredIDs counts the ids that a Matrix Market size line
+	// declares (Input.DeclaredVertices) but no entry uses: vertices without
+	// edges, which the count leaves out like isolated ids. Zero for other
+	// formats.
+	UnusedDeclaredIDs uint64 `json:"unused_declared_ids,omitempty"`
 }
 
 // Input describes the file as read.
@@ -48,6 +53,14 @@ type Input struct {
 	Bytes       int64  `json:"bytes"`
 	Lines       int64  `json:"lines,omitempty"`
 	RawEdges    int64  `json:"raw_edges"`
+	// Header is the text of the line skipped as a column header
+	// ("FromNodeId ToNodeId") and HeaderLine its 1-based number; both are
+	// empty when no line was skipped as a header.
+	Header     string `json:"header,omitempty"`
+	HeaderLine int64  `json:"header_line,omitempty"`
+	// DeclaredVertices is max(rows, cols) of a Matrix Market size line;
+	// zero for other formats.
+	DeclaredVertices uint64 `json:"declared_vertices,omitempty"`
 }
 
 // Phases holds wall seconds per phase. Kernel is the time inside the

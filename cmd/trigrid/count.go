@@ -180,14 +180,21 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool) error {
 	}
 	row("max degree", deg)
 	r := rep.Removed
-	row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
-		commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines))))
+	removed := fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
+		commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines)))
+	if r.UnusedDeclaredIDs > 0 {
+		removed += fmt.Sprintf("; %s declared ids unused (the size line declares %s)", commas(r.UnusedDeclaredIDs), commas(rep.Input.DeclaredVertices))
+	}
+	row("removed", removed)
 	if rep.Input.Format != "" {
 		in := fmt.Sprintf("%s, %s, %s raw edges", rep.Input.Format, humanBytes(rep.Input.Bytes), commas(uint64(rep.Input.RawEdges)))
 		if rep.Input.Compression != "" {
 			in = rep.Input.Compression + " " + in
 		}
 		row("input", in)
+	}
+	if rep.Input.HeaderLine > 0 {
+		row("header", fmt.Sprintf("line %d skipped as a column header: %q", rep.Input.HeaderLine, rep.Input.Header))
 	}
 	kern := fmt.Sprintf("%s on %s, %s order", rep.Kernel, rep.Device, rep.Order)
 	if p := rep.Partition; p != nil {

@@ -3,6 +3,7 @@ package edgeio
 import (
 	"bytes"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -33,6 +34,10 @@ type chunkResult struct {
 	// looks like a column header. Only the collector knows whether any
 	// earlier chunk had content, so it decides between header and bad line.
 	header *ParseError
+	// mistyped is set with header when the line is digits but for one
+	// stray character ("O 2"): a first line like that is a bad line, not a
+	// header.
+	mistyped bool
 	// err is the first bad line when bad lines are not skipped; parsing
 	// stops there.
 	err *ParseError
@@ -158,6 +163,7 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 				pe := &ParseError{Line: line, Text: quoteText(data[start:end]), Reason: reason, BadLine: true}
 				if !p.mtx && !res.content && looksLikeHeader(data[start:end]) {
 					res.header = pe
+					res.mistyped = looksLikeMistypedEdge(data[start:end])
 				} else if p.skipBad {
 					res.bad++
 				} else {
@@ -189,6 +195,38 @@ func looksLikeHeader(b []byte) bool {
 		return !(c >= '0' && c <= '9') && c != '-' && c != '+' && c != ','
 	}
 	return false
+}
+
+// looksLikeMistypedEdge reports a line whose first two fields are digits
+// but for exactly one character, as in "O 2" typed for "0 2" or "l 5" for
+// "1 5". Real headers ("FromNodeId ToNodeId", "src,dst", "u v") have more
+// than one letter. Characters are counted as UTF-8 runes, so a stray "Ο"
+// (Greek omicron) counts once.
+func looksLikeMistypedEdge(b []byte) bool {
+	stray := 0
+	for k := 0; k < 2; k++ {
+		for len(b) > 0 && isSep(b[0]) {
+			b = b[1:]
+		}
+		j := 0
+		for j < len(b) && !isSep(b[j]) {
+			j++
+		}
+		if j == 0 {
+			return false
+		}
+		for tok := b[:j]; len(tok) > 0; {
+			if tok[0] >= '0' && tok[0] <= '9' {
+				tok = tok[1:]
+				continue
+			}
+			_, size := utf8.DecodeRune(tok)
+			tok = tok[size:]
+			stray++
+		}
+		b = b[j:]
+	}
+	return stray == 1
 }
 
 // parseLineSlow parses one line (without its '\n') with full checking and

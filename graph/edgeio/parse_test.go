@@ -162,8 +162,11 @@ func randomText(rng *rand.Rand, nlines int, withBad bool) string {
 			return fmt.Sprint(rng.IntN(1 << 20))
 		}
 	}
-	if rng.IntN(2) == 0 {
+	switch rng.IntN(4) {
+	case 0:
 		b.WriteString("FromNodeId\tToNodeId\n")
+	case 1:
+		b.WriteString("O 2\n") // a mistyped edge, not a header
 	}
 	for range nlines {
 		switch k := rng.IntN(40); {

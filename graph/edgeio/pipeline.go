@@ -87,8 +87,12 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 		if h := res.header; h != nil {
 			h.Path, h.Line = name, lines+h.Line
 			switch {
-			case !seenContent:
+			case !seenContent && !res.mistyped:
 				st.HeaderLines++
+				st.HeaderLine, st.Header = h.Line, h.Text
+			case !seenContent && !p.skipBad:
+				h.Reason += "; a first line of digits with one stray character is taken for a mistyped edge, not a header"
+				return h
 			case p.skipBad:
 				st.BadLines++
 			default:

@@ -48,7 +48,13 @@ type ReadStats struct {
 	Lines       int64  // text lines seen (0 for binary)
 	Edges       int64
 	Comments    int64
+	// HeaderLines is 1 when the first line that is neither blank nor a
+	// comment was not an edge but a column header ("FromNodeId ToNodeId")
+	// and was skipped; HeaderLine and Header are then its line number and
+	// its text (truncated like the text in a ParseError).
 	HeaderLines int64
+	HeaderLine  int64
+	Header      string
 	BadLines    int64
 	// DeclaredVertices is max(rows, cols) of a Matrix Market size line, else 0.
 	DeclaredVertices uint64

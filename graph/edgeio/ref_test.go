@@ -49,7 +49,7 @@ func refParse(text string, skipBad bool) refResult {
 		switch {
 		case ok:
 			r.edges = append(r.edges, graph.Edge{U: u, V: v})
-		case !content && !strings.ContainsAny(t[:1], "0123456789-+"):
+		case !content && !strings.ContainsAny(t[:1], "0123456789-+") && !refMistyped(f):
 			r.headers++
 		case skipBad:
 			r.bad++
@@ -62,6 +62,21 @@ func refParse(text string, skipBad bool) refResult {
 		content = true
 	}
 	return r
+}
+
+// refMistyped reports fields whose first two hold exactly one rune that
+// is not a decimal digit: an edge with a typo rather than a header.
+func refMistyped(f []string) bool {
+	if len(f) < 2 {
+		return false
+	}
+	stray := 0
+	for _, r := range f[0] + f[1] {
+		if r < '0' || r > '9' {
+			stray++
+		}
+	}
+	return stray == 1
 }
 
 // ed builds edges from u, v pairs.
