@@ -1,0 +1,321 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/trigrid/trigrid/api"
+)
+
+// Scheduler is the pure scheduling core; see the package comment in
+// scheduler.go and SchedulerConfig.
+type Scheduler struct {
+	cfg         SchedulerConfig
+	now         int64
+	jobs        map[api.JobID]*job
+	order       []*job // every job in submission order
+	workers     map[api.WorkerID]*worker
+	workerOrder []api.WorkerID // connected workers in join order
+	faulty      map[api.WorkerID]error
+	voted       map[api.WorkerID][]api.SubtaskRef
+	out         []Decision
+}
+
+// NewScheduler returns an empty scheduler at tick 0.
+func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Scheduler{
+		cfg:     cfg,
+		jobs:    make(map[api.JobID]*job),
+		workers: make(map[api.WorkerID]*worker),
+		faulty:  make(map[api.WorkerID]error),
+		voted:   make(map[api.WorkerID][]api.SubtaskRef),
+	}, nil
+}
+
+// Now is the current tick.
+func (s *Scheduler) Now() int64 { return s.now }
+
+// Config returns the validated configuration.
+func (s *Scheduler) Config() SchedulerConfig { return s.cfg }
+
+func (s *Scheduler) emit(d Decision) { s.out = append(s.out, d) }
+
+func (s *Scheduler) flush() []Decision {
+	out := s.out
+	s.out = nil
+	return out
+}
+
+func (s *Scheduler) ignore(w api.WorkerID, ref api.SubtaskRef, attempt int, format string, args ...any) {
+	s.emit(Decision{Kind: DecideIgnore, Worker: w, Job: ref.Job, Ref: ref, Attempt: attempt, Reason: fmt.Sprintf(format, args...)})
+}
+
+// AddJob queues a job behind the others (FIFO; a later job's subtasks go
+// to workers the earlier jobs have nothing for).
+func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
+	if spec.ID == "" {
+		return nil, fmt.Errorf("coordinator: job with an empty id")
+	}
+	if _, ok := s.jobs[spec.ID]; ok {
+		return nil, fmt.Errorf("%w: %s", ErrJobExists, spec.ID)
+	}
+	for idx := range spec.Settled {
+		if idx < 0 || idx >= len(spec.Subtasks) {
+			return nil, fmt.Errorf("coordinator: job %s: settled subtask %d out of range [0, %d)", spec.ID, idx, len(spec.Subtasks))
+		}
+	}
+	j := &job{
+		spec:      spec,
+		tasks:     make([]subtask, len(spec.Subtasks)),
+		state:     JobQueued,
+		groupOf:   make(map[ijKey]*group),
+		perWorker: make(map[api.WorkerID]int),
+	}
+	for idx, t := range spec.Subtasks {
+		st := &j.tasks[idx]
+		st.index, st.waitFrom = idx, -1
+		if v, ok := spec.Settled[idx]; ok {
+			st.settled, st.value, st.restored = true, v, true
+			j.settled++
+			continue
+		}
+		k := ijKey{t.I, t.J}
+		g := j.groupOf[k]
+		if g == nil {
+			g = &group{key: k}
+			j.groupOf[k] = g
+			j.groups = append(j.groups, g)
+		}
+		g.items = append(g.items, idx)
+	}
+	s.jobs[spec.ID] = j
+	s.order = append(s.order, j)
+	if j.settled == len(j.tasks) {
+		s.finishJob(j)
+	}
+	s.dispatch()
+	return s.flush(), nil
+}
+
+// CancelJob stops a job: its running attempts are cancelled and it ends
+// as cancelled. Cancelling a finished job changes nothing.
+func (s *Scheduler) CancelJob(id api.JobID) ([]Decision, error) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownJob, id)
+	}
+	if j.state.Finished() {
+		return nil, nil
+	}
+	j.state, j.err = JobCancelled, ErrJobCanceled
+	s.cancelRunning(j)
+	s.emit(Decision{Kind: DecideJobCancelled, Job: id, Err: ErrJobCanceled})
+	s.dispatch()
+	return s.flush(), nil
+}
+
+// WorkerJoined adds a worker (or refreshes one that reconnected without
+// leaving). It gets work once it pulls.
+func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
+	if h.Worker == "" {
+		s.ignore("", api.SubtaskRef{}, 0, "hello without a worker id")
+		return s.flush()
+	}
+	if w, ok := s.workers[h.Worker]; ok {
+		w.hello = h
+		return s.flush()
+	}
+	s.workers[h.Worker] = &worker{hello: h, running: make(map[api.SubtaskRef]int)}
+	s.workerOrder = append(s.workerOrder, h.Worker)
+	return s.flush()
+}
+
+// WorkerLeft removes a worker (its stream broke, membership declared it
+// dead, or it left): its running attempts are lost and their subtasks
+// requeued.
+func (s *Scheduler) WorkerLeft(id api.WorkerID, reason string) []Decision {
+	w, ok := s.workers[id]
+	if !ok {
+		s.ignore(id, api.SubtaskRef{}, 0, "unknown worker left: %s", reason)
+		return s.flush()
+	}
+	for _, ref := range sortedRefs(w.running) {
+		j := s.jobs[ref.Job]
+		st := &j.tasks[ref.Index]
+		t := st.try(w.running[ref])
+		t.state, t.reason = tryLost, reason
+		delete(w.running, ref)
+		s.afterLoss(j, st)
+	}
+	delete(s.workers, id)
+	s.workerOrder = slices.DeleteFunc(s.workerOrder, func(x api.WorkerID) bool { return x == id })
+	s.dispatch()
+	return s.flush()
+}
+
+// Pull says the worker can take n more subtasks. Assignments go out as
+// work is available, now or after later events.
+func (s *Scheduler) Pull(id api.WorkerID, n int) []Decision {
+	w, ok := s.workers[id]
+	switch {
+	case !ok:
+		s.ignore(id, api.SubtaskRef{}, 0, "pull from unknown worker")
+	case s.faulty[id] != nil:
+		s.ignore(id, api.SubtaskRef{}, 0, "pull from faulty worker")
+	case n <= 0:
+		s.ignore(id, api.SubtaskRef{}, 0, "pull of %d subtasks", n)
+	default:
+		w.demand += n
+		s.dispatch()
+	}
+	return s.flush()
+}
+
+// Heartbeat renews the leases of the attempts the worker says it is
+// running.
+func (s *Scheduler) Heartbeat(hb api.Heartbeat) []Decision {
+	w, ok := s.workers[hb.Worker]
+	if !ok {
+		s.ignore(hb.Worker, api.SubtaskRef{}, 0, "heartbeat from unknown worker")
+		return s.flush()
+	}
+	for _, ref := range hb.Running {
+		a, ok := w.running[ref]
+		if !ok {
+			continue
+		}
+		s.jobs[ref.Job].tasks[ref.Index].try(a).deadline = s.now + s.cfg.LeaseTicks
+	}
+	return s.flush()
+}
+
+// Tick advances time by one tick: lapsed leases are requeued, subtasks
+// that no worker may recount are failed after RecountWaitTicks, and idle
+// workers may get speculative copies of stragglers.
+func (s *Scheduler) Tick() []Decision {
+	s.now++
+	for _, id := range slices.Clone(s.workerOrder) {
+		w := s.workers[id]
+		for _, ref := range sortedRefs(w.running) {
+			a := w.running[ref]
+			j := s.jobs[ref.Job]
+			st := &j.tasks[ref.Index]
+			t := st.try(a)
+			if t.deadline > s.now {
+				continue
+			}
+			t.state = tryExpired
+			delete(w.running, ref)
+			w.demand = 0 // a stalled worker pulls again when it wakes
+			s.afterLoss(j, st)
+		}
+	}
+	s.checkStarved()
+	s.dispatch()
+	return s.flush()
+}
+
+// Result takes a worker's answer to an attempt.
+func (s *Scheduler) Result(r api.Result) []Decision {
+	j, ok := s.jobs[r.Ref.Job]
+	if !ok {
+		s.ignore(r.Worker, r.Ref, r.Attempt, "result for unknown job")
+		return s.flush()
+	}
+	if r.Ref.Index < 0 || r.Ref.Index >= len(j.tasks) {
+		s.ignore(r.Worker, r.Ref, r.Attempt, "result for subtask %d of %d", r.Ref.Index, len(j.tasks))
+		return s.flush()
+	}
+	st := &j.tasks[r.Ref.Index]
+	t := st.try(r.Attempt)
+	if t == nil || t.worker != r.Worker {
+		s.ignore(r.Worker, r.Ref, r.Attempt, "attempt %d was not given to this worker", r.Attempt)
+		return s.flush()
+	}
+	if w := s.workers[r.Worker]; w != nil && t.state == tryRunning {
+		delete(w.running, r.Ref)
+		if r.Err == "" && !r.HandedBack {
+			w.counted++
+		} else if !r.HandedBack {
+			w.failed++
+		}
+	}
+	if j.state.Finished() {
+		if t.state == tryRunning {
+			t.state = tryCancelled
+		}
+		s.ignore(r.Worker, r.Ref, r.Attempt, "job is %s", j.state)
+		return s.flush()
+	}
+	switch {
+	case t.state == tryCounted || t.state == tryFailed || t.state == tryHanded || t.state == tryDiscarded:
+		s.ignore(r.Worker, r.Ref, r.Attempt, "duplicate result")
+	case s.faulty[r.Worker] != nil:
+		if r.Err == "" && !r.HandedBack {
+			t.state, t.triangles = tryDiscarded, r.Triangles
+		} else if t.state == tryRunning {
+			t.state = tryCancelled
+		}
+		s.ignore(r.Worker, r.Ref, r.Attempt, "worker is faulty")
+		s.afterLoss(j, st)
+	case r.HandedBack:
+		if t.state != tryRunning {
+			s.ignore(r.Worker, r.Ref, r.Attempt, "handed back after it ended")
+			break
+		}
+		t.state, t.reason = tryHanded, r.Err
+		if w := s.workers[r.Worker]; w != nil {
+			w.demand = 0
+		}
+		s.requeueIfWanted(j, st)
+	case r.Err != "":
+		if t.state != tryRunning {
+			s.ignore(r.Worker, r.Ref, r.Attempt, "error after the attempt ended: %s", r.Err)
+			break
+		}
+		t.state, t.reason = tryFailed, r.Err
+		s.afterLoss(j, st)
+	default:
+		t.state, t.triangles = tryCounted, r.Triangles
+		s.voted[r.Worker] = append(s.voted[r.Worker], r.Ref)
+		j.perWorker[r.Worker]++
+		s.evaluate(j, st)
+	}
+	s.dispatch()
+	return s.flush()
+}
+
+// afterLoss handles an attempt that ended without a count: the job fails
+// once the subtask has failed MaxAttempts times, else the subtask is
+// requeued if it needs another attempt.
+func (s *Scheduler) afterLoss(j *job, st *subtask) {
+	if j.state.Finished() || st.settled {
+		return
+	}
+	if n := st.failures(); n >= s.cfg.MaxAttempts {
+		s.failJob(j, &SubtaskFailedError{Job: j.spec.ID, Index: st.index, Subtask: j.work(st.index),
+			Reason: fmt.Sprintf("%d attempts failed", n), Tries: st.reports()})
+		return
+	}
+	s.requeueIfWanted(j, st)
+}
+
+func sortedRefs(m map[api.SubtaskRef]int) []api.SubtaskRef {
+	refs := make([]api.SubtaskRef, 0, len(m))
+	for r := range m {
+		refs = append(refs, r)
+	}
+	slices.SortFunc(refs, func(a, b api.SubtaskRef) int {
+		if a.Job != b.Job {
+			if a.Job < b.Job {
+				return -1
+			}
+			return 1
+		}
+		return a.Index - b.Index
+	})
+	return refs
+}

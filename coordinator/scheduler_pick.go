@@ -1,0 +1,300 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/trigrid/trigrid/api"
+)
+
+// votes counts st's answers: the first count of each worker not found
+// faulty, in attempt order.
+func (s *Scheduler) votes(st *subtask) (workers []api.WorkerID, values []uint64) {
+	for i := range st.tries {
+		t := &st.tries[i]
+		if t.state != tryCounted || s.faulty[t.worker] != nil || slices.Contains(workers, t.worker) {
+			continue
+		}
+		workers = append(workers, t.worker)
+		values = append(values, t.triangles)
+	}
+	return workers, values
+}
+
+// wants reports whether st needs another attempt handed out: it is
+// unsettled and its running attempts plus counts fall short of what
+// settles it.
+func (s *Scheduler) wants(j *job, st *subtask) bool {
+	if j.state.Finished() || st.settled {
+		return false
+	}
+	voters, values := s.votes(st)
+	need := 1
+	if s.cfg.Verify {
+		need = 2
+	}
+	if !allEqual(values) {
+		need = 3
+	}
+	return st.running()+len(voters) < need
+}
+
+func allEqual(v []uint64) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// eligible reports whether w may take st: never a second copy on the same
+// worker, and not on a worker where it failed while another worker could
+// take it.
+func (s *Scheduler) eligible(st *subtask, w api.WorkerID) bool {
+	if st.busyWith(w) {
+		return false
+	}
+	if !st.failedOn(w) {
+		return true
+	}
+	for _, x := range s.workerOrder {
+		if x != w && s.faulty[x] == nil && !st.busyWith(x) && !st.failedOn(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// qualified reports whether some connected, sound worker may take st.
+func (s *Scheduler) qualified(st *subtask) bool {
+	for _, x := range s.workerOrder {
+		if s.faulty[x] == nil && !st.busyWith(x) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scheduler) soundWorkers() int {
+	n := 0
+	for _, x := range s.workerOrder {
+		if s.faulty[x] == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Scheduler) requeueIfWanted(j *job, st *subtask) {
+	if !s.wants(j, st) {
+		return
+	}
+	if len(st.tries) > 0 {
+		st.requeued++
+	}
+	s.addRetry(j, st)
+}
+
+func (s *Scheduler) addRetry(j *job, st *subtask) {
+	if st.inRetry {
+		return
+	}
+	st.inRetry = true
+	j.retry = append(j.retry, st.index)
+}
+
+// dispatch gives work to every worker with demand, in join order.
+func (s *Scheduler) dispatch() {
+	for _, id := range s.workerOrder {
+		w := s.workers[id]
+		if s.faulty[id] != nil {
+			w.demand = 0
+			continue
+		}
+		for w.demand > 0 {
+			j, idx, ok := s.pick(id, w)
+			if !ok {
+				break
+			}
+			s.assign(id, w, j, idx, false)
+		}
+		if w.demand > 0 {
+			s.speculate(id, w)
+		}
+	}
+}
+
+// pick chooses w's next subtask: from the oldest job with work for w, a
+// requeued subtask first, then the next of the (I, J) group w last took
+// from, then a group no worker has taken from yet, then any.
+func (s *Scheduler) pick(id api.WorkerID, w *worker) (*job, int, bool) {
+	for _, j := range s.order {
+		if j.state.Finished() {
+			continue
+		}
+		for i := 0; i < len(j.retry); i++ {
+			st := &j.tasks[j.retry[i]]
+			if !s.wants(j, st) {
+				st.inRetry = false
+				j.retry = slices.Delete(j.retry, i, i+1)
+				i--
+				continue
+			}
+			if s.eligible(st, id) {
+				st.inRetry = false
+				st.waitFrom = -1
+				j.retry = slices.Delete(j.retry, i, i+1)
+				return j, st.index, true
+			}
+		}
+		if w.hasLast && w.lastJob == j.spec.ID {
+			if g := j.groupOf[w.lastIJ]; g != nil && !g.empty() {
+				return j, g.pop(), true
+			}
+		}
+		for ; j.freshNext < len(j.groups); j.freshNext++ {
+			g := j.groups[j.freshNext]
+			if !g.taken && !g.empty() {
+				g.taken = true
+				return j, g.pop(), true
+			}
+		}
+		for ; j.anyNext < len(j.groups); j.anyNext++ {
+			if g := j.groups[j.anyNext]; !g.empty() {
+				return j, g.pop(), true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+func (g *group) pop() int {
+	idx := g.items[g.head]
+	g.head++
+	return idx
+}
+
+// assign hands an attempt of subtask idx of j to worker w.
+func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculative bool) {
+	st := &j.tasks[idx]
+	t := j.work(idx)
+	attempt := len(st.tries) + 1
+	st.tries = append(st.tries, try{worker: id, attempt: attempt, start: s.now,
+		deadline: s.now + s.cfg.LeaseTicks, speculative: speculative})
+	ref := api.SubtaskRef{Job: j.spec.ID, Index: idx}
+	w.running[ref] = attempt
+	w.demand--
+	w.lastJob, w.lastIJ, w.hasLast = j.spec.ID, ijKey{t.I, t.J}, true
+	if j.state == JobQueued {
+		j.state = JobRunning
+	}
+	g := j.groupOf[ijKey{t.I, t.J}]
+	if g != nil {
+		g.taken = true
+	}
+	s.emit(Decision{Kind: DecideAssign, Worker: id, Job: j.spec.ID, Ref: ref, Attempt: attempt,
+		Assignment: api.Assignment{Ref: ref, Attempt: attempt, I: t.I, J: t.J, K: t.K,
+			Clip: t.Clip, TailOffset: t.TailOffset, Edges: t.Edges, Work: t.Work,
+			Store: j.spec.Store, Kernel: j.spec.Kernel}})
+	if s.wants(j, st) {
+		s.addRetry(j, st)
+	}
+}
+
+// speculate offers idle worker w a copy of the worst straggler, if any: an
+// attempt running alone for longer than SpeculateFactor times its
+// estimate, in a job at least SpeculateAfter done.
+func (s *Scheduler) speculate(id api.WorkerID, w *worker) {
+	if s.cfg.NoSpeculation {
+		return
+	}
+	var (
+		best      *job
+		bestIdx   int
+		bestScore float64
+	)
+	for _, j := range s.order {
+		if j.state != JobRunning || len(j.ratios) == 0 ||
+			float64(j.settled) < s.cfg.SpeculateAfter*float64(len(j.tasks)) {
+			continue
+		}
+		med := j.medianRatio()
+		for _, x := range s.workerOrder {
+			if x == id {
+				continue
+			}
+			for ref, a := range s.workers[x].running {
+				if ref.Job != j.spec.ID {
+					continue
+				}
+				st := &j.tasks[ref.Index]
+				if st.speculated > 0 || st.running() != 1 || st.busyWith(id) {
+					continue
+				}
+				elapsed := s.now - st.try(a).start
+				if elapsed < s.cfg.SpeculateMinTicks {
+					continue
+				}
+				est := med * float64(j.work(ref.Index).Work+1)
+				if float64(elapsed) <= s.cfg.SpeculateFactor*est {
+					continue
+				}
+				score := float64(elapsed) / (est + 1)
+				if best == nil || score > bestScore || (score == bestScore && j == best && ref.Index < bestIdx) {
+					best, bestIdx, bestScore = j, ref.Index, score
+				}
+			}
+		}
+		if best != nil {
+			break
+		}
+	}
+	if best == nil {
+		return
+	}
+	best.tasks[bestIdx].speculated++
+	s.assign(id, w, best, bestIdx, true)
+}
+
+// medianRatio is the median of the settled subtasks' ticks per work unit,
+// recomputed when their number has grown by a tenth.
+func (j *job) medianRatio() float64 {
+	if n := len(j.ratios); n != j.medianOf && (j.medianOf == 0 || n >= j.medianOf+j.medianOf/10+1) {
+		c := slices.Clone(j.ratios)
+		slices.Sort(c)
+		j.median, j.medianOf = c[len(c)/2], n
+	}
+	return j.median
+}
+
+// checkStarved fails jobs whose requeued subtasks no connected worker may
+// take (all of them counted it already) for longer than
+// RecountWaitTicks. With no sound worker connected, jobs wait.
+func (s *Scheduler) checkStarved() {
+	if s.soundWorkers() == 0 {
+		return
+	}
+	for _, j := range s.order {
+		if j.state.Finished() {
+			continue
+		}
+		for _, idx := range j.retry {
+			st := &j.tasks[idx]
+			if !s.wants(j, st) || s.qualified(st) {
+				st.waitFrom = -1
+				continue
+			}
+			if st.waitFrom < 0 {
+				st.waitFrom = s.now
+				continue
+			}
+			if s.now-st.waitFrom > s.cfg.RecountWaitTicks {
+				s.failJob(j, &SubtaskFailedError{Job: j.spec.ID, Index: idx, Subtask: j.work(idx),
+					Reason: fmt.Sprintf("needs a count from a worker that has not counted it, and none joined in %d ticks", s.cfg.RecountWaitTicks),
+					Tries:  st.reports()})
+				break
+			}
+		}
+	}
+}

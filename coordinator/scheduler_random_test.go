@@ -1,0 +1,203 @@
+package coordinator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/internal/testlong"
+)
+
+// flight is an assignment a simulated worker holds.
+type flight struct {
+	a       api.Assignment
+	w       api.WorkerID
+	stalled bool // sends no heartbeats for it
+}
+
+// randomRun drives a scheduler with random interleavings of results,
+// errors, stalls, duplicates, cancels ignored, workers leaving and
+// rejoining, and (with verify) one worker that lies, until every job
+// ends. It returns an error when any job does not end with its exact
+// total, counted once.
+func randomRun(seed uint64, verify bool, caught *int) error {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	cfg := DefaultSchedulerConfig()
+	cfg.LeaseTicks = int64(3 + rng.IntN(10))
+	cfg.MaxAttempts = 1000 // errors are random here, not a subtask's fault
+	cfg.SpeculateMinTicks = int64(1 + rng.IntN(4))
+	cfg.Verify = verify
+	s, err := NewScheduler(cfg)
+	if err != nil {
+		return err
+	}
+	jobs := map[api.JobID]int{}
+	for j := range 1 + rng.IntN(3) {
+		id := api.JobID(fmt.Sprintf("job%d", j))
+		n := 1 + rng.IntN(40)
+		jobs[id] = n
+		if _, err := s.AddJob(JobSpec{ID: id, Subtasks: testTasks(4)[:n]}); err != nil {
+			return err
+		}
+	}
+	stable := []api.WorkerID{"s1", "s2", "s3", "s4"}
+	flaky := []api.WorkerID{"f1", "f2"}
+	liar := api.WorkerID("")
+	if verify {
+		liar = "s4"
+	}
+	connected := map[api.WorkerID]bool{}
+	var inflight []flight
+	var delivered []api.Result
+	done := map[api.JobID]uint64{}
+	settled := map[api.SubtaskRef]uint64{}
+	var fail error
+	handle := func(ds []Decision) {
+		for _, d := range ds {
+			switch d.Kind {
+			case DecideAssign:
+				inflight = append(inflight, flight{a: d.Assignment, w: d.Worker, stalled: rng.IntN(20) == 0})
+			case DecideCancel:
+				if rng.IntN(2) == 0 { // half the cancels arrive
+					for i, f := range inflight {
+						if f.a.Ref == d.Ref && f.a.Attempt == d.Attempt {
+							inflight = append(inflight[:i], inflight[i+1:]...)
+							break
+						}
+					}
+				}
+			case DecideSubtaskDone:
+				settled[d.Ref] = d.Triangles
+			case DecideSubtaskReopened:
+				delete(settled, d.Ref)
+			case DecideJobDone:
+				if _, ok := done[d.Job]; ok {
+					fail = fmt.Errorf("job %s done twice", d.Job)
+				}
+				done[d.Job] = d.Total
+			case DecideJobFailed:
+				fail = fmt.Errorf("job %s failed: %v", d.Job, d.Err)
+			case DecideWorkerFaulty:
+				if d.Worker != liar {
+					fail = fmt.Errorf("honest worker %s called faulty: %v", d.Worker, d.Err)
+				}
+				*caught++
+			}
+		}
+	}
+	join := func(w api.WorkerID) {
+		connected[w] = true
+		handle(s.WorkerJoined(api.Hello{Worker: w, Slots: 2}))
+		handle(s.Pull(w, 1+rng.IntN(2)))
+	}
+	for _, w := range append(stable, flaky...) {
+		join(w)
+	}
+	for step := 0; step < 200000 && fail == nil && len(done) < len(jobs); step++ {
+		switch r := rng.IntN(100); {
+		case r < 45 && len(inflight) > 0:
+			i := rng.IntN(len(inflight))
+			f := inflight[i]
+			inflight = append(inflight[:i], inflight[i+1:]...)
+			res := api.Result{Ref: f.a.Ref, Attempt: f.a.Attempt, Worker: f.w, Triangles: truth(f.a.Ref.Index)}
+			switch e := rng.IntN(20); {
+			case e == 0:
+				res.Triangles, res.Err = 0, "device lost"
+			case e == 1:
+				res.Triangles, res.HandedBack, res.Err = 0, true, "draining"
+			case f.w == liar && e < 8:
+				res.Triangles++ // a silent fault
+			}
+			delivered = append(delivered, res)
+			handle(s.Result(res))
+			if connected[f.w] {
+				handle(s.Pull(f.w, 1))
+			}
+		case r < 50 && len(delivered) > 0:
+			handle(s.Result(delivered[rng.IntN(len(delivered))])) // duplicate
+		case r < 80:
+			for w := range connected {
+				var running []api.SubtaskRef
+				for _, f := range inflight {
+					if f.w == w && !f.stalled {
+						running = append(running, f.a.Ref)
+					}
+				}
+				handle(s.Heartbeat(api.Heartbeat{Worker: w, Running: running}))
+			}
+			handle(s.Tick())
+		case r < 85:
+			w := flaky[rng.IntN(len(flaky))]
+			if connected[w] {
+				delete(connected, w)
+				if rng.IntN(2) == 0 { // sometimes its results were still on the way
+					inflight = dropWorker(inflight, w)
+				}
+				handle(s.WorkerLeft(w, "killed"))
+			} else {
+				join(w)
+			}
+		case r < 90:
+			handle(s.Tick())
+		default:
+			// a stalled worker wakes and pulls again
+			w := stable[rng.IntN(len(stable))]
+			handle(s.Pull(w, 1))
+		}
+	}
+	if fail != nil {
+		return fail
+	}
+	for id, n := range jobs {
+		total, ok := done[id]
+		if !ok {
+			js, _ := s.Job(id)
+			return fmt.Errorf("job %s did not finish: %+v", id, js)
+		}
+		if total != truthSum(n) {
+			return fmt.Errorf("job %s: total %d, want %d", id, total, truthSum(n))
+		}
+		var sum uint64
+		for i := range n {
+			v, ok := settled[api.SubtaskRef{Job: id, Index: i}]
+			if !ok || v != truth(i) {
+				return fmt.Errorf("job %s subtask %d settled at %d (%v), want %d", id, i, v, ok, truth(i))
+			}
+			sum += v
+		}
+		if sum != total {
+			return fmt.Errorf("job %s: persisted values sum to %d, total %d", id, sum, total)
+		}
+	}
+	return nil
+}
+
+func dropWorker(in []flight, w api.WorkerID) []flight {
+	out := in[:0]
+	for _, f := range in {
+		if f.w != w {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestSchedulerRandomInterleavings(t *testing.T) {
+	seeds := uint64(60)
+	if testlong.Enabled() {
+		seeds = 2000
+	}
+	caught := 0
+	for seed := range seeds {
+		for _, verify := range []bool{false, true} {
+			if err := randomRun(seed, verify, &caught); err != nil {
+				t.Fatalf("seed %d verify %v: %v", seed, verify, err)
+			}
+		}
+	}
+	if caught == 0 {
+		t.Fatal("the lying worker was never caught: the fault path went untested")
+	}
+	t.Logf("liar caught in %d of %d verified runs", caught, seeds)
+}

@@ -1,0 +1,132 @@
+package coordinator
+
+import (
+	"maps"
+
+	"github.com/trigrid/trigrid/api"
+)
+
+// JobStatus is a read-only view of a job.
+type JobStatus struct {
+	ID       api.JobID
+	State    JobState
+	Subtasks int
+	// Queued subtasks wait for a worker; Running have an attempt out;
+	// Done are settled (Restored of them from persistence).
+	Queued, Running, Done, Restored int
+	// Requeued counts requeues after a lost or failed attempt; Speculated
+	// speculative copies handed out; Recounts disagreements that asked
+	// for a third count; Attempts every attempt handed out; Failures the
+	// attempts that failed, lapsed or were lost.
+	Requeued, Speculated, Recounts, Attempts, Failures int
+	// Total is the exact count once State is JobDone.
+	Total uint64
+	// Err is why the job failed or was cancelled.
+	Err error
+	// Counted is, per worker, how many counts it returned for this job.
+	Counted map[api.WorkerID]int
+}
+
+// SubtaskStatus is a read-only view of one subtask.
+type SubtaskStatus struct {
+	Index   int
+	I, J, K int
+	// State is "queued", "running" or "done".
+	State     string
+	Triangles uint64 // when done
+	Restored  bool   // settled before a restart, not recounted
+	Tries     []TryReport
+}
+
+// WorkerStatus is a read-only view of a connected worker.
+type WorkerStatus struct {
+	Hello   api.Hello
+	Running int
+	// Demand is how many more subtasks it asked for.
+	Demand int
+	// Counted and Failed count its results over its connection.
+	Counted, Failed int
+	// Faulty is why it gets no more work (its count was outvoted), or nil.
+	Faulty error
+}
+
+// Job returns a job's status.
+func (s *Scheduler) Job(id api.JobID) (JobStatus, bool) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return JobStatus{}, false
+	}
+	return s.jobStatus(j), true
+}
+
+// Jobs returns every job's status in submission order.
+func (s *Scheduler) Jobs() []JobStatus {
+	out := make([]JobStatus, 0, len(s.order))
+	for _, j := range s.order {
+		out = append(out, s.jobStatus(j))
+	}
+	return out
+}
+
+func (s *Scheduler) jobStatus(j *job) JobStatus {
+	js := JobStatus{ID: j.spec.ID, State: j.state, Subtasks: len(j.tasks), Total: j.total, Err: j.err,
+		Recounts: j.recounts, Counted: maps.Clone(j.perWorker)}
+	for i := range j.tasks {
+		st := &j.tasks[i]
+		switch {
+		case st.settled:
+			js.Done++
+			if st.restored {
+				js.Restored++
+			}
+		case st.running() > 0:
+			js.Running++
+		default:
+			js.Queued++
+		}
+		js.Requeued += st.requeued
+		js.Speculated += st.speculated
+		js.Attempts += len(st.tries)
+		js.Failures += st.failures()
+	}
+	if j.state != JobDone {
+		js.Total = 0
+	}
+	return js
+}
+
+// Subtasks returns the status of each of a job's subtasks.
+func (s *Scheduler) Subtasks(id api.JobID) ([]SubtaskStatus, bool) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, false
+	}
+	out := make([]SubtaskStatus, len(j.tasks))
+	for i := range j.tasks {
+		st := &j.tasks[i]
+		t := j.work(i)
+		ss := SubtaskStatus{Index: i, I: t.I, J: t.J, K: t.K, State: "queued", Restored: st.restored, Tries: st.reports()}
+		switch {
+		case st.settled:
+			ss.State, ss.Triangles = "done", st.value
+		case st.running() > 0:
+			ss.State = "running"
+		}
+		out[i] = ss
+	}
+	return out, true
+}
+
+// Workers returns the connected workers in join order.
+func (s *Scheduler) Workers() []WorkerStatus {
+	out := make([]WorkerStatus, 0, len(s.workerOrder))
+	for _, id := range s.workerOrder {
+		w := s.workers[id]
+		out = append(out, WorkerStatus{Hello: w.hello, Running: len(w.running), Demand: w.demand,
+			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id]})
+	}
+	return out
+}
+
+// Faulty returns the workers found faulty (connected or not) and why.
+func (s *Scheduler) Faulty() map[api.WorkerID]error { return maps.Clone(s.faulty) }
