@@ -142,6 +142,10 @@ type JobSpec struct {
 	// name ("" is the worker's default). Both are copied into assignments.
 	Store  string
 	Kernel string
+	// PerVertex and PerEdge are copied into assignments: the workers
+	// return partial counts, and the winning attempt's partial comes with
+	// DecideSubtaskDone.
+	PerVertex, PerEdge bool
 	// Settled holds the counts of subtasks already settled, by index
 	// (restored from persistence after a restart); they are not counted
 	// again.
@@ -157,9 +161,10 @@ const (
 	// DecideCancel: tell Worker to stop attempt Attempt of Ref; its answer
 	// is no longer needed (settled elsewhere, or its job ended).
 	DecideCancel
-	// DecideSubtaskDone: Ref is settled with Triangles (persist it). A
-	// later DecideSubtaskDone for the same Ref replaces the value (a
-	// recount overturned it).
+	// DecideSubtaskDone: Ref is settled with Triangles (persist it), counted
+	// by Worker in Attempt; Partial is that attempt's partial counts (nil
+	// unless the job asked for them). A later DecideSubtaskDone for the
+	// same Ref replaces the value (a recount overturned it).
 	DecideSubtaskDone
 	// DecideSubtaskReopened: an earlier DecideSubtaskDone for Ref no longer
 	// holds (a disagreeing result, or its worker was found faulty); forget
@@ -202,6 +207,7 @@ type Decision struct {
 	// job's count (DecideJobDone).
 	Triangles uint64
 	Total     uint64
+	Partial   *api.Partial
 	Err       error
 	Reason    string
 }

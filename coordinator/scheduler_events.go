@@ -279,7 +279,7 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 		t.state, t.reason = tryFailed, r.Err
 		s.afterLoss(j, st)
 	default:
-		t.state, t.triangles = tryCounted, r.Triangles
+		t.state, t.triangles, t.partial = tryCounted, r.Triangles, r.Partial
 		s.voted[r.Worker] = append(s.voted[r.Worker], r.Ref)
 		j.perWorker[r.Worker]++
 		s.evaluate(j, st)

@@ -84,7 +84,14 @@ func (s *Scheduler) settleAt(j *job, st *subtask, v uint64) {
 	}
 	st.value = v
 	ref := api.SubtaskRef{Job: j.spec.ID, Index: st.index}
-	s.emit(Decision{Kind: DecideSubtaskDone, Job: j.spec.ID, Ref: ref, Triangles: v})
+	d := Decision{Kind: DecideSubtaskDone, Job: j.spec.ID, Ref: ref, Triangles: v}
+	for i := range st.tries {
+		if t := &st.tries[i]; t.state == tryCounted && t.triangles == v && s.faulty[t.worker] == nil {
+			d.Worker, d.Attempt, d.Partial = t.worker, t.attempt, t.partial
+			break
+		}
+	}
+	s.emit(d)
 	for i := range st.tries {
 		if t := &st.tries[i]; t.state == tryRunning {
 			s.cancelTry(ref, t)
@@ -167,6 +174,11 @@ func (s *Scheduler) finishJob(j *job) {
 	}
 	j.total, j.state = total, JobDone
 	s.cancelRunning(j)
+	for i := range j.tasks { // partials were handed on with DecideSubtaskDone
+		for k := range j.tasks[i].tries {
+			j.tasks[i].tries[k].partial = nil
+		}
+	}
 	s.emit(Decision{Kind: DecideJobDone, Job: j.spec.ID, Total: total})
 }
 

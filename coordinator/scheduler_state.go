@@ -28,6 +28,7 @@ type try struct {
 	state       tryState
 	speculative bool
 	triangles   uint64
+	partial     *api.Partial
 	reason      string
 }
 

@@ -667,3 +667,21 @@ func TestSchedulerConfigValidate(t *testing.T) {
 		t.Fatalf("zero config: %v %+v", err, s.Config())
 	}
 }
+
+func TestSchedulerPartialOfWinner(t *testing.T) {
+	h := newHarness(t, func(c *SchedulerConfig) { c.Verify = true })
+	h.add(JobSpec{ID: "j", Subtasks: testTasks(1), PerVertex: true, PerEdge: true})
+	h.join("a", "b")
+	a := assigned(h.pull("a", 1), "a")[0]
+	b := assigned(h.pull("b", 1), "b")[0]
+	if !a.PerVertex || !a.PerEdge {
+		t.Fatalf("flags not passed on: %+v", a)
+	}
+	pa, pb := &api.Partial{VI: []uint64{1}}, &api.Partial{VI: []uint64{1}}
+	h.rec(h.s.Result(api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: "a", Triangles: 1, Partial: pa}))
+	ds := h.rec(h.s.Result(api.Result{Ref: b.Ref, Attempt: b.Attempt, Worker: "b", Triangles: 1, Partial: pb}))
+	d, ok := find(ds, DecideSubtaskDone)
+	if !ok || d.Partial != pa || d.Worker != "a" || d.Attempt != 1 || count(ds, DecideSubtaskDone) != 1 {
+		t.Fatalf("decisions %+v", ds)
+	}
+}
