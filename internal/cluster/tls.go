@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// TLSFiles names the PEM files of mutual TLS: this side's certificate and
+// key, and the CA that signed the other side's certificates. All three
+// are set, or none (no TLS).
+type TLSFiles struct {
+	Cert, Key, CA string
+}
+
+// Enabled reports whether any file is set.
+func (f TLSFiles) Enabled() bool { return f.Cert != "" || f.Key != "" || f.CA != "" }
+
+func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
+	if f.Cert == "" || f.Key == "" || f.CA == "" {
+		return tls.Certificate{}, nil, errors.New("cluster: TLS needs all of --tls-cert, --tls-key and --tls-ca")
+	}
+	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS certificate %s with key %s: %w", f.Cert, f.Key, err)
+	}
+	pem, err := os.ReadFile(f.CA)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS CA %s holds no PEM certificate", f.CA)
+	}
+	return cert, pool, nil
+}
+
+// ServerTLS returns the coordinator's TLS configuration: its certificate,
+// and a client certificate signed by the CA required of every peer.
+func ServerTLS(f TLSFiles) (*tls.Config, error) {
+	cert, pool, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
+
+// ClientTLS returns a worker's or client's TLS configuration: its own
+// certificate, presented to the coordinator, and the CA the coordinator's
+// certificate must chain to. serverName is the name the coordinator's
+// certificate must carry ("" takes it from the dialled address).
+func ClientTLS(f TLSFiles, serverName string) (*tls.Config, error) {
+	cert, pool, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+		ServerName:   serverName,
+		MinVersion:   tls.VersionTLS12,
+	}, nil
+}
