@@ -34,19 +34,28 @@ func newTestMember(t *testing.T, name string, key []byte, events chan Event, rol
 	return m
 }
 
-// waitEvent returns the first event of kind for node name, failing after
-// a bounded wait.
-func waitEvent(t *testing.T, ch <-chan Event, kind EventKind, name string) Event {
+// eventLog keeps every event seen, in whatever order they came.
+type eventLog struct {
+	ch   <-chan Event
+	seen []Event
+}
+
+// wait returns the first event of kind for node name, failing after a
+// bounded wait.
+func (l *eventLog) wait(t *testing.T, kind EventKind, name string) Event {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
-		select {
-		case e := <-ch:
+		for _, e := range l.seen {
 			if e.Kind == kind && e.Node.Name == name {
 				return e
 			}
+		}
+		select {
+		case e := <-l.ch:
+			l.seen = append(l.seen, e)
 		case <-deadline:
-			t.Fatalf("no %v event for %s within 10 s", kind, name)
+			t.Fatalf("no %v event for %s within 10 s; saw %+v", kind, name, l.seen)
 		}
 	}
 }
@@ -62,20 +71,21 @@ func TestMembershipEvents(t *testing.T) {
 			t.Fatalf("join: %d, %v", n, err)
 		}
 	}
-	e := waitEvent(t, events, Joined, "w1")
+	log := &eventLog{ch: events}
+	e := log.wait(t, Joined, "w1")
 	if e.Node.Meta.Role != RoleWorker || e.Node.Meta.GRPC != "127.0.0.1:9" || len(e.Node.Meta.Devices) != 1 || e.Node.Meta.Devices[0].Memory != 80<<30 {
 		t.Errorf("w1 joined with meta %+v", e.Node.Meta)
 	}
-	waitEvent(t, events, Joined, "w2")
+	log.wait(t, Joined, "w2")
 	if c, ok := w1.Find(RoleCoordinator); !ok || c.Name != "coord" {
 		t.Errorf("w1 finds coordinator %+v, %v", c, ok)
 	}
 	if err := w1.Leave(2 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitEvent(t, events, Left, "w1")
+	log.wait(t, Left, "w1")
 	w2.Shutdown() // no goodbye: failure detection must notice
-	waitEvent(t, events, Dead, "w2")
+	log.wait(t, Dead, "w2")
 	// Shutdown is idempotent.
 	for range 3 {
 		w2.Shutdown()
