@@ -83,7 +83,7 @@ order and orient it, and count on a GPU or on the CPU. FILE may be '-' for
 standard input. With --partitions the graph is split into P x P blocks and
 counted as P^3 subtasks; with --shards the blocks come from a directory made by
 'trigrid partition'.`,
-		Example: `  trigrid count testdata/karate.txt
+		Example: `  trigrid count testdata/ca-GrQc.txt.gz
   trigrid count --json --kernel merge graph.mtx.gz
   trigrid count --partitions 4 --scheme range graph.bin
   trigrid count --shards /data/graph.shards`,

@@ -93,6 +93,7 @@ an in-memory split.`,
 		},
 	}
 	load.add(cmd)
+	cmd.Flags().Lookup("order").Usage = "vertex order for orientation: degree (the only order partitions support)"
 	cmd.Flags().StringVarP(&out, "output", "o", "", "shard directory or store URL (required)")
 	cmd.Flags().StringVar(&scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().IntVarP(&p, "partitions", "P", 4, "number of vertex groups: P x P blocks, P^3 subtasks")

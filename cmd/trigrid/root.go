@@ -1,16 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 )
 
 // envPrefix is the prefix of the environment variables that set flags:
@@ -34,10 +28,18 @@ for '-'). Precedence: flag > environment > config file > default.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := bindConfig(cmd, configFile); err != nil {
+			src, err := bindConfig(cmd, configFile)
+			if err != nil {
 				return err
 			}
-			return setupLogging(cmd, logLevel)
+			// Errors about a flag's value name the environment variable
+			// or config key it came from, not a flag the user never typed.
+			if run := cmd.RunE; run != nil {
+				cmd.RunE = func(cmd *cobra.Command, args []string) error {
+					return src.attribute(run(cmd, args))
+				}
+			}
+			return src.attribute(setupLogging(cmd, logLevel))
 		},
 	}
 	root.PersistentFlags().StringVar(&configFile, "config", "", "YAML config file (keys as flag names)")
@@ -51,70 +53,8 @@ for '-'). Precedence: flag > environment > config file > default.`,
 		newInfoCommand(),
 		newBenchCommand(),
 	)
+	requireSubcommands(root)
 	return root
-}
-
-// bindConfig gives every flag the user did not set on the command line the
-// value from the environment or the config file, in that order, so a command
-// reads only its flags. A missing --config file is an error; no --config
-// means no file.
-func bindConfig(cmd *cobra.Command, configFile string) error {
-	v := viper.New()
-	v.SetEnvPrefix(envPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
-	if configFile == "" {
-		configFile = os.Getenv(envPrefix + "_CONFIG")
-	}
-	if configFile != "" {
-		v.SetConfigFile(configFile)
-		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return fmt.Errorf("--config %s: %w", configFile, pe.Err)
-			}
-			return fmt.Errorf("--config %s: %w", configFile, err)
-		}
-	}
-	var firstErr error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if firstErr != nil || f.Changed || f.Name == "config" || f.Name == "help" {
-			return
-		}
-		if !v.IsSet(f.Name) {
-			return
-		}
-		val := v.Get(f.Name)
-		s := configValueString(val)
-		if err := cmd.Flags().Set(f.Name, s); err != nil {
-			src := "config file " + configFile
-			if _, ok := os.LookupEnv(envName(f.Name)); ok {
-				src = "environment " + envName(f.Name)
-			}
-			firstErr = fmt.Errorf("%s: %s=%q: %w", src, f.Name, s, err)
-		}
-	})
-	return firstErr
-}
-
-func envName(flag string) string {
-	return envPrefix + "_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
-
-// configValueString renders a YAML or environment value the way the flag
-// parser expects it; lists become comma-separated.
-func configValueString(v any) string {
-	switch x := v.(type) {
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = fmt.Sprint(e)
-		}
-		return strings.Join(parts, ",")
-	default:
-		return fmt.Sprint(x)
-	}
 }
 
 func setupLogging(cmd *cobra.Command, level string) error {

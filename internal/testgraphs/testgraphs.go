@@ -26,8 +26,10 @@ type Dataset struct {
 }
 
 // Dir returns the datasets directory, shared/datasets beside the module
-// root, skipping t when it is absent. The module root is found from the
-// working directory rather than fixed "../.." so that packages at any
+// root. When it is absent, t is skipped on a developer's machine but fails
+// in CI (CI set to true or 1, as CI services do), so that a CI run can
+// never pass without the real-graph checks. The module root is found from
+// the working directory rather than fixed "../.." so that packages at any
 // depth agree on the place.
 func Dir(t testing.TB) string {
 	t.Helper()
@@ -48,9 +50,25 @@ func Dir(t testing.TB) string {
 	}
 	dir := filepath.Join(root, "..", "shared", "datasets")
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Skipf("no datasets at %s (shared/datasets sits beside the project): skipping real-graph checks", dir)
+		missing(t, "no datasets at %s (shared/datasets sits beside the project): skipping real-graph checks", dir)
 	}
 	return dir
+}
+
+// InCI reports whether the tests run in CI, where missing datasets are a
+// failure rather than a reason to skip.
+func InCI() bool {
+	v := strings.ToLower(os.Getenv("CI"))
+	return v == "true" || v == "1"
+}
+
+// missing skips t, or fails it in CI.
+func missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf(format+" (CI is set: the datasets are required)", args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // Datasets returns the rows of the real datasets' MANIFEST.tsv, skipping t
@@ -61,15 +79,15 @@ func Datasets(t testing.TB) []Dataset {
 }
 
 // ReadManifest parses dir/MANIFEST.tsv (name, file, format, vertices,
-// edges, triangles, notes). A missing manifest skips t: the folder may be
-// a partial copy. A malformed row fails t, since a count read wrong would
+// edges, triangles, notes). A missing manifest skips t (the folder may be
+// a partial copy), or fails it in CI. A malformed row fails t, since a count read wrong would
 // make every check against it meaningless.
 func ReadManifest(t testing.TB, dir string) []Dataset {
 	t.Helper()
 	name := filepath.Join(dir, "MANIFEST.tsv")
 	raw, err := os.ReadFile(name)
 	if os.IsNotExist(err) {
-		t.Skipf("no %s: skipping real-graph checks", name)
+		missing(t, "no %s: skipping real-graph checks", name)
 	}
 	if err != nil {
 		t.Fatalf("testgraphs: %v", err)

@@ -101,6 +101,7 @@ func TestReadManifest(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
 
+	t.Setenv("CI", "")
 	cases := []struct{ name, body, how string }{
 		{"short-row", "tri\ttri.txt\tedgelist\t3\t3\n", "fatal"},
 		{"bad-count", "tri\ttri.txt\tedgelist\t3\tthree\t1\n", "fatal"},
@@ -150,9 +151,21 @@ func TestDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(pkg)
+	t.Setenv("CI", "")
 	if s := run(func(t testing.TB) { Dir(t) }); s.how != "skip" {
 		t.Fatalf("no datasets folder: %s %q, want a skip", s.how, s.msg)
 	}
+	// In CI missing datasets fail the test: a CI pass must include them.
+	for _, ci := range []string{"true", "1"} {
+		t.Setenv("CI", ci)
+		if s := run(func(t testing.TB) { Dir(t) }); s.how != "fatal" {
+			t.Fatalf("CI=%s, no datasets folder: %s %q, want a failure", ci, s.how, s.msg)
+		}
+		if s := run(func(t testing.TB) { ReadManifest(t, pkg) }); s.how != "fatal" {
+			t.Fatalf("CI=%s, no manifest: %s %q, want a failure", ci, s.how, s.msg)
+		}
+	}
+	t.Setenv("CI", "")
 	want := filepath.Join(top, "shared", "datasets")
 	if err := os.MkdirAll(want, 0o755); err != nil {
 		t.Fatal(err)
