@@ -37,23 +37,27 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkRead measures the whole pipeline (chunking, parallel parse,
-// ordered delivery, collection) on all cores.
+// ordered delivery, collection) on all cores, with LF and CRLF line ends.
 func BenchmarkRead(b *testing.B) {
-	data := benchText(b, 1<<22)
+	lf := benchText(b, 1<<22)
+	crlf := bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n"))
 	for _, w := range []int{1, 0} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			var n int
-			for b.Loop() {
-				e, _, err := Read(context.Background(), bytes.NewReader(data), "b.tsv", ReadOptions{Workers: w})
-				if err != nil {
-					b.Fatal(err)
-				}
-				n = len(e)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
-		})
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) { benchRead(b, lf, w) })
+		b.Run(fmt.Sprintf("crlf/workers=%d", w), func(b *testing.B) { benchRead(b, crlf, w) })
 	}
+}
+
+func benchRead(b *testing.B, data []byte, w int) {
+	b.SetBytes(int64(len(data)))
+	var n int
+	for b.Loop() {
+		e, _, err := Read(context.Background(), bytes.NewReader(data), "b.tsv", ReadOptions{Workers: w})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(e)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 }
 
 func BenchmarkReadBinary(b *testing.B) {

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -76,6 +78,13 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 		return fmt.Errorf("graph/edgeio: %s: binary id width %d, want 4 or 8", name, h.width)
 	}
 	pair := uint64(2 * h.width)
+	// Sizes below are computed from a header that may be garbage: the
+	// bytes of pairs must fit a file (2^63-1 bytes) before any arithmetic
+	// trusts them.
+	if hi, lo := bits.Mul64(h.edges, pair); hi != 0 || lo > math.MaxInt64-binHeaderSize {
+		return fmt.Errorf("graph/edgeio: %s: binary header declares %d edges of %d bytes each, more than a file can hold (2^63 bytes): a corrupt header?",
+			name, h.edges, pair)
+	}
 	batch := uint64(binBatchEdges)
 	if chunkSize > 0 {
 		batch = max(1, uint64(chunkSize)/pair)

@@ -3,6 +3,9 @@ package edgeio
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,8 +71,39 @@ func TestBinaryErrors(t *testing.T) {
 		{"width", patch(12, 5), "id width 5"},
 		{"magic", append([]byte("XXEDGES\x00"), good[8:]...), "not a binary edge list"},
 	}
+	// Edge counts whose bytes of pairs overflow 64 bits (2^61+3 pairs of 8
+	// bytes are 2^64+24 bytes) or exceed any file.
+	for _, m := range []struct {
+		width uint32
+		edges uint64
+	}{{4, 1<<61 + 3}, {8, 1<<61 + 3}, {8, 1 << 60}, {4, 1<<60 + 1}, {4, 1<<64 - 1}, {8, 1<<59 + 1}} {
+		b := bytes.Clone(good)
+		binary.LittleEndian.PutUint32(b[12:], m.width)
+		binary.LittleEndian.PutUint64(b[16:], m.edges)
+		tests = append(tests, struct {
+			name string
+			in   []byte
+			want string
+		}{fmt.Sprintf("m=%d width %d", m.edges, m.width), b,
+			fmt.Sprintf("binary header declares %d edges of %d bytes each, more than a file can hold", m.edges, 2*m.width)})
+	}
+	// Large counts that do fit a file are reported with exact sizes.
+	huge := bytes.Clone(good)
+	binary.LittleEndian.PutUint64(huge[16:], 1<<58)
+	tests = append(tests, struct {
+		name string
+		in   []byte
+		want string
+	}{"m=2^58", huge, "header declares 288230376151711744 edges (4611686018427387904 bytes of pairs) but only 48 bytes follow: 4611686018427387856 bytes (288230376151711741 edges) missing"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "g.bin")
+			if err := os.WriteFile(path, tc.in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := ReadFile(t.Context(), path, ReadOptions{}); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("ReadFile: got %v, want an error naming %s with %q", err, path, tc.want)
+			}
 			_, _, err := Read(t.Context(), bytes.NewReader(tc.in), "g.bin", ReadOptions{Format: FormatBin})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "g.bin") {
 				t.Fatalf("got %v, want an error naming g.bin with %q", err, tc.want)
