@@ -2,13 +2,18 @@
 # GPU check in ONE call on a GPU machine that has nvcc but no Go:
 #   1. builds libtrigrid_cuda.so from scratch (objects can survive between
 #      calls on a reused machine, so stale ones are removed first);
-#   2. runs the Go conformance tests, built beforehand on a machine with Go:
+#   2. builds the kernels' own conformance test (make -C kernels/cuda
+#      conformance: random blocks against brute force under every setting
+#      variant, and the datasets whole and partitioned against its CPU count
+#      and MANIFEST.tsv);
+#   3. runs the Go conformance tests, built beforehand on a machine with Go:
 #        scripts/gpu-check.sh --prepare   (writes .dev/bin and .dev/data)
-#   3. runs compute-sanitizer on a small graph;
-#   4. generates rmat graphs with trigrid and times every kernel on them and
+#   4. runs compute-sanitizer on a small graph;
+#   5. generates rmat graphs with trigrid and times every kernel on them and
 #      on soc-Epinions1 (trigrid bench kernels: median CUDA-event ms);
-#   5. times `trigrid count` end to end on the GPU (binary edge list in the
+#   6. times `trigrid count` end to end on the GPU (binary edge list in the
 #      page cache) and through partitions.
+# SKIP_BENCH=1 stops after step 4.
 # Everything goes under $OUT; results.txt is the summary. Knobs: SCALES
 # (rmat scales to bench), E2E_SCALES, MAX_SCALE (largest conformance rmat),
 # RUNS.
@@ -43,11 +48,26 @@ nvidia-smi >"$OUT/smi.txt" 2>&1
 date -u >"$RES"
 grep -E "Driver|H200|H100|MiB" "$OUT/smi.txt" | head -4 >>"$RES"
 make -C kernels/cuda clean >/dev/null 2>&1
-if ! make -C kernels/cuda -j16 all tgdrv >"$OUT/build.log" 2>&1; then
+if ! make -C kernels/cuda -j16 all tgdrv twt >"$OUT/build.log" 2>&1; then
 	tail -40 "$OUT/build.log"
 	exit 1
 fi
 echo "build ok" | tee -a "$RES"
+
+CHECK_GRAPHS=""
+for f in CA-GrQc.txt CA-HepTh.txt facebook_combined.txt Wiki-Vote.txt Email-Enron.txt soc-Epinions1.txt; do
+	[ -f "$DATA/$f" ] && CHECK_GRAPHS="$CHECK_GRAPHS $DATA/$f"
+done
+timeout 300 make -C kernels/cuda conformance CHECK_GRAPHS="$CHECK_GRAPHS" >"$OUT/twt.log" 2>&1
+echo "conformance (kernels/cuda tools/twt) rc=$? $(grep -E '^[0-9]+ passed' "$OUT/twt.log" | tr '\n' ' ')" | tee -a "$RES"
+grep -E "^FAIL" "$OUT/twt.log" | head -20 | tee -a "$RES"
+# The tool's CPU count against the published one.
+if [ -f "$DATA/MANIFEST.tsv" ]; then
+	awk 'NR == FNR { if ($0 !~ /^#/) { split($0, c, "\t"); want[c[2]] = c[6] }; next }
+		/^graph .*triangles=/ { f = $2; sub(/:$/, "", f); n = split(f, p, "/"); t = $NF; sub(/triangles=/, "", t)
+			if (p[n] in want) { print (want[p[n]] == t ? "ok  " : "FAIL") " MANIFEST " p[n] " " t " want " want[p[n]] } }' \
+		"$DATA/MANIFEST.tsv" "$OUT/twt.log" | tee -a "$RES"
+fi
 
 if [ -x "$BIN/gpu.test" ]; then
 	TRIGRID_MAX_SCALE=${MAX_SCALE:-22} timeout 240 "$BIN/gpu.test" -test.v -test.run Device -test.timeout 230s >"$OUT/conformance.log" 2>&1
@@ -62,6 +82,7 @@ fi
 
 timeout 120 compute-sanitizer --tool memcheck "$TGDRV" -lib "$LIB" -runs 1 -p 3 "$DATA/CA-GrQc.txt" >"$OUT/sanitizer.log" 2>&1
 echo "compute-sanitizer: $(grep 'ERROR SUMMARY' "$OUT/sanitizer.log")" | tee -a "$RES"
+[ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 
 graphs=("$DATA/soc-Epinions1.txt")
 for s in $SCALES; do

@@ -26,13 +26,18 @@ func newBenchCommand() *cobra.Command {
 		cudaLib string
 		asJSON  bool
 		workers int
+		setList []string
 	)
 	k := &cobra.Command{
 		Use:   "kernels FILE...",
 		Short: "Time every GPU kernel on each graph and verify the counts",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lib, err := gpu.Open(gpu.Options{Path: cudaLib})
+			set, err := kernelSettings(setList)
+			if err != nil {
+				return err
+			}
+			lib, err := gpu.Open(gpu.Options{Path: cudaLib, Settings: set})
 			if err != nil {
 				return fmt.Errorf("bench kernels: %w", err)
 			}
@@ -73,6 +78,7 @@ func newBenchCommand() *cobra.Command {
 	k.Flags().StringVar(&cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so")
 	k.Flags().BoolVar(&asJSON, "json", false, "print JSON rows")
 	k.Flags().IntVar(&workers, "workers", 0, "CPU workers for loading and the reference count (0 = all cores)")
+	addKernelSettingFlag(k, &setList)
 	bench.AddCommand(k)
 	return bench
 }

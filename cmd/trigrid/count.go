@@ -12,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/kernels/gpu"
 )
 
 // countFlags are the flags of `trigrid count`; loading flags are shared
@@ -132,7 +133,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 			return err
 		}
 		f.device.annotate(rep)
-		return printReport(out, rep, f.asJSON)
+		return printReport(out, rep, f.asJSON, f.device.settings)
 	}
 	for _, path := range args {
 		rep, err := countOne(cmd, f, cfg, path)
@@ -140,7 +141,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 			return err
 		}
 		f.device.annotate(rep)
-		if err := printReport(out, rep, f.asJSON); err != nil {
+		if err := printReport(out, rep, f.asJSON, f.device.settings); err != nil {
 			return err
 		}
 	}
@@ -158,10 +159,16 @@ func countOne(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig, pa
 	return coordinator.CountFilePartitioned(cmd.Context(), path, cfg, pc)
 }
 
-func printReport(w io.Writer, rep *coordinator.Report, asJSON bool) error {
+// printReport writes rep for people or as JSON; settings are the
+// --kernel-setting pairs the count ran with (shown when given).
+func printReport(w io.Writer, rep *coordinator.Report, asJSON bool, settings []string) error {
+	set, _ := gpu.ParseSettings(settings) // parsed without error before the count
+	if rep.Device == "cpu" {
+		set = nil // a CPU fallback ran no GPU kernel
+	}
 	if asJSON {
 		enc := json.NewEncoder(w)
-		return enc.Encode(rep)
+		return enc.Encode(reportJSON{Report: rep, KernelSettings: set})
 	}
 	name := rep.File
 	if name == "" {
@@ -203,6 +210,9 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool) error {
 	row("kernel", kern)
 	if rep.Fallback != "" {
 		row("fallback", fmt.Sprintf("asked for %s, counted on the CPU: %s", rep.KernelRequested, rep.Fallback))
+	}
+	if len(set) > 0 {
+		row("settings", set.String())
 	}
 	s := rep.Seconds
 	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)

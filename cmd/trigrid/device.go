@@ -16,6 +16,8 @@ type deviceFlags struct {
 	kernel  string
 	cudaLib string
 	memLim  string
+	// settings are --kernel-setting's name=value pairs.
+	settings []string
 
 	selected *gpu.Selection // set by apply
 }
@@ -25,6 +27,7 @@ func (f *deviceFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kernel, "kernel", "auto", "kernel: auto; CPU: "+strings.Join(kernels.CPUKernelNames(), ", ")+"; GPU: "+strings.Join(gpu.Kernels(), ", "))
 	cmd.Flags().StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	cmd.Flags().StringVar(&f.memLim, "device-mem-limit", "", "memory budget for one subtask, e.g. 8GiB (default: the GPU's memory, or the host's for the CPU)")
+	addKernelSettingFlag(cmd, &f.settings)
 }
 
 // apply sets the counter factory and device of cfg.

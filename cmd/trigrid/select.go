@@ -13,8 +13,15 @@ func selectCounter(f *deviceFlags, workers int, prog *progress) (*gpu.Selection,
 	if err != nil {
 		return nil, err
 	}
+	set, err := kernelSettings(f.settings)
+	if err != nil {
+		return nil, err
+	}
+	if len(set) > 0 && f.device == "cpu" {
+		return nil, fmt.Errorf("--kernel-setting %s: settings tune the GPU kernels; --device cpu uses none", set)
+	}
 	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
-		Library:  gpu.Options{Path: f.cudaLib, MemLimit: lim},
+		Library:  gpu.Options{Path: f.cudaLib, MemLimit: lim, Settings: set},
 		Workers:  workers,
 		Progress: prog.Func(),
 		Logger:   slog.Default(),

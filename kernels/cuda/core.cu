@@ -130,6 +130,29 @@ static cudaError_t begin_cb(tg_kernel_env *env) {
 
 extern "C" int32_t tg_abi_version(void) { return TG_ABI_VERSION; }
 
+// ---- settings --------------------------------------------------------------
+
+extern "C" void tg_settings_default(tg_settings *s) {
+    if (s) tg_settings_fill_default(s);
+}
+
+extern "C" int32_t tg_ctx_set_settings(tg_ctx *ctx, const tg_settings *s, char *err, uint64_t errlen) {
+    if (ctx == nullptr || s == nullptr) {
+        tg_set_err(err, errlen, "tg_ctx_set_settings: NULL context or settings");
+        return TG_ERR_INVALID;
+    }
+    const int bad = tg_settings_invalid(s);
+    if (bad >= 0) {
+        char valid[96];
+        tg_setting_valid(bad, valid, sizeof valid);
+        tg_set_err(err, errlen, "kernel setting %s=%d: want %s", tg_setting_descs[bad].name,
+                   (int)*tg_setting_field((tg_settings *)s, bad), valid);
+        return TG_ERR_INVALID;
+    }
+    ctx->set = *s;
+    return TG_OK;
+}
+
 extern "C" int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen) {
     if (n == nullptr) {
         tg_set_err(err, errlen, "tg_device_count: n is NULL");
@@ -239,6 +262,8 @@ extern "C" int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **ou
     ctx->env.scratch = scratch_cb;
     ctx->env.begin = begin_cb;
     ctx->env.ctx = ctx;
+    tg_settings_fill_default(&ctx->set);
+    ctx->env.set = &ctx->set;
     *out = ctx;
     return TG_OK;
 }

@@ -4,7 +4,7 @@
 
 #include "tg_core.cuh"
 
-static const char *const kernel_names[TG_KERNEL_COUNT] = {"auto", "polak", "trix", "grouptc", "trust", "wetric"};
+static const char *const kernel_names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
 
 static tg_kernel_fn kernel_fn(int32_t k) {
     switch (k) {
@@ -17,29 +17,16 @@ static tg_kernel_fn kernel_fn(int32_t k) {
     }
 }
 
-// The library's own choice for TG_KERNEL_AUTO, used by callers that do not
-// choose (the Go side chooses per subtask and asks for a kernel by id). The
-// same rule as kernels/gpu/choose.go: polak when a block is empty or ij has
-// fewer than 2^17 edges at fewer than 8 per row, wetric otherwise
-// (docs/kernels.md, H200 measurements).
-static int32_t library_auto(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk) {
-    if (ij->nnz <= 0 || ik->nnz <= 0 || jk->nnz <= 0) return TG_KERNEL_POLAK;
-    const int64_t rows = ij->nrows > 1 ? ij->nrows : 1;
-    if (ij->nnz < (1 << 17) && ij->nnz < 8 * rows) return TG_KERNEL_POLAK;
-    return TG_KERNEL_WETRIC;
-}
-
 extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
-                            uint64_t *triangles, double *kernel_ms, int32_t *kernel_used, char *err,
-                            uint64_t errlen) {
+                            uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     if (ctx == nullptr || triangles == nullptr) {
         tg_set_err(err, errlen, "tg_count: NULL context or result pointer");
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    if (kernel < 0 || kernel >= TG_KERNEL_COUNT) {
-        tg_set_err(err, errlen, "tg_count: unknown kernel id %d", kernel);
+    if (kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT) {
+        tg_set_err(err, errlen, "tg_count: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
@@ -70,8 +57,6 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
                    (long long)jk->nrows, (long long)jk->ncols);
         return TG_ERR_INVALID;
     }
-    if (kernel == TG_KERNEL_AUTO) kernel = library_auto(ij, ik, jk);
-    if (kernel_used) *kernel_used = kernel;
     tg_kernel_fn fn = kernel_fn(kernel);
     if (fn == nullptr) {
         tg_set_err(err, errlen, "tg_count: kernel id %d has no implementation", kernel);

@@ -72,11 +72,11 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
 // subtask reading the block as jk finds it ready instead of building it in
 // every call. Best effort: where there is no room for it, or it would take
 // more than twice the block's own bytes, the block is loaded without it and
-// the kernels build what they need in scratch. TG_SLOT_BITMAP=0 turns it
-// off (measurements). Synchronizes the stream.
+// the kernels build what they need in scratch. The setting slot_bitmap = 0
+// turns it off. Synchronizes the stream.
 static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
-    if (b.nnz <= 0 || b.max_degree < 32 || tg_env_long("TG_SLOT_BITMAP", 1) == 0) return cudaSuccess;
+    if (b.nnz <= 0 || b.max_degree < 32 || ctx->set.slot_bitmap == 0) return cudaSuccess;
     if ((uint64_t)2 * b.nnz + (uint64_t)b.nrows + 1 >= (1ull << 32)) return cudaSuccess; // offsets are 32-bit
     const size_t off_bytes = ((size_t)b.nrows + 1) * sizeof(uint32_t);
     const size_t csr_bytes = ((size_t)b.nrows + 1) * sizeof(uint64_t) + (size_t)b.nnz * sizeof(uint32_t);

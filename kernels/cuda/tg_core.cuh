@@ -6,6 +6,7 @@
 
 #include "tg_internal.cuh"
 #include "trigrid.h"
+#include "tg_settings.h"
 
 #define TG_SCRATCH_BUFS 8
 #define TG_MAX_ALLOCS 128
@@ -45,6 +46,7 @@ struct tg_ctx {
     unsigned long long *d_count = nullptr; // device, 4 words
     unsigned long long *h_count = nullptr; // pinned host, 4 words
     tg_kernel_env env = {};
+    tg_settings set = {}; // env.set points here
     // Slots of the subtask tg_count is running (-1: none), whose bitmaps
     // must stay when scratch needs room.
     int32_t active[3] = {-1, -1, -1};

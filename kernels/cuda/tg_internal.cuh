@@ -11,18 +11,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-// Integer from the environment, or dflt when unset or not a number. Kernels
-// read their tuning overrides (TG_<KERNEL>_<KNOB>) through it, so a
-// measurement can sweep a knob without rebuilding; every setting is exact,
-// only speed changes. Each name is looked up once per process and cached
-// (env.cu): getenv scans the whole environment, and a kernel's dozen knobs
-// were a few microseconds of host time per call. So a knob is set before
-// the process starts, or the program that changes it calls tg_env_forget.
-// name must be a string literal.
-long tg_env_long(const char *name, long dflt);
-// Forgets the cached lookups, for a program that changes the knobs between
-// calls (the kernels' test driver).
-void tg_env_forget(void);
+#include "trigrid.h"
 
 // Dense-row bitmap index of a block (wetric.cu reads it): row v has a bitmap
 // when it holds at least minlen elements and its value span (last - first +
@@ -101,12 +90,15 @@ struct tg_kernel_env {
     int device;
     int sm_count;
     size_t shared_mem_per_block_optin;
+    // The context's settings (trigrid.h): every kernel reads its tuning
+    // here and nowhere else; all of it is exact, only speed changes.
+    const tg_settings *set;
     // Returns device scratch of at least `bytes`, reused across calls and
     // grown on demand (contents undefined). cudaErrorMemoryAllocation means
     // the subtask does not fit; the caller maps it to TG_ERR_OOM.
     cudaError_t (*scratch)(struct tg_kernel_env *env, int which, size_t bytes, void **out);
     // Starts the timed region (records the start event on the stream). A
-    // kernel calls it once, after its host-side setup (knobs, launch
+    // kernel calls it once, after its host-side setup (settings, launch
     // shapes) and before its first GPU work, scratch included, so that the
     // event time is the subtask's GPU work as an original's timer around
     // its launches measures it, not host arithmetic with the GPU idle.

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 1
+#define TG_ABI_VERSION 2
 
 /* Status codes. */
 #define TG_OK 0
@@ -34,8 +34,8 @@ extern "C" {
 #define TG_ERR_NOT_BUILT 5 /* the kernel was not compiled into this library */
 #define TG_ERR_INTERNAL 6  /* a broken invariant inside the library */
 
-/* Kernel ids for tg_count. */
-#define TG_KERNEL_AUTO 0
+/* Kernel ids for tg_count. The caller chooses the kernel of each subtask
+ * (trigrid's `auto` rule lives in the caller); id 0 is not a kernel. */
 #define TG_KERNEL_POLAK 1
 #define TG_KERNEL_TRIX 2
 #define TG_KERNEL_GROUPTC 3
@@ -58,9 +58,65 @@ extern "C" {
 #define TG_PREP_MAX_FORWARD 7  /* largest forward (out-)degree */
 #define TG_PREP_NSTATS 8
 
+/* Kernel settings: tuning that changes speed only, never a count. Every
+ * field is an int32_t; a field marked "auto" also takes TG_SETTING_AUTO,
+ * which selects the kernel's own rule by the subtask's size. The defaults
+ * (tg_settings_default) are the library's best measured choice; a
+ * context uses them until tg_ctx_set_settings installs others. */
+#define TG_SETTING_AUTO (-1)
+typedef struct tg_settings {
+    int32_t slot_bitmap;       /* 1: tg_load_block builds the dense-row bitmap index; 0: never */
+    int32_t trix_ratio;        /* 2: u's list is searched unless v's is longer than ratio x u's (1 = paper), 0..2^20 */
+    int32_t trix_window;       /* 2048: entries of the shared u-list window, 0 (off)..2048 */
+    int32_t trix_spread;       /* 8: lookups per owner search, 4, 8 or 16 */
+    int32_t trix_minb;         /* 8: registers capped for 8 resident blocks; 1: uncapped */
+    int32_t trix_range;        /* 0; 1: value-range checks before searching */
+    int32_t trix_generic;      /* 0; 1: one search loop through generic pointers */
+    int32_t grouptc_ratio;     /* as trix_ratio, for grouptc */
+    int32_t grouptc_window;    /* as trix_window */
+    int32_t grouptc_spread;    /* as trix_spread */
+    int32_t grouptc_minb;      /* as trix_minb */
+    int32_t grouptc_range;     /* as trix_range */
+    int32_t grouptc_generic;   /* as trix_generic */
+    int32_t trust_warpmax;     /* auto: warp/CTA degree threshold, 1..128 */
+    int32_t trust_cta_smem;    /* auto: shared bytes per CTA-tier block, 1024..65536; 0: the longest row's table */
+    int32_t trust_cta_vc;      /* 0: a warp per neighbour; 1: CTA, 2: warp virtual combination */
+    int32_t trust_cta_threads; /* 256: threads of a CTA-tier block, 128, 256 or 512 */
+    int32_t trust_bitmap;      /* 1: bitmaps for dense rows; 0: hash tables only */
+    int32_t trust_spanroute;   /* auto (= warpmax): rows longer than this with wide spans go to the CTA tier, 1..128 */
+    int32_t wetric_erow;       /* 1: use the edge-row index; 0: search the rows */
+    int32_t wetric_bitmap;     /* auto (256 when jk has rows of 32 or more, else 0): bitmap density ratio, 0 (off)..4096 */
+    int32_t wetric_spread;     /* auto (4 below 2^22 ij edges, 8 above): wedges per thread, 4, 8, 16 or 32 */
+    int32_t wetric_edges;      /* 256: edges per block, 64 or 256 */
+    int32_t wetric_rounds;     /* 0: blocks keep all their wedges; else rounds per chunk of a heavy block, 1..64 */
+    int32_t wetric_slots;      /* auto: heavy blocks that may be split (rounds > 0), 1..2^20 */
+    int32_t wetric_cap;        /* auto: chunk entries (rounds > 0), 1..2^24 */
+    int32_t wetric_fillrpw;    /* 4: rows per warp of the bitmap build, 1..32 */
+    int32_t wetric_bmmin;      /* 4: shortest row with a bitmap, 1..2^20 */
+    int32_t wetric_andcost;    /* 4: cost of a bitmap word intersection (ik is jk), 0 (off)..64 */
+    int32_t wetric_andmin;     /* 8: shortest u list intersected word by word, 0..2^16 */
+    int32_t wetric_and4cost;   /* 5: cost of a four-word bitmap chunk, 0 (off)..64 */
+    int32_t wetric_lb;         /* auto (6 below 2^21 ij edges, 8 above): blocks per SM the registers allow, 1 (uncapped), 6 or 8 */
+    int32_t wetric_clip;       /* 0: clip searches one after the other; 1: short dependent chains */
+    int32_t wetric_skipb;      /* 1: v's clip skipped when v has a bitmap; 0: never */
+    int32_t wetric_rowcache;   /* 1: row cache on; 0: off */
+    int32_t wetric_skipa;      /* 1: bitmap intersections replace clip searches when cheaper; 0: never */
+    int32_t wetric_overlap;    /* 1: the wedge kernel overlaps the bitmap build (sm_90+); 0: one after the other */
+} tg_settings;
+/* Fields of tg_settings. */
+#define TG_SETTINGS_FIELDS 37
+
 typedef struct tg_ctx tg_ctx;
 
 int32_t tg_abi_version(void);
+
+/* Fills s with the defaults. */
+void tg_settings_default(tg_settings *s);
+
+/* Checks s and makes it the context's settings for every later call (the
+ * context keeps a copy). An out-of-range field is TG_ERR_INVALID naming it;
+ * the context's settings are then unchanged. */
+int32_t tg_ctx_set_settings(tg_ctx *ctx, const tg_settings *s, char *err, uint64_t errlen);
 
 /* Number of usable devices in *n (0 is not an error). */
 int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen);
@@ -95,17 +151,15 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
 /* Releases a slot's device memory. */
 int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
 
-/* Counts the subtask (slot_ij, slot_ik, slot_jk): for every edge (u, v) of
- * ij, |ik.row(u) ∩ jk.row(v)|. Index spaces must agree: ij.nrows ==
- * ik.nrows, ij.ncols == jk.nrows, ik.ncols == jk.ncols. *kernel_ms is the
- * CUDA-event time of all GPU work for the subtask (including the kernel's own
- * per-subtask preparation), or the CPU time in the reference library.
- * kernel_used (may be NULL) receives the kernel actually run, which differs
- * from kernel only for TG_KERNEL_AUTO. */
+/* Counts the subtask (slot_ij, slot_ik, slot_jk) with kernel (a
+ * TG_KERNEL_* id): for every edge (u, v) of ij, |ik.row(u) ∩ jk.row(v)|.
+ * Index spaces must agree: ij.nrows == ik.nrows, ij.ncols == jk.nrows,
+ * ik.ncols == jk.ncols. *kernel_ms is the CUDA-event time of all GPU work
+ * for the subtask (including the kernel's own per-subtask preparation), or
+ * the CPU time in the reference library. */
 int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
-                 double *kernel_ms, int32_t *kernel_used, char *err,
-                 uint64_t errlen);
+                 double *kernel_ms, char *err, uint64_t errlen);
 
 /* Device bytes the context holds now, and its limit. */
 int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit);

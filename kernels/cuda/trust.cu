@@ -424,7 +424,7 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
     // A warp per neighbour (mode 0) measured fastest once the tables are
     // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
     // (CTA virtual combination), docs/kernels.md.
-    int mode = (int)tg_env_long("TG_TRUST_CTA_VC", 0);
+    int mode = env->set->trust_cta_vc;
     if (mode < 0 || mode > 2) mode = 0;
     if (mode == 1)
         return launch_cta_mode<NT, true>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
@@ -435,11 +435,11 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
 
 } // namespace
 
-// Measurement aids (read per call): TG_TRUST_WARPMAX (1..128, the warp/CTA
-// degree threshold), TG_TRUST_CTA_SMEM (bytes of shared memory per CTA-tier
-// block), TG_TRUST_CTA_VC (0 a warp per neighbour, 1 CTA and 2 warp virtual
-// combination), TG_TRUST_CTA_THREADS (128, 256, 512), TG_TRUST_BITMAP=0
-// (hash tables only), TG_TRUST_SPANROUTE, TG_TRUST_ONLY_WARP=1.
+// Settings (tg_settings, trigrid.h): trust_warpmax (the warp/CTA degree
+// threshold), trust_cta_smem (bytes of shared memory per CTA-tier block),
+// trust_cta_vc (0 a warp per neighbour, 1 CTA and 2 warp virtual
+// combination), trust_cta_threads (128, 256, 512), trust_bitmap (0: hash
+// tables only), trust_spanroute.
 cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                             tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -447,9 +447,11 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
     const int64_t nrows = ij.nrows < ik.nrows ? ij.nrows : ik.nrows;
-    long warp_max = tg_env_long("TG_TRUST_WARPMAX", ik.nnz >= kLargeEdges  ? kWarpMaxLarge
-                                                  : ik.nnz >= kSmallEdges ? kWarpMaxSmall
-                                                                          : kWarpMaxTiny);
+    const tg_settings &set = *env->set;
+    long warp_max = set.trust_warpmax != TG_SETTING_AUTO ? set.trust_warpmax
+                    : ik.nnz >= kLargeEdges              ? kWarpMaxLarge
+                    : ik.nnz >= kSmallEdges              ? kWarpMaxSmall
+                                                         : kWarpMaxTiny;
     if (warp_max < 1) warp_max = 1;
     if (warp_max > kWarpBuckets) warp_max = kWarpBuckets;
 
@@ -458,7 +460,7 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     int64_t cta_buckets = 128;
     while (cta_buckets < maxdeg && cta_buckets < kCtaMaxBuckets) cta_buckets <<= 1;
     const int64_t cta_max = cta_buckets;
-    // Shared memory of a CTA-tier block (TG_TRUST_CTA_SMEM bytes; 0 = the
+    // Shared memory of a CTA-tier block (trust_cta_smem bytes; 0 = the
     // table of the longest row, at least 16 KiB): 16 KiB below 2^25 edges,
     // 32 KiB from there. It is sized for occupancy and for the bitmap spans
     // of the long rows, not for the longest row's table: 32 KiB keeps 6
@@ -469,7 +471,9 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     // size (docs/kernels.md). Rows that fit neither bitmap nor table in it
     // use a per-CTA region of global scratch of fwords words.
     const size_t hash_bytes = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
-    const long smem_env = tg_env_long("TG_TRUST_CTA_SMEM", ik.nnz >= kLargeEdges ? 32768 : 16384);
+    const long smem_env = set.trust_cta_smem != TG_SETTING_AUTO ? set.trust_cta_smem
+                          : ik.nnz >= kLargeEdges                ? 32768
+                                                                 : 16384;
     size_t cta_shared = smem_env > 0 ? (size_t)smem_env : std::max<size_t>(hash_bytes, 16384);
     if (cta_shared < 1024) cta_shared = 1024;
     if (cta_shared > 65536) cta_shared = 65536;
@@ -479,12 +483,12 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     const uint64_t fall_ctas = fwords ? (uint64_t)env->sm_count * (2048 / 128) : 0;
     const bool need_glob = maxdeg > cta_max;
 
-    // Measurement aid, off by default: TG_TRUST_SPANROUTE=R also sends rows
+    // Off by default (R = warp_max): trust_spanroute = R also sends rows
     // longer than R whose spans are too wide for a warp's bitmap to the CTA
     // tier. It was slower at every R tried (rmat23: 236 to 247 ms against
     // 225 ms without it, docs/kernels.md): such rows probe a warp's hash
     // table faster than a CTA walks their few neighbours.
-    long span_route = tg_env_long("TG_TRUST_SPANROUTE", warp_max);
+    long span_route = set.trust_spanroute != TG_SETTING_AUTO ? set.trust_spanroute : warp_max;
     if (span_route < 1) span_route = 1;
     if (span_route > warp_max) span_route = warp_max;
     // Rows in each list are bounded by the edges they hold.
@@ -535,13 +539,12 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
 
     const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
     if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
-    const bool use_bitmap = tg_env_long("TG_TRUST_BITMAP", 1) != 0;
+    const bool use_bitmap = set.trust_bitmap != 0;
     warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)span_route,
                                                                   (int)cta_max, use_bitmap, lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
-    if (tg_env_long("TG_TRUST_ONLY_WARP", 0)) return cudaSuccess; // measurement aid: warp tier alone
-    const long cta_threads = tg_env_long("TG_TRUST_CTA_THREADS", 256);
+    const long cta_threads = set.trust_cta_threads;
     if (cta_threads == 128)
         return launch_cta<128>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
                                gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);

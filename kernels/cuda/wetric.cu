@@ -654,24 +654,22 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 // the other, v's clip skipped when v has a bitmap, and when ik is jk the
 // bitmap intersections at a cost of 4 per word and 5 per four-word chunk
 // against 3 per element looked up, for u lists of 8 or more (taken without
-// any clip search when they beat all of u's list). docs/kernels.md
-// (seventh round) has the measurements. For measurements,
-// TG_WETRIC_SPREAD (4, 8, 16, 32), TG_WETRIC_BITMAP (0 = off, else the
-// ratio), TG_WETRIC_BMMIN (shortest row with a bitmap), TG_WETRIC_EDGES (64
-// or 256), TG_WETRIC_LB (8 or 6, else no register cap), TG_WETRIC_CLIP (1:
-// the short-chain setup), TG_WETRIC_FILLRPW (rows per
-// warp of the bitmap build, 1 to 32), TG_WETRIC_ROUNDS (rounds per chunk, 0 = blocks keep all
-// their wedges) and, to test the fallbacks, TG_WETRIC_SLOTS and
-// TG_WETRIC_CAP (heavy blocks and chunk entries allowed), TG_WETRIC_ANDCOST
-// and TG_WETRIC_AND4COST (0 = off), TG_WETRIC_ANDMIN, and TG_WETRIC_EROW,
-// TG_WETRIC_SKIPB, TG_WETRIC_SKIPA, TG_WETRIC_ROWCACHE (0 = off) override
-// them.
+// any clip search when they beat all of u's list). docs/kernels.md has
+// the measurements. The settings wetric_* (tg_settings, trigrid.h)
+// override each choice: spread (4, 8, 16, 32), bitmap (0 = off, else the
+// ratio), bmmin (shortest row with a bitmap), edges (64 or 256), lb (8 or
+// 6, else no register cap), clip (1: the short-chain setup), fillrpw (rows
+// per warp of the bitmap build, 1 to 32), rounds (rounds per chunk, 0 =
+// blocks keep all their wedges) and, to test the fallbacks, slots and cap
+// (heavy blocks and chunk entries allowed), andcost and and4cost (0 = off),
+// andmin, and erow, skipb, skipa, rowcache, overlap (0 = off).
 cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                              tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
     Blk ij = view(ij_);
     const Blk ik = view(ik_), jk = view(jk_);
-    if (tg_env_long("TG_WETRIC_EROW", 1) == 0) ij.erow = nullptr; // measurements: search the rows instead
+    const tg_settings &set = *env->set;
+    if (set.wetric_erow == 0) ij.erow = nullptr; // search the rows instead
     const bool self = ij_ == ik_ && ik_ == jk_ && ij_->upper;
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
@@ -680,22 +678,22 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // enough for binary search to hurt, small subtasks included
     // (soc-Epinions1: 0.069 against 0.089 ms).
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
-    ratio = tg_env_long("TG_WETRIC_BITMAP", ratio);
+    if (set.wetric_bitmap != TG_SETTING_AUTO) ratio = set.wetric_bitmap;
     if (ratio < 0) ratio = 0;
     // Spread 4 below 2^22 ij edges (rmat20 2.63 against 2.71 ms at 8,
     // soc-Epinions1 0.0357 against 0.0377), 8 above (rmat22 19.1 against
     // 19.6); 16 was slower everywhere.
-    long spread = tg_env_long("TG_WETRIC_SPREAD", ij.nnz < (1 << 22) ? 4 : 8);
+    long spread = set.wetric_spread != TG_SETTING_AUTO ? set.wetric_spread : ij.nnz < (1 << 22) ? 4 : 8;
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
     // (docs/kernels.md), small ones included.
-    const long epb = tg_env_long("TG_WETRIC_EDGES", 256) == 64 ? 64 : 256;
+    const long epb = set.wetric_edges == 64 ? 64 : 256;
     // Splitting heavy blocks into chunks measured slower on every graph
     // (soc-Epinions1 0.096 against 0.089 ms at 2 rounds, rmat23 96.0 against
     // 95.5): blocks of 256 edges are already balanced enough there, and the
     // memset and second launch cost more than the tail they remove. Kept,
     // exact and tested, for subtasks with a single huge hub row.
-    long rounds = tg_env_long("TG_WETRIC_ROUNDS", 0);
+    long rounds = set.wetric_rounds;
     if (rounds < 0) rounds = 0;
 
     const uint64_t nb = ((uint64_t)ij.nnz + epb - 1) / epb;
@@ -703,8 +701,9 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     uint64_t split_bytes = 0;
     if (rounds > 0) {
         sp.wedges = (uint64_t)kThreads * spread * rounds;
-        sp.slots = (uint64_t)tg_env_long("TG_WETRIC_SLOTS", (long)std::min<uint64_t>(nb, 8192));
-        sp.cap = (uint64_t)tg_env_long("TG_WETRIC_CAP", (long)std::min<uint64_t>(4 * nb + 65536, 1u << 22));
+        sp.slots = set.wetric_slots != TG_SETTING_AUTO ? (uint64_t)set.wetric_slots : std::min<uint64_t>(nb, 8192);
+        sp.cap = set.wetric_cap != TG_SETTING_AUTO ? (uint64_t)set.wetric_cap
+                                                   : std::min<uint64_t>(4 * nb + 65536, 1u << 22);
         if (sp.slots < 1) sp.slots = 1;
         if (sp.cap < 1) sp.cap = 1;
         split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
@@ -714,23 +713,23 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // 0.060 at 1 and 0.063 at 32; rmat22 25.5 against 25.7 at 1; 8 and 2
     // in between): few rows per warp launch more warps that mostly find
     // no bitmap row, many serialise long rows side by side.
-    long rpw = tg_env_long("TG_WETRIC_FILLRPW", 4);
+    long rpw = set.wetric_fillrpw;
     if (rpw < 1 || rpw > 32) rpw = 1;
-    Bm bmp{nullptr, nullptr, (uint64_t)ratio, (uint32_t)tg_env_long("TG_WETRIC_BMMIN", TG_BM_MINLEN),
+    Bm bmp{nullptr, nullptr, (uint64_t)ratio, (uint32_t)set.wetric_bmmin,
            (uint32_t)((ratio + 31) / 32), 0, 0, 0};
     // The index the slot built at load serves when it was built by the same
-    // rule; otherwise (a tuning override, or a slot without room for it)
+    // rule; otherwise (other settings, or a slot without room for it)
     // the bitmaps are built here, in scratch, by row offsets.
     const tg_bitmap &own = jk_->bm;
     const bool prebuilt = ratio > 0 && own.bits && (uint64_t)own.ratio == (uint64_t)ratio && own.minlen == bmp.minlen;
     // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
     // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
     if (ik_ == jk_) {
-        const long ac = tg_env_long("TG_WETRIC_ANDCOST", 4);
+        const long ac = set.wetric_andcost;
         bmp.and_cost = ac > 0 ? (uint32_t)ac : 0;
-        const long am = tg_env_long("TG_WETRIC_ANDMIN", 8);
+        const long am = set.wetric_andmin;
         bmp.and_min = am > 0 ? (uint32_t)am : 1;
-        const long a4 = tg_env_long("TG_WETRIC_AND4COST", 5);
+        const long a4 = set.wetric_and4cost;
         bmp.and4_cost = a4 > 0 && (prebuilt || (bmp.rw & 3) == 0) ? (uint32_t)a4 : 0;
     }
     // Every row with a bitmap has span <= ratio * len, so it fits in the
@@ -788,18 +787,18 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     const bool small = ij.nnz < (1 << 21);
     // Registers capped for 8 blocks of 256 threads per SM (32 registers)
     // from 2^21 ij edges, for 6 (40) below.
-    const long lb = tg_env_long("TG_WETRIC_LB", small ? 6 : 8);
+    const long lb = set.wetric_lb != TG_SETTING_AUTO ? set.wetric_lb : small ? 6 : 8;
     // The clip searches one after the other (C = 0) on every graph since
     // the edge-row index: short dependent-load chains (C = 1) measured
     // slower (soc-Epinions1 0.044 against 0.041 ms, rmat22 23.9 against
-    // 22.0); TG_WETRIC_CLIP=1 selects them.
-    const bool shortc = tg_env_long("TG_WETRIC_CLIP", 0) != 0;
+    // 22.0); wetric_clip = 1 selects them.
+    const bool shortc = set.wetric_clip != 0;
     unsigned opts = 0;
-    if (tg_env_long("TG_WETRIC_SKIPB", 1) != 0) opts |= kOptSkipB;
-    if (tg_env_long("TG_WETRIC_ROWCACHE", 1) != 0) opts |= kOptRowCache;
-    if (tg_env_long("TG_WETRIC_SKIPA", 1) != 0) opts |= kOptSkipA;
+    if (set.wetric_skipb != 0) opts |= kOptSkipB;
+    if (set.wetric_rowcache != 0) opts |= kOptRowCache;
+    if (set.wetric_skipa != 0) opts |= kOptSkipA;
     // The wedge kernel overlaps the bitmap build (programmatic dependent
-    // launch, sm_90 and later): TG_WETRIC_OVERLAP=0 turns it off.
+    // launch, sm_90 and later): wetric_overlap = 0 turns it off.
     // The device's compute capability, asked once per device (host time
     // inside the timed call otherwise).
     static int majors[64];
@@ -812,7 +811,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     } else if (env->device >= 0 && env->device < 64) {
         majors[env->device] = major;
     }
-    const bool overlap = ratio > 0 && !prebuilt && major >= 9 && tg_env_long("TG_WETRIC_OVERLAP", 1) != 0;
+    const bool overlap = ratio > 0 && !prebuilt && major >= 9 && set.wetric_overlap != 0;
     if ((lb == 8 || lb == 6) && epb == 256 && (spread == 4 || spread == 8 || spread == 16)) {
 #define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap)
 #define WETRIC_C(S_, MB_) (shortc ? WETRIC_L(S_, MB_, 1) : WETRIC_L(S_, MB_, 0))
@@ -837,13 +836,6 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
         default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
         }
-    }
-    if (err == cudaSuccess && sp.wedges && getenv("TG_WETRIC_STATS")) {
-        // Measurement aid only: how many blocks split and into how many chunks.
-        unsigned long long h[2] = {0, 0};
-        err = cudaMemcpyAsync(h, sp.ctl, sizeof h, cudaMemcpyDeviceToHost, env->stream);
-        if (err == cudaSuccess) err = cudaStreamSynchronize(env->stream);
-        fprintf(stderr, "wetric-stats blocks %llu heavy %llu chunks %llu\n", (unsigned long long)nb, h[0], h[1]);
     }
     return err;
 }

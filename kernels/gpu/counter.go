@@ -11,7 +11,8 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-// Kernel ids of trigrid.h, indexed like kernelNames.
+// kernelNames are the GPU kernels by TG_KERNEL_* id of trigrid.h; id 0 is
+// not a kernel of the library but trigrid's per-subtask choice (pickKernel).
 var kernelNames = []string{"auto", "polak", "trix", "grouptc", "trust", "wetric"}
 
 // Kernels lists the GPU kernel names NewCounter accepts.
@@ -162,15 +163,11 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Resul
 	}
 	var tri uint64
 	var ms float64
-	var used int32
-	rc := c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &used, &c.buf[0], errBufLen)
+	rc := c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
 	if err := status("tg_count", rc, c.buf); err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}
 	c.last = kernel
-	if used >= 0 && int(used) < len(kernelNames) {
-		c.last = kernelNames[used]
-	}
 	return kernels.Result{Triangles: tri, KernelTime: time.Duration(ms * float64(time.Millisecond))}, nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -30,6 +30,10 @@ type Options struct {
 	// scratch, preprocessing). 0 lets the library use the free memory at
 	// context creation less a 5% reserve. Exceeding it is ErrOutOfMemory.
 	MemLimit uint64
+	// Settings override the kernels' tuning (SettingNames); nil keeps the
+	// library's defaults. A value the library rejects fails NewCounter with
+	// its message naming the setting.
+	Settings Settings
 	// Logger receives load and fallback messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -52,16 +56,18 @@ type Library struct {
 	opts   Options
 	logger *slog.Logger
 
-	abiVersion  func() int32
-	deviceCount func(n *int32, err *byte, errlen uint64) int32
-	deviceInfo  func(dev int32, name *byte, namelen uint64, total, free *uint64, sms, ccMajor, ccMinor *int32, err *byte, errlen uint64) int32
-	ctxCreate   func(dev int32, limit uint64, out *uintptr, err *byte, errlen uint64) int32
-	ctxDestroy  func(ctx uintptr)
-	loadBlock   func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
-	freeBlock   func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
-	count       func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, used *int32, err *byte, errlen uint64) int32
-	memUsage    func(ctx uintptr, used, limit *uint64) int32
-	preprocess  func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	abiVersion      func() int32
+	settingsDefault func(s *int32)
+	setSettings     func(ctx uintptr, s *int32, err *byte, errlen uint64) int32
+	deviceCount     func(n *int32, err *byte, errlen uint64) int32
+	deviceInfo      func(dev int32, name *byte, namelen uint64, total, free *uint64, sms, ccMajor, ccMinor *int32, err *byte, errlen uint64) int32
+	ctxCreate       func(dev int32, limit uint64, out *uintptr, err *byte, errlen uint64) int32
+	ctxDestroy      func(ctx uintptr)
+	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
+	freeBlock       func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
+	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
+	memUsage        func(ctx uintptr, used, limit *uint64) int32
+	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 
 // errBufLen is the size of the message buffer handed to every call.
@@ -119,6 +125,8 @@ func (l *Library) bind(h uintptr) error {
 		fn   any
 	}{
 		{"tg_abi_version", &l.abiVersion},
+		{"tg_settings_default", &l.settingsDefault},
+		{"tg_ctx_set_settings", &l.setSettings},
 		{"tg_device_count", &l.deviceCount},
 		{"tg_device_info", &l.deviceInfo},
 		{"tg_ctx_create", &l.ctxCreate},
@@ -195,6 +203,10 @@ func (l *Library) newContext(device int) (uintptr, error) {
 	}
 	if ctx == 0 {
 		return 0, errors.New("gpu: tg_ctx_create returned no context")
+	}
+	if err := l.applySettings(ctx); err != nil {
+		l.ctxDestroy(ctx)
+		return 0, err
 	}
 	return ctx, nil
 }

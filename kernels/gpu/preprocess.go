@@ -67,7 +67,7 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 		cols = make([]uint32, np+1)
 		rank = make([]uint32, n+1)
 	}
-	var st [8]uint64
+	var st [prepNStats]uint64
 	var ms float64
 	c.slots[residentSlot] = slot{}
 	c.resident = false
@@ -76,8 +76,9 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 		return nil, fmt.Errorf("gpu: preprocess: %w", err)
 	}
 	p := &Prepared{
-		Stats: PrepStats{Vertices: st[0], InputPairs: st[1], SelfLoops: st[2], Duplicates: st[3],
-			Edges: st[4], Wedges: st[5], MaxDegree: st[6], MaxForward: st[7]},
+		Stats: PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
+			Duplicates: st[prepDuplicates], Edges: st[prepEdges], Wedges: st[prepWedges],
+			MaxDegree: st[prepMaxDegree], MaxForward: st[prepMaxForward]},
 		GPUTime: time.Duration(ms * float64(time.Millisecond)),
 	}
 	c.resident = true
@@ -87,11 +88,24 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 		c.residentStats.Wedges = float64(e) * 2 * float64(e) / float64(rows)
 	}
 	if copyBack {
-		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[4]], NCols: int64(n)}
+		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[prepEdges]], NCols: int64(n)}
 		p.Rank = rank[:n]
 	}
 	return p, nil
 }
+
+// Indices of tg_preprocess's stats array (TG_PREP_* in trigrid.h).
+const (
+	prepVertices = iota
+	prepInputPairs
+	prepSelfLoops
+	prepDuplicates
+	prepEdges
+	prepWedges
+	prepMaxDegree
+	prepMaxForward
+	prepNStats
+)
 
 // residentSlot holds the graph Preprocess built; slotFor never evicts into
 // it while the graph is resident.

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ref.h"
+#include "tg_settings.h"
 
 #ifndef TG_REF_ABI
 #define TG_REF_ABI TG_ABI_VERSION
@@ -26,6 +27,7 @@ typedef struct {
 struct tg_ctx {
     uint64_t limit, used;
     ref_slot slots[TG_MAX_SLOTS];
+    tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -47,6 +49,27 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
 }
 
 int32_t tg_abi_version(void) { return TG_REF_ABI; }
+
+void tg_settings_default(tg_settings *s) {
+    if (s) tg_settings_fill_default(s);
+}
+
+int32_t tg_ctx_set_settings(tg_ctx *ctx, const tg_settings *s, char *err, uint64_t errlen) {
+    if (ctx == NULL || s == NULL) {
+        set_err(err, errlen, "tg_ctx_set_settings: NULL context or settings");
+        return TG_ERR_INVALID;
+    }
+    int bad = tg_settings_invalid(s);
+    if (bad >= 0) {
+        char valid[96];
+        tg_setting_valid(bad, valid, sizeof valid);
+        set_err(err, errlen, "kernel setting %s=%d: want %s", tg_setting_descs[bad].name,
+                (int)*tg_setting_field((tg_settings *)s, bad), valid);
+        return TG_ERR_INVALID;
+    }
+    ctx->set = *s;
+    return TG_OK;
+}
 
 int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen) {
     if (n == NULL) {
@@ -88,6 +111,7 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
         return TG_ERR_OOM;
     }
     ctx->limit = mem_limit ? mem_limit : REF_MEMORY;
+    tg_settings_fill_default(&ctx->set);
     *out = ctx;
     return TG_OK;
 }
@@ -166,15 +190,15 @@ static double now_ms(void) {
 }
 
 int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
-                 uint64_t *triangles, double *kernel_ms, int32_t *kernel_used, char *err, uint64_t errlen) {
+                 uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     if (ctx == NULL || triangles == NULL) {
         set_err(err, errlen, "tg_count: NULL context or result pointer");
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    if (kernel < 0 || kernel >= TG_KERNEL_COUNT) {
-        set_err(err, errlen, "tg_count: unknown kernel id %d", kernel);
+    if (kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT) {
+        set_err(err, errlen, "tg_count: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
@@ -189,7 +213,6 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
         set_err(err, errlen, "tg_count: index spaces disagree");
         return TG_ERR_INVALID;
     }
-    if (kernel_used) *kernel_used = kernel == TG_KERNEL_AUTO ? TG_KERNEL_TRIX : kernel;
     double t0 = now_ms();
     *triangles = tg_cpu_count(ij, ik, jk);
     if (kernel_ms) *kernel_ms = now_ms() - t0;

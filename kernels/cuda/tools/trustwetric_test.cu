@@ -8,17 +8,17 @@
 // definition of the subtask, and times each kernel with CUDA events around
 // the whole per-subtask call (one warm-up, median of the timed repetitions).
 //
-// Build (device machine):
-//   nvcc -O3 -arch=sm_90 -std=c++17 -Xcompiler -fopenmp -Ikernels/cuda \
-//     kernels/cuda/{trust,wetric,bitmap,env,polak,trix,grouptc}.cu \
-//     kernels/cuda/tools/trustwetric_test.cu -o twt -lgomp
+// Build and run (device machine): make -C kernels/cuda conformance, which
+// builds tools/twt and runs "twt random" and "twt check" on CHECK_GRAPHS.
 // (polak, trix and grouptc are timed beside them for the auto policy; with
 // -DTWT_NO_TRIX_GROUPTC only polak is, and trix.cu, grouptc.cu are left out.)
+// Variants name tg_settings fields (trigrid.h): "wetric_spread=16".
 // Use:
 //   twt check FILE...            CPU-checked P = 1..4 on edge-list files
 //   twt random                   arbitrary blocks against brute force
 //   twt bench NAME SRC [reps]    SRC: a file or rmat:SCALE; times variants
 #include "tg_internal.cuh"
+#include "tg_settings.h"
 
 #include <thrust/device_vector.h>
 #include <thrust/host_vector.h>
@@ -158,6 +158,9 @@ static cudaError_t begin_cb(tg_kernel_env *env) {
     return cudaEventRecord(g_ev0, env->stream);
 }
 
+// The settings every run uses: the defaults, with those of one variant.
+static tg_settings g_set;
+
 struct Runner {
     tg_kernel_env env{};
     Scratch scr;
@@ -175,6 +178,8 @@ struct Runner {
         env.scratch = scratch_cb;
         env.begin = begin_cb;
         env.ctx = &scr;
+        tg_settings_fill_default(&g_set);
+        env.set = &g_set;
         CK(cudaMalloc(&d_count, sizeof(unsigned long long)));
         CK(cudaEventCreate(&ev0));
         CK(cudaEventCreate(&ev1));
@@ -424,25 +429,19 @@ static const KernelDef kAll[] = {{"polak", tg_kernel_polak},     {"trix", tg_ker
 #endif
 static const int kNumAll = (int)(sizeof kAll / sizeof kAll[0]);
 
-static const char *const kEnv[] = {"TG_TRUST_WARPMAX", "TG_TRUST_CTA_THREADS", "TG_TRUST_ONLY_WARP", "TG_TRUST_CTA_SMEM", "TG_TRUST_SPANROUTE",
-                                   "TG_TRUST_CTA_VC",  "TG_TRUST_BITMAP",      "TG_WETRIC_BITMAP",
-                                   "TG_WETRIC_SPREAD", "TG_WETRIC_BMMIN",      "TG_WETRIC_EDGES",
-                                   "TG_WETRIC_ROUNDS", "TG_WETRIC_SLOTS",      "TG_WETRIC_CAP",
-                                   "TG_WETRIC_LB",     "TG_WETRIC_CLIP",       "TG_WETRIC_FILLRPW",
-                                   "TG_WETRIC_ANDCOST", "TG_WETRIC_ANDMIN",   "TG_WETRIC_AND4COST", "TG_WETRIC_OVERLAP",
-                                   "TG_WETRIC_EROW", "TG_WETRIC_SKIPB", "TG_WETRIC_ROWCACHE", "TG_WETRIC_SKIPA"};
-
-// Sets the variables of "A=1 B=2" after clearing every measurement variable.
-static void apply_env(const char *spec) {
-    tg_env_forget();
-    for (const char *k : kEnv) unsetenv(k);
-    char buf[256];
+// Sets the settings of "name=value name=value ..." over the defaults; an
+// unknown name or an invalid value stops the program (a variant that silently
+// ran the defaults would test nothing).
+static void apply_settings(const char *spec) {
+    tg_settings_fill_default(&g_set);
+    char buf[512];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
         char *eq = strchr(tok, '=');
-        if (!eq) continue;
-        *eq = 0;
-        setenv(tok, eq + 1, 1);
+        if (!eq || tg_setting_set(&g_set, tok, (size_t)(eq - tok), (int32_t)atoi(eq + 1)) != 0) {
+            fprintf(stderr, "twt: bad setting %s\n", tok);
+            exit(2);
+        }
     }
 }
 
@@ -465,8 +464,8 @@ static void check_partitions(Runner &r, const char *name, const HostCSR &g, uint
         std::vector<HostCSR> hb = P == 1 ? std::vector<HostCSR>{g} : partition(g, P);
         std::vector<DevBlock> db(hb.size());
         for (size_t i = 0; i < hb.size(); i++) db[i].upload(hb[i]);
-        const KernelDef *ks = timed ? kAll : kKernels;
-        int nk = timed ? kNumAll : 2;
+        const KernelDef *ks = kAll;
+        int nk = kNumAll;
         for (int ki = 0; ki < nk; ki++) {
             const KernelDef &k = ks[ki];
             uint64_t sum = 0;
@@ -565,79 +564,101 @@ static void check_random(Runner &r) {
             // spread, both CTA sizes, everything through the CTA tier with
             // each combination mode, hash tables instead of bitmaps.
             const char *cfgs[] = {"",
-                                  "TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_BITMAP=64 TG_WETRIC_EDGES=64",
-                                  "TG_WETRIC_SPREAD=4",
-                                  "TG_WETRIC_SPREAD=8",
-                                  "TG_WETRIC_SPREAD=32 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_ROUNDS=0",
-                                  "TG_WETRIC_ROUNDS=0 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_EDGES=64",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_SLOTS=1",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_CAP=3",
-                                  "TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_SLOTS=2 TG_WETRIC_CAP=1",
-                                  "TG_WETRIC_ROUNDS=3 TG_WETRIC_SPREAD=16 TG_WETRIC_BITMAP=32",
-                                  "TG_WETRIC_LB=1 TG_WETRIC_ROUNDS=1 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_LB=1 TG_WETRIC_SPREAD=16",
-                                  "TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
-                                  "TG_WETRIC_BITMAP=0",
-                                  "TG_WETRIC_CLIP=0",
-                                  "TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_SPREAD=4 TG_WETRIC_LB=6", "TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_LB=8",
-                                  "TG_WETRIC_SKIPB=0", "TG_WETRIC_ROWCACHE=0 TG_WETRIC_SPREAD=8", "TG_WETRIC_ROWCACHE=0 TG_WETRIC_SKIPB=0 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_SKIPA=0", "TG_WETRIC_SKIPA=0 TG_WETRIC_ROWCACHE=0 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_SPREAD=4 TG_WETRIC_LB=8 TG_WETRIC_CLIP=1 TG_WETRIC_ROUNDS=1",
-                                  "TG_WETRIC_LB=6 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_LB=6 TG_WETRIC_SPREAD=16 TG_WETRIC_ROUNDS=1",
-                                  "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0 TG_WETRIC_BITMAP=64 TG_WETRIC_FILLRPW=32",
-                                  "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0 TG_WETRIC_SPREAD=16",
-                                  "TG_WETRIC_FILLRPW=1 TG_WETRIC_BITMAP=64",
-                                  "TG_WETRIC_FILLRPW=32 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2",
-                                  "TG_WETRIC_FILLRPW=5 TG_WETRIC_BITMAP=32 TG_WETRIC_BMMIN=1 TG_WETRIC_SPREAD=16",
-                                  "TG_TRUST_CTA_THREADS=512",
-                                  "TG_TRUST_WARPMAX=1",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=0",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=1",
-                                  "TG_TRUST_BITMAP=0",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_BITMAP=0",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_BITMAP=0 TG_TRUST_CTA_VC=0",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=512 TG_TRUST_CTA_VC=1",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_VC=2",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=128",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_THREADS=128 TG_TRUST_BITMAP=0",
-                                  "TG_TRUST_CTA_THREADS=128 TG_TRUST_CTA_VC=2",
-                                  "TG_TRUST_WARPMAX=8",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_BITMAP=0",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_CTA_VC=2",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=1024 TG_TRUST_CTA_THREADS=512",
-                                  "TG_TRUST_WARPMAX=1 TG_TRUST_CTA_SMEM=0",
-                                  "TG_TRUST_CTA_SMEM=32768 TG_TRUST_WARPMAX=4",
-                                  "TG_TRUST_SPANROUTE=1",
-                                  "TG_TRUST_SPANROUTE=1 TG_TRUST_WARPMAX=128 TG_TRUST_CTA_SMEM=1024",
-                                  "TG_TRUST_SPANROUTE=1 TG_TRUST_WARPMAX=128 TG_TRUST_CTA_SMEM=32768"};
+                                  "wetric_bitmap=64",
+                                  "wetric_bitmap=64 wetric_edges=64",
+                                  "wetric_spread=4",
+                                  "wetric_spread=8",
+                                  "wetric_spread=32 wetric_bitmap=64",
+                                  "wetric_rounds=0",
+                                  "wetric_rounds=0 wetric_bitmap=64",
+                                  "wetric_rounds=1 wetric_spread=4",
+                                  "wetric_rounds=1 wetric_spread=4 wetric_bitmap=64 wetric_bmmin=2",
+                                  "wetric_rounds=1 wetric_spread=4 wetric_edges=64",
+                                  "wetric_rounds=1 wetric_spread=4 wetric_slots=1",
+                                  "wetric_rounds=1 wetric_spread=4 wetric_cap=3",
+                                  "wetric_rounds=1 wetric_spread=4 wetric_slots=2 wetric_cap=1",
+                                  "wetric_rounds=3 wetric_spread=16 wetric_bitmap=32",
+                                  "wetric_lb=1 wetric_rounds=1 wetric_bitmap=64",
+                                  "wetric_lb=1 wetric_spread=16",
+                                  "wetric_spread=16 wetric_rounds=1",
+                                  "wetric_bitmap=0",
+                                  "wetric_clip=0",
+                                  "wetric_clip=0 wetric_bitmap=64",
+                                  "wetric_spread=4 wetric_lb=6", "wetric_spread=4 wetric_bitmap=64 wetric_lb=8",
+                                  "wetric_skipb=0", "wetric_rowcache=0 wetric_spread=8", "wetric_rowcache=0 wetric_skipb=0 wetric_bitmap=64",
+                                  "wetric_skipa=0", "wetric_skipa=0 wetric_rowcache=0 wetric_bitmap=64",
+                                  "wetric_spread=4 wetric_lb=8 wetric_clip=1 wetric_rounds=1",
+                                  "wetric_lb=6 wetric_bitmap=64",
+                                  "wetric_lb=6 wetric_spread=16 wetric_rounds=1",
+                                  "wetric_lb=6 wetric_clip=0 wetric_bitmap=64 wetric_fillrpw=32",
+                                  "wetric_lb=6 wetric_clip=0 wetric_spread=16",
+                                  "wetric_fillrpw=1 wetric_bitmap=64",
+                                  "wetric_fillrpw=32 wetric_bitmap=64 wetric_bmmin=2",
+                                  "wetric_fillrpw=5 wetric_bitmap=32 wetric_bmmin=1 wetric_spread=16",
+                                  "trust_cta_threads=512",
+                                  "trust_warpmax=1",
+                                  "trust_warpmax=1 trust_cta_vc=0",
+                                  "trust_warpmax=1 trust_cta_vc=1",
+                                  "trust_bitmap=0",
+                                  "trust_warpmax=1 trust_bitmap=0",
+                                  "trust_warpmax=1 trust_bitmap=0 trust_cta_vc=0",
+                                  "trust_warpmax=1 trust_cta_threads=512 trust_cta_vc=1",
+                                  "trust_warpmax=1 trust_cta_vc=2",
+                                  "trust_warpmax=1 trust_cta_threads=128",
+                                  "trust_warpmax=1 trust_cta_threads=128 trust_bitmap=0",
+                                  "trust_cta_threads=128 trust_cta_vc=2",
+                                  "trust_warpmax=8",
+                                  "trust_warpmax=1 trust_cta_smem=1024",
+                                  "trust_warpmax=1 trust_cta_smem=1024 trust_bitmap=0",
+                                  "trust_warpmax=1 trust_cta_smem=1024 trust_cta_vc=2",
+                                  "trust_warpmax=1 trust_cta_smem=1024 trust_cta_threads=512",
+                                  "trust_warpmax=1 trust_cta_smem=0",
+                                  "trust_cta_smem=32768 trust_warpmax=4",
+                                  "trust_spanroute=1",
+                                  "trust_spanroute=1 trust_warpmax=128 trust_cta_smem=1024",
+                                  "trust_spanroute=1 trust_warpmax=128 trust_cta_smem=32768"};
             for (const char *cf : cfgs) {
-                apply_env(cf);
+                apply_settings(cf);
                 uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
-                apply_env("");
+                apply_settings("");
                 char what[160];
                 snprintf(what, sizeof what, "random %s %s", c.name, cf);
                 expect(what, k.name, got, want);
             }
         }
-        unsetenv("TG_WETRIC_BITMAP");
+        // polak, and the search kernels' settings one by one.
+        expect((std::string("random ") + c.name).c_str(), "polak", r.run(tg_kernel_polak, &a.d, &b.d, &d.d), want);
+#ifndef TWT_NO_TRIX_GROUPTC
+        const char *isect[] = {"", "ratio=1", "ratio=0", "window=0", "window=64", "spread=4", "spread=16",
+                               "minb=1", "range=1", "generic=1", "generic=1 range=1 spread=4 window=0"};
+        for (const KernelDef &k : {KernelDef{"trix", tg_kernel_trix}, KernelDef{"grouptc", tg_kernel_grouptc}}) {
+            for (const char *cf : isect) {
+                char spec[160] = "";
+                char buf[160];
+                snprintf(buf, sizeof buf, "%s", cf);
+                for (char *tok = strtok(buf, " "); tok; tok = strtok(nullptr, " ")) {
+                    size_t l = strlen(spec);
+                    snprintf(spec + l, sizeof spec - l, "%s%s_%s", l ? " " : "", k.name, tok);
+                }
+                apply_settings(spec);
+                uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
+                apply_settings("");
+                char what[200];
+                snprintf(what, sizeof what, "random %s %s", c.name, spec);
+                expect(what, k.name, got, want);
+            }
+        }
+#endif
         // The same block as all three (P = 1 shape) on an unordered block.
         if (c.ni == c.nj && c.nj == c.nk && c.ni > 0) {
             HostCSR sq = random_block(rng, c.ni, c.ni, c.dik, -1, 0, -1);
             uint64_t w2 = cpu_subtask(sq, sq, sq);
             DevBlock s;
             s.upload(sq);
-            for (const KernelDef &k : kKernels) expect("random square, one block thrice", k.name, r.run(k.fn, &s.d, &s.d, &s.d), w2);
-            apply_env("TG_WETRIC_ROUNDS=1 TG_WETRIC_SPREAD=4 TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=2");
+            for (const KernelDef &k : kAll) expect("random square, one block thrice", k.name, r.run(k.fn, &s.d, &s.d, &s.d), w2);
+            apply_settings("wetric_rounds=1 wetric_spread=4 wetric_bitmap=64 wetric_bmmin=2");
             expect("random square, one block thrice, chunks", "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
-            apply_env("");
+            apply_settings("");
             // ik and jk one block: the word-at-a-time bitmap intersection,
             // forced (cost 1, any length), with and without chunks and with
             // a dense row, against a different ij too.
@@ -647,26 +668,26 @@ static void check_random(Runner &r) {
             sdd.upload(sd);
             ijd.upload(ij2);
             const uint64_t w3 = cpu_subtask(sd, sd, sd), w4 = cpu_subtask(ij2, sd, sd), w5 = cpu_subtask(ij2, sq, sq);
-            const char *andcfgs[] = {"TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
-                                     "TG_WETRIC_BITMAP=32 TG_WETRIC_BMMIN=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
-                                     "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=2 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=2 TG_WETRIC_SPREAD=16",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_BMMIN=2 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_OVERLAP=0",
-                                     "TG_WETRIC_BITMAP=1024 TG_WETRIC_BMMIN=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
-                                     "TG_WETRIC_BITMAP=512 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=2 TG_WETRIC_SPREAD=16",
-                                     "TG_WETRIC_BITMAP=128 TG_WETRIC_AND4COST=2 TG_WETRIC_ANDCOST=0 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0",
+            const char *andcfgs[] = {"wetric_bitmap=256 wetric_bmmin=2 wetric_andcost=1 wetric_andmin=1",
+                                     "wetric_bitmap=32 wetric_bmmin=1 wetric_andcost=1 wetric_andmin=1",
+                                     "wetric_bitmap=1024 wetric_bmmin=2 wetric_andcost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=256 wetric_andcost=2 wetric_spread=16",
+                                     "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=6 wetric_clip=0",
+                                     "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1",
+                                     "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1 wetric_overlap=0",
+                                     "wetric_bitmap=1024 wetric_bmmin=1 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=512 wetric_and4cost=1 wetric_andcost=1 wetric_andmin=2 wetric_spread=16",
+                                     "wetric_bitmap=128 wetric_and4cost=2 wetric_andcost=0 wetric_andmin=1 wetric_lb=6 wetric_clip=0",
                                      // the default rule's ratio and minimum length, so that a prebuilt index serves
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_ROUNDS=1",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SPREAD=4 TG_WETRIC_LB=6",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_LB=8",
-                                     "TG_WETRIC_BITMAP=256 TG_WETRIC_ANDCOST=1 TG_WETRIC_AND4COST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SKIPA=0",
-                                     "TG_WETRIC_BITMAP=64 TG_WETRIC_BMMIN=1 TG_WETRIC_ANDCOST=1 TG_WETRIC_ANDMIN=1 TG_WETRIC_SKIPB=0 TG_WETRIC_ROWCACHE=0"};
+                                     "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1",
+                                     "wetric_bitmap=256 wetric_and4cost=1 wetric_andmin=1",
+                                     "wetric_bitmap=256 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=256 wetric_and4cost=1 wetric_andcost=1 wetric_andmin=1 wetric_spread=4 wetric_lb=6",
+                                     "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=8",
+                                     "wetric_bitmap=256 wetric_andcost=1 wetric_and4cost=1 wetric_andmin=1 wetric_skipa=0",
+                                     "wetric_bitmap=64 wetric_bmmin=1 wetric_andcost=1 wetric_andmin=1 wetric_skipb=0 wetric_rowcache=0"};
             for (const char *cf : andcfgs) {
-                apply_env(cf);
+                apply_settings(cf);
                 char what[200];
                 snprintf(what, sizeof what, "random and %s one block thrice %s", c.name, cf);
                 expect(what, "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
@@ -676,7 +697,7 @@ static void check_random(Runner &r) {
                 expect(what, "wetric", r.run(tg_kernel_wetric, &ijd.d, &sdd.d, &sdd.d), w4);
                 snprintf(what, sizeof what, "random and %s ij + block twice %s", c.name, cf);
                 expect(what, "wetric", r.run(tg_kernel_wetric, &ijd.d, &s.d, &s.d), w5);
-                apply_env("");
+                apply_settings("");
             }
             sdd.release();
             ijd.release();
@@ -716,38 +737,37 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
 #ifndef TWT_NO_TRIX_GROUPTC
         {"trix", ""}, {"grouptc", ""},
 #endif
-        {"trust", ""}, {"trust", "TG_TRUST_WARPMAX=16"}, {"trust", "TG_TRUST_WARPMAX=32"},
-        {"trust", "TG_TRUST_WARPMAX=64"}, {"trust", "TG_TRUST_WARPMAX=128"},
-        {"trust", "TG_TRUST_CTA_SMEM=0"}, {"trust", "TG_TRUST_CTA_SMEM=16384"}, {"trust", "TG_TRUST_CTA_SMEM=32768"},
-        {"trust", "TG_TRUST_CTA_VC=1"}, {"trust", "TG_TRUST_CTA_VC=2"}, {"trust", "TG_TRUST_BITMAP=0"},
-        {"trust", "diag TG_TRUST_ONLY_WARP=1"},
-        {"wetric", ""}, {"wetric", "TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_LB=6"},
-        {"wetric", "TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_SPREAD=8"},
-        {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_CLIP=0"}, {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_LB=6"},
-        {"wetric", "TG_WETRIC_SPREAD=8 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
-        {"wetric", "TG_WETRIC_SPREAD=16"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_CLIP=0"},
-        {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=6 TG_WETRIC_CLIP=0"},
-        {"wetric", "TG_WETRIC_LB=1"}, {"wetric", "TG_WETRIC_SPREAD=4"},
-        {"wetric", "TG_WETRIC_FILLRPW=1"}, {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_BITMAP=0"},
-        {"wetric", "TG_WETRIC_OVERLAP=0"}, {"wetric", "TG_WETRIC_OVERLAP=0 TG_WETRIC_FILLRPW=32"},
-        {"wetric", "TG_WETRIC_FILLRPW=32"}, {"wetric", "TG_WETRIC_FILLRPW=2"}, {"wetric", "TG_WETRIC_FILLRPW=4"},
-        {"wetric", "TG_WETRIC_OVERLAP=0 TG_WETRIC_AND4COST=4"}, {"wetric", "TG_WETRIC_AND4COST=4"},
-        {"wetric", "TG_WETRIC_ANDCOST=0 TG_WETRIC_AND4COST=0"}, {"wetric", "TG_WETRIC_AND4COST=0"},
-        {"wetric", "TG_WETRIC_AND4COST=0 TG_WETRIC_ANDCOST=3"}, {"wetric", "TG_WETRIC_ANDCOST=3"},
-        {"wetric", "TG_WETRIC_AND4COST=4"}, {"wetric", "TG_WETRIC_AND4COST=5"}, {"wetric", "TG_WETRIC_AND4COST=8"},
-        {"wetric", "TG_WETRIC_AND4COST=11"}, {"wetric", "TG_WETRIC_ANDCOST=0 TG_WETRIC_AND4COST=5"},
-        {"wetric", "TG_WETRIC_ANDCOST=3 TG_WETRIC_AND4COST=5"}, {"wetric", "TG_WETRIC_ANDMIN=2"},
-        {"wetric", "TG_WETRIC_ANDMIN=32"}, {"wetric", "TG_WETRIC_ANDMIN=16"}, {"wetric", "TG_WETRIC_AND4COST=6 TG_WETRIC_LB=6"},
-        {"wetric", "TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_BITMAP=128"}, {"wetric", "TG_WETRIC_BITMAP=512"},
-        {"wetric", "TG_WETRIC_BITMAP=1024"}, {"wetric", "TG_WETRIC_BMMIN=4"},
-        {"wetric", "TG_WETRIC_EROW=0"}, {"wetric", "TG_WETRIC_LB=8"}, {"wetric", "TG_WETRIC_CLIP=1"},
-        {"wetric", "TG_WETRIC_LB=8 TG_WETRIC_CLIP=1"}, {"wetric", "TG_WETRIC_SPREAD=16 TG_WETRIC_LB=8"},
-        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8"},
-        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6 TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8 TG_WETRIC_SPREAD=4"},
-        {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=6 TG_WETRIC_SPREAD=16"}, {"wetric", "TG_WETRIC_CLIP=0 TG_WETRIC_LB=8 TG_WETRIC_SPREAD=16"},
-        {"wetric", "TG_WETRIC_SKIPB=0"}, {"wetric", "TG_WETRIC_ROWCACHE=0"}, {"wetric", "TG_WETRIC_SKIPA=0"},
-        {"wetric", "TG_WETRIC_SPREAD=8"}, {"wetric", "TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_SKIPA=0 TG_WETRIC_SPREAD=8"},
-        {"wetric", "TG_WETRIC_SKIPA=0 TG_WETRIC_SPREAD=4"}, {"wetric", "TG_WETRIC_LB=6"}, {"wetric", "TG_WETRIC_LB=8"},
+        {"trust", ""}, {"trust", "trust_warpmax=16"}, {"trust", "trust_warpmax=32"},
+        {"trust", "trust_warpmax=64"}, {"trust", "trust_warpmax=128"},
+        {"trust", "trust_cta_smem=0"}, {"trust", "trust_cta_smem=16384"}, {"trust", "trust_cta_smem=32768"},
+        {"trust", "trust_cta_vc=1"}, {"trust", "trust_cta_vc=2"}, {"trust", "trust_bitmap=0"},
+        {"wetric", ""}, {"wetric", "wetric_clip=0"}, {"wetric", "wetric_lb=6"},
+        {"wetric", "wetric_lb=6 wetric_clip=0"}, {"wetric", "wetric_spread=8"},
+        {"wetric", "wetric_spread=8 wetric_clip=0"}, {"wetric", "wetric_spread=8 wetric_lb=6"},
+        {"wetric", "wetric_spread=8 wetric_lb=6 wetric_clip=0"},
+        {"wetric", "wetric_spread=16"}, {"wetric", "wetric_spread=16 wetric_clip=0"},
+        {"wetric", "wetric_spread=16 wetric_lb=6"}, {"wetric", "wetric_spread=16 wetric_lb=6 wetric_clip=0"},
+        {"wetric", "wetric_lb=1"}, {"wetric", "wetric_spread=4"},
+        {"wetric", "wetric_fillrpw=1"}, {"wetric", "wetric_fillrpw=32"}, {"wetric", "wetric_bitmap=0"},
+        {"wetric", "wetric_overlap=0"}, {"wetric", "wetric_overlap=0 wetric_fillrpw=32"},
+        {"wetric", "wetric_fillrpw=32"}, {"wetric", "wetric_fillrpw=2"}, {"wetric", "wetric_fillrpw=4"},
+        {"wetric", "wetric_overlap=0 wetric_and4cost=4"}, {"wetric", "wetric_and4cost=4"},
+        {"wetric", "wetric_andcost=0 wetric_and4cost=0"}, {"wetric", "wetric_and4cost=0"},
+        {"wetric", "wetric_and4cost=0 wetric_andcost=3"}, {"wetric", "wetric_andcost=3"},
+        {"wetric", "wetric_and4cost=4"}, {"wetric", "wetric_and4cost=5"}, {"wetric", "wetric_and4cost=8"},
+        {"wetric", "wetric_and4cost=11"}, {"wetric", "wetric_andcost=0 wetric_and4cost=5"},
+        {"wetric", "wetric_andcost=3 wetric_and4cost=5"}, {"wetric", "wetric_andmin=2"},
+        {"wetric", "wetric_andmin=32"}, {"wetric", "wetric_andmin=16"}, {"wetric", "wetric_and4cost=6 wetric_lb=6"},
+        {"wetric", "wetric_lb=6"}, {"wetric", "wetric_bitmap=128"}, {"wetric", "wetric_bitmap=512"},
+        {"wetric", "wetric_bitmap=1024"}, {"wetric", "wetric_bmmin=4"},
+        {"wetric", "wetric_erow=0"}, {"wetric", "wetric_lb=8"}, {"wetric", "wetric_clip=1"},
+        {"wetric", "wetric_lb=8 wetric_clip=1"}, {"wetric", "wetric_spread=16 wetric_lb=8"},
+        {"wetric", "wetric_clip=0 wetric_lb=6"}, {"wetric", "wetric_clip=0 wetric_lb=8"},
+        {"wetric", "wetric_clip=0 wetric_lb=6 wetric_spread=4"}, {"wetric", "wetric_clip=0 wetric_lb=8 wetric_spread=4"},
+        {"wetric", "wetric_clip=0 wetric_lb=6 wetric_spread=16"}, {"wetric", "wetric_clip=0 wetric_lb=8 wetric_spread=16"},
+        {"wetric", "wetric_skipb=0"}, {"wetric", "wetric_rowcache=0"}, {"wetric", "wetric_skipa=0"},
+        {"wetric", "wetric_spread=8"}, {"wetric", "wetric_spread=4"}, {"wetric", "wetric_skipa=0 wetric_spread=8"},
+        {"wetric", "wetric_skipa=0 wetric_spread=4"}, {"wetric", "wetric_lb=6"}, {"wetric", "wetric_lb=8"},
         {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
@@ -759,8 +779,7 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         if (quick && v.env[0]) continue;
         if (match && v.env[0] && !match_any(v.env, match)) continue;
         if (only && strcmp(only, v.kernel) != 0) continue;
-        bool diag = strncmp(v.env, "diag ", 5) == 0;
-        apply_env(v.env + (diag ? 5 : 0));
+        apply_settings(v.env);
         tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0    ? tg_kernel_trust
                           : strcmp(v.kernel, "wetric") == 0 ? tg_kernel_wetric
 #ifdef TWT_NO_TRIX_GROUPTC
@@ -775,14 +794,14 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         bool same = true;
         for (int i = 0; i < reps; i++) same &= r.run(fn, &d.d, &d.d, &d.d, &t[i]) == c0;
         std::sort(t.begin(), t.end());
-        if (ref == ~0ull && !diag) ref = c0;
-        bool ok = same && (diag || c0 == ref);
+        if (ref == ~0ull) ref = c0;
+        bool ok = same && c0 == ref;
         if (!ok) failures++; else passes++;
         printf("time %-14s %-8s %-42s median_ms %9.4f min_ms %9.4f count %llu %s\n", name, v.kernel,
                v.env[0] ? v.env : "(auto)", t[reps / 2], t[0], (unsigned long long)c0, ok ? "ok" : "FAIL");
         fflush(stdout);
     }
-    apply_env("");
+    apply_settings("");
     d.release();
     if (maxP > 1) check_partitions(r, name, g, ref, maxP, true, maxP);
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/kernels/gpu"
+)
+
+// addKernelSettingFlag registers the repeatable --kernel-setting flag
+// (config file: a list under kernel-setting; environment:
+// TRIGRID_KERNEL_SETTING=a=1,b=2).
+func addKernelSettingFlag(cmd *cobra.Command, list *[]string) {
+	cmd.Flags().StringSliceVar(list, "kernel-setting", nil,
+		"GPU kernel tuning as name=value (repeatable; names: "+strings.Join(gpu.SettingNames(), ", ")+
+			"; see kernels/cuda/trigrid.h); speed only, never the count")
+}
+
+// kernelSettings parses --kernel-setting.
+func kernelSettings(list []string) (gpu.Settings, error) {
+	s, err := gpu.ParseSettings(list)
+	if err != nil {
+		return nil, fmt.Errorf("--kernel-setting: %w", err)
+	}
+	return s, nil
+}
+
+// reportJSON is a count report with the kernel settings given, for --json.
+type reportJSON struct {
+	*coordinator.Report
+	KernelSettings gpu.Settings `json:"kernel_settings,omitempty"`
+}
