@@ -214,10 +214,15 @@ func DecodeAssignment(m *Assignment) (api.Assignment, error) {
 	for _, c := range []struct {
 		name string
 		v    int64
-	}{{"tail_offset", m.GetTailOffset()}, {"edges", m.GetEdges()}, {"work", m.GetWork()}} {
+	}{{"edges", m.GetEdges()}, {"work", m.GetWork()}} {
 		if c.v < 0 {
 			return api.Assignment{}, fieldErr(msg, c.name, fmt.Errorf("%d is negative", c.v))
 		}
+	}
+	// The clip offset is negative for many subtasks; partition keeps it
+	// within ±2^33.
+	if err := checkRange(msg, "tail_offset", m.GetTailOffset(), -1<<34, 1<<34); err != nil {
+		return api.Assignment{}, err
 	}
 	if err := api.CheckText("store URL", m.GetStore(), api.MaxURLLen); err != nil {
 		return api.Assignment{}, fieldErr(msg, "store", err)

@@ -43,6 +43,18 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := DecodeAssignment(&am); err != nil || !reflect.DeepEqual(got, a) {
 		t.Errorf("assignment: got %+v, %v; want %+v", got, err, a)
 	}
+	for _, off := range []int64{-1 << 33, -1, 1 << 33} { // partition's clip offsets
+		ca := sampleAssignment()
+		ca.TailOffset = off
+		if got, err := DecodeAssignment(EncodeAssignment(ca)); err != nil || !reflect.DeepEqual(got, ca) {
+			t.Errorf("tail offset %d: got %+v, %v", off, got, err)
+		}
+	}
+	far := EncodeAssignment(sampleAssignment())
+	far.TailOffset = 1 << 40
+	if _, err := DecodeAssignment(far); err == nil || !strings.Contains(err.Error(), "tail_offset") {
+		t.Errorf("tail offset 2^40: %v", err)
+	}
 	pa := sampleAssignment()
 	pa.PerVertex, pa.PerEdge = true, true
 	if got, err := DecodeAssignment(EncodeAssignment(pa)); err != nil || !reflect.DeepEqual(got, pa) {
