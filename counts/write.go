@@ -1,0 +1,319 @@
+package counts
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+)
+
+// Format is an output format, chosen by a file's extension.
+type Format int
+
+const (
+	FormatTSV     Format = iota // .tsv, .tsv.gz, .tsv.zst: a header line, then tab-separated rows
+	FormatBinary                // .bin: trigrid's binary counts file (docs/formats.md)
+	FormatParquet               // .parquet: one row group per million rows, zstd pages
+)
+
+// Extensions lists the file name endings FormatOf accepts.
+var Extensions = []string{".tsv", ".tsv.gz", ".tsv.zst", ".bin", ".parquet"}
+
+// FormatOf returns the format and the compression ("", "gzip", "zstd")
+// of an output path, or an error naming the path.
+func FormatOf(path string) (Format, string, error) {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(base, ".tsv"):
+		return FormatTSV, "", nil
+	case strings.HasSuffix(base, ".tsv.gz"):
+		return FormatTSV, "gzip", nil
+	case strings.HasSuffix(base, ".tsv.zst"), strings.HasSuffix(base, ".tsv.zstd"):
+		return FormatTSV, "zstd", nil
+	case strings.HasSuffix(base, ".bin"):
+		return FormatBinary, "", nil
+	case strings.HasSuffix(base, ".parquet"):
+		return FormatParquet, "", nil
+	}
+	return 0, "", fmt.Errorf("counts: %s: unknown output format: the name must end in one of %s", path, strings.Join(Extensions, ", "))
+}
+
+// Binary file layout (docs/formats.md): a 24-byte header, then fixed-size
+// little-endian records.
+const (
+	binaryMagic     = "TGCOUNTS"
+	binaryVersion   = 1
+	BinaryVertices  = 1 // record: id u64, degree u64, triangles u64, clustering f64
+	BinaryEdges     = 2 // record: u u64, v u64, support u64
+	binaryHeaderLen = 24
+)
+
+// checkEvery is how many rows pass between checks of the context.
+const checkEvery = 1 << 16
+
+// WriteVertices writes the per-vertex rows of c (id, degree, triangles,
+// clustering; ascending id) to path in the format its extension names.
+// The file appears under its name only once complete: rows go to a
+// temporary file beside it, which is renamed at the end and removed on
+// any error or cancellation.
+func WriteVertices(ctx context.Context, path string, c *Counts) (rows int64, err error) {
+	return writeFile(ctx, path, []string{"id", "degree", "triangles", "clustering"}, BinaryVertices,
+		func(w rowWriter) (int64, error) { return writeRows(ctx, w, c.Vertices()) })
+}
+
+// WriteEdges writes the per-edge rows of c (u, v, support with u < v in
+// original ids) to path like WriteVertices. c must have PerEdge.
+func WriteEdges(ctx context.Context, path string, c *Counts) (int64, error) {
+	if !c.PerEdge || c.Edges == nil {
+		return 0, fmt.Errorf("counts: %s: no per-edge support was counted", path)
+	}
+	return writeFile(ctx, path, []string{"u", "v", "support"}, BinaryEdges,
+		func(w rowWriter) (int64, error) { return writeRows(ctx, w, c.EdgeRows()) })
+}
+
+// rowWriter takes rows of one kind, any of Vertex or Edge.
+type rowWriter interface {
+	write(row any) error
+	close() error
+}
+
+func writeRows[T any](ctx context.Context, w rowWriter, rows iter.Seq[T]) (n int64, err error) {
+	for r := range rows {
+		if n%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+		if err := w.write(r); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, ctx.Err()
+}
+
+func writeFile(ctx context.Context, path string, header []string, kind uint16, body func(rowWriter) (int64, error)) (n int64, err error) {
+	format, comp, err := FormatOf(path)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return 0, fmt.Errorf("counts: %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("counts: %s: %w", path, err)
+		}
+	}()
+	var w rowWriter
+	switch format {
+	case FormatTSV:
+		w, err = newTSVWriter(f, comp, header)
+	case FormatBinary:
+		w, err = newBinaryWriter(f, kind)
+	case FormatParquet:
+		w = newParquetWriter(f, kind)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n, err = body(w); err != nil {
+		w.close()
+		return n, err
+	}
+	if err := w.close(); err != nil {
+		return n, err
+	}
+	if err := f.Sync(); err != nil {
+		return n, err
+	}
+	if err := f.Close(); err != nil {
+		return n, err
+	}
+	return n, os.Rename(f.Name(), path)
+}
+
+// tsvWriter writes a header line and one tab-separated line per row;
+// floats in the shortest form that reads back to the same float64.
+type tsvWriter struct {
+	buf  *bufio.Writer
+	comp io.WriteCloser // nil when plain
+	line []byte
+}
+
+func newTSVWriter(f *os.File, comp string, header []string) (*tsvWriter, error) {
+	t := &tsvWriter{}
+	var out io.Writer = f
+	switch comp {
+	case "gzip":
+		t.comp = gzip.NewWriter(f)
+		out = t.comp
+	case "zstd":
+		z, err := zstd.NewWriter(f)
+		if err != nil {
+			return nil, err
+		}
+		t.comp, out = z, z
+	}
+	t.buf = bufio.NewWriterSize(out, 1<<20)
+	_, err := t.buf.WriteString(strings.Join(header, "\t") + "\n")
+	return t, err
+}
+
+func (t *tsvWriter) write(row any) error {
+	b := t.line[:0]
+	switch r := row.(type) {
+	case Vertex:
+		b = strconv.AppendUint(b, r.ID, 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, r.Degree, 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, r.Triangles, 10)
+		b = append(b, '\t')
+		b = strconv.AppendFloat(b, r.Clustering, 'g', -1, 64)
+	case Edge:
+		b = strconv.AppendUint(b, r.U, 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, r.V, 10)
+		b = append(b, '\t')
+		b = strconv.AppendUint(b, r.Support, 10)
+	}
+	b = append(b, '\n')
+	t.line = b
+	_, err := t.buf.Write(b)
+	return err
+}
+
+func (t *tsvWriter) close() error {
+	if err := t.buf.Flush(); err != nil {
+		return err
+	}
+	if t.comp != nil {
+		return t.comp.Close()
+	}
+	return nil
+}
+
+// binaryWriter writes the header with a zero count, the records, and then
+// the count into the header.
+type binaryWriter struct {
+	f   *os.File
+	buf *bufio.Writer
+	n   uint64
+	rec [32]byte
+}
+
+func newBinaryWriter(f *os.File, kind uint16) (*binaryWriter, error) {
+	var h [binaryHeaderLen]byte
+	copy(h[:], binaryMagic)
+	binary.LittleEndian.PutUint16(h[8:], binaryVersion)
+	binary.LittleEndian.PutUint16(h[10:], kind)
+	w := &binaryWriter{f: f, buf: bufio.NewWriterSize(f, 1<<20)}
+	_, err := w.buf.Write(h[:])
+	return w, err
+}
+
+func (w *binaryWriter) write(row any) error {
+	le := binary.LittleEndian
+	var b []byte
+	switch r := row.(type) {
+	case Vertex:
+		le.PutUint64(w.rec[0:], r.ID)
+		le.PutUint64(w.rec[8:], r.Degree)
+		le.PutUint64(w.rec[16:], r.Triangles)
+		le.PutUint64(w.rec[24:], math.Float64bits(r.Clustering))
+		b = w.rec[:32]
+	case Edge:
+		le.PutUint64(w.rec[0:], r.U)
+		le.PutUint64(w.rec[8:], r.V)
+		le.PutUint64(w.rec[16:], r.Support)
+		b = w.rec[:24]
+	}
+	w.n++
+	_, err := w.buf.Write(b)
+	return err
+}
+
+func (w *binaryWriter) close() error {
+	if err := w.buf.Flush(); err != nil {
+		return err
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], w.n)
+	_, err := w.f.WriteAt(n[:], 16)
+	return err
+}
+
+// parquetRowGroup is the rows per Parquet row group: large enough for
+// column statistics and compression to pay, small enough that the
+// writer's buffers stay far below the counts themselves.
+const parquetRowGroup = 1 << 20
+
+// parquetBatch is how many rows are handed to the Parquet writer at once.
+const parquetBatch = 4096
+
+type parquetWriter struct {
+	vw    *parquet.GenericWriter[Vertex]
+	ew    *parquet.GenericWriter[Edge]
+	vrows []Vertex
+	erows []Edge
+}
+
+func newParquetWriter(f *os.File, kind uint16) *parquetWriter {
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Zstd), parquet.MaxRowsPerRowGroup(parquetRowGroup)}
+	if kind == BinaryVertices {
+		return &parquetWriter{vw: parquet.NewGenericWriter[Vertex](f, opts...)}
+	}
+	return &parquetWriter{ew: parquet.NewGenericWriter[Edge](f, opts...)}
+}
+
+func (p *parquetWriter) write(row any) error {
+	switch r := row.(type) {
+	case Vertex:
+		if p.vrows = append(p.vrows, r); len(p.vrows) == parquetBatch {
+			return p.flush()
+		}
+	case Edge:
+		if p.erows = append(p.erows, r); len(p.erows) == parquetBatch {
+			return p.flush()
+		}
+	}
+	return nil
+}
+
+func (p *parquetWriter) flush() error {
+	var err error
+	if p.vw != nil && len(p.vrows) > 0 {
+		_, err = p.vw.Write(p.vrows)
+		p.vrows = p.vrows[:0]
+	}
+	if p.ew != nil && len(p.erows) > 0 {
+		_, err = p.ew.Write(p.erows)
+		p.erows = p.erows[:0]
+	}
+	return err
+}
+
+func (p *parquetWriter) close() error {
+	if err := p.flush(); err != nil {
+		return err
+	}
+	if p.vw != nil {
+		return p.vw.Close()
+	}
+	return p.ew.Close()
+}
