@@ -53,6 +53,7 @@ for '-'). Precedence: flag > environment > config file > default.`,
 		newInfoCommand(),
 		newBenchCommand(),
 	)
+	root.AddCommand(clusterCommands()...)
 	requireSubcommands(root)
 	return root
 }

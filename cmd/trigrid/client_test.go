@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/internal/cluster"
+)
+
+// fakeJobs is a Jobs service that replays a script of statuses; it tests
+// the client commands' plumbing (flags, token, decoding, printing, exit
+// status), not counting, which the multi-process tests cover.
+type fakeJobs struct {
+	pb.UnimplementedJobsServer
+	mu        sync.Mutex
+	submitted []*pb.SubmitRequest
+	cancelled []string
+	script    []api.JobStatus // Watch sends these in order
+}
+
+func (f *fakeJobs) Submit(_ context.Context, r *pb.SubmitRequest) (*pb.SubmitResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.submitted = append(f.submitted, r)
+	return &pb.SubmitResponse{Job: "job-1"}, nil
+}
+
+func (f *fakeJobs) Watch(r *pb.WatchRequest, s grpc.ServerStreamingServer[pb.JobStatus]) error {
+	if r.GetJob() != "job-1" {
+		return status.Error(codes.NotFound, "no job "+r.GetJob())
+	}
+	for _, st := range f.script {
+		if err := s.Send(pb.EncodeStatus(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fakeJobs) Status(_ context.Context, r *pb.StatusRequest) (*pb.JobStatus, error) {
+	if r.GetJob() != "job-1" {
+		return nil, status.Error(codes.NotFound, "no job "+r.GetJob())
+	}
+	return pb.EncodeStatus(f.script[len(f.script)-1]), nil
+}
+
+func (f *fakeJobs) List(context.Context, *pb.ListRequest) (*pb.ListResponse, error) {
+	return &pb.ListResponse{Jobs: []*pb.JobStatus{pb.EncodeStatus(f.script[len(f.script)-1])}}, nil
+}
+
+func (f *fakeJobs) Cancel(_ context.Context, r *pb.CancelRequest) (*pb.CancelResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, r.GetJob())
+	return &pb.CancelResponse{}, nil
+}
+
+func serveFake(t *testing.T, f *fakeJobs, token string) string {
+	t.Helper()
+	opts, err := cluster.Security{Token: token}.ServerOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(opts...)
+	pb.RegisterJobsServer(s, f)
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	return lis.Addr().String()
+}
+
+const bigCount = 1<<63 + 12345 // a count above 2^63 must survive as uint64
+
+func doneScript() []api.JobStatus {
+	return []api.JobStatus{
+		{Job: "job-1", State: api.JobRunning, Subtasks: 64, Done: 10, Running: 4, Queued: 50, Partitions: 4, Scheme: "hash"},
+		{Job: "job-1", State: api.JobDone, Subtasks: 64, Done: 64, Attempts: 66, Requeued: 2, Workers: 4, Triangles: bigCount, Partitions: 4, Scheme: "hash"},
+	}
+}
+
+func TestSubmitWaitJSON(t *testing.T) {
+	f := &fakeJobs{script: doneScript()}
+	addr := serveFake(t, f, "tok")
+	t.Setenv("TRIGRID_TOKEN", "tok")
+	out, stderr, err := run(t, "submit", "--coordinator", addr, "--wait", "--json", "--partitions", "4", "--scheme", "range", "--kernel", "merge", "some/graph.txt")
+	if err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Triangles *uint64 `json:"triangles"`
+		Subtasks  int64   `json:"subtasks"`
+		Workers   int     `json:"workers"`
+		Seconds   float64 `json:"seconds"`
+		Attempts  int64   `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if got.Triangles == nil || *got.Triangles != bigCount || got.Subtasks != 64 || got.Workers != 4 || got.Attempts != 66 {
+		t.Errorf("result %s", out)
+	}
+	if len(f.submitted) != 1 || f.submitted[0].GetGraph() != "some/graph.txt" || f.submitted[0].GetPartitions() != 4 || f.submitted[0].GetScheme() != "range" || f.submitted[0].GetKernel() != "merge" {
+		t.Errorf("submitted %v", f.submitted)
+	}
+	if !strings.Contains(stderr, "10/64 subtasks done") {
+		t.Errorf("no progress on stderr: %q", stderr)
+	}
+}
+
+func TestSubmitFailedPrintsNoTotal(t *testing.T) {
+	f := &fakeJobs{script: []api.JobStatus{{Job: "job-1", State: api.JobFailed, Subtasks: 8, Done: 3, Triangles: 77, Err: "shard b0001_0002.shard: checksum mismatch"}}}
+	addr := serveFake(t, f, "")
+	for _, args := range [][]string{{"--json"}, {}} {
+		out, _, err := run(t, append([]string{"submit", "--coordinator", addr, "--wait", "--shards", "mem://x"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "b0001_0002.shard") {
+			t.Errorf("%v: error %v, want the shard named", args, err)
+		}
+		if strings.Contains(out, "77") || strings.Contains(out, "triangles") {
+			t.Errorf("%v: a failed job printed a total: %q", args, out)
+		}
+	}
+}
+
+func TestClientRefusedWithoutToken(t *testing.T) {
+	addr := serveFake(t, &fakeJobs{script: doneScript()}, "tok")
+	_, _, err := run(t, "status", "--coordinator", addr)
+	if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), "join token") {
+		t.Errorf("status without token: %v", err)
+	}
+}
+
+func TestStatusAndCancel(t *testing.T) {
+	f := &fakeJobs{script: doneScript()}
+	addr := serveFake(t, f, "")
+	out, _, err := run(t, "status", "--coordinator", addr)
+	if err != nil || !strings.Contains(out, "job-1") || !strings.Contains(out, "64/64") {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "status", "--coordinator", addr, "--json", "job-1")
+	if err != nil || !strings.Contains(out, `"triangles":9223372036854788153`) {
+		t.Errorf("status --json: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "status", "--coordinator", addr, "nope"); err == nil || !strings.Contains(err.Error(), "no job nope") {
+		t.Errorf("status of an unknown job: %v", err)
+	}
+	if _, _, err := run(t, "status", "--coordinator", addr, "../x"); err == nil {
+		t.Error("status accepted a job id with a slash")
+	}
+	if _, _, err := run(t, "cancel", "--coordinator", addr, "job-1"); err != nil || len(f.cancelled) != 1 {
+		t.Errorf("cancel: %v, %v", err, f.cancelled)
+	}
+	if _, _, err := run(t, "submit", "--coordinator", addr, "--scheme", "zigzag", "g.txt"); err == nil || !strings.Contains(err.Error(), "--scheme") {
+		t.Errorf("bad scheme: %v", err)
+	}
+	if _, _, err := run(t, "submit", "--coordinator", addr); err == nil {
+		t.Error("submit without a graph or store succeeded")
+	}
+}

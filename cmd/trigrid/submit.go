@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+)
+
+type submitFlags struct {
+	sec         securityFlags
+	coordinator string
+	shards      string
+	partitions  int
+	scheme      string
+	kernel      string
+	wait        bool
+	asJSON      bool
+	reconnect   time.Duration
+}
+
+func newSubmitCommand() *cobra.Command {
+	var f submitFlags
+	cmd := &cobra.Command{
+		Use:   "submit --coordinator ADDR [flags] (FILE | --shards URL)",
+		Short: "Submit a counting job to a coordinator",
+		Long: `Submit a job to the coordinator at --coordinator: a graph FILE on the
+coordinator's filesystem, which it cleans and partitions (a FILE that exists
+here is sent as an absolute path), or a shard store (--shards URL) that the
+coordinator and workers can read. Prints the job id, or with --wait the result
+once the job ends (--json: one object with triangles, subtasks, workers,
+seconds, attempts). A job that fails prints no total and exits 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSubmit(cmd, args, &f)
+		},
+	}
+	cmd.Flags().StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (host:port)")
+	cmd.Flags().StringVar(&f.shards, "shards", "", "count an existing shard store (URL or directory) instead of a graph file")
+	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 0, "P for a graph file (0 = chosen from the workers' device memory)")
+	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "partition scheme for a graph file: hash or range")
+	cmd.Flags().StringVar(&f.kernel, "kernel", "", "kernel name (default: each worker's auto)")
+	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait for the job to end and print its result")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.Flags().DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "with --wait, how long to keep retrying while the coordinator is unreachable")
+	f.sec.add(cmd)
+	f.sec.addServerName(cmd)
+	return cmd
+}
+
+func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
+	spec := api.JobSpec{Shards: f.shards, Partitions: f.partitions, Scheme: f.scheme, Kernel: f.kernel}
+	switch {
+	case len(args) == 1 && f.shards != "":
+		return errors.New("give a graph FILE or --shards URL, not both")
+	case len(args) == 1:
+		spec.Graph = localPath(args[0])
+	case f.shards == "":
+		return errors.New("give a graph FILE or --shards URL")
+	default:
+		spec.Shards = localPath(f.shards)
+	}
+	if f.partitions < 0 || f.partitions > api.MaxPartitions {
+		return fmt.Errorf("--partitions %d: want 0 (automatic) to %d", f.partitions, api.MaxPartitions)
+	}
+	if f.scheme != "hash" && f.scheme != "range" {
+		return fmt.Errorf("--scheme %q: want hash or range", f.scheme)
+	}
+	req := pb.EncodeSubmit(spec)
+	if _, err := pb.DecodeSubmit(req); err != nil {
+		return err
+	}
+	conn, err := f.sec.dial(f.coordinator)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	client := pb.NewJobsClient(conn)
+	cctx, cancel := rpcContext(ctx)
+	resp, err := client.Submit(cctx, req)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("submit to %s: %w", f.coordinator, rpcError(err))
+	}
+	job, err := pb.DecodeJobID("SubmitResponse", resp.GetJob())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if !f.wait {
+		if f.asJSON {
+			return json.NewEncoder(out).Encode(map[string]string{"job": string(job)})
+		}
+		fmt.Fprintln(out, job)
+		return nil
+	}
+	st, err := watchJob(ctx, client, job, f.reconnect, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	return printFinal(out, st, f.asJSON)
+}
+
+// watchJob follows a job until it ends, printing progress lines on
+// progress, and returns its final status. A broken stream is reopened
+// (the coordinator may be restarting) until reconnect passes without an
+// answer.
+func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnect time.Duration, progress io.Writer) (api.JobStatus, error) {
+	var lastErr error
+	lastOK := time.Now()
+	var lastDone int64 = -1
+	for {
+		stream, err := client.Watch(ctx, &pb.WatchRequest{Job: string(job)})
+		for err == nil {
+			var m *pb.JobStatus
+			m, err = stream.Recv()
+			if err != nil {
+				break
+			}
+			st, derr := pb.DecodeStatus(m)
+			if derr != nil {
+				return api.JobStatus{}, derr
+			}
+			lastOK = time.Now()
+			if st.State.Final() {
+				return st, nil
+			}
+			if st.Done != lastDone {
+				lastDone = st.Done
+				fmt.Fprintf(progress, "job %s: %s, %d/%d subtasks done, %d running\n", job, st.State, st.Done, st.Subtasks, st.Running)
+			}
+		}
+		if ctx.Err() != nil {
+			return api.JobStatus{}, fmt.Errorf("job %s: stopped waiting (the job goes on; trigrid cancel stops it): %w", job, ctx.Err())
+		}
+		// A stream that ends before the job does, or a coordinator that is
+		// unreachable, may be a restart: retry. Anything else (refused,
+		// unknown job) is final.
+		code := status.Code(err)
+		if err != io.EOF && code != codes.Unavailable && code != codes.Canceled && code != codes.Aborted {
+			return api.JobStatus{}, fmt.Errorf("job %s: %w", job, rpcError(err))
+		}
+		if err == io.EOF {
+			err = errors.New("the coordinator ended the watch before the job ended")
+		}
+		lastErr = err
+		if time.Since(lastOK) > reconnect {
+			return api.JobStatus{}, fmt.Errorf("job %s: coordinator unreachable for %v: %w", job, reconnect, rpcError(lastErr))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// jobResult is the --json form of a finished job.
+type jobResult struct {
+	Job        string           `json:"job"`
+	State      string           `json:"state"`
+	Triangles  *uint64          `json:"triangles,omitempty"`
+	Subtasks   int64            `json:"subtasks"`
+	Workers    int              `json:"workers"`
+	Seconds    float64          `json:"seconds"`
+	Attempts   int64            `json:"attempts"`
+	Requeued   int64            `json:"requeued"`
+	Speculated int64            `json:"speculated"`
+	Partitions int              `json:"partitions,omitempty"`
+	Scheme     string           `json:"scheme,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Faulty     []faultyWorkerJS `json:"faulty_workers,omitempty"`
+}
+
+type faultyWorkerJS struct {
+	Worker string `json:"worker"`
+	Reason string `json:"reason"`
+}
+
+func resultOf(st api.JobStatus) jobResult {
+	r := jobResult{
+		Job: string(st.Job), State: st.State.String(), Subtasks: st.Subtasks, Workers: st.Workers,
+		Seconds: st.Elapsed.Seconds(), Attempts: st.Attempts, Requeued: st.Requeued, Speculated: st.Speculated,
+		Partitions: st.Partitions, Scheme: st.Scheme, Error: st.Err,
+	}
+	if st.State == api.JobDone {
+		t := st.Triangles
+		r.Triangles = &t
+	}
+	for _, fw := range st.Faulty {
+		r.Faulty = append(r.Faulty, faultyWorkerJS{Worker: string(fw.Worker), Reason: fw.Reason})
+	}
+	return r
+}
+
+// printFinal prints a finished job. Only a job that is done prints a
+// total; a failed or cancelled one is an error.
+func printFinal(out io.Writer, st api.JobStatus, asJSON bool) error {
+	if asJSON {
+		if err := json.NewEncoder(out).Encode(resultOf(st)); err != nil {
+			return err
+		}
+	} else if st.State == api.JobDone {
+		fmt.Fprintf(out, "triangles   %d\n", st.Triangles)
+		fmt.Fprintf(out, "job         %s\n", st.Job)
+		fmt.Fprintf(out, "subtasks    %d (P=%d, %s)\n", st.Subtasks, st.Partitions, st.Scheme)
+		fmt.Fprintf(out, "workers     %d\n", st.Workers)
+		fmt.Fprintf(out, "attempts    %d (%d requeued, %d speculated)\n", st.Attempts, st.Requeued, st.Speculated)
+		fmt.Fprintf(out, "seconds     %.3f\n", st.Elapsed.Seconds())
+		for _, fw := range st.Faulty {
+			fmt.Fprintf(out, "faulty      %s: %s\n", fw.Worker, fw.Reason)
+		}
+	}
+	switch st.State {
+	case api.JobDone:
+		return nil
+	case api.JobCancelled:
+		return fmt.Errorf("job %s was cancelled", st.Job)
+	}
+	return fmt.Errorf("job %s failed: %s", st.Job, st.Err)
+}
+
+// rpcError turns a gRPC status into its message, keeping the code's name
+// where the message alone would not say what happened.
+func rpcError(err error) error {
+	s, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch s.Code() {
+	case codes.Unavailable:
+		return fmt.Errorf("coordinator unavailable: %s", s.Message())
+	case codes.Unauthenticated:
+		return fmt.Errorf("refused: %s", s.Message())
+	case codes.NotFound, codes.InvalidArgument, codes.FailedPrecondition:
+		return errors.New(s.Message())
+	}
+	return fmt.Errorf("%s: %s", s.Code(), s.Message())
+}
