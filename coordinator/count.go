@@ -88,9 +88,9 @@ func readEdges(ctx context.Context, path string, cfg *CountConfig, rep *Report) 
 	if err != nil {
 		return nil, err
 	}
-	rep.Input = Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
+	rep.Input = &Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
 		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices}
-	rep.Removed.BadLines = rs.BadLines
+	rep.removed().BadLines = rs.BadLines
 	rep.Seconds.Read = since(t)
 	return edges, nil
 }
@@ -101,6 +101,9 @@ func readEdges(ctx context.Context, path string, cfg *CountConfig, rep *Report) 
 // exceed its declared size, so the difference is the declared ids that no
 // entry uses.
 func noteUnusedIDs(rep *Report) {
+	if rep.Input == nil || rep.Removed == nil {
+		return
+	}
 	used := uint64(rep.Vertices) + rep.Removed.IsolatedIDs
 	if d := rep.Input.DeclaredVertices; d > used {
 		rep.Removed.UnusedDeclaredIDs = d - used
@@ -121,7 +124,8 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountC
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
-	rep.Removed.SelfLoops, rep.Removed.Duplicates, rep.Removed.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
 	noteUnusedIDs(rep)
 	rep.Seconds.Clean = since(t)
 	if err := ctx.Err(); err != nil {
@@ -137,7 +141,7 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountC
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Order = cfg.Order.String()
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree, rep.Degeneracy = os.Wedges, os.MaxDegree, os.MaxOutDegree, os.Degeneracy
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree, rep.Degeneracy = os.Wedges, os.MaxDegree, &os.MaxOutDegree, os.Degeneracy
 	rep.Seconds.Order = since(t)
 	return fwd, ctx.Err()
 }
@@ -208,10 +212,12 @@ func countOnDevice(ctx context.Context, gc *gpu.Counter, edges []graph.Edge, cfg
 	}
 	st := prep.Stats
 	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
-	rep.Removed.SelfLoops, rep.Removed.Duplicates, rep.Removed.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
 	noteUnusedIDs(rep)
 	rep.Order = graph.OrderDegree.String()
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), int64(st.MaxForward)
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
 	rep.Seconds.Order = since(t)
 	t = time.Now()
 	res, err := gc.CountResident(ctx)

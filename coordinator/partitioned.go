@@ -81,7 +81,13 @@ func CountShards(ctx context.Context, store storage.Store, cfg CountConfig, pc P
 	rep := &Report{
 		Shards: store.URL(), Device: cfg.Device,
 		Vertices: m.Graph.Vertices, Edges: m.Graph.Edges, Wedges: m.Graph.Wedges,
-		MaxDegree: m.Graph.MaxDegree, Order: m.Graph.Order,
+		MaxDegree: m.Graph.MaxDegree, Order: m.Graph.Order, MaxOutDegree: m.Graph.MaxOutDegree,
+	}
+	if r := m.Graph.Removed; r != nil {
+		rep.Removed = &Removed{SelfLoops: r.SelfLoops, Duplicates: r.Duplicates, IsolatedIDs: r.IsolatedIDs, BadLines: r.BadLines}
+	}
+	if in := m.Graph.Input; in != nil {
+		rep.Input = &Input{Format: in.Format, Compression: in.Compression, Bytes: in.Bytes, RawEdges: in.RawEdges}
 	}
 	tasks := partition.Subtasks(m)
 	if err := runSubtasks(ctx, StoreSource{Store: store, Manifest: m}, tasks, &cfg, pc, rep); err != nil {

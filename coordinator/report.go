@@ -10,9 +10,12 @@ type Report struct {
 	Edges     int64  `json:"edges"`
 	// Wedges is the number of paths of length two in the undirected graph:
 	// the sum over vertices of d(d-1)/2.
-	Wedges       uint64 `json:"wedges"`
-	MaxDegree    int64  `json:"max_degree"`
-	MaxOutDegree int64  `json:"max_out_degree"`
+	Wedges    uint64 `json:"wedges"`
+	MaxDegree int64  `json:"max_degree"`
+	// MaxOutDegree is the forward graph's largest out-degree; nil (null in
+	// JSON, "not recorded" in the report) when a shard manifest does not
+	// carry it. An unknown figure is never shown as 0.
+	MaxOutDegree *int64 `json:"max_out_degree"`
 	Degeneracy   int64  `json:"degeneracy,omitempty"`
 	Order        string `json:"order"`
 	Kernel       string `json:"kernel"`
@@ -22,10 +25,12 @@ type Report struct {
 	KernelRequested string `json:"kernel_requested,omitempty"`
 	// Fallback says why the count ran on the CPU although a GPU could have
 	// been used (no library, not a library, wrong ABI, no device).
-	Fallback string  `json:"fallback,omitempty"`
-	Removed  Removed `json:"removed"`
-	Input    Input   `json:"input"`
-	Seconds  Phases  `json:"seconds"`
+	Fallback string `json:"fallback,omitempty"`
+	// Removed and Input are nil (null in JSON) when unknown, as for shards
+	// whose manifest does not record them.
+	Removed *Removed `json:"removed"`
+	Input   *Input   `json:"input"`
+	Seconds Phases   `json:"seconds"`
 	// EdgesPerSecond is undirected edges over the total wall time.
 	EdgesPerSecond float64 `json:"edges_per_second"`
 	// Verified is set when --verify recounted with the reference kernel.
@@ -92,4 +97,12 @@ type SubtaskReport struct {
 	Edges     int64   `json:"edges"`
 	Work      int64   `json:"work"`
 	KernelMS  float64 `json:"kernel_ms"`
+}
+
+// removed returns rep.Removed, allocating it on first use.
+func (rep *Report) removed() *Removed {
+	if rep.Removed == nil {
+		rep.Removed = new(Removed)
+	}
+	return rep.Removed
 }

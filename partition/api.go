@@ -10,16 +10,38 @@ import (
 )
 
 // PartitionGraph cuts an oriented forward graph with cfg's scheme and P and
-// stores its shards and manifest in store. ids, if not nil, maps forward
-// ids to input ids and is stored as the id map.
-func PartitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, store storage.Store, cfg Config) (*Summary, error) {
-	return partitionGraph(ctx, fwd, stats, nil, store, cfg, newClock(), &Summary{})
+// stores its shards and manifest in store, the manifest last. On an error
+// or cancellation the files it stored are removed again (when the store
+// is a storage.Remover). Call PrepareOutput first: a store that already
+// holds a partitioning would mix old and new shards.
+func PartitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, store storage.Store, cfg Config) (sum *Summary, err error) {
+	ts := &trackedStore{Store: store}
+	defer func() {
+		if err != nil {
+			ts.undo(ctx, cfg.logger())
+		}
+	}()
+	return partitionGraph(ctx, fwd, stats, nil, ts, cfg, newClock(), &Summary{})
+}
+
+// maxRowLen is the largest row of c: the forward max degree of a forward
+// graph.
+func maxRowLen(c *graph.CSR) int64 {
+	var d int64
+	for r := range c.NumRows() {
+		d = max(d, c.Degree(r))
+	}
+	return d
 }
 
 func partitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, ids []uint64,
 	store storage.Store, cfg Config, clock *stageClock, sum *Summary) (*Summary, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if stats.MaxOutDegree == nil {
+		d := maxRowLen(fwd)
+		stats.MaxOutDegree = &d
 	}
 	part, err := splitCtx(ctx, fwd, &cfg)
 	if err != nil {
@@ -57,7 +79,7 @@ func splitCtx(ctx context.Context, fwd *graph.CSR, cfg *Config) (*Partition, err
 // statistics for a manifest.
 func LoadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers int) (*graph.CSR, []uint64, storage.GraphStats, graph.CleanStats, error) {
 	var st storage.GraphStats
-	edges, _, err := edgeio.ReadFile(ctx, path, ro)
+	edges, rs, err := edgeio.ReadFile(ctx, path, ro)
 	if err != nil {
 		return nil, nil, st, graph.CleanStats{}, err
 	}
@@ -77,6 +99,9 @@ func LoadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers 
 	st = storage.GraphStats{
 		Vertices: fwd.NumRows(), Edges: fwd.NumEdges(), Wedges: ost.Wedges,
 		MaxDegree: ost.MaxDegree, Order: graph.OrderDegree.String(), Source: path,
+		MaxOutDegree: &ost.MaxOutDegree,
+		Removed:      removedStats(cst, rs),
+		Input:        inputStats(rs),
 	}
 	return fwd, ids, st, cst, nil
 }
@@ -84,11 +109,20 @@ func LoadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers 
 // PartitionFile partitions an edge file into store. With cfg.MemLimit = 0
 // it reads the whole graph (read -> clean -> orient by degree -> split ->
 // encode); with a limit it runs the external-memory partitioner, which
-// writes byte-identical shards for the same partition id.
-func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
+// writes byte-identical shards for the same partition id. The manifest is
+// written last; on an error or cancellation the files stored so far are
+// removed again, as PartitionGraph does.
+func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (sum *Summary, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	ts := &trackedStore{Store: store}
+	store = ts
+	defer func() {
+		if err != nil {
+			ts.undo(ctx, cfg.Logger)
+		}
+	}()
 	if cfg.MemLimit > 0 {
 		return partitionExternal(ctx, path, ro, store, cfg)
 	}
@@ -101,8 +135,7 @@ func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, stor
 		return nil, err
 	}
 	clock.mark("read+clean+orient")
-	sum := &Summary{Clean: &cst}
-	return partitionGraph(ctx, fwd, st, ids, store, cfg, clock, sum)
+	return partitionGraph(ctx, fwd, st, ids, store, cfg, clock, &Summary{Clean: &cst})
 }
 
 // PartitionInMemory splits a forward graph into blocks without writing
@@ -116,4 +149,14 @@ func PartitionInMemory(ctx context.Context, fwd *graph.CSR, cfg Config) (*Partit
 		return nil, err
 	}
 	return splitCtx(ctx, fwd, &cfg)
+}
+
+// removedStats and inputStats are the manifest's record of the read and
+// the cleaning.
+func removedStats(c graph.CleanStats, rs edgeio.ReadStats) *storage.RemovedStats {
+	return &storage.RemovedStats{SelfLoops: c.SelfLoops, Duplicates: c.Duplicates, IsolatedIDs: c.IsolatedIDs, BadLines: rs.BadLines}
+}
+
+func inputStats(rs edgeio.ReadStats) *storage.InputStats {
+	return &storage.InputStats{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, RawEdges: rs.Edges}
 }

@@ -70,6 +70,7 @@ type extRun struct {
 	estEdges int64
 
 	cst  graph.CleanStats
+	rs   edgeio.ReadStats
 	ids  *idSet
 	deg  []uint32
 	seen atomic.Uint64 // unique edges seen by pass 2
@@ -203,7 +204,7 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 			biggest = max(biggest, need)
 		}
 	}
-	free := cfg.MemLimit - 8*n // the id map stays for the manifest
+	free := cfg.MemLimit - 12*n // the id map and forward degrees stay for the manifest
 	if biggest > free {
 		return nil, fmt.Errorf("partition: %s: the largest block needs ~%d bytes, more than the %d bytes left of the memory limit; use a larger P or limit",
 			path, biggest, free)
@@ -212,14 +213,24 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	idm := startIDMap(ctx, store, idsByRank)
+	fdeg := newOutDegrees(l)
 	shards, raw, err := writeBlocks(ctx, l, cfg.PartitionID, store, par, &cfg,
-		func(i, j int) (*graph.CSR, error) { return buildBlock(blocks, l, i, j) },
+		func(i, j int) (*graph.CSR, error) {
+			c, err := buildBlock(blocks, l, i, j)
+			if err == nil {
+				fdeg.add(i, c)
+			}
+			return c, err
+		},
 		func(i, j int) int64 { return blocks.count[i*p+j] })
 	if err != nil {
 		cancel()
 		idm.wait()
 		return nil, err
 	}
+	maxOut := fdeg.max()
+	st.MaxOutDegree = &maxOut
+	st.Removed, st.Input = removedStats(x.cst, x.rs), inputStats(x.rs)
 	sum := &Summary{Clean: &x.cst, External: true}
 	if err := finish(ctx, store, l, &cfg, st, idm, shards, raw, clock, sum); err != nil {
 		return nil, err
@@ -277,7 +288,7 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 	}()
 	var loops []uint64
 	buf := <-free
-	_, err := edgeio.Stream(x.ctx, x.path, ro, func(batch []graph.Edge) error {
+	rs, err := edgeio.Stream(x.ctx, x.path, ro, func(batch []graph.Edge) error {
 		x.cst.InputEdges += uint64(len(batch))
 		for _, e := range batch {
 			if e.U == e.V {
@@ -303,6 +314,7 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 		}
 		return nil
 	})
+	x.rs = rs
 	if len(buf) > 0 && err == nil {
 		full <- buf
 	}

@@ -159,7 +159,13 @@ func TestExternalMatchesInMemory(t *testing.T) {
 					if sc == storage.SchemeRange && p > 1 && (ma.Fold < 2 || len(ma.Boundaries) != ma.Fold*p+1) {
 						t.Fatalf("range manifest: fold %d, %d boundaries", ma.Fold, len(ma.Boundaries))
 					}
-					if got, want := countStore(t, ext), bruteCount(refForward(edges)); got != want {
+					ref := refForward(edges)
+					if g := mb.Graph; g.MaxOutDegree == nil || *g.MaxOutDegree != maxRowLen(ref) || g.Removed == nil || g.Input == nil ||
+						g.Removed.SelfLoops != se.Clean.SelfLoops || g.Removed.Duplicates != se.Clean.Duplicates || g.Input.RawEdges != int64(len(edges)) {
+						t.Fatalf("manifest records forward max degree %v (reference %d), removed %+v (cleaning %+v), input %+v",
+							g.MaxOutDegree, maxRowLen(ref), g.Removed, *se.Clean, g.Input)
+					}
+					if got, want := countStore(t, ext), bruteCount(ref); got != want {
 						t.Fatalf("external shards count %d, reference %d", got, want)
 					}
 				})

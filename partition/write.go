@@ -73,6 +73,13 @@ func (c *Config) check() error {
 	return nil
 }
 
+func (c *Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
 func (c *Config) progress(stage string, done, total int64) {
 	if c.Progress == nil {
 		return

@@ -181,26 +181,35 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool, settings []s
 	row("vertices", commas(uint64(rep.Vertices)))
 	row("edges", commas(uint64(rep.Edges)))
 	row("wedges", commas(rep.Wedges))
-	deg := fmt.Sprintf("%s (forward %s)", commas(uint64(rep.MaxDegree)), commas(uint64(rep.MaxOutDegree)))
+	fwd := notRecorded
+	if rep.MaxOutDegree != nil {
+		fwd = commas(uint64(*rep.MaxOutDegree))
+	}
+	deg := fmt.Sprintf("%s (forward %s)", commas(uint64(rep.MaxDegree)), fwd)
 	if rep.Degeneracy > 0 {
 		deg += fmt.Sprintf(", degeneracy %s", commas(uint64(rep.Degeneracy)))
 	}
 	row("max degree", deg)
-	r := rep.Removed
-	removed := fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
-		commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines)))
-	if r.UnusedDeclaredIDs > 0 {
-		removed += fmt.Sprintf("; %s declared ids unused (the size line declares %s)", commas(r.UnusedDeclaredIDs), commas(rep.Input.DeclaredVertices))
+	if r := rep.Removed; r != nil {
+		removed := fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
+			commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines)))
+		if r.UnusedDeclaredIDs > 0 && rep.Input != nil {
+			removed += fmt.Sprintf("; %s declared ids unused (the size line declares %s)", commas(r.UnusedDeclaredIDs), commas(rep.Input.DeclaredVertices))
+		}
+		row("removed", removed)
+	} else {
+		row("removed", notRecorded)
 	}
-	row("removed", removed)
-	if rep.Input.Format != "" {
+	if rep.Input == nil {
+		row("input", notRecorded)
+	} else {
 		in := fmt.Sprintf("%s, %s, %s raw edges", rep.Input.Format, humanBytes(rep.Input.Bytes), commas(uint64(rep.Input.RawEdges)))
 		if rep.Input.Compression != "" {
 			in = rep.Input.Compression + " " + in
 		}
 		row("input", in)
 	}
-	if rep.Input.HeaderLine > 0 {
+	if rep.Input != nil && rep.Input.HeaderLine > 0 {
 		row("header", fmt.Sprintf("line %d skipped as a column header: %q", rep.Input.HeaderLine, rep.Input.Header))
 	}
 	kern := fmt.Sprintf("%s on %s, %s order", rep.Kernel, rep.Device, rep.Order)
@@ -228,6 +237,10 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool, settings []s
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// notRecorded stands for a figure the source (an older or in-memory
+// shard manifest) does not carry: unknown is never printed as 0.
+const notRecorded = "not recorded"
 
 // commas formats n with thousands separators: counts are read by people.
 func commas(n uint64) string {

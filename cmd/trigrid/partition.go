@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,7 +18,7 @@ func newPartitionCommand() *cobra.Command {
 	var load loadFlags
 	var out, scheme, memLimit, tmpDir string
 	var p int
-	var asJSON bool
+	var asJSON, force bool
 	cmd := &cobra.Command{
 		Use:   "partition FILE -o DIR",
 		Short: "Split a graph into P x P compressed shards for distributed or out-of-core counting",
@@ -57,19 +57,13 @@ an in-memory split.`,
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				return fmt.Errorf("-o DIR is required")
-			}
-			if err := os.MkdirAll(strings.TrimPrefix(out, "file://"), 0o755); err != nil && !strings.Contains(out, "://") {
-				return fmt.Errorf("-o %s: %w", out, err)
-			}
-			store, err := storage.Open(out)
+			store, finish, err := openPartitionOutput(cmd.Context(), out, force, slog.Default())
 			if err != nil {
-				return fmt.Errorf("-o %s: %w", out, err)
+				return err
 			}
 			var stage string
 			pc := partition.Config{
-				Scheme: sch, P: p, Workers: load.workers, MemLimit: lim, TempDir: tmpDir,
+				Scheme: sch, P: p, Workers: load.workers, MemLimit: lim, TempDir: tmpDir, Logger: slog.Default(),
 				Progress: func(s string, done, total int64) {
 					if s != stage {
 						stage = s
@@ -82,6 +76,7 @@ an in-memory split.`,
 			ro.Progress = nil
 			sum, err := partition.PartitionFile(cmd.Context(), args[0], ro, store, pc)
 			prog.Done()
+			finish(err != nil)
 			if err != nil {
 				return err
 			}
@@ -100,6 +95,7 @@ an in-memory split.`,
 	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "memory the partitioner may hold, e.g. 1GiB (default: half of this machine's memory; 0 = read the whole graph into memory)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the partitioner's run files (default: the system's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the partitioning already in the output directory (a directory holding other files is still refused)")
 	return cmd
 }
 
