@@ -235,8 +235,8 @@ func (m *Manifest) Validate() error {
 	if n < 0 || m.Graph.Edges < 0 || m.Graph.MaxDegree < 0 {
 		return fail("negative graph counts")
 	}
-	if d := m.Graph.MaxOutDegree; d != nil && (*d < 0 || *d > m.Graph.MaxDegree) {
-		return fail("forward max degree %d outside 0..%d (the max degree)", *d, m.Graph.MaxDegree)
+	if d := m.Graph.MaxOutDegree; d != nil && *d < 0 {
+		return fail("negative forward max degree %d", *d)
 	}
 	if len(m.GroupSizes) != m.P {
 		return fail("%d group sizes for P = %d", len(m.GroupSizes), m.P)

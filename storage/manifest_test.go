@@ -213,7 +213,7 @@ func TestManifestValidate(t *testing.T) {
 		{"range valid", func(m *Manifest) { m.Scheme = SchemeRange; m.Boundaries = []uint64{0, 3, 5} }, ""},
 		{"format", func(m *Manifest) { m.Format = 3 }, "format 3 is not supported"},
 		{"format 1", func(m *Manifest) { m.Format = 1 }, "re-partition"},
-		{"forward degree", func(m *Manifest) { d := int64(1); m.Graph.MaxOutDegree = &d }, "forward max degree 1 outside 0..0"},
+		{"forward degree", func(m *Manifest) { d := int64(-1); m.Graph.MaxOutDegree = &d }, "negative forward max degree -1"},
 		{"scheme", func(m *Manifest) { m.Scheme = 0 }, "invalid scheme"},
 		{"P", func(m *Manifest) { m.P = 0 }, "P = 0"},
 		{"partition id", func(m *Manifest) { m.PartitionID = 0 }, "partition id is 0"},
