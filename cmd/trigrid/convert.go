@@ -46,6 +46,9 @@ standard input. The output format follows OUT's extension or --to.`,
 			}
 			if !quiet {
 				fmt.Fprintf(cmd.OutOrStdout(), "converted %d edges from %s (%s) to %s in %s", len(edges), args[0], st.Format, args[1], time.Since(start).Round(time.Millisecond))
+				if st.HeaderLine > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "; skipped line %d as a column header: %q", st.HeaderLine, st.Header)
+				}
 				if st.BadLines > 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "; skipped %d bad lines", st.BadLines)
 				}

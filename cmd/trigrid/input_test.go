@@ -89,3 +89,11 @@ func TestCountUnusedDeclaredIDs(t *testing.T) {
 		t.Fatalf("partitioned: %d unused, %d triangles", rep.Removed.UnusedDeclaredIDs, rep.Triangles)
 	}
 }
+
+func TestConvertSaysHeaderSkipped(t *testing.T) {
+	in := write(t, "h.csv", "src,dst\n1,2\n")
+	out, _, err := run(t, "convert", "--progress", "none", in, filepath.Join(t.TempDir(), "h.txt"))
+	if err != nil || !strings.Contains(out, `skipped line 1 as a column header: "src,dst"`) {
+		t.Fatalf("got %q, %v", out, err)
+	}
+}

@@ -97,3 +97,28 @@ func BenchmarkWriteText(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 	b.ReportMetric(float64(len(edges))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 }
+
+// BenchmarkCRReader measures the line-end conversion every text read goes
+// through, on one core: it must stay far faster than parsing.
+func BenchmarkCRReader(b *testing.B) {
+	lf := benchText(b, 1<<20)
+	crlf := bytes.ReplaceAll(lf, []byte("\n"), []byte("\r\n"))
+	cr := bytes.ReplaceAll(lf, []byte("\n"), []byte("\r"))
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"lf", lf}, {"crlf", crlf}, {"cr", cr}} {
+		b.Run(tc.name, func(b *testing.B) {
+			buf := make([]byte, defaultChunkSize)
+			b.SetBytes(int64(len(tc.data)))
+			for b.Loop() {
+				r := newCRReader(bytes.NewReader(tc.data))
+				for {
+					if _, err := r.Read(buf); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package edgeio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -224,5 +225,51 @@ func TestCRReader(t *testing.T) {
 	got, err := io.ReadAll(newCRReader(io.MultiReader(strings.NewReader("1\r"), iotest.ErrReader(boom))))
 	if !errors.Is(err, boom) || string(got) != "1\n" {
 		t.Fatalf("got %q, %v", got, err)
+	}
+}
+
+func TestBytesEqual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		var w [8]byte
+		for k := range w {
+			w[k] = []byte{'\r', '\n', 0, 0x80, 0x8d, 0xff, 0x0c, 0x0e, byte(rng.Uint32())}[rng.IntN(9)]
+		}
+		c := []byte{'\r', '\n', 0, 0xff}[rng.IntN(4)]
+		var want uint64
+		for k := range w {
+			if w[k] == c {
+				want |= 0x80 << (8 * k)
+			}
+		}
+		if got := bytesEqual(binary.LittleEndian.Uint64(w[:]), c); got != want {
+			t.Fatalf("bytesEqual(%q, %q) = %#x, want %#x", w, c, got, want)
+		}
+	}
+}
+
+// TestConvertLoneCR checks the word-at-a-time conversion on long random
+// text, where most of it runs, against the obvious loop.
+func TestConvertLoneCR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte("\r\r\n\n1 ")
+	for range 3000 {
+		in := make([]byte, rng.IntN(100))
+		for i := range in {
+			in[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		for _, more := range []bool{false, true} {
+			got := bytes.Clone(in)
+			convertLoneCR(got, more)
+			want := refLoneCR(string(in))
+			if more && len(in) > 0 && in[len(in)-1] == '\r' {
+				want = want[:len(want)-1] + "\n"
+			} else if !more && len(in) > 0 && in[len(in)-1] == '\r' {
+				want = want[:len(want)-1] + "\r"
+			}
+			if string(got) != want {
+				t.Fatalf("convertLoneCR(%q, %v) = %q, want %q", in, more, got, want)
+			}
+		}
 	}
 }
