@@ -203,6 +203,8 @@ type Decision struct {
 	Job        api.JobID
 	Ref        api.SubtaskRef
 	Attempt    int
+	// Speculative marks an assignment that duplicates a straggler.
+	Speculative bool
 	// Triangles is the settled count of Ref (DecideSubtaskDone); Total the
 	// job's count (DecideJobDone).
 	Triangles uint64

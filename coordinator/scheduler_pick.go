@@ -193,7 +193,7 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	if g != nil {
 		g.taken = true
 	}
-	s.emit(Decision{Kind: DecideAssign, Worker: id, Job: j.spec.ID, Ref: ref, Attempt: attempt,
+	s.emit(Decision{Kind: DecideAssign, Worker: id, Job: j.spec.ID, Ref: ref, Attempt: attempt, Speculative: speculative,
 		Assignment: api.Assignment{Ref: ref, Attempt: attempt, I: t.I, J: t.J, K: t.K,
 			Clip: t.Clip, TailOffset: t.TailOffset, Edges: t.Edges, Work: t.Work,
 			Store: j.spec.Store, Kernel: j.spec.Kernel, PerVertex: j.spec.PerVertex, PerEdge: j.spec.PerEdge}})

@@ -1,0 +1,322 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// PartitionRequest asks a Partitioner to cut a graph file into shards.
+type PartitionRequest struct {
+	// Graph is the path of the edge file on the coordinator.
+	Graph  string
+	Scheme storage.Scheme
+	// P is the number of groups; 0 asks the partitioner to choose the
+	// smallest P whose subtasks fit Budget bytes of device memory.
+	P      int
+	Budget int64
+	// Store receives the shards and the manifest.
+	Store storage.Store
+}
+
+// Partitioner reads, cleans and orients a graph file and writes its
+// shards and manifest into req.Store, returning the manifest. The command
+// wires the project's one read -> clean -> orient pipeline here.
+type Partitioner func(ctx context.Context, req PartitionRequest) (*storage.Manifest, error)
+
+// DefaultPartitioner partitions with package partition alone: with P set,
+// partition.PartitionFile; with P 0, it loads the graph, chooses P for
+// Budget and partitions it (without an id map).
+func DefaultPartitioner(ctx context.Context, req PartitionRequest) (*storage.Manifest, error) {
+	cfg := partition.Config{Scheme: req.Scheme, P: req.P}
+	if req.P > 0 {
+		if _, err := partition.PartitionFile(ctx, req.Graph, edgeio.ReadOptions{}, req.Store, cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		fwd, _, stats, _, err := partition.LoadGraph(ctx, req.Graph, edgeio.ReadOptions{}, 0)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.P, err = partition.ChoosePForGraph(fwd, req.Scheme, req.Budget, partition.MemModel{}, 0); err != nil {
+			return nil, fmt.Errorf("%s: choosing P for %d bytes: %w", req.Graph, req.Budget, err)
+		}
+		if _, err := partition.PartitionGraph(ctx, fwd, stats, req.Store, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return storage.ReadManifest(ctx, req.Store)
+}
+
+// jobInfo is the server's record of a job; owned by the Run goroutine.
+type jobInfo struct {
+	rec        JobRecord
+	state      api.JobState
+	ended      time.Time
+	faulty     []api.FaultyWorker
+	watchers   map[chan struct{}]struct{}
+	cancelPrep context.CancelFunc
+	workers    map[api.WorkerID]bool
+}
+
+func (j *jobInfo) notify() {
+	for w := range j.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// newJobID returns a fresh id: the time and 4 random bytes.
+func newJobID(now time.Time) api.JobID {
+	var b [4]byte
+	rand.Read(b[:])
+	return api.JobID(now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]))
+}
+
+// Submit accepts a job: a graph file on the coordinator's filesystem to
+// partition, or an existing shard store. It returns at once; the job
+// prepares in the background and then queues behind earlier jobs.
+func (s *Server) Submit(ctx context.Context, spec api.JobSpec) (api.JobID, error) {
+	if (spec.Graph == "") == (spec.Shards == "") {
+		return "", errors.New("coordinator: a job needs exactly one of a graph file and a shard store")
+	}
+	if spec.Partitions < 0 || spec.Partitions > api.MaxPartitions {
+		return "", fmt.Errorf("coordinator: partitions %d out of range 0..%d", spec.Partitions, api.MaxPartitions)
+	}
+	if spec.Graph != "" {
+		if spec.Scheme == "" {
+			spec.Scheme = "hash"
+		}
+		if _, err := storage.ParseScheme(spec.Scheme); err != nil {
+			return "", fmt.Errorf("coordinator: %w", err)
+		}
+		if _, err := os.Stat(spec.Graph); err != nil {
+			return "", fmt.Errorf("coordinator: graph file: %w", err)
+		}
+	}
+	now := time.Now()
+	rec := JobRecord{ID: newJobID(now), Spec: spec, Created: now, State: api.JobPreparing, Scheme: spec.Scheme, P: spec.Partitions}
+	var err error
+	if cerr := s.call(ctx, func() {
+		if s.db != nil {
+			if err = s.db.PutJob(rec); err != nil {
+				return
+			}
+		}
+		j := &jobInfo{rec: rec, state: api.JobPreparing, workers: map[api.WorkerID]bool{}}
+		s.jobs[rec.ID] = j
+		s.order = append(s.order, rec.ID)
+		s.startPrepare(j)
+	}); cerr != nil {
+		return "", cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	s.log.Info("job submitted", "job", rec.ID, "graph", spec.Graph, "shards", spec.Shards, "partitions", spec.Partitions, "scheme", spec.Scheme)
+	return rec.ID, nil
+}
+
+// prepared is what preparing a job produced.
+type prepared struct {
+	store    storage.Store
+	manifest *storage.Manifest
+	tasks    []partition.Subtask
+}
+
+// startPrepare partitions the job's graph or reads its store's manifest in
+// the background; the outcome comes back to the Run goroutine.
+func (s *Server) startPrepare(j *jobInfo) {
+	ctx, cancel := context.WithCancel(s.runCtx)
+	j.cancelPrep = cancel
+	j.state = api.JobPreparing
+	spec, id := j.rec.Spec, j.rec.ID
+	budget := s.budget()
+	go func() {
+		defer cancel()
+		p, err := s.prepare(ctx, id, spec, budget)
+		s.post(context.Background(), func() { s.prepared(id, p, err) })
+	}()
+}
+
+// budget is the smallest device memory among the connected workers, or
+// Config.DeviceMemory when none reports one.
+func (s *Server) budget() int64 {
+	var b int64
+	for _, w := range s.sched.Workers() {
+		for _, d := range w.Hello.Devices {
+			if d.Memory > 0 && (b == 0 || d.Memory < b) {
+				b = d.Memory
+			}
+		}
+	}
+	if b == 0 {
+		b = s.cfg.DeviceMemory
+	}
+	return b
+}
+
+func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, budget int64) (*prepared, error) {
+	var p prepared
+	var err error
+	if spec.Shards != "" {
+		if p.store, err = openStore(spec.Shards); err != nil {
+			return nil, err
+		}
+		if p.manifest, err = storage.ReadManifest(ctx, p.store); err != nil {
+			return nil, err
+		}
+	} else {
+		scheme, err := storage.ParseScheme(spec.Scheme)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Partitions == 0 && budget <= 0 {
+			return nil, fmt.Errorf("coordinator: partitions 0 chooses P from the workers' device memory, and no connected worker reports any (start workers first, or give --partitions)")
+		}
+		if s.cfg.StateDir != "" {
+			dir, err := filepath.Abs(filepath.Join(s.cfg.StateDir, "jobs", string(id)))
+			if err != nil {
+				return nil, err
+			}
+			if err := os.RemoveAll(dir); err != nil { // a partial run before a restart
+				return nil, fmt.Errorf("coordinator: job %s: clearing %s: %w", id, dir, err)
+			}
+			p.store, err = openStore("file://" + filepath.ToSlash(dir))
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			p.store = storage.NewMemStore()
+		}
+		p.manifest, err = s.cfg.Partitioner(ctx, PartitionRequest{Graph: spec.Graph, Scheme: scheme, P: spec.Partitions, Budget: budget, Store: p.store})
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.tasks = partition.Subtasks(p.manifest)
+	return &p, nil
+}
+
+// prepared runs on the Run goroutine when a job's preparation ends.
+func (s *Server) prepared(id api.JobID, p *prepared, err error) {
+	j := s.jobs[id]
+	if j == nil || j.state.Final() {
+		return
+	}
+	j.cancelPrep = nil
+	if err != nil {
+		s.endJob(j, api.JobFailed, 0, fmt.Errorf("coordinator: job %s: preparing: %w", id, err))
+		return
+	}
+	j.rec.Store, j.rec.P, j.rec.Scheme = p.store.URL(), p.manifest.P, p.manifest.Scheme.String()
+	j.rec.Subtasks, j.rec.State = p.tasks, api.JobQueued
+	if s.db != nil {
+		if err := s.db.PutJob(j.rec); err != nil {
+			s.endJob(j, api.JobFailed, 0, err)
+			return
+		}
+	}
+	s.serve(id, p.store, p.manifest)
+	j.state = api.JobQueued
+	s.addToScheduler(j, nil)
+}
+
+func (s *Server) addToScheduler(j *jobInfo, settled map[int]uint64) {
+	ds, err := s.sched.AddJob(JobSpec{ID: j.rec.ID, Subtasks: j.rec.Subtasks, Store: j.rec.Store,
+		Kernel: j.rec.Spec.Kernel, PerVertex: j.rec.PerVertex, PerEdge: j.rec.PerEdge, Settled: settled})
+	if err != nil {
+		s.endJob(j, api.JobFailed, 0, err)
+		return
+	}
+	s.log.Info("job queued", "job", j.rec.ID, "subtasks", len(j.rec.Subtasks), "settled", len(settled), "store", j.rec.Store)
+	s.apply(ds)
+	j.notify()
+}
+
+// endJob records a job's final state.
+func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error) {
+	if j.state.Final() {
+		return
+	}
+	j.state, j.ended = state, time.Now()
+	j.rec.State, j.rec.Total = state, total
+	if err != nil {
+		j.rec.Err = api.TruncateText(err.Error(), api.MaxErrorLen)
+	}
+	if j.cancelPrep != nil {
+		j.cancelPrep()
+		j.cancelPrep = nil
+	}
+	if s.db != nil {
+		rec := j.rec
+		rec.Subtasks = nil // already stored
+		if perr := s.db.PutJob(rec); perr != nil {
+			s.log.Error("recording a job's end", "job", j.rec.ID, "err", perr)
+		}
+	}
+	switch state {
+	case api.JobDone:
+		s.log.Info("job done", "job", j.rec.ID, "triangles", total)
+	default:
+		s.log.Warn("job ended", "job", j.rec.ID, "state", state.String(), "err", j.rec.Err)
+	}
+	s.met.jobEnded(state)
+	j.notify()
+	for w := range j.watchers {
+		delete(j.watchers, w)
+	}
+}
+
+// restore loads the recorded jobs: finished ones for status, unfinished
+// ones back into the scheduler with their settled subtasks (or back to
+// preparation when they had not got that far).
+func (s *Server) restore() error {
+	recs, err := s.db.Jobs()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		settled := r.Settled
+		r.Settled = nil
+		j := &jobInfo{rec: r, state: r.State, workers: map[api.WorkerID]bool{}}
+		s.jobs[r.ID] = j
+		s.order = append(s.order, r.ID)
+		if r.State.Final() {
+			j.ended = r.Created
+			continue
+		}
+		if r.Subtasks == nil {
+			j.state = api.JobPreparing // Run restarts the preparation
+			continue
+		}
+		store, err := openStore(r.Store)
+		if err == nil {
+			var m *storage.Manifest
+			if m, err = storage.ReadManifest(context.Background(), store); err == nil {
+				s.serve(r.ID, store, m)
+			}
+		}
+		if err != nil {
+			j.state = api.JobQueued
+			s.endJob(j, api.JobFailed, 0, fmt.Errorf("coordinator: job %s: reopening its store after a restart: %w", r.ID, err))
+			continue
+		}
+		j.state = api.JobQueued
+		s.addToScheduler(j, settled)
+		s.log.Info("job resumed", "job", r.ID, "settled", len(settled), "subtasks", len(r.Subtasks))
+	}
+	return nil
+}

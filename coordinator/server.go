@@ -1,0 +1,319 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// Config configures a coordinator Server.
+type Config struct {
+	// Scheduler tunes the scheduling core (leases in ticks, attempts,
+	// speculation, verification).
+	Scheduler SchedulerConfig
+	// StateDir holds the job database (StateFile) and the shards of jobs
+	// submitted as graph files (jobs/ID/). A restarted coordinator with
+	// the same StateDir resumes its unfinished jobs without recounting
+	// settled subtasks. "" keeps everything in memory: jobs are lost with
+	// the process and graph jobs' shards go to mem:// stores, which
+	// workers can only fetch over gRPC.
+	StateDir string
+	// TickInterval is the scheduler's tick: the unit of leases and
+	// speculation ages. Shorter ticks notice lost attempts sooner at the
+	// cost of more wakeups. 0 means 100 ms.
+	TickInterval time.Duration
+	// HeartbeatInterval is how often workers are told to send heartbeats;
+	// it must be well under the lease (Scheduler.LeaseTicks ticks). 0
+	// means 1 s.
+	HeartbeatInterval time.Duration
+	// Partitioner writes a graph file's shards. nil uses DefaultPartitioner
+	// (partition.PartitionFile).
+	Partitioner Partitioner
+	// DeviceMemory is the memory budget per subtask used to choose P for
+	// a job submitted with Partitions 0 when no connected worker reports
+	// its device memory. 0 means such a job fails saying so.
+	DeviceMemory int64
+	// ChunkSize is the data size of one FetchShard chunk. 0 means 1 MiB;
+	// it is capped at api.MaxChunk.
+	ChunkSize int
+	// SendQueue is how many messages may wait for one worker's stream; a
+	// worker that falls this far behind is disconnected (its attempts are
+	// requeued) rather than slowing the coordinator. 0 means 1024.
+	SendQueue int
+	// Registry receives the coordinator's Prometheus metrics. nil makes a
+	// new registry (see Server.Registry).
+	Registry *prometheus.Registry
+	// Version is sent to workers in the Welcome.
+	Version string
+	Logger  *slog.Logger
+}
+
+// DefaultConfig returns the defaults: DefaultSchedulerConfig, 100 ms
+// ticks (so 10 s leases), 1 s heartbeats, state in memory.
+func DefaultConfig() Config {
+	return Config{
+		Scheduler:         DefaultSchedulerConfig(),
+		TickInterval:      100 * time.Millisecond,
+		HeartbeatInterval: time.Second,
+		ChunkSize:         1 << 20,
+		SendQueue:         1024,
+	}
+}
+
+// Validate fills zero fields with defaults and rejects impossible values.
+func (c *Config) Validate() error {
+	d := DefaultConfig()
+	if err := c.Scheduler.Validate(); err != nil {
+		return err
+	}
+	if c.TickInterval == 0 {
+		c.TickInterval = d.TickInterval
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = d.HeartbeatInterval
+	}
+	if c.ChunkSize == 0 {
+		c.ChunkSize = d.ChunkSize
+	}
+	c.ChunkSize = min(c.ChunkSize, api.MaxChunk)
+	if c.SendQueue == 0 {
+		c.SendQueue = d.SendQueue
+	}
+	if c.Partitioner == nil {
+		c.Partitioner = DefaultPartitioner
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.TickInterval < 0:
+		return fmt.Errorf("coordinator: tick interval %v: must be positive", c.TickInterval)
+	case c.HeartbeatInterval < 0:
+		return fmt.Errorf("coordinator: heartbeat interval %v: must be positive", c.HeartbeatInterval)
+	case c.ChunkSize < 0 || c.SendQueue < 0:
+		return fmt.Errorf("coordinator: chunk size %d, send queue %d: must be positive", c.ChunkSize, c.SendQueue)
+	case c.DeviceMemory < 0:
+		return fmt.Errorf("coordinator: device memory %d: must not be negative", c.DeviceMemory)
+	}
+	if lease := c.Lease(); c.HeartbeatInterval*2 > lease {
+		return fmt.Errorf("coordinator: heartbeat interval %v is more than half the lease %v (%d ticks of %v)",
+			c.HeartbeatInterval, lease, c.Scheduler.LeaseTicks, c.TickInterval)
+	}
+	return nil
+}
+
+// Lease is the lease as a duration.
+func (c *Config) Lease() time.Duration { return time.Duration(c.Scheduler.LeaseTicks) * c.TickInterval }
+
+// Server is the coordinator: it owns the Scheduler (one goroutine, Run,
+// feeds it every event and carries out its decisions), the job database,
+// and the gRPC services Cluster (workers) and Jobs (clients).
+type Server struct {
+	pb.UnimplementedClusterServer
+
+	cfg     Config
+	log     *slog.Logger
+	db      *StateDB
+	met     *metrics
+	events  chan func()
+	running chan struct{} // closed when Run starts
+	done    chan struct{} // closed when Run returns
+	runOnce sync.Once
+
+	// Owned by the Run goroutine.
+	sched    *Scheduler
+	jobs     map[api.JobID]*jobInfo
+	order    []api.JobID
+	sessions map[api.WorkerID]*session
+	pending  []Decision
+	runCtx   context.Context
+
+	// served is read by FetchShard handlers; guarded by mu.
+	mu     sync.Mutex
+	served map[api.JobID]*servedJob
+}
+
+// ErrStopped is returned to calls made when the server is not running.
+var ErrStopped = errors.New("coordinator: stopped")
+
+// NewServer opens the state (if any), restores its jobs and returns a
+// server that serves once Run is called.
+func NewServer(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sched, err := NewScheduler(cfg.Scheduler)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "coordinator"),
+		events:   make(chan func(), 1024),
+		running:  make(chan struct{}),
+		done:     make(chan struct{}),
+		sched:    sched,
+		jobs:     make(map[api.JobID]*jobInfo),
+		sessions: make(map[api.WorkerID]*session),
+		served:   make(map[api.JobID]*servedJob),
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+		s.cfg.Registry = cfg.Registry
+	}
+	if s.met, err = newMetrics(cfg.Registry); err != nil {
+		return nil, err
+	}
+	if cfg.StateDir != "" {
+		if s.db, err = OpenState(cfg.StateDir); err != nil {
+			return nil, err
+		}
+		if err := s.restore(); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Registry is the registry holding the coordinator's metrics, for the
+// command to serve on /metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.cfg.Registry }
+
+// Register adds the Cluster and Jobs services to a gRPC server.
+func (s *Server) Register(g grpc.ServiceRegistrar) {
+	pb.RegisterClusterServer(g, s)
+	pb.RegisterJobsServer(g, jobsService{s: s})
+}
+
+// Welcome is what workers are told on joining.
+func (s *Server) Welcome() api.Welcome {
+	return api.Welcome{Version: s.cfg.Version, Heartbeat: s.cfg.HeartbeatInterval, Lease: s.cfg.Lease()}
+}
+
+// Run owns the scheduler until ctx ends: it feeds events from the
+// services and a ticker, persists settled subtasks, then sends
+// assignments. It returns nil when ctx ends; the server cannot be run
+// again (Close releases the state).
+func (s *Server) Run(ctx context.Context) error {
+	started := false
+	s.runOnce.Do(func() { started = true })
+	if !started {
+		return errors.New("coordinator: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.runCtx = ctx
+	defer close(s.done)
+	for _, id := range s.order {
+		if j := s.jobs[id]; j.state == api.JobPreparing || j.state == api.JobQueued && j.rec.Subtasks == nil {
+			s.startPrepare(j)
+		}
+	}
+	close(s.running)
+	s.flush()
+	tick := time.NewTicker(s.cfg.TickInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case f := <-s.events:
+			f()
+		drain:
+			for range 255 {
+				select {
+				case f := <-s.events:
+					f()
+				default:
+					break drain
+				}
+			}
+		case <-tick.C:
+			s.apply(s.sched.Tick())
+		case <-ctx.Done():
+			for _, sess := range s.sessions {
+				sess.end()
+			}
+			for _, j := range s.jobs {
+				if j.cancelPrep != nil {
+					j.cancelPrep()
+				}
+			}
+			return nil
+		}
+		s.flush()
+	}
+}
+
+// Close releases the job database. Call it after Run has returned.
+func (s *Server) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	return err
+}
+
+// post runs f on the Run goroutine without waiting; false when the server
+// is not running (or ctx ended first).
+func (s *Server) post(ctx context.Context, f func()) bool {
+	select {
+	case <-s.running:
+	case <-s.done:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case s.events <- f:
+		return true
+	case <-s.done:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// call runs f on the Run goroutine and waits for it.
+func (s *Server) call(ctx context.Context, f func()) error {
+	ran := make(chan struct{})
+	if !s.post(ctx, func() { f(); close(ran) }) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return ErrStopped
+	}
+	select {
+	case <-ran:
+		return nil
+	case <-s.done:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WorkerGone tells the scheduler a worker is gone (membership declared it
+// dead or it left): its attempts are requeued and its stream, if still
+// open, is closed. It does not block.
+func (s *Server) WorkerGone(id api.WorkerID, reason string) {
+	go s.post(context.Background(), func() {
+		if sess := s.sessions[id]; sess != nil {
+			s.endSession(sess, reason)
+		}
+	})
+}
+
+func (s *Server) apply(ds []Decision) { s.pending = append(s.pending, ds...) }
+
+// storeFor opens a job's store.
+func openStore(url string) (storage.Store, error) { return storage.Open(url) }

@@ -1,0 +1,595 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
+)
+
+const testGraph = "../testdata/ca-GrQc.txt.gz"
+
+// wholeTriangles counts a graph file's triangles with the reference
+// kernel on the whole graph: the independent count the tests compare with.
+var wholeTriangles = sync.OnceValues(func() (uint64, error) {
+	fwd, _, _, _, err := partition.LoadGraph(context.Background(), testGraph, edgeio.ReadOptions{}, 1)
+	if err != nil {
+		return 0, err
+	}
+	return kernels.Reference(kernels.Whole(fwd))
+})
+
+// testServer is a Server on a loopback listener.
+type testServer struct {
+	s      *Server
+	addr   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	gs     *grpc.Server
+}
+
+func startServer(t *testing.T, opts ...func(*Config)) *testServer {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.TickInterval = 20 * time.Millisecond
+	cfg.HeartbeatInterval = 100 * time.Millisecond
+	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	s.Register(gs)
+	ctx, cancel := context.WithCancel(context.Background())
+	ts := &testServer{s: s, addr: lis.Addr().String(), cancel: cancel, done: make(chan struct{}), gs: gs}
+	go gs.Serve(lis)
+	go func() { s.Run(ctx); close(ts.done) }()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+func (ts *testServer) stop() {
+	ts.cancel()
+	<-ts.done
+	ts.gs.Stop()
+	ts.s.Close()
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// fakeWorker speaks the Work protocol and counts subtasks with the
+// reference kernel on blocks fetched from the coordinator.
+type fakeWorker struct {
+	id string
+	// answer may change a count (a faulty worker) or return an error.
+	answer func(a api.Assignment, n uint64) (uint64, string)
+	// stopAfter ends the stream after this many assignments received
+	// without answering the last (a killed worker); 0 never.
+	stopAfter int
+	memory    int64
+	counted   int
+	mu        sync.Mutex
+	manifests map[api.JobID]*storage.Manifest
+}
+
+func (w *fakeWorker) run(ctx context.Context, conn *grpc.ClientConn) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cl := pb.NewClusterClient(conn)
+	stream, err := cl.Work(ctx)
+	if err != nil {
+		return err
+	}
+	h := api.Hello{Worker: api.WorkerID(w.id), Version: "test", Slots: 1, Cores: 1}
+	if w.memory > 0 {
+		h.Devices = []api.Device{{Kind: "gpu", Name: "test", Memory: w.memory}}
+	}
+	if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: pb.EncodeHello(h)}}); err != nil {
+		return err
+	}
+	m, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	if _, err := pb.DecodeWelcome(m.GetWelcome()); err != nil {
+		return err
+	}
+	pull := func(n int) error {
+		return stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Pull{Pull: &pb.Pull{Max: int32(n)}}})
+	}
+	if err := pull(2); err != nil {
+		return err
+	}
+	received := 0
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		batch := m.GetAssignments()
+		if batch == nil {
+			continue // a cancel: our answers are quick, nothing to stop
+		}
+		as, err := pb.DecodeAssignments(batch)
+		if err != nil {
+			return err
+		}
+		for _, a := range as {
+			received++
+			if w.stopAfter > 0 && received >= w.stopAfter {
+				return errors.New("killed")
+			}
+			n, err := w.count(ctx, cl, a)
+			r := api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: api.WorkerID(w.id), Kernel: "reference", Triangles: n}
+			if err != nil {
+				r.Triangles, r.Err = 0, err.Error()
+			} else if w.answer != nil {
+				if r.Triangles, r.Err = w.answer(a, n); r.Err != "" {
+					r.Triangles = 0
+				}
+			}
+			w.mu.Lock()
+			w.counted++
+			w.mu.Unlock()
+			if err := stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Result{Result: pb.EncodeResult(r)}}); err != nil {
+				return err
+			}
+			if err := pull(1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func fetch(ctx context.Context, cl pb.ClusterClient, job api.JobID, name string) ([]byte, error) {
+	st, err := cl.FetchShard(ctx, &pb.FetchShardRequest{Job: string(job), Name: name})
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	var size int64
+	var sum uint64
+	for first := true; ; first = false {
+		c, err := st.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := pb.CheckChunk(c, first, int64(len(data)), size); err != nil {
+			return nil, err
+		}
+		if first {
+			size, sum = c.GetSize(), c.GetXxhash64()
+		}
+		data = append(data, c.GetData()...)
+	}
+	if int64(len(data)) != size || xxhash.Sum64(data) != sum {
+		return nil, fmt.Errorf("fetched %s: %d bytes, want %d, or checksum mismatch", name, len(data), size)
+	}
+	return data, nil
+}
+
+func (w *fakeWorker) count(ctx context.Context, cl pb.ClusterClient, a api.Assignment) (uint64, error) {
+	w.mu.Lock()
+	if w.manifests == nil {
+		w.manifests = map[api.JobID]*storage.Manifest{}
+	}
+	m := w.manifests[a.Ref.Job]
+	w.mu.Unlock()
+	if m == nil {
+		data, err := fetch(ctx, cl, a.Ref.Job, storage.ManifestName)
+		if err != nil {
+			return 0, err
+		}
+		if m, err = storage.DecodeManifest("coordinator", data); err != nil {
+			return 0, err
+		}
+		w.mu.Lock()
+		w.manifests[a.Ref.Job] = m
+		w.mu.Unlock()
+	}
+	block := func(i, j int) (*graph.CSR, error) {
+		var data []byte
+		if info, ok := m.Shard(i, j); ok {
+			var err error
+			if data, err = fetch(ctx, cl, a.Ref.Job, info.File); err != nil {
+				return nil, err
+			}
+		}
+		return storage.DecodeBlock(m, i, j, data)
+	}
+	ij, err := block(a.I, a.J)
+	if err != nil {
+		return 0, err
+	}
+	ik, err := block(a.I, a.K)
+	if err != nil {
+		return 0, err
+	}
+	jk, err := block(a.J, a.K)
+	if err != nil {
+		return 0, err
+	}
+	return kernels.Reference(kernels.Subtask{IJ: ij, IK: ik, JK: jk, Clip: a.Clip, TailOffset: a.TailOffset})
+}
+
+// startWorkers runs fake workers until the test ends.
+func startWorkers(t *testing.T, addr string, ws ...*fakeWorker) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		conn := dial(t, addr)
+		wg.Go(func() { w.run(ctx, conn) })
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// waitJob waits for a job's final status through the Watch stream.
+func waitJob(t *testing.T, addr string, id string) api.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := pb.NewJobsClient(dial(t, addr)).Watch(ctx, &pb.WatchRequest{Job: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last api.JobStatus
+	for {
+		m, err := st.Recv()
+		if err == io.EOF {
+			return last
+		}
+		if err != nil {
+			t.Fatalf("watching %s: %v (last %+v)", id, err, last)
+		}
+		if last, err = pb.DecodeStatus(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func submit(t *testing.T, addr string, req *pb.SubmitRequest) string {
+	t.Helper()
+	r, err := pb.NewJobsClient(dial(t, addr)).Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetJob()
+}
+
+func TestServerCountsGraphExactly(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"hash", "range"} {
+		t.Run(scheme, func(t *testing.T) {
+			ts := startServer(t)
+			ws := []*fakeWorker{{id: "w1"}, {id: "w2"}, {id: "w3"}}
+			startWorkers(t, ts.addr, ws...)
+			id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 3, Scheme: scheme})
+			st := waitJob(t, ts.addr, id)
+			if st.State != api.JobDone || st.Triangles != want {
+				t.Fatalf("status %+v, want done with %d", st, want)
+			}
+			if st.Done != st.Subtasks || st.Subtasks == 0 || st.Partitions != 3 || st.Scheme != scheme {
+				t.Fatalf("status %+v", st)
+			}
+			if got := counterValue(ts.s.met.settled); int64(got) != st.Subtasks {
+				t.Fatalf("metric subtasks_done_total %v, want %d", got, st.Subtasks)
+			}
+		})
+	}
+}
+
+func TestServerKilledWorkerRequeued(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t)
+	startWorkers(t, ts.addr, &fakeWorker{id: "dies", stopAfter: 3}, &fakeWorker{id: "lives"})
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want {
+		t.Fatalf("status %+v, want done with %d", st, want)
+	}
+	if st.Requeued == 0 {
+		t.Fatalf("nothing requeued after a worker died: %+v", st)
+	}
+}
+
+func TestServerCatchesFaultyWorker(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) { c.Scheduler.Verify = true })
+	liar := &fakeWorker{id: "liar", answer: func(a api.Assignment, n uint64) (uint64, string) { return n + 1, "" }}
+	startWorkers(t, ts.addr, liar, &fakeWorker{id: "w1"}, &fakeWorker{id: "w2"})
+	waitSessions(t, ts, 3)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Scheme: "range"})
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want {
+		t.Fatalf("status %+v, want done with %d", st, want)
+	}
+	if len(st.Faulty) != 1 || st.Faulty[0].Worker != "liar" || !strings.Contains(st.Faulty[0].Reason, "outvoted") {
+		t.Fatalf("faulty %+v", st.Faulty)
+	}
+	if n := counterValue(ts.s.met.faulty); n != 1 {
+		t.Fatalf("workers_faulty_total %v", n)
+	}
+}
+
+// waitSessions waits until n workers are connected.
+func waitSessions(t *testing.T, ts *testServer, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		var got int
+		ts.s.call(context.Background(), func() { got = len(ts.s.sessions) })
+		if got == n {
+			return
+		}
+		if i > 3000 {
+			t.Fatalf("%d workers connected, want %d", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServerResumesAfterRestart(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ts := startServer(t, func(c *Config) { c.StateDir = dir })
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 3})
+	// One worker counts a few subtasks, then the coordinator stops.
+	w := &fakeWorker{id: "w1", stopAfter: 6}
+	startWorkers(t, ts.addr, w)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := ts.s.Status(context.Background(), api.JobID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Done >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.stop()
+
+	ts2 := startServer(t, func(c *Config) { c.StateDir = dir })
+	var restored, subtasks int
+	if err := ts2.s.call(context.Background(), func() {
+		js, _ := ts2.s.sched.Job(api.JobID(id))
+		restored, subtasks = js.Restored, js.Subtasks
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if restored < 5 {
+		t.Fatalf("restored %d settled subtasks, want at least 5", restored)
+	}
+	w2 := &fakeWorker{id: "w2"}
+	startWorkers(t, ts2.addr, w2)
+	st := waitJob(t, ts2.addr, id)
+	if st.State != api.JobDone || st.Triangles != want {
+		t.Fatalf("status %+v, want done with %d", st, want)
+	}
+	w2.mu.Lock()
+	defer w2.mu.Unlock()
+	if w2.counted != subtasks-restored {
+		t.Fatalf("after the restart %d subtasks counted, want %d (%d restored)", w2.counted, subtasks-restored, restored)
+	}
+	// A third start reports the finished job without counting anything.
+	ts2.stop()
+	ts3 := startServer(t, func(c *Config) { c.StateDir = dir })
+	st3, err := ts3.s.Status(context.Background(), api.JobID(id))
+	if err != nil || st3.State != api.JobDone || st3.Triangles != want {
+		t.Fatalf("after a second restart: %+v, %v", st3, err)
+	}
+}
+
+func TestServerDamagedShardFailsJob(t *testing.T) {
+	dir := t.TempDir()
+	// Partition first, then damage one shard, then submit the store.
+	store, err := storage.Open(filepath.Join(dir, "shards"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DefaultPartitioner(context.Background(), PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := m.Shards[0].File
+	p := filepath.Join(dir, "shards", victim)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t)
+	startWorkers(t, ts.addr, &fakeWorker{id: "w1"}, &fakeWorker{id: "w2"})
+	id := submit(t, ts.addr, &pb.SubmitRequest{Shards: store.URL()})
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobFailed || st.Triangles != 0 || !strings.Contains(st.Err, victim) || !strings.Contains(st.Err, "damaged") {
+		t.Fatalf("status %+v, want failed naming %s", st, victim)
+	}
+}
+
+func TestServerFetchShardRefuses(t *testing.T) {
+	ts := startServer(t)
+	cl := pb.NewClusterClient(dial(t, ts.addr))
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	// Wait until prepared (the job is queued with no workers).
+	for i := 0; ; i++ {
+		st, _ := ts.s.Status(context.Background(), api.JobID(id))
+		if st.Subtasks > 0 {
+			break
+		}
+		if i > 3000 {
+			t.Fatal("job not prepared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		job, name string
+		code      codes.Code
+	}{
+		{id, "../../etc/passwd", codes.InvalidArgument},
+		{id, "other.bin", codes.NotFound},
+		{"nojob", storage.ManifestName, codes.NotFound},
+		{"../x", storage.ManifestName, codes.InvalidArgument},
+	} {
+		_, err := fetch(ctx, cl, api.JobID(tc.job), tc.name)
+		if status.Code(err) != tc.code {
+			t.Errorf("fetch %s/%s: %v, want %v", tc.job, tc.name, err, tc.code)
+		}
+	}
+	if _, err := fetch(ctx, cl, api.JobID(id), storage.ManifestName); err != nil {
+		t.Fatal(err)
+	}
+	if counterValue(ts.s.met.bytesServed) == 0 {
+		t.Fatal("bytes served not counted")
+	}
+}
+
+func TestServerJobsService(t *testing.T) {
+	ts := startServer(t)
+	jc := pb.NewJobsClient(dial(t, ts.addr))
+	ctx := context.Background()
+	for _, req := range []*pb.SubmitRequest{
+		{},
+		{Graph: testGraph, Shards: "file:///x"},
+		{Graph: "/does/not/exist"},
+		{Graph: testGraph, Scheme: "diagonal"},
+	} {
+		if _, err := jc.Submit(ctx, req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("submit %+v: %v", req, err)
+		}
+	}
+	if _, err := jc.Status(ctx, &pb.StatusRequest{Job: "nope"}); status.Code(err) != codes.NotFound {
+		t.Errorf("status of unknown job: %v", err)
+	}
+	// P 0 with no workers reporting memory fails saying why.
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph})
+	if st := waitJob(t, ts.addr, id); st.State != api.JobFailed || !strings.Contains(st.Err, "device memory") {
+		t.Fatalf("P 0 without workers: %+v", st)
+	}
+	// A queued job can be cancelled; List shows both.
+	id2 := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	if _, err := jc.Cancel(ctx, &pb.CancelRequest{Job: id2}); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitJob(t, ts.addr, id2); st.State != api.JobCancelled {
+		t.Fatalf("cancelled job: %+v", st)
+	}
+	l, err := jc.List(ctx, &pb.ListRequest{})
+	if err != nil || len(l.GetJobs()) != 2 || l.GetJobs()[0].GetJob() != id {
+		t.Fatalf("list: %v %v", l, err)
+	}
+}
+
+func TestServerChoosesPFromWorkerMemory(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t)
+	startWorkers(t, ts.addr, &fakeWorker{id: "small", memory: 64<<20 + 200<<10}, &fakeWorker{id: "big", memory: 1 << 30})
+	waitSessions(t, ts, 2)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph})
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want || st.Partitions < 2 {
+		t.Fatalf("status %+v, want done with %d at P > 1 for 64 MiB + 200 KiB", st, want)
+	}
+}
+
+func TestServerRefusesBadHello(t *testing.T) {
+	ts := startServer(t)
+	cl := pb.NewClusterClient(dial(t, ts.addr))
+	for _, h := range []*pb.Hello{
+		{Protocol: api.Protocol + 1, Worker: "w"},
+		{Protocol: api.Protocol, Worker: "../w"},
+	} {
+		stream, err := cl.Work(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Hello{Hello: h}})
+		if _, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("hello %+v: %v", h, err)
+		}
+	}
+	// a message before the hello
+	stream, _ := cl.Work(context.Background())
+	stream.Send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Pull{Pull: &pb.Pull{Max: 1}}})
+	if _, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("pull first: %v", err)
+	}
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}

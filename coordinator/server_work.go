@@ -1,0 +1,188 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+)
+
+// session is one worker's Work stream. The Run goroutine sends on out and
+// ends it; the stream's goroutines read out and watch gone.
+type session struct {
+	id      api.WorkerID
+	out     chan *pb.CoordinatorMessage
+	gone    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	reason  string
+	removed bool // the scheduler has been told (Run goroutine only)
+}
+
+func (c *session) end() {
+	c.once.Do(func() { close(c.gone) })
+}
+
+func (c *session) why() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
+}
+
+// send queues a message without blocking; a worker too far behind is
+// disconnected. Run goroutine only.
+func (c *session) send(s *Server, m *pb.CoordinatorMessage) {
+	select {
+	case <-c.gone:
+	case c.out <- m:
+	default:
+		s.endSession(c, fmt.Sprintf("%d messages waiting to be sent", cap(c.out)))
+	}
+}
+
+// endSession tells the scheduler the worker left and closes its stream.
+// Run goroutine only.
+func (s *Server) endSession(c *session, reason string) {
+	if c.removed {
+		return
+	}
+	c.removed = true
+	c.mu.Lock()
+	c.reason = reason
+	c.mu.Unlock()
+	if s.sessions[c.id] == c {
+		delete(s.sessions, c.id)
+		s.apply(s.sched.WorkerLeft(c.id, reason))
+		s.log.Info("worker left", "worker", c.id, "reason", reason)
+	}
+	c.end()
+}
+
+// Work is a worker's session: Hello, Welcome, then pulls, results and
+// heartbeats in, assignments and cancels out. The stream ending (either
+// way) hands the worker's running attempts back to the queue.
+func (s *Server) Work(stream pb.Cluster_WorkServer) error {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	h, err := pb.DecodeHello(first.GetHello())
+	if err != nil {
+		s.log.Warn("worker refused", "err", err)
+		return status.Errorf(codes.InvalidArgument, "coordinator: the first message must be a valid Hello: %v", err)
+	}
+	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: pb.EncodeWelcome(s.Welcome())}}); err != nil {
+		return err
+	}
+	sess := &session{id: h.Worker, out: make(chan *pb.CoordinatorMessage, s.cfg.SendQueue), gone: make(chan struct{})}
+	if err := s.call(ctx, func() {
+		if old := s.sessions[h.Worker]; old != nil {
+			s.endSession(old, "replaced by a new connection of the same worker")
+		}
+		s.sessions[h.Worker] = sess
+		s.apply(s.sched.WorkerJoined(h))
+		s.log.Info("worker joined", "worker", h.Worker, "version", h.Version, "slots", h.Slots, "devices", len(h.Devices))
+	}); err != nil {
+		return status.Errorf(codes.Unavailable, "coordinator: %v", err)
+	}
+	leave := func(reason string) {
+		s.post(context.Background(), func() { s.endSession(sess, reason) })
+	}
+
+	recvErr := make(chan error, 1)
+	go func() { recvErr <- s.receive(ctx, stream, sess) }()
+	for {
+		select {
+		case m := <-sess.out:
+			if err := stream.Send(m); err != nil {
+				leave("stream broke: " + err.Error())
+				return err
+			}
+		case err := <-recvErr:
+			reason := "stream closed"
+			if err != nil && !errors.Is(err, io.EOF) {
+				reason = "stream broke: " + err.Error()
+			}
+			leave(reason)
+			if err == nil || errors.Is(err, io.EOF) {
+				return nil
+			}
+			if _, ok := status.FromError(err); ok {
+				return err
+			}
+			return status.Errorf(codes.InvalidArgument, "coordinator: %v", err)
+		case <-sess.gone:
+			return status.Errorf(codes.Aborted, "coordinator: session of %s ended: %s", h.Worker, sess.why())
+		case <-s.done:
+			return status.Error(codes.Unavailable, "coordinator: shutting down")
+		}
+	}
+}
+
+// receive reads the worker's messages and posts them to the Run goroutine
+// until the stream ends or a message is invalid.
+func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess *session) error {
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		var f func()
+		switch msg := m.GetMsg().(type) {
+		case *pb.WorkerMessage_Pull:
+			n, err := pb.DecodePull(msg.Pull)
+			if err != nil {
+				return s.badMessage(sess, err)
+			}
+			f = func() {
+				if s.sessions[sess.id] == sess {
+					s.apply(s.sched.Pull(sess.id, n))
+				}
+			}
+		case *pb.WorkerMessage_Result:
+			r, err := pb.DecodeResult(msg.Result)
+			if err != nil {
+				return s.badMessage(sess, err)
+			}
+			r.Worker = sess.id // a worker answers for itself only
+			s.met.result(r)
+			f = func() {
+				if j := s.jobs[r.Ref.Job]; j != nil {
+					j.workers[sess.id] = true
+				}
+				s.apply(s.sched.Result(r))
+			}
+		case *pb.WorkerMessage_Heartbeat:
+			hb, err := pb.DecodeHeartbeat(msg.Heartbeat)
+			if err != nil {
+				return s.badMessage(sess, err)
+			}
+			hb.Worker = sess.id
+			f = func() {
+				if s.sessions[sess.id] == sess {
+					s.apply(s.sched.Heartbeat(hb))
+				}
+			}
+		case *pb.WorkerMessage_Hello:
+			return s.badMessage(sess, errors.New("a second Hello"))
+		default:
+			return s.badMessage(sess, errors.New("an empty message"))
+		}
+		if !s.post(ctx, f) {
+			return status.Error(codes.Unavailable, "coordinator: shutting down")
+		}
+	}
+}
+
+func (s *Server) badMessage(sess *session, err error) error {
+	s.log.Warn("worker sent an invalid message; closing its stream", "worker", sess.id, "err", err)
+	return status.Errorf(codes.InvalidArgument, "coordinator: invalid message from %s: %v", sess.id, err)
+}
