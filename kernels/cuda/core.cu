@@ -50,6 +50,7 @@ cudaError_t tg_ctx_malloc(tg_ctx *ctx, void **p, size_t bytes) {
         return e;
     }
     ctx->used += bytes;
+    if (ctx->used > ctx->peak) ctx->peak = ctx->used;
     tg_alloc_note(ctx, *p, bytes);
     return cudaSuccess;
 }
@@ -287,9 +288,10 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     delete ctx;
 }
 
-extern "C" int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit) {
+extern "C" int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *peak) {
     if (ctx == nullptr) return TG_ERR_INVALID;
     if (used) *used = ctx->used;
     if (limit) *limit = ctx->limit;
+    if (peak) *peak = ctx->peak;
     return TG_OK;
 }

@@ -39,6 +39,7 @@ struct tg_ctx {
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
     uint64_t limit = 0; // bytes this context may hold on the device
     uint64_t used = 0;
+    uint64_t peak = 0; // the most used has been
     tg_slot slots[TG_MAX_SLOTS];
     void *scratch[TG_SCRATCH_BUFS] = {};
     size_t scratch_cap[TG_SCRATCH_BUFS] = {};

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 2
+#define TG_ABI_VERSION 3
 
 /* Status codes. */
 #define TG_OK 0
@@ -131,7 +131,10 @@ int32_t tg_device_info(int32_t device, char *name, uint64_t namelen,
 /* Creates a context on device. mem_limit caps the bytes the context
  * allocates (slots, scratch, preprocessing); 0 means "free device memory at
  * creation less a 5% reserve". Exceeding it is TG_ERR_OOM, like a failed
- * cudaMalloc. */
+ * cudaMalloc. Every allocation is counted rounded up to 256 bytes (an
+ * empty one as 16 first); a context holds 256 bytes of its own, a slot its
+ * offsets and its columns in two allocations, and best-effort indexes that
+ * are built only where they fit and freed first when memory is needed. */
 int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out,
                       char *err, uint64_t errlen);
 
@@ -161,8 +164,9 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
                  double *kernel_ms, char *err, uint64_t errlen);
 
-/* Device bytes the context holds now, and its limit. */
-int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit);
+/* Device bytes the context holds now, its limit, and the most it has held
+ * since it was created (any pointer may be NULL). */
+int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *peak);
 
 /* GPU preprocessing (Polak: everything on the GPU). edges holds npairs
  * (u, v) pairs of compact ids (2*npairs uint32, u then v), every id <

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type slot struct {
 	nCols int
 	ncols int64
 	used  uint64 // last use, for LRU eviction
+	// loaded: the library's slot holds device memory (a block that was
+	// collected on the host still occupies it until released).
+	loaded bool
 }
 
 // Counter counts subtasks with one GPU kernel on one device context. It
@@ -55,6 +59,8 @@ type Counter struct {
 	slots   [maxSlots]slot
 	tick    uint64
 	uploads int
+	copied  uint64 // bytes copied to the device by block uploads
+	splits  int    // subtasks or row ranges counted in two halves
 	last    string
 	buf     []byte
 
@@ -120,13 +126,17 @@ func (c *Counter) MemUsage() (used, limit uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx != 0 {
-		c.lib.memUsage(c.ctx, &used, &limit)
+		c.lib.memUsage(c.ctx, &used, &limit, nil)
 	}
 	return used, limit
 }
 
-// Count counts one subtask. Out-of-memory errors satisfy
-// errors.Is(err, ErrOutOfMemory).
+// Count counts one subtask. When the subtask does not fit the context's
+// memory with the blocks of earlier subtasks resident, those are released
+// (least recently used first); when it does not fit even alone, it is
+// counted in row ranges of IJ and IK against the whole JK (countRows).
+// Only a subtask whose JK and a single row do not fit fails, with an error
+// that satisfies errors.Is(err, ErrOutOfMemory) and gives the bytes needed.
 func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, err
@@ -139,6 +149,27 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 	if c.ctx == 0 {
 		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
 	}
+	res, err := c.countWhole(t)
+	if !errors.Is(err, ErrOutOfMemory) {
+		return res, err
+	}
+	return c.countRows(ctx, t, 0, t.IJ.NumRows())
+}
+
+// countWhole loads the subtask's three blocks and counts them. When memory
+// runs out it releases idle slots, least recently used first, and as a last
+// resort every slot (slots keep buffers sized for larger blocks they held),
+// then loads the three afresh. c.mu is held.
+func (c *Counter) countWhole(t kernels.Subtask) (kernels.Result, error) {
+	res, err := c.tryWhole(t)
+	if errors.Is(err, ErrOutOfMemory) && c.releaseAll() {
+		res, err = c.tryWhole(t)
+	}
+	return res, err
+}
+
+// tryWhole is one attempt of countWhole. c.mu is held.
+func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	var s [3]int32
 	var pinned [maxSlots]bool
 	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
@@ -147,7 +178,12 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 			return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 		}
 	}
-	return c.countSlots(kernels.Stats(t), s)
+	for {
+		res, err := c.countSlots(kernels.Stats(t), s)
+		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned) {
+			return res, err
+		}
+	}
 }
 
 // countSlots runs the counter's kernel (or auto's choice) on three loaded
@@ -194,15 +230,60 @@ func (c *Counter) slotFor(b *graph.CSR, pinned *[maxSlots]bool) (int32, error) {
 		return 0, fmt.Errorf("no free slot")
 	}
 	nrows := b.NumRows()
-	rc := c.lib.loadBlock(c.ctx, int32(victim), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
-	if err := status("tg_load_block", rc, c.buf); err != nil {
-		c.slots[victim] = slot{}
-		return 0, err
+	for {
+		rc := c.lib.loadBlock(c.ctx, int32(victim), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
+		err := status("tg_load_block", rc, c.buf)
+		if err == nil {
+			break
+		}
+		// A failed load may leave buffers in the slot: it stays loaded
+		// (holding memory, no block) so that releaseIdle can free it.
+		c.slots[victim] = slot{loaded: true}
+		pinned[victim] = true // the slot being loaded is not released for room
+		again := errors.Is(err, ErrOutOfMemory) && c.releaseIdle(pinned)
+		pinned[victim] = false
+		if !again {
+			return 0, err
+		}
 	}
+	c.copied += uint64(CopyBytes(nrows, b.NumEdges()))
 	c.uploads++
-	c.slots[victim] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick}
+	c.slots[victim] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick, loaded: true}
 	pinned[victim] = true
 	return int32(victim), nil
+}
+
+// releaseIdle frees the least recently used loaded slot that the current
+// subtask does not use (nor the preprocessed graph), and reports whether
+// there was one. c.mu is held.
+func (c *Counter) releaseIdle(pinned *[maxSlots]bool) bool {
+	victim := -1
+	for i := range c.slots {
+		s := &c.slots[i]
+		if pinned[i] || c.resident && i == residentSlot || !s.loaded {
+			continue
+		}
+		if victim < 0 || age(s) < age(&c.slots[victim]) {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		return false
+	}
+	c.lib.freeBlock(c.ctx, int32(victim), &c.buf[0], errBufLen)
+	c.slots[victim] = slot{}
+	return true
+}
+
+// releaseAll frees every loaded slot but the preprocessed graph's, and
+// reports whether there was one. c.mu is held.
+func (c *Counter) releaseAll() bool {
+	var none [maxSlots]bool
+	any := false
+	for c.releaseIdle(&none) {
+		any = true
+	}
+	return any
 }
 
 // age orders eviction candidates: empty slots and slots whose block was
@@ -212,4 +293,28 @@ func age(s *slot) uint64 {
 		return 0
 	}
 	return s.used
+}
+
+// DeviceStats is what a counter did on its device, for reports.
+type DeviceStats struct {
+	// PeakBytes is the most device memory the context held.
+	PeakBytes uint64
+	// CopiedBytes is what block uploads copied to the device.
+	CopiedBytes uint64
+	// Uploads counts the blocks uploaded.
+	Uploads int
+	// Splits counts subtasks (or row ranges) counted in two halves because
+	// they did not fit the device whole.
+	Splits int
+}
+
+// DeviceStats reports the counter's figures so far.
+func (c *Counter) DeviceStats() DeviceStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := DeviceStats{CopiedBytes: c.copied, Uploads: c.uploads, Splits: c.splits}
+	if c.ctx != 0 {
+		c.lib.memUsage(c.ctx, nil, nil, &s.PeakBytes)
+	}
+	return s
 }

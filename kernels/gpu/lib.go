@@ -16,7 +16,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 2
+const ABIVersion = 3
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -66,7 +66,7 @@ type Library struct {
 	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
 	freeBlock       func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
-	memUsage        func(ctx uintptr, used, limit *uint64) int32
+	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 

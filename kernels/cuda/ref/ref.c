@@ -1,8 +1,14 @@
 /* libtrigrid_ref.so: the trigrid C ABI on the CPU. It reports one fake
  * device named "reference" and counts with a plain merge, so that the Go
  * loader, slot reuse, error paths and the mem_limit (TG_ERR_OOM) can be
- * tested where there is no GPU. Built with -DTG_REF_ABI=N it reports ABI
- * version N instead, for the loader's mismatch test. */
+ * tested where there is no GPU. It accounts device memory as the CUDA
+ * library does (trigrid.h, tg_ctx_create): 256-byte granules, the context's
+ * own 256 bytes, a slot's offsets and columns as two allocations kept and
+ * reused while large enough; it builds no indexes and needs no scratch.
+ * Built with -DTG_REF_MEMORY=BYTES the fake device has that much memory
+ * (default 4 GiB), so that a test can run on a device of a given size;
+ * with -DTG_REF_ABI=N it reports ABI version N, for the loader's mismatch
+ * test. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,15 +23,19 @@
 #define TG_REF_ABI TG_ABI_VERSION
 #endif
 
-#define REF_MEMORY (1ull << 32) /* what the fake device claims to have */
+#ifndef TG_REF_MEMORY
+#define TG_REF_MEMORY (1ull << 32)
+#endif
+#define REF_MEMORY ((uint64_t)(TG_REF_MEMORY)) /* what the fake device has */
 
 typedef struct {
     tg_cpu_csr csr;
     int loaded;
+    uint64_t rowptr_cap, cols_cap; /* entries the "device" buffers hold */
 } ref_slot;
 
 struct tg_ctx {
-    uint64_t limit, used;
+    uint64_t limit, used, peak;
     ref_slot slots[TG_MAX_SLOTS];
     tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
 };
@@ -38,14 +48,49 @@ static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
     va_end(ap);
 }
 
-static uint64_t slot_bytes(const tg_cpu_csr *c) {
-    return (uint64_t)(c->nrows + 1) * 8 + (uint64_t)c->nnz * 4;
+/* The CUDA library's accounted size of an allocation of n bytes. */
+static uint64_t alloc_bytes(uint64_t n) {
+    if (n == 0) n = 16;
+    return (n + 255) & ~(uint64_t)255;
 }
 
+/* Accounts an allocation of n bytes, as tg_ctx_malloc does. */
+static int ref_alloc(tg_ctx *ctx, uint64_t n) {
+    uint64_t b = alloc_bytes(n);
+    if (ctx->used + b > ctx->limit) return 0;
+    ctx->used += b;
+    if (ctx->used > ctx->peak) ctx->peak = ctx->used;
+    return 1;
+}
+
+/* Gives up the slot's "device" buffers. */
 static void slot_release(tg_ctx *ctx, ref_slot *s) {
-    if (s->loaded) ctx->used -= slot_bytes(&s->csr);
+    if (s->rowptr_cap) ctx->used -= alloc_bytes(s->rowptr_cap * 8);
+    if (s->cols_cap) ctx->used -= alloc_bytes(s->cols_cap * 4);
+    s->rowptr_cap = s->cols_cap = 0;
     tg_cpu_csr_free(&s->csr);
     s->loaded = 0;
+}
+
+/* Makes room for nrows + 1 offsets and max(nnz, 1) columns, keeping
+ * buffers that are large enough (slot_reserve_once in slots.cu). */
+static int slot_reserve(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz) {
+    uint64_t need_r = (uint64_t)nrows + 1, need_c = nnz > 0 ? (uint64_t)nnz : 1;
+    tg_cpu_csr_free(&s->csr);
+    s->loaded = 0;
+    if (s->rowptr_cap < need_r) {
+        if (s->rowptr_cap) ctx->used -= alloc_bytes(s->rowptr_cap * 8);
+        s->rowptr_cap = 0;
+        if (!ref_alloc(ctx, need_r * 8)) return 0;
+        s->rowptr_cap = need_r;
+    }
+    if (s->cols_cap < need_c) {
+        if (s->cols_cap) ctx->used -= alloc_bytes(s->cols_cap * 4);
+        s->cols_cap = 0;
+        if (!ref_alloc(ctx, need_c * 4)) return 0;
+        s->cols_cap = need_c;
+    }
+    return 1;
 }
 
 int32_t tg_abi_version(void) { return TG_REF_ABI; }
@@ -112,6 +157,11 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
     }
     ctx->limit = mem_limit ? mem_limit : REF_MEMORY;
     tg_settings_fill_default(&ctx->set);
+    if (!ref_alloc(ctx, 4 * sizeof(uint64_t))) { /* the result words */
+        free(ctx);
+        set_err(err, errlen, "tg_ctx_create: counter allocation: out of device memory");
+        return TG_ERR_OOM;
+    }
     *out = ctx;
     return TG_OK;
 }
@@ -148,14 +198,13 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t
         }
     }
     ref_slot *s = &ctx->slots[slot];
-    slot_release(ctx, s);
     tg_cpu_csr c = {0};
     c.nrows = nrows;
     c.nnz = nnz;
     c.ncols = ncols;
-    if (ctx->used + slot_bytes(&c) > ctx->limit) {
-        set_err(err, errlen, "tg_load_block: out of device memory (%llu of %llu bytes in use, block needs %llu)",
-                (unsigned long long)ctx->used, (unsigned long long)ctx->limit, (unsigned long long)slot_bytes(&c));
+    if (!slot_reserve(ctx, s, nrows, nnz)) {
+        set_err(err, errlen, "tg_load_block: slot allocation: out of device memory (%llu of %llu bytes in use)",
+                (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
         return TG_ERR_OOM;
     }
     c.rowptr = malloc((size_t)(nrows + 1) * sizeof(uint64_t));
@@ -170,7 +219,6 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t
     if (nnz > 0) memcpy(c.cols, cols, (size_t)nnz * sizeof(uint32_t));
     s->csr = c;
     s->loaded = 1;
-    ctx->used += slot_bytes(&c);
     return TG_OK;
 }
 
@@ -219,10 +267,11 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
     return TG_OK;
 }
 
-int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit) {
+int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *peak) {
     if (ctx == NULL) return TG_ERR_INVALID;
     if (used) *used = ctx->used;
     if (limit) *limit = ctx->limit;
+    if (peak) *peak = ctx->peak;
     return TG_OK;
 }
 
@@ -250,7 +299,7 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t
         set_err(err, errlen, "tg_preprocess: out of host memory");
         return rc;
     }
-    if (ctx->used + slot_bytes(&c) > ctx->limit) {
+    if (!slot_reserve(ctx, s, c.nrows, c.nnz)) {
         tg_cpu_csr_free(&c);
         set_err(err, errlen, "tg_preprocess: out of device memory");
         return TG_ERR_OOM;
@@ -259,7 +308,6 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t
     if (cols_out && c.nnz > 0) memcpy(cols_out, c.cols, (size_t)c.nnz * sizeof(uint32_t));
     s->csr = c;
     s->loaded = 1;
-    ctx->used += slot_bytes(&c);
     if (ms) *ms = now_ms() - t0;
     return TG_OK;
 }
