@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"os"
 	"runtime/debug"
@@ -12,8 +13,31 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/internal/spill"
 	"github.com/trigrid/trigrid/storage"
 )
+
+// SpillPrefix starts the names of the external partitioner's spill
+// directories (SpillPrefix-PID-RANDOM in Config.TempDir).
+const SpillPrefix = "trigrid-partition"
+
+// sweepSpills removes the spill directories that partitioners killed
+// before they could clean up (SIGKILL, a crash) left in dir, and logs
+// each; directories of running partitioners are left alone.
+func sweepSpills(dir string, log *slog.Logger) {
+	found, err := spill.Sweep(dir, SpillPrefix)
+	if err != nil {
+		log.Warn("could not look for stale spill directories", "dir", dir, "err", err)
+		return
+	}
+	for _, s := range found {
+		if s.Removed {
+			log.Info("removed the spill directory of a partitioner that did not finish", "path", s.Path, "pid", s.PID, "bytes", s.Bytes)
+		} else {
+			log.Warn("found the spill directory of a partitioner that did not finish but could not remove it", "path", s.Path, "pid", s.PID, "bytes", s.Bytes, "err", s.Err)
+		}
+	}
+}
 
 // The external-memory partitioner. It reproduces read -> graph.Clean ->
 // graph.Orient(degree) -> Split exactly, so its shards are byte-identical
@@ -87,11 +111,13 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	debug.SetMemoryLimit(cfg.MemLimit)
 	defer debug.SetMemoryLimit(old)
 
-	dir, err := os.MkdirTemp(cfg.TempDir, "trigrid-partition-")
+	sweepSpills(cfg.TempDir, cfg.Logger)
+	sd, err := spill.Create(cfg.TempDir, SpillPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("partition: temp dir: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer sd.Remove()
+	dir := sd.Path()
 	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, workers: cfg.Workers,
 		ids: newIDSet(cfg.MemLimit / 8)}
 	if ro.Workers == 0 {

@@ -41,7 +41,7 @@ standard input. The output format follows OUT's extension or --to.`,
 			if err != nil {
 				return err
 			}
-			if err := edgeio.WriteFile(args[1], edges, edgeio.WriteOptions{Format: out, Compression: compress, Workers: workers}); err != nil {
+			if err := edgeio.WriteFileContext(cmd.Context(), args[1], edges, edgeio.WriteOptions{Format: out, Compression: compress, Workers: workers}); err != nil {
 				return err
 			}
 			if !quiet {

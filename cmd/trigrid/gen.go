@@ -93,7 +93,7 @@ func writeGenerated(cmd *cobra.Command, f *genFlags, edges []graph.Edge, start t
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	if err := edgeio.WriteFile(f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers}); err != nil {
+	if err := edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers}); err != nil {
 		return err
 	}
 	if !f.quiet {

@@ -43,8 +43,17 @@ type WriteOptions struct {
 // file. Format and compression come from opts or else the extension. "-"
 // writes to standard output.
 func WriteFile(path string, edges []graph.Edge, opts WriteOptions) (err error) {
+	return WriteFileContext(context.Background(), path, edges, opts)
+}
+
+// WriteFileContext is WriteFile stopped by ctx: a cancelled write returns
+// ctx's error and removes its temporary file, leaving path as it was.
+func WriteFileContext(ctx context.Context, path string, edges []graph.Edge, opts WriteOptions) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if path == "-" {
-		return Write(os.Stdout, edges, opts)
+		return Write(ctxWriter{ctx, os.Stdout}, edges, opts)
 	}
 	base, comp := splitCompression(path)
 	if opts.Compression == "" {
@@ -67,7 +76,7 @@ func WriteFile(path string, edges []graph.Edge, opts WriteOptions) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err := Write(f, edges, opts); err != nil {
+	if err := Write(ctxWriter{ctx, f}, edges, opts); err != nil {
 		return fmt.Errorf("graph/edgeio: writing %s: %w", path, err)
 	}
 	// CreateTemp makes the file 0600; an edge file is ordinary data.
@@ -213,4 +222,18 @@ func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, opts Write
 		free <- p
 	}
 	return bw.Flush()
+}
+
+// ctxWriter fails every Write once ctx is done, so that a long write stops
+// at its next buffer.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
