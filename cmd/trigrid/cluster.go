@@ -9,5 +9,6 @@ func clusterCommands() []*cobra.Command {
 		newSubmitCommand(),
 		newStatusCommand(),
 		newCancelCommand(),
+		newCoordinatorCommand(),
 	}
 }

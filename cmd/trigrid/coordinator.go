@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/internal/cluster"
+)
+
+type coordinatorFlags struct {
+	sec           securityFlags
+	gossipFlags   gossipFlags
+	listen        string
+	grpcAdvertise string
+	state         string
+	metrics       string
+	logFormat     string
+	insecure      bool
+	tick          time.Duration
+	heartbeat     time.Duration
+	leaseTicks    int64
+	maxAttempts   int
+	noSpeculation bool
+	verify        bool
+	deviceMemory  string
+	stopTimeout   time.Duration
+}
+
+// gossipFlags are the memberlist flags of the coordinator and workers.
+type gossipFlags struct {
+	bind, advertise, name, key string
+}
+
+func (f *gossipFlags) add(cmd *cobra.Command, bind, name string) {
+	cmd.Flags().StringVar(&f.bind, "gossip", bind, "gossip (memberlist) address to bind, TCP and UDP; port 0 picks one")
+	cmd.Flags().StringVar(&f.advertise, "advertise", "", "gossip address the others reach this node at (default: --gossip)")
+	cmd.Flags().StringVar(&f.name, "name", name, "this node's name in the cluster, unique (a worker's id)")
+	cmd.Flags().StringVar(&f.key, "gossip-key", "", "base64 of 16, 24 or 32 bytes encrypting gossip; every node needs the same (better set as TRIGRID_GOSSIP_KEY)")
+}
+
+// config returns the member configuration, refusing clear-text gossip on
+// a non-loopback address unless insecure.
+func (f *gossipFlags) config(meta cluster.Meta, insecure bool, events chan<- cluster.Event, logger *slog.Logger) (cluster.Config, error) {
+	key, err := cluster.ParseGossipKey(f.key)
+	if err != nil {
+		return cluster.Config{}, fmt.Errorf("--gossip-key: %w", err)
+	}
+	if err := api.CheckID("--name", f.name); err != nil {
+		return cluster.Config{}, err
+	}
+	if key == nil && !insecure {
+		if err := (cluster.Security{}).CheckListen(f.bind); err != nil {
+			return cluster.Config{}, fmt.Errorf("--gossip %s: clear-text gossip beyond loopback: set --gossip-key (or --insecure on a trusted network)", f.bind)
+		}
+	}
+	return cluster.Config{Name: f.name, Bind: f.bind, Advertise: f.advertise, Meta: meta, GossipKey: key, Events: events, Logger: logger}, nil
+}
+
+func newCoordinatorCommand() *cobra.Command {
+	var f coordinatorFlags
+	d := coordinator.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "coordinator --listen ADDR --gossip ADDR --state DIR [flags]",
+		Short: "Run a coordinator: accept jobs and hand their subtasks to workers",
+		Long: `Run a coordinator. It serves gRPC on --listen (workers' Work streams and shard
+fetches; clients' submit, status, cancel), gossips on --gossip so workers find
+it and failure detection tells it when one dies, and keeps job progress under
+--state so a restarted coordinator resumes without recounting finished
+subtasks. Without TLS (--tls-cert, --tls-key, --tls-ca) it listens on
+loopback only unless --insecure. SIGINT or SIGTERM stops it; a second signal
+stops it at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCoordinator(cmd, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7000", "gRPC address to listen on; port 0 picks one")
+	fl.StringVar(&f.grpcAdvertise, "grpc-advertise", "", "gRPC address workers are told to dial (default: the address --listen bound)")
+	fl.StringVar(&f.state, "state", "", "directory for job progress and the shards of submitted graph files (\"\": memory only, lost on exit)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics on this address at /metrics (\"\": off)")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow listening beyond loopback without TLS, and clear-text gossip (trusted networks only)")
+	fl.DurationVar(&f.tick, "tick", d.TickInterval, "scheduler tick: the unit of leases")
+	fl.DurationVar(&f.heartbeat, "heartbeat", d.HeartbeatInterval, "how often workers send heartbeats; at most half the lease")
+	fl.Int64Var(&f.leaseTicks, "lease-ticks", d.Scheduler.LeaseTicks, "ticks an attempt lives without a heartbeat before it is requeued")
+	fl.IntVar(&f.maxAttempts, "max-attempts", d.Scheduler.MaxAttempts, "failed attempts of one subtask before its job fails")
+	fl.BoolVar(&f.noSpeculation, "no-speculation", false, "do not re-offer stragglers to idle workers")
+	fl.BoolVar(&f.verify, "verify", false, "count every subtask on two workers and settle disagreements with a third")
+	fl.StringVar(&f.deviceMemory, "device-memory", "0", "memory per subtask for choosing P when no worker reports its device memory (e.g. 8GiB; 0: such jobs fail)")
+	fl.DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "how long a stop waits for streams to end before closing them")
+	f.gossipFlags.add(cmd, "127.0.0.1:7946", "coordinator")
+	f.sec.add(cmd)
+	return cmd
+}
+
+func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
+	if err := setupLogFormat(cmd, f.logFormat, logLevelOf(cmd)); err != nil {
+		return err
+	}
+	logger := slog.Default()
+	sec := f.sec.security(logger)
+	sec.Insecure = f.insecure
+	if err := sec.CheckListen(f.listen); err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	if f.metrics != "" {
+		if err := sec.CheckListen(f.metrics); err != nil && !f.insecure {
+			return fmt.Errorf("--metrics %s: metrics are served without TLS; use a loopback address or --insecure", f.metrics)
+		}
+	}
+	opts, err := sec.ServerOptions()
+	if err != nil {
+		return err
+	}
+
+	cfg := coordinator.DefaultConfig()
+	cfg.StateDir = f.state
+	cfg.TickInterval = f.tick
+	cfg.HeartbeatInterval = f.heartbeat
+	cfg.Scheduler.LeaseTicks = f.leaseTicks
+	cfg.Scheduler.MaxAttempts = f.maxAttempts
+	cfg.Scheduler.NoSpeculation = f.noSpeculation
+	cfg.Scheduler.Verify = f.verify
+	if cfg.DeviceMemory, err = parseBytes(f.deviceMemory); err != nil {
+		return fmt.Errorf("--device-memory: %w", err)
+	}
+	cfg.Version = version
+	cfg.Logger = logger
+	if f.state == "" {
+		logger.Warn("no --state: jobs live in memory and are lost when the coordinator stops")
+	}
+	srv, err := coordinator.NewServer(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	g := grpc.NewServer(opts...)
+	srv.Register(g)
+	grpcAddr := f.grpcAdvertise
+	if grpcAddr == "" {
+		grpcAddr = lis.Addr().String()
+	}
+
+	events := make(chan cluster.Event, 64)
+	mcfg, err := f.gossipFlags.config(cluster.Meta{Role: cluster.RoleCoordinator, GRPC: grpcAddr}, f.insecure, events, logger)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	member, err := cluster.New(mcfg)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	runDone := make(chan error, 1)
+	go func() { runDone <- srv.Run(ctx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- g.Serve(lis) }()
+	go forwardMembership(ctx, events, srv, logger)
+
+	var metricsSrv *http.Server
+	metricsAddr := ""
+	if f.metrics != "" {
+		mlis, err := net.Listen("tcp", f.metrics)
+		if err != nil {
+			stop()
+			g.Stop()
+			member.Shutdown()
+			<-runDone
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		metricsAddr = mlis.Addr().String()
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go metricsSrv.Serve(mlis)
+	}
+	logger.Info("coordinator ready", "grpc", lis.Addr().String(), "gossip", member.Addr(), "metrics", metricsAddr,
+		"state", f.state, "tls", sec.TLS.Enabled(), "token", sec.Token != "")
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-runDone:
+	case err := <-serveDone:
+		runErr = fmt.Errorf("gRPC server: %w", err)
+	}
+	stop()
+	logger.Info("coordinator stopping")
+	// A second signal skips the graceful part.
+	hard := make(chan os.Signal, 1)
+	signal.Notify(hard, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(hard)
+	if err := member.Leave(time.Second); err != nil {
+		logger.Warn("leaving the cluster", "err", err)
+	}
+	member.Shutdown()
+	graceful := make(chan struct{})
+	go func() { g.GracefulStop(); close(graceful) }()
+	select {
+	case <-graceful:
+	case <-time.After(f.stopTimeout):
+		g.Stop()
+	case <-hard:
+		g.Stop()
+	}
+	if metricsSrv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		metricsSrv.Shutdown(sctx)
+		cancel()
+	}
+	if runErr == nil {
+		runErr = <-runDone
+	}
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// forwardMembership tells the coordinator about workers that left or that
+// failure detection declared dead, so their attempts are requeued without
+// waiting for their leases.
+func forwardMembership(ctx context.Context, events <-chan cluster.Event, srv *coordinator.Server, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e := <-events:
+			if e.Node.Meta.Role != cluster.RoleWorker {
+				continue
+			}
+			logger.Info("member "+e.Kind.String(), "worker", e.Node.Name, "addr", e.Node.Addr)
+			if e.Kind == cluster.Left || e.Kind == cluster.Dead {
+				srv.WorkerGone(api.WorkerID(e.Node.Name), "membership: "+e.Kind.String())
+			}
+		}
+	}
+}
+
+// logLevelOf returns the --log-level the root command parsed.
+func logLevelOf(cmd *cobra.Command) string {
+	if fl := cmd.Flag("log-level"); fl != nil {
+		return fl.Value.String()
+	}
+	return "info"
+}
