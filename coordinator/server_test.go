@@ -57,6 +57,9 @@ func startServer(t *testing.T, opts ...func(*Config)) *testServer {
 	cfg := DefaultConfig()
 	cfg.TickInterval = 20 * time.Millisecond
 	cfg.HeartbeatInterval = 100 * time.Millisecond
+	// The fake workers send no heartbeats: leases long enough for a loaded
+	// test machine (20 s).
+	cfg.Scheduler.LeaseTicks = 1000
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, o := range opts {
 		o(&cfg)
