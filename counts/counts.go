@@ -37,6 +37,17 @@ type Counts struct {
 	Edges iter.Seq2[[2]uint32, uint64]
 	// PerEdge says whether the support of Edges was counted.
 	PerEdge bool
+	// EdgeErr, when not nil, returns the error that ended the last pass
+	// over Edges early (a block that could not be read), or nil.
+	EdgeErr func() error
+}
+
+// edgeErr is the error of the last pass over Edges.
+func (c *Counts) edgeErr() error {
+	if c.EdgeErr == nil {
+		return nil
+	}
+	return c.EdgeErr()
 }
 
 // Check verifies the invariants a writer relies on: equal lengths, and
@@ -59,6 +70,9 @@ func (c *Counts) Check(total uint64) error {
 		sum = 0
 		for _, s := range c.Edges {
 			sum += s
+		}
+		if err := c.edgeErr(); err != nil {
+			return err
 		}
 		if sum != 3*total {
 			return fmt.Errorf("counts: per-edge support sums to %d, not 3 x %d triangles", sum, total)

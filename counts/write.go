@@ -79,7 +79,13 @@ func WriteEdges(ctx context.Context, path string, c *Counts) (int64, error) {
 		return 0, fmt.Errorf("counts: %s: no per-edge support was counted", path)
 	}
 	return writeFile(ctx, path, []string{"u", "v", "support"}, BinaryEdges,
-		func(w rowWriter) (int64, error) { return writeRows(ctx, w, c.EdgeRows()) })
+		func(w rowWriter) (int64, error) {
+			n, err := writeRows(ctx, w, c.EdgeRows())
+			if err == nil {
+				err = c.edgeErr()
+			}
+			return n, err
+		})
 }
 
 // rowWriter takes rows of one kind, any of Vertex or Edge.
