@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
@@ -37,9 +38,13 @@ type CountConfig struct {
 	// name).
 	Device string
 	// Verify recounts with the reference kernel and fails on a mismatch.
-	Verify   bool
-	Progress Progress
-	Logger   *slog.Logger
+	Verify bool
+	// PerVertex asks for per-vertex (and per-edge) counts, the files they
+	// go to and the top vertices and edges (counts.Options); the zero
+	// value counts totals only.
+	PerVertex counts.Options
+	Progress  Progress
+	Logger    *slog.Logger
 }
 
 func (c *CountConfig) validate() error {
@@ -75,7 +80,8 @@ func LoadForward(ctx context.Context, path string, cfg *CountConfig, rep *Report
 	if err != nil {
 		return nil, err
 	}
-	return forwardOf(ctx, path, edges, cfg, rep)
+	fwd, _, err := forwardOf(ctx, path, edges, cfg, rep, false)
+	return fwd, err
 }
 
 func readEdges(ctx context.Context, path string, cfg *CountConfig, rep *Report) ([]graph.Edge, error) {
@@ -113,7 +119,8 @@ func noteUnusedIDs(rep *Report) {
 // forwardOf cleans and orients edges on the host. The caller's edges are
 // released as soon as cleaning is done (the slice is not used afterwards),
 // so peak memory is the larger of two neighbouring stages.
-func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountConfig, rep *Report) (*graph.CSR, error) {
+// With wantIDs it also returns the input id of every forward id.
+func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountConfig, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	prog := cfg.Progress
 	t := time.Now()
 	prog.Start("clean", "", -1)
@@ -121,7 +128,7 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountC
 	prog.Done()
 	edges = nil
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
 	r := rep.removed()
@@ -129,21 +136,32 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *CountC
 	noteUnusedIDs(rep)
 	rep.Seconds.Clean = since(t)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	t = time.Now()
 	prog.Start("order", "", -1)
-	fwd, _, os, err := graph.Orient(und, cfg.Order, cfg.Workers)
+	orig := und.OrigID
+	if !wantIDs {
+		und.OrigID = nil // free it before the forward graph is built
+	}
+	fwd, rank, os, err := graph.Orient(und, cfg.Order, cfg.Workers)
 	prog.Done()
 	und = nil
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Order = cfg.Order.String()
 	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree, rep.Degeneracy = os.Wedges, os.MaxDegree, &os.MaxOutDegree, os.Degeneracy
 	rep.Seconds.Order = since(t)
-	return fwd, ctx.Err()
+	var ids []uint64
+	if wantIDs {
+		ids = make([]uint64, len(rank))
+		for c, r := range rank {
+			ids[r] = orig[c]
+		}
+	}
+	return fwd, ids, ctx.Err()
 }
 
 // CountFile counts the triangles of one graph file in this process: the
@@ -166,7 +184,8 @@ func CountFile(ctx context.Context, path string, cfg CountConfig) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	if gc, ok := counter.(*gpu.Counter); ok && cfg.Order == graph.OrderDegree && !cfg.Verify {
+	perVertex := cfg.PerVertex.Wanted()
+	if gc, ok := counter.(*gpu.Counter); ok && cfg.Order == graph.OrderDegree && !cfg.Verify && !perVertex {
 		done, err := countOnDevice(ctx, gc, edges, &cfg, rep)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -176,12 +195,17 @@ func CountFile(ctx context.Context, path string, cfg CountConfig) (*Report, erro
 			return rep, nil
 		}
 	}
-	fwd, err := forwardOf(ctx, path, edges, &cfg, rep)
+	fwd, ids, err := forwardOf(ctx, path, edges, &cfg, rep, perVertex)
 	edges = nil
 	if err != nil {
 		return nil, err
 	}
-	if err := countWhole(ctx, fwd, counter, &cfg, rep); err != nil {
+	if perVertex {
+		err = countWholePerVertex(ctx, fwd, ids, counter, &cfg, rep)
+	} else {
+		err = countWhole(ctx, fwd, counter, &cfg, rep)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	finish(rep, start)
@@ -287,6 +311,7 @@ func closeCounter(c kernels.Counter, log *slog.Logger) {
 }
 
 func finish(rep *Report, start time.Time) {
+	rep.Transitivity = counts.Transitivity(rep.Triangles, rep.Wedges)
 	rep.Seconds.Total = since(start)
 	if rep.Seconds.Total > 0 {
 		rep.EdgesPerSecond = float64(rep.Edges) / rep.Seconds.Total

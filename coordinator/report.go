@@ -1,5 +1,7 @@
 package coordinator
 
+import "github.com/trigrid/trigrid/counts"
+
 // Report is the result of one count, for people (cmd formats it) and for
 // scripts (its JSON form is the contract of `trigrid count --json`).
 type Report struct {
@@ -31,6 +33,16 @@ type Report struct {
 	Removed *Removed `json:"removed"`
 	Input   *Input   `json:"input"`
 	Seconds Phases   `json:"seconds"`
+	// Transitivity is the global clustering coefficient, 3 x triangles /
+	// wedges (0 without wedges).
+	Transitivity float64 `json:"transitivity"`
+	// AverageClustering is the mean local clustering coefficient over all
+	// vertices, those of degree below 2 counting 0; set only when the
+	// count made per-vertex counts.
+	AverageClustering *float64 `json:"average_clustering,omitempty"`
+	// PerVertex says what became of the per-vertex and per-edge counts:
+	// files written, top vertices and edges.
+	PerVertex *counts.Summary `json:"per_vertex,omitempty"`
 	// EdgesPerSecond is undirected edges over the total wall time.
 	EdgesPerSecond float64 `json:"edges_per_second"`
 	// Verified is set when --verify recounted with the reference kernel.

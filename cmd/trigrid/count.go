@@ -25,6 +25,7 @@ type countFlags struct {
 	partitions int
 	scheme     string
 	shards     string
+	perVertex  perVertexFlags
 }
 
 // loadFlags say how a graph file is read and prepared.
@@ -99,6 +100,7 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
+	f.perVertex.add(cmd)
 	return cmd
 }
 
@@ -117,6 +119,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	cfg.Verify = f.verify
+	if cfg.PerVertex, err = f.perVertex.options(len(args)); err != nil {
+		return err
+	}
 	// A partitioned count shows progress in subtasks; the kernels' own
 	// progress within each subtask would fight over the same bar.
 	kernelProg := prog
@@ -231,6 +236,7 @@ func printReport(w io.Writer, rep *coordinator.Report, asJSON bool, settings []s
 	times += fmt.Sprintf("  count %.3fs (kernel %.3fs)  total %.3fs", s.Count, s.Kernel, s.Total)
 	row("time", times)
 	row("rate", humanCount(rep.EdgesPerSecond)+" edges/s")
+	printPerVertex(row, rep)
 	if rep.Verified {
 		row("verified", "the reference kernel agrees")
 	}
