@@ -43,6 +43,7 @@ func partitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStat
 		d := maxRowLen(fwd)
 		stats.MaxOutDegree = &d
 	}
+	cfg.progress("split", 0, -1)
 	part, err := splitCtx(ctx, fwd, &cfg)
 	if err != nil {
 		return nil, err
@@ -78,15 +79,33 @@ func splitCtx(ctx context.Context, fwd *graph.CSR, cfg *Config) (*Partition, err
 // It returns the forward graph, the input id of every forward id, and the
 // statistics for a manifest.
 func LoadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers int) (*graph.CSR, []uint64, storage.GraphStats, graph.CleanStats, error) {
+	return loadGraph(ctx, path, ro, workers, nil)
+}
+
+// loadGraph is LoadGraph reporting its clean and orient stages to
+// progress, when not nil (the read reports through ro.Progress).
+func loadGraph(ctx context.Context, path string, ro edgeio.ReadOptions, workers int,
+	progress func(stage string, done, total int64)) (*graph.CSR, []uint64, storage.GraphStats, graph.CleanStats, error) {
 	var st storage.GraphStats
 	edges, rs, err := edgeio.ReadFile(ctx, path, ro)
 	if err != nil {
 		return nil, nil, st, graph.CleanStats{}, err
 	}
-	u, cst, err := graph.Clean(edges, graph.CleanOptions{Workers: workers})
+	co := graph.CleanOptions{Workers: workers}
+	if progress != nil {
+		co.Progress = func(done, total int64) { progress("clean", done, total) }
+		progress("clean", 0, -1)
+	}
+	u, cst, err := graph.Clean(edges, co)
 	edges = nil
 	if err != nil {
 		return nil, nil, st, cst, fmt.Errorf("partition: %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, st, cst, err
+	}
+	if progress != nil {
+		progress("orient", 0, -1)
 	}
 	fwd, rank, ost, err := graph.Orient(u, graph.OrderDegree, workers)
 	if err != nil {
@@ -123,6 +142,9 @@ func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, stor
 			ts.undo(ctx, cfg.Logger)
 		}
 	}()
+	if ro.Progress == nil && cfg.Progress != nil {
+		ro.Progress = func(done, total int64) { cfg.progress("read", done, total) }
+	}
 	if cfg.MemLimit > 0 {
 		return partitionExternal(ctx, path, ro, store, cfg)
 	}
@@ -130,7 +152,7 @@ func PartitionFile(ctx context.Context, path string, ro edgeio.ReadOptions, stor
 	if ro.Workers == 0 {
 		ro.Workers = cfg.Workers
 	}
-	fwd, ids, st, cst, err := LoadGraph(ctx, path, ro, cfg.Workers)
+	fwd, ids, st, cst, err := loadGraph(ctx, path, ro, cfg.Workers, cfg.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -177,6 +177,7 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 
 	// Rank by (degree, compact id): a counting sort by degree is stable in
 	// compact id.
+	cfg.progress("rank", 0, -1)
 	rank, st := rankByDegree(x.deg)
 	st.Source = path
 	st.Order = graph.OrderDegree.String()
@@ -541,7 +542,9 @@ func blockKeyBits(l *Layout) uint {
 func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
 	p := l.P
 	cb := blockKeyBits(l)
+	var done atomic.Int64
 	return x.forBuckets(in, func(_, _ int, keys []uint64) error {
+		defer x.cfg.progress("route", done.Add(1), int64(in.buckets))
 		blk := make([]uint32, len(keys))
 		for k, key := range keys {
 			u, v := rank[key>>x.kb], rank[key&x.kmask]

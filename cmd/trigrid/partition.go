@@ -67,13 +67,13 @@ an in-memory split.`,
 				Progress: func(s string, done, total int64) {
 					if s != stage {
 						stage = s
-						prog.Start(s, "", total)
+						prog.Start(s, partitionStageUnit(s), total)
 					}
 					prog.Update(done, total)
 				},
 			}
 			ro := cfg.Read
-			ro.Progress = nil
+			ro.Progress = nil // the partitioner reports its read as the stage "read"
 			sum, err := partition.PartitionFile(cmd.Context(), args[0], ro, store, pc)
 			prog.Done()
 			finish(err != nil)
@@ -216,4 +216,17 @@ func countShards(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig)
 		return nil, fmt.Errorf("--shards %s: %w", f.shards, err)
 	}
 	return coordinator.CountShards(cmd.Context(), store, cfg, coordinator.PartitionedConfig{})
+}
+
+// partitionStageUnit is the unit of a partitioner stage's progress.
+func partitionStageUnit(stage string) string {
+	switch stage {
+	case "read":
+		return "bytes"
+	case "dedupe", "route":
+		return "buckets"
+	case "write":
+		return "blocks"
+	}
+	return ""
 }

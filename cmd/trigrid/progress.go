@@ -52,6 +52,9 @@ type progress struct {
 	last    time.Time
 	drawn   bool
 	barLast time.Time
+	// stopTick ends the current phase's ticker, which keeps a phase
+	// without updates visible (elapsed time) in either mode.
+	stopTick chan struct{}
 }
 
 func newProgress(w io.Writer, mode progressMode) *progress {
@@ -82,6 +85,44 @@ func (p *progress) Start(phase, unit string, total int64) {
 	p.phase, p.unit, p.total, p.done = phase, unit, total, 0
 	p.start = time.Now()
 	p.last = p.start
+	if !p.off {
+		p.stopTick = make(chan struct{})
+		go p.tick(p.stopTick)
+	}
+}
+
+// tick redraws the bar or writes a log line for the current phase when
+// its updates are rare or absent (orienting, splitting), until stop is
+// closed.
+func (p *progress) tick(stop chan struct{}) {
+	period := p.interval
+	if p.bar {
+		period = 500 * time.Millisecond
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			p.mu.Lock()
+			if p.stopTick != stop {
+				p.mu.Unlock()
+				return
+			}
+			if p.bar {
+				if now.Sub(p.barLast) >= period {
+					p.barLast = now
+					p.drawBarLocked(now)
+				}
+			} else if now.Sub(p.last) >= p.interval {
+				p.last = now
+				p.logLineLocked(now)
+			}
+			p.mu.Unlock()
+		}
+	}
 }
 
 // Update records progress of the current phase.
@@ -107,8 +148,17 @@ func (p *progress) Update(done, total int64) {
 	}
 	if now.Sub(p.last) >= p.interval {
 		p.last = now
-		fmt.Fprintf(p.w, "%s: %s after %s\n", p.phase, p.amountLocked(), now.Sub(p.start).Round(100*time.Millisecond))
+		p.logLineLocked(now)
 	}
+}
+
+func (p *progress) logLineLocked(now time.Time) {
+	elapsed := now.Sub(p.start).Round(100 * time.Millisecond)
+	if p.done == 0 && p.total <= 0 {
+		fmt.Fprintf(p.w, "%s: running for %s\n", p.phase, elapsed)
+		return
+	}
+	fmt.Fprintf(p.w, "%s: %s after %s\n", p.phase, p.amountLocked(), elapsed)
 }
 
 // Done ends the current phase.
@@ -122,6 +172,10 @@ func (p *progress) Done() {
 }
 
 func (p *progress) finishLocked() {
+	if p.stopTick != nil {
+		close(p.stopTick)
+		p.stopTick = nil
+	}
 	if p.drawn {
 		// Clear the bar line so the report starts on a clean line.
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 78))
