@@ -46,7 +46,7 @@ func (s Security) ServerOptions() ([]grpc.ServerOption, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+		opts = append(opts, grpc.Creds(loggedCreds{TransportCredentials: credentials.NewTLS(cfg), logger: s.logger()}))
 	}
 	if s.Token != "" {
 		c := newTokenCheck(s.Token, s.logger())

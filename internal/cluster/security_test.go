@@ -2,7 +2,11 @@ package cluster
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,7 +88,9 @@ func TestTLSRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := serve(t, Security{TLS: TLSFiles{Cert: f.ServerCert, Key: f.ServerKey, CA: f.CA}, Token: "tok", Logger: testLogger(t)})
+	var logged syncBuffer
+	logger := slog.New(slog.NewTextHandler(io.MultiWriter(&logged, testLogWriter{t}), nil))
+	addr := serve(t, Security{TLS: TLSFiles{Cert: f.ServerCert, Key: f.ServerKey, CA: f.CA}, Token: "tok", Logger: logger})
 	good := TLSFiles{Cert: f.ClientCert, Key: f.ClientKey, CA: f.CA}
 	if u, s := call(t, addr, Security{TLS: good, Token: "tok"}); u != codes.Unimplemented || s != codes.Unimplemented {
 		t.Fatalf("a client with a good certificate and token: unary %v, stream %v", u, s)
@@ -110,6 +116,13 @@ func TestTLSRefusals(t *testing.T) {
 			}
 		})
 	}
+	// The server logs in its own goroutine, maybe after the client gave up.
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logged.String(), "TLS handshake") < 3 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := strings.Count(logged.String(), "TLS handshake"); n < 3 {
+		t.Errorf("the server logged %d refused handshakes, want at least 3:\n%s", n, logged.String())
+	}
 	// Half the TLS settings is an error, not a silent plain connection.
 	if _, err := (Security{TLS: TLSFiles{Cert: f.ClientCert}}).DialOptions(); err == nil {
 		t.Error("DialOptions with a certificate but no key or CA succeeded")
@@ -134,4 +147,21 @@ func TestCheckListen(t *testing.T) {
 	if err := (Security{TLS: TLSFiles{Cert: "c", Key: "k", CA: "a"}}).CheckListen(":7000"); err != nil {
 		t.Errorf("with TLS: %v", err)
 	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
