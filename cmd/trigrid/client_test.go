@@ -169,3 +169,35 @@ func TestStatusAndCancel(t *testing.T) {
 		t.Error("submit without a graph or store succeeded")
 	}
 }
+
+// The client settings come from a config file too, and a flag beats it.
+func TestClientConfigFile(t *testing.T) {
+	addr := serveFake(t, &fakeJobs{script: doneScript()}, "tok")
+	cfg := write(t, "cluster.yaml", "coordinator: "+addr+"\ntoken: tok\n")
+	if out, stderr, err := run(t, "status", "--config", cfg); err != nil || !strings.Contains(out, "job-1") {
+		t.Errorf("status with a config file: %v\n%s%s", err, out, stderr)
+	}
+	if _, _, err := run(t, "status", "--config", cfg, "--token", "wrong"); err == nil || !strings.Contains(err.Error(), "join token") {
+		t.Errorf("--token did not override the config file: %v", err)
+	}
+}
+
+func TestCoordinatorRefusesUnsafeSettings(t *testing.T) {
+	state := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0"}, "without TLS"},
+		{[]string{"--listen", "127.0.0.1:0", "--gossip", "0.0.0.0:0"}, "--gossip-key"},
+		{[]string{"--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--gossip-key", "not base64"}, "--gossip-key"},
+		{[]string{"--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-key"},
+		{[]string{"--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
+		{[]string{"--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--name", "../x"}, "--name"},
+	} {
+		_, _, err := run(t, append([]string{"coordinator", "--state", state}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("coordinator %v: %v, want an error about %s", c.args, err, c.want)
+		}
+	}
+}
