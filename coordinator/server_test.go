@@ -52,7 +52,7 @@ type testServer struct {
 	gs     *grpc.Server
 }
 
-func startServer(t *testing.T, opts ...func(*Config)) *testServer {
+func startServer(t testing.TB, opts ...func(*Config)) *testServer {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.TickInterval = 20 * time.Millisecond
@@ -89,14 +89,14 @@ func (ts *testServer) stop() {
 	ts.s.Close()
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
 }
 
-func dial(t *testing.T, addr string) *grpc.ClientConn {
+func dial(t testing.TB, addr string) *grpc.ClientConn {
 	t.Helper()
 	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -115,6 +115,8 @@ type fakeWorker struct {
 	// stopAfter ends the stream after this many assignments received
 	// without answering the last (a killed worker); 0 never.
 	stopAfter int
+	// stall keeps the stream open but never answers (a stopped process).
+	stall     bool
 	memory    int64
 	counted   int
 	mu        sync.Mutex
@@ -167,6 +169,9 @@ func (w *fakeWorker) run(ctx context.Context, conn *grpc.ClientConn) error {
 			received++
 			if w.stopAfter > 0 && received >= w.stopAfter {
 				return errors.New("killed")
+			}
+			if w.stall {
+				continue
 			}
 			n, err := w.count(ctx, cl, a)
 			r := api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: api.WorkerID(w.id), Kernel: "reference", Triangles: n}
@@ -350,6 +355,51 @@ func TestServerKilledWorkerRequeued(t *testing.T) {
 	}
 }
 
+func TestServerStalledWorkerLeaseExpires(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) { c.Scheduler.LeaseTicks = 10; c.HeartbeatInterval = 50 * time.Millisecond })
+	startWorkers(t, ts.addr, &fakeWorker{id: "stalled", stall: true})
+	waitSessions(t, ts, 1)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	startWorkers(t, ts.addr, &fakeWorker{id: "late"}) // joins mid-job
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want || st.Requeued == 0 {
+		t.Fatalf("status %+v, want done with %d after requeues", st, want)
+	}
+}
+
+func TestServerManyWorkers(t *testing.T) {
+	// 64 workers on the real gRPC path, 512 subtasks answered at once:
+	// every subtask's count is its index + 1, so the total is exact only
+	// if each entered once.
+	ts := startServer(t, func(c *Config) { c.Logger = nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w := range 64 {
+		conn := dial(t, ts.addr)
+		wg.Go(func() { instantWorker(ctx, conn, fmt.Sprintf("w%d", w)) })
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	waitSessions(t, ts, 64)
+	tasks := testTasks(8)
+	done := make(chan struct{}, 1)
+	ts.s.call(ctx, func() {
+		j := &jobInfo{rec: JobRecord{ID: "many", Subtasks: tasks, Created: time.Now()}, state: api.JobQueued,
+			workers: map[api.WorkerID]bool{}, watchers: map[chan struct{}]struct{}{done: {}}}
+		ts.s.jobs["many"] = j
+		ts.s.order = append(ts.s.order, "many")
+		ts.s.addToScheduler(j, nil)
+	})
+	st := waitJob(t, ts.addr, "many")
+	n := uint64(len(tasks))
+	if st.State != api.JobDone || st.Triangles != n*(n+1)/2 || st.Workers < 2 {
+		t.Fatalf("status %+v, want done with %d", st, n*(n+1)/2)
+	}
+}
+
 func TestServerCatchesFaultyWorker(t *testing.T) {
 	want, err := wholeTriangles()
 	if err != nil {
@@ -373,7 +423,7 @@ func TestServerCatchesFaultyWorker(t *testing.T) {
 }
 
 // waitSessions waits until n workers are connected.
-func waitSessions(t *testing.T, ts *testServer, n int) {
+func waitSessions(t testing.TB, ts *testServer, n int) {
 	t.Helper()
 	for i := 0; ; i++ {
 		var got int
