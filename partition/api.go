@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
@@ -181,4 +182,22 @@ func removedStats(c graph.CleanStats, rs edgeio.ReadStats) *storage.RemovedStats
 
 func inputStats(rs edgeio.ReadStats) *storage.InputStats {
 	return &storage.InputStats{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, RawEdges: rs.Edges}
+}
+
+// PartitionLoaded is PartitionGraph for a graph the caller read, cleaned
+// and oriented by degree, starting at start: ids maps forward ids to input
+// ids (stored as the id map; nil stores none) and clean is what cleaning
+// removed. The summary's time runs from start, the loading counted as the
+// stage "read+clean+orient".
+func PartitionLoaded(ctx context.Context, fwd *graph.CSR, ids []uint64, stats storage.GraphStats, clean graph.CleanStats,
+	start time.Time, store storage.Store, cfg Config) (sum *Summary, err error) {
+	ts := &trackedStore{Store: store}
+	defer func() {
+		if err != nil {
+			ts.undo(ctx, cfg.logger())
+		}
+	}()
+	clock := &stageClock{start: start, last: start}
+	clock.mark("read+clean+orient")
+	return partitionGraph(ctx, fwd, stats, ids, ts, cfg, clock, &Summary{Clean: &clean})
 }

@@ -124,16 +124,20 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		ro.Workers = cfg.Workers
 	}
 
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("partition: %w", err)
-	}
 	// Buckets of pass 1/2: sized so that the buckets of all workers take
 	// half the limit even if every 4 input bytes were an edge (the densest
-	// text; binary is 8+).
-	est := fi.Size() / 4
-	if len(path) > 3 && (path[len(path)-3:] == ".gz" || path[len(path)-4:] == ".zst") {
-		est *= 8
+	// text; binary is 8+). Standard input has no size: assume the most
+	// buckets, which keeps any input within the limit.
+	est := int64(1) << 40
+	if path != "-" {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("partition: %w", err)
+		}
+		est = fi.Size() / 4
+		if len(path) > 3 && (path[len(path)-3:] == ".gz" || path[len(path)-4:] == ".zst") {
+			est *= 8
+		}
 	}
 	x.estEdges = est
 	nb := int(min(max(est*bucketBytes*int64(x.workers)*2/max(cfg.MemLimit, 1), int64(2*x.workers)), 8192))

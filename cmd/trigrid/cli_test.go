@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/pipeline"
 )
 
 // run executes the CLI in-process with args and returns stdout, stderr.
@@ -23,7 +23,7 @@ func run(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-func countJSON(t *testing.T, args ...string) coordinator.Report {
+func countJSON(t *testing.T, args ...string) pipeline.Report {
 	t.Helper()
 	out, stderr, err := run(t, append([]string{"count", "--json", "--progress", "none", "--device", "cpu"}, args...)...)
 	if err != nil {
@@ -32,9 +32,9 @@ func countJSON(t *testing.T, args ...string) coordinator.Report {
 	return decodeReport(t, out)
 }
 
-func decodeReport(t *testing.T, out string) coordinator.Report {
+func decodeReport(t *testing.T, out string) pipeline.Report {
 	t.Helper()
-	var rep coordinator.Report
+	var rep pipeline.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bad JSON %q: %v", out, err)
 	}
@@ -166,7 +166,7 @@ func TestPipelinesAgree(t *testing.T) {
 	if want.Triangles == 0 {
 		t.Fatal("generated graph has no triangles; the test would prove nothing")
 	}
-	check := func(name string, rep coordinator.Report) {
+	check := func(name string, rep pipeline.Report) {
 		t.Helper()
 		if rep.Triangles != want.Triangles || rep.Edges != want.Edges {
 			t.Errorf("%s: %d triangles, %d edges; want %d, %d", name, rep.Triangles, rep.Edges, want.Triangles, want.Edges)

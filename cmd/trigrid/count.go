@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/pipeline"
 )
 
 // countFlags are the flags of `trigrid count`; loading flags are shared
@@ -46,8 +46,8 @@ func (f *loadFlags) add(cmd *cobra.Command) {
 }
 
 // config turns the flags into the library's configuration.
-func (f *loadFlags) config(cmd *cobra.Command) (coordinator.CountConfig, *progress, error) {
-	var cfg coordinator.CountConfig
+func (f *loadFlags) config(cmd *cobra.Command) (pipeline.Config, *progress, error) {
+	cfg := pipeline.DefaultConfig()
 	format, err := edgeio.ParseFormat(f.format)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("--format: %w", err)
@@ -64,13 +64,11 @@ func (f *loadFlags) config(cmd *cobra.Command) (coordinator.CountConfig, *progre
 		return cfg, nil, err
 	}
 	prog := newProgress(cmd.ErrOrStderr(), mode)
-	cfg = coordinator.CountConfig{
-		Read:     edgeio.ReadOptions{Format: format, SkipBadLines: f.skipBad, Workers: f.workers},
-		Order:    order,
-		Workers:  f.workers,
-		Progress: prog,
-		Logger:   slog.Default(),
-	}
+	cfg.Read = edgeio.ReadOptions{Format: format, SkipBadLines: f.skipBad, Workers: f.workers}
+	cfg.Order = order
+	cfg.Workers = f.workers
+	cfg.Progress = prog
+	cfg.Logger = slog.Default()
 	return cfg, prog, nil
 }
 
@@ -114,6 +112,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if f.partitions < 0 {
 		return fmt.Errorf("--partitions %d: must be 0 (auto) or more", f.partitions)
 	}
+	if err := f.checkMode(cmd); err != nil {
+		return err
+	}
 	cfg, prog, err := f.load.config(cmd)
 	if err != nil {
 		return err
@@ -153,20 +154,19 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	return nil
 }
 
-func countOne(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig, path string) (*coordinator.Report, error) {
+func countOne(cmd *cobra.Command, f *countFlags, cfg pipeline.Config, path string) (*pipeline.Report, error) {
 	if f.partitions == 1 {
-		return coordinator.CountFile(cmd.Context(), path, cfg)
+		return pipeline.CountFile(cmd.Context(), path, cfg)
 	}
-	pc, err := f.partitionConfig(cmd)
-	if err != nil {
+	if err := f.partitionConfig(&cfg); err != nil {
 		return nil, err
 	}
-	return coordinator.CountFilePartitioned(cmd.Context(), path, cfg, pc)
+	return pipeline.CountFilePartitioned(cmd.Context(), path, cfg)
 }
 
 // printReport writes rep for people or as JSON; settings are the
 // --kernel-setting pairs the count ran with (shown when given).
-func printReport(w io.Writer, rep *coordinator.Report, asJSON bool, settings []string) error {
+func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []string) error {
 	set, _ := gpu.ParseSettings(settings) // parsed without error before the count
 	if rep.Device == "cpu" {
 		set = nil // a CPU fallback ran no GPU kernel

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/pipeline"
 )
 
 // deviceLibrary is $TRIGRID_CUDA_LIB when set (the real library, on a GPU
@@ -59,7 +59,7 @@ func TestCountThroughDeviceLibrary(t *testing.T) {
 }
 
 // countJSONOn is countJSON without forcing --device cpu.
-func countJSONOn(t *testing.T, args ...string) coordinator.Report {
+func countJSONOn(t *testing.T, args ...string) pipeline.Report {
 	t.Helper()
 	out, stderr, err := run(t, append([]string{"count", "--json", "--progress", "none"}, args...)...)
 	if err != nil {

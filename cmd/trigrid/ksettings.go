@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/pipeline"
 )
 
 // addKernelSettingFlag registers the repeatable --kernel-setting flag
@@ -30,6 +30,6 @@ func kernelSettings(list []string) (gpu.Settings, error) {
 
 // reportJSON is a count report with the kernel settings given, for --json.
 type reportJSON struct {
-	*coordinator.Report
+	*pipeline.Report
 	KernelSettings gpu.Settings `json:"kernel_settings,omitempty"`
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/pipeline"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -72,9 +72,7 @@ an in-memory split.`,
 					prog.Update(done, total)
 				},
 			}
-			ro := cfg.Read
-			ro.Progress = nil // the partitioner reports its read as the stage "read"
-			sum, err := partition.PartitionFile(cmd.Context(), args[0], ro, store, pc)
+			sum, err := pipeline.PartitionFile(cmd.Context(), args[0], store, cfg, pc)
 			prog.Done()
 			finish(err != nil)
 			if err != nil {
@@ -192,30 +190,6 @@ func newInfoCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the manifest and balance as JSON")
 	return cmd
-}
-
-// partitionConfig reads the partitioning flags of `trigrid count`.
-func (f *countFlags) partitionConfig(cmd *cobra.Command) (coordinator.PartitionedConfig, error) {
-	var pc coordinator.PartitionedConfig
-	sch, err := storage.ParseScheme(f.scheme)
-	if err != nil {
-		return pc, fmt.Errorf("--scheme: %w", err)
-	}
-	pc.Scheme, pc.P = sch, f.partitions
-	if f.partitions == 0 {
-		if pc.Budget, err = f.device.budget(); err != nil {
-			return pc, err
-		}
-	}
-	return pc, nil
-}
-
-func countShards(cmd *cobra.Command, f *countFlags, cfg coordinator.CountConfig) (*coordinator.Report, error) {
-	store, err := storage.Open(f.shards)
-	if err != nil {
-		return nil, fmt.Errorf("--shards %s: %w", f.shards, err)
-	}
-	return coordinator.CountShards(cmd.Context(), store, cfg, coordinator.PartitionedConfig{})
 }
 
 // partitionStageUnit is the unit of a partitioner stage's progress.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/pipeline"
 )
 
 // perVertexFlags are count's flags for per-vertex and per-edge results.
@@ -49,7 +49,7 @@ func (f *perVertexFlags) options(files int) (counts.Options, error) {
 
 // printPerVertex adds the report's rows for transitivity and, when
 // counted, per-vertex results.
-func printPerVertex(row func(k, v string), rep *coordinator.Report) {
+func printPerVertex(row func(k, v string), rep *pipeline.Report) {
 	row("transitivity", strconv.FormatFloat(rep.Transitivity, 'f', 6, 64)+" (3 x triangles / wedges)")
 	if rep.AverageClustering != nil {
 		row("clustering", strconv.FormatFloat(*rep.AverageClustering, 'f', 6, 64)+" (average local; degree < 2 counts 0)")

@@ -25,6 +25,7 @@ func selectCounter(f *deviceFlags, workers int, prog *progress) (*gpu.Selection,
 		Workers:  workers,
 		Progress: prog.Func(),
 		Logger:   slog.Default(),
+		Devices:  f.devices,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--device %s --kernel %s: %w", f.device, f.kernel, err)

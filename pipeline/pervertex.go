@@ -1,4 +1,4 @@
-package coordinator
+package pipeline
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/worker"
 )
 
 // localCounter returns c's per-vertex mode, or the CPU's auto kernel (with
 // a logged reason) when c has none.
-func localCounter(c kernels.Counter, cfg *CountConfig) (kernels.LocalCounter, error) {
+func localCounter(c kernels.Counter, cfg *Config) (kernels.LocalCounter, error) {
 	if lc, ok := c.(kernels.LocalCounter); ok {
 		return lc, nil
 	}
@@ -27,7 +28,7 @@ func localCounter(c kernels.Counter, cfg *CountConfig) (kernels.LocalCounter, er
 // countWholePerVertex is countWhole with per-vertex (and per-edge)
 // counts: it counts, checks the counts against the total, writes the
 // files cfg.PerVertex names and fills the report's clustering figures.
-func countWholePerVertex(ctx context.Context, fwd *graph.CSR, ids []uint64, counter kernels.Counter, cfg *CountConfig, rep *Report) error {
+func countWholePerVertex(ctx context.Context, fwd *graph.CSR, ids []uint64, counter kernels.Counter, cfg *Config, rep *Report) error {
 	lc, err := localCounter(counter, cfg)
 	if err != nil {
 		return err
@@ -40,7 +41,7 @@ func countWholePerVertex(ctx context.Context, fwd *graph.CSR, ids []uint64, coun
 		return fmt.Errorf("count per vertex with %s: %w", lc.Name(), err)
 	}
 	rep.Triangles = res.Triangles
-	rep.Kernel = kernelName(lc)
+	rep.Kernel = worker.KernelName(lc)
 	rep.Device = "cpu"
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
@@ -53,7 +54,7 @@ func countWholePerVertex(ctx context.Context, fwd *graph.CSR, ids []uint64, coun
 }
 
 // finishPerVertex checks, writes and summarises per-vertex counts.
-func finishPerVertex(ctx context.Context, c *counts.Counts, cfg *CountConfig, rep *Report) error {
+func finishPerVertex(ctx context.Context, c *counts.Counts, cfg *Config, rep *Report) error {
 	t := time.Now()
 	cfg.Progress.Start("write", "", -1)
 	sum, err := counts.Finish(ctx, c, rep.Triangles, cfg.PerVertex)

@@ -1,4 +1,4 @@
-package coordinator
+package pipeline
 
 import "github.com/trigrid/trigrid/counts"
 

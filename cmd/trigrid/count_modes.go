@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/pipeline"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// checkMode refuses flags that do not apply to the count asked for, so
+// that a flag is never silently ignored: reading flags with --shards (the
+// graph was read when it was partitioned), --scheme without partitions.
+func (f *countFlags) checkMode(cmd *cobra.Command) error {
+	changed := func(names ...string) []string {
+		var set []string
+		for _, n := range names {
+			if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed {
+				set = append(set, "--"+n)
+			}
+		}
+		return set
+	}
+	if f.shards != "" {
+		if set := changed("format", "skip-bad-lines", "order", "partitions", "scheme"); len(set) > 0 {
+			return fmt.Errorf("count --shards: %s do not apply: the shards were read, ordered and partitioned by 'trigrid partition'", strings.Join(set, ", "))
+		}
+		return nil
+	}
+	if f.partitions == 1 {
+		if set := changed("scheme"); len(set) > 0 {
+			return fmt.Errorf("count: --scheme applies to a partitioned count; add --partitions N (N = 0 or more than 1)")
+		}
+	}
+	return nil
+}
+
+// partitionConfig sets the partitioning of a `trigrid count --partitions`.
+func (f *countFlags) partitionConfig(cfg *pipeline.Config) error {
+	sch, err := storage.ParseScheme(f.scheme)
+	if err != nil {
+		return fmt.Errorf("--scheme: %w", err)
+	}
+	cfg.Scheme, cfg.P = sch, f.partitions
+	if f.partitions == 0 {
+		if cfg.Budget, err = f.device.budget(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countShards(cmd *cobra.Command, f *countFlags, cfg pipeline.Config) (*pipeline.Report, error) {
+	store, err := storage.Open(f.shards)
+	if err != nil {
+		return nil, fmt.Errorf("--shards %s: %w", f.shards, err)
+	}
+	return pipeline.CountShards(cmd.Context(), store, cfg)
+}

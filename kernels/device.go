@@ -1,0 +1,36 @@
+package kernels
+
+import "context"
+
+// PrepStats are the figures of a graph cleaned and oriented on a device:
+// what the host path reports as graph.CleanStats and graph.OrientStats.
+type PrepStats struct {
+	Vertices   uint64 // n, the compact id space
+	InputPairs uint64 // pairs given
+	SelfLoops  uint64 // dropped
+	Duplicates uint64 // non-loop pairs that added no new undirected edge
+	Edges      uint64 // undirected simple edges = forward edges
+	Wedges     uint64 // sum of d(d-1)/2 over undirected degrees
+	MaxDegree  uint64 // undirected
+	MaxForward uint64 // largest forward degree
+}
+
+// DevicePreprocessor is a Counter that can clean, orient (degree order)
+// and count a whole graph on its own device, without the forward graph
+// passing through host memory. Callers ask for it with a type assertion
+// to this interface and fall back to the host pipeline without it.
+type DevicePreprocessor interface {
+	Counter
+	// PrepareResident builds on the device the forward graph of pairs:
+	// n-vertex compact ids, u then v for each pair (any direction,
+	// duplicates and self-loops allowed), the graph the host builds with
+	// graph.Clean and graph.Orient(OrderDegree) from the same ids. An
+	// error for which DoesNotFit is true means the graph does not fit the
+	// device and the host path should be used instead.
+	PrepareResident(ctx context.Context, pairs []uint32, n uint64) (PrepStats, error)
+	// CountResident counts the graph the last PrepareResident built.
+	CountResident(ctx context.Context) (Result, error)
+	// DoesNotFit reports whether err says a graph or subtask does not fit
+	// the device's memory.
+	DoesNotFit(err error) bool
+}

@@ -1,0 +1,27 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.DevicePreprocessor = (*Counter)(nil)
+
+// PrepareResident implements kernels.DevicePreprocessor: Preprocess
+// without copying the forward graph back.
+func (c *Counter) PrepareResident(ctx context.Context, pairs []uint32, n uint64) (kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return kernels.PrepStats{}, err
+	}
+	p, err := c.Preprocess(pairs, n, false)
+	if err != nil {
+		return kernels.PrepStats{}, err
+	}
+	return kernels.PrepStats(p.Stats), nil
+}
+
+// DoesNotFit implements kernels.DevicePreprocessor: err wraps
+// ErrOutOfMemory.
+func (c *Counter) DoesNotFit(err error) bool { return errors.Is(err, ErrOutOfMemory) }

@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/storage"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// Progress receives the progress of long phases. Update may be called from
+// any goroutine.
+type Progress interface {
+	Start(phase, unit string, total int64)
+	Update(done, total int64)
+	Done()
+}
+
+// Config configures the commands of this package. Start from
+// DefaultConfig.
+type Config struct {
+	// Read says how graph files are parsed (format, bad lines). Its
+	// Workers and Progress are set from this Config.
+	Read edgeio.ReadOptions
+	// Order is the vertex order of orientation. Partitioning and the
+	// device fast path use degree order.
+	Order graph.Order
+	// Workers is the number of CPU goroutines of every parallel phase
+	// (reading, cleaning, ordering, partitioning); 0 means GOMAXPROCS.
+	Workers int
+	// Slots are the devices that count: one per GPU, or the CPU. A whole
+	// graph is counted on the first; a partitioned count runs one local
+	// worker slot per entry. Counting needs at least one.
+	Slots []worker.Slot
+	// Device names where the counting runs, for the report ("cpu", the
+	// GPU's name).
+	Device string
+	// Verify recounts with the reference CPU kernel and fails on a
+	// mismatch: the whole graph, or every subtask through the same blocks.
+	// On a device that cleans and orients graphs itself it also checks
+	// that device's statistics against the host's.
+	Verify bool
+	// PerVertex asks for per-vertex (and per-edge) counts of a whole-graph
+	// count, the files they go to and the top vertices and edges
+	// (counts.Options); the zero value counts totals only.
+	PerVertex counts.Options
+
+	// Scheme and P split a count into P x P blocks and P^3 subtasks
+	// (CountFilePartitioned). P = 0 picks the smallest P whose largest
+	// subtask fits Budget (bytes), which must then be positive.
+	Scheme storage.Scheme
+	P      int
+	Budget int64
+	// CacheBytes bounds the decoded blocks each local worker keeps
+	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
+	// negative keeps none.
+	CacheBytes int64
+	// Prefetch is how many assignments per slot a local worker loads
+	// ahead of the one counting (worker.Config.Prefetch); 0 loads none
+	// ahead.
+	Prefetch int
+
+	// Progress receives phase progress; nil reports none.
+	Progress Progress
+	// Logger receives messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration `trigrid count` starts from:
+// degree order, all cores, hash scheme, whole graph, the worker's default
+// cache and prefetch. The caller adds Slots.
+func DefaultConfig() Config {
+	wc := worker.DefaultConfig()
+	return Config{
+		Order:      graph.OrderDegree,
+		Scheme:     storage.SchemeHash,
+		P:          1,
+		CacheBytes: wc.CacheBytes,
+		Prefetch:   wc.Prefetch,
+	}
+}
+
+// validate checks c and fills in the meaning of zero values.
+func (c *Config) validate() error {
+	if len(c.Slots) == 0 {
+		return errors.New("pipeline: config: no counting slots")
+	}
+	if c.P < 0 {
+		return fmt.Errorf("pipeline: config: P = %d", c.P)
+	}
+	if c.Prefetch < 0 {
+		return fmt.Errorf("pipeline: config: Prefetch = %d", c.Prefetch)
+	}
+	c.fill()
+	return nil
+}
+
+// fill sets the zero values' meaning, for the paths that do not count.
+func (c *Config) fill() {
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	c.Read.Workers = c.Workers
+	if c.Progress == nil {
+		c.Progress = nopProgress{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Start(string, string, int64) {}
+func (nopProgress) Update(int64, int64)         {}
+func (nopProgress) Done()                       {}

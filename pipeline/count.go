@@ -1,0 +1,193 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// CountFile counts the triangles of one graph file in this process: the
+// whole forward graph as one subtask on the first slot. When that slot's
+// counter is a kernels.DevicePreprocessor and the order is by degree, the
+// compacted edges go to the device, which cleans, orients and counts them
+// without a round trip through host memory; a graph that does not fit
+// takes the host path.
+func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{File: path, Device: cfg.Device}
+	counter, err := cfg.Slots[0].NewCounter("")
+	if err != nil {
+		return nil, err
+	}
+	defer closeCounter(counter, cfg.Logger)
+	rep.Kernel = counter.Name()
+	edges, err := readEdges(ctx, path, &cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	perVertex := cfg.PerVertex.Wanted()
+	var onDevice *deviceCount
+	if dp, ok := counter.(kernels.DevicePreprocessor); ok && cfg.Order == graph.OrderDegree && !perVertex {
+		onDevice, err = countOnDevice(ctx, dp, edges, &cfg, rep)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if onDevice != nil && !cfg.Verify {
+			finish(rep, start)
+			return rep, nil
+		}
+	}
+	host := *rep
+	if rep.Removed != nil {
+		r := *rep.Removed
+		host.Removed = &r
+	}
+	fwd, ids, err := forwardOf(ctx, path, edges, &cfg, &host, perVertex)
+	edges = nil
+	if err != nil {
+		return nil, err
+	}
+	if onDevice != nil {
+		// --verify: the device's cleaning and orientation must agree with
+		// the host's, and its count with the reference kernel's.
+		if err := checkDevicePrep(onDevice, &host); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := verify(ctx, kernels.Whole(fwd), rep.Triangles, rep.Kernel, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		finish(rep, start)
+		return rep, nil
+	}
+	*rep = host
+	if perVertex {
+		err = countWholePerVertex(ctx, fwd, ids, counter, &cfg, rep)
+	} else {
+		err = countWhole(ctx, fwd, counter, &cfg, rep)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	finish(rep, start)
+	return rep, nil
+}
+
+// deviceCount is what the device path found, kept for --verify.
+type deviceCount struct {
+	stats kernels.PrepStats
+}
+
+// countOnDevice cleans, orients and counts on the device. It returns nil,
+// with no error, when the graph does not fit, so the caller can clean on
+// the host instead.
+func countOnDevice(ctx context.Context, dp kernels.DevicePreprocessor, edges []graph.Edge, cfg *Config, rep *Report) (*deviceCount, error) {
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	c, err := graph.Compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, err
+	}
+	rep.Seconds.Clean = since(t)
+	t = time.Now()
+	st, err := dp.PrepareResident(ctx, c.Pairs, uint64(len(c.OrigID)))
+	if dp.DoesNotFit(err) {
+		cfg.Logger.Info("the edge list does not fit the device for preprocessing; cleaning on the host", "err", err)
+		rep.Seconds.Clean = 0
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Order = graph.OrderDegree.String()
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	rep.Seconds.Order = since(t)
+	t = time.Now()
+	res, err := dp.CountResident(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count with %s: %w", dp.Name(), err)
+	}
+	rep.Triangles = res.Triangles
+	rep.Kernel = worker.KernelName(dp)
+	rep.Seconds.Count = since(t)
+	rep.Seconds.Kernel = res.KernelTime.Seconds()
+	return &deviceCount{stats: st}, nil
+}
+
+// checkDevicePrep compares the graph the device built with the host's.
+func checkDevicePrep(d *deviceCount, host *Report) error {
+	st := d.stats
+	type figures struct {
+		Vertices, Edges, Wedges, MaxDegree, MaxForward int64
+		Duplicates, SelfLoops                          uint64
+	}
+	dev := figures{int64(st.Vertices), int64(st.Edges), int64(st.Wedges), int64(st.MaxDegree), int64(st.MaxForward), st.Duplicates, st.SelfLoops}
+	cpu := figures{host.Vertices, host.Edges, int64(host.Wedges), host.MaxDegree, *host.MaxOutDegree, host.Removed.Duplicates, host.Removed.SelfLoops}
+	// The device sees compacted pairs: self-loops of ids that appear only
+	// in self-loops are gone before it, so compare loops only through the
+	// host's count of them where the device saw any.
+	dev.SelfLoops, cpu.SelfLoops = 0, 0
+	if dev != cpu {
+		return fmt.Errorf("verify: the device's cleaning and orientation gave %+v, the host's %+v", dev, cpu)
+	}
+	return nil
+}
+
+func countWhole(ctx context.Context, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report) error {
+	t := time.Now()
+	cfg.Progress.Start("count", "edges", fwd.NumEdges())
+	res, err := counter.Count(ctx, kernels.Whole(fwd))
+	cfg.Progress.Done()
+	if dp, ok := counter.(kernels.DevicePreprocessor); ok && err != nil && dp.DoesNotFit(err) {
+		return fmt.Errorf("count with %s: the graph does not fit the device (%w); use --partitions 0 to split it into subtasks that fit", counter.Name(), err)
+	}
+	if err != nil {
+		return fmt.Errorf("count with %s: %w", counter.Name(), err)
+	}
+	rep.Triangles = res.Triangles
+	rep.Kernel = worker.KernelName(counter)
+	rep.Seconds.Count = since(t)
+	rep.Seconds.Kernel = res.KernelTime.Seconds()
+	if cfg.Verify {
+		return verify(ctx, kernels.Whole(fwd), res.Triangles, counter.Name(), rep)
+	}
+	return nil
+}
+
+func verify(ctx context.Context, t kernels.Subtask, got uint64, kernel string, rep *Report) error {
+	ref, err := kernels.NewCPU("reference", kernels.CPUOptions{})
+	if err != nil {
+		return err
+	}
+	want, err := ref.Count(ctx, t)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if want.Triangles != got {
+		return fmt.Errorf("verify: kernel %s counted %d triangles, the reference counts %d", kernel, got, want.Triangles)
+	}
+	rep.Verified = true
+	return nil
+}
+
+func closeCounter(c kernels.Counter, log *slog.Logger) {
+	if cl, ok := c.(io.Closer); ok {
+		if err := cl.Close(); err != nil {
+			log.Warn("closing kernel", "kernel", c.Name(), "err", err)
+		}
+	}
+}

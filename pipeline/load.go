@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+)
+
+// Load reads, cleans, orders and orients a graph file ("-" is standard
+// input) into its forward CSR, filling the matching parts of rep: input,
+// removed, vertices, edges, degree figures and the read, clean and order
+// times. With ids it also returns the input id of every forward id.
+func Load(ctx context.Context, path string, cfg Config, rep *Report, ids bool) (*graph.CSR, []uint64, error) {
+	cfg.fill()
+	edges, err := readEdges(ctx, path, &cfg, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return forwardOf(ctx, path, edges, &cfg, rep, ids)
+}
+
+func readEdges(ctx context.Context, path string, cfg *Config, rep *Report) ([]graph.Edge, error) {
+	t := time.Now()
+	cfg.Progress.Start("read", "bytes", -1)
+	ro := cfg.Read
+	ro.Progress = cfg.Progress.Update
+	edges, rs, err := edgeio.ReadFile(ctx, path, ro)
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, err
+	}
+	rep.Input = &Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
+		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices}
+	rep.removed().BadLines = rs.BadLines
+	rep.Seconds.Read = since(t)
+	return edges, nil
+}
+
+// noteUnusedIDs sets Removed.UnusedDeclaredIDs once cleaning has counted
+// the distinct ids of the input: those with an edge (Vertices) and those
+// only in self-loops (IsolatedIDs). A Matrix Market file's indices never
+// exceed its declared size, so the difference is the declared ids that no
+// entry uses.
+func noteUnusedIDs(rep *Report) {
+	if rep.Input == nil || rep.Removed == nil {
+		return
+	}
+	used := uint64(rep.Vertices) + rep.Removed.IsolatedIDs
+	if d := rep.Input.DeclaredVertices; d > used {
+		rep.Removed.UnusedDeclaredIDs = d - used
+	}
+}
+
+// forwardOf cleans and orients edges on the host. The caller's edges are
+// released as soon as cleaning is done (the slice is not used afterwards),
+// so peak memory is the larger of two neighbouring stages.
+func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	prog := cfg.Progress
+	t := time.Now()
+	prog.Start("clean", "", -1)
+	und, cs, err := graph.Clean(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	prog.Done()
+	edges = nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Seconds.Clean = since(t)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+
+	t = time.Now()
+	prog.Start("order", "", -1)
+	orig := und.OrigID
+	if !wantIDs {
+		und.OrigID = nil // free it before the forward graph is built
+	}
+	fwd, rank, os, err := graph.Orient(und, cfg.Order, cfg.Workers)
+	prog.Done()
+	und = nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var ids []uint64
+	if wantIDs {
+		ids = make([]uint64, len(rank))
+		for c, r := range rank {
+			ids[r] = orig[c]
+		}
+	}
+	rep.Order = cfg.Order.String()
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree, rep.Degeneracy = os.Wedges, os.MaxDegree, &os.MaxOutDegree, os.Degeneracy
+	rep.Seconds.Order = since(t)
+	return fwd, ids, ctx.Err()
+}
+
+func finish(rep *Report, start time.Time) {
+	rep.Transitivity = counts.Transitivity(rep.Triangles, rep.Wedges)
+	rep.Seconds.Total = since(start)
+	if rep.Seconds.Total > 0 {
+		rep.EdgesPerSecond = float64(rep.Edges) / rep.Seconds.Total
+	}
+}
+
+func since(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// CountFilePartitioned counts one graph file through P x P in-memory
+// blocks and P^3 subtasks (cfg.Scheme, cfg.P), run by the in-process
+// coordinator and workers exactly as workers count shards, without
+// writing any.
+func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{File: path, Device: cfg.Device}
+	fwd, _, err := Load(ctx, path, cfg, rep, false)
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	p := cfg.P
+	if p == 0 {
+		if cfg.Budget <= 0 {
+			return nil, errors.New("pipeline: --partitions 0 needs a memory budget")
+		}
+		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, partition.MemModel{}, cfg.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("%s: choosing P: %w", path, err)
+		}
+		cfg.Logger.Info("chose P", "p", p, "budget", cfg.Budget)
+	}
+	cfg.Progress.Start("partition", "", -1)
+	part, err := partition.PartitionInMemory(ctx, fwd, partition.Config{Scheme: cfg.Scheme, P: p, Workers: cfg.Workers})
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Partition = since(t)
+	src := worker.PartitionSource{Part: part}
+	tasks := part.Subtasks()
+	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Partition.Scheme, rep.Partition.P = cfg.Scheme.String(), p
+	rep.Partition.Blocks = part.Balance().NonEmpty
+	if cfg.Verify {
+		// The whole graph through the reference kernel: independent of the
+		// partitioning as well as of the kernel.
+		if err := verify(ctx, kernels.Whole(fwd), rep.Triangles, rep.Kernel, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	finish(rep, start)
+	return rep, nil
+}
+
+// CountShards counts a partitioned graph from its store, every subtask in
+// this process. cfg.Scheme and cfg.P are ignored: the store's apply.
+func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, err := storage.ReadManifest(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		Shards: store.URL(), Device: cfg.Device,
+		Vertices: m.Graph.Vertices, Edges: m.Graph.Edges, Wedges: m.Graph.Wedges,
+		MaxDegree: m.Graph.MaxDegree, Order: m.Graph.Order, MaxOutDegree: m.Graph.MaxOutDegree,
+	}
+	if r := m.Graph.Removed; r != nil {
+		rep.Removed = &Removed{SelfLoops: r.SelfLoops, Duplicates: r.Duplicates, IsolatedIDs: r.IsolatedIDs, BadLines: r.BadLines}
+	}
+	if in := m.Graph.Input; in != nil {
+		rep.Input = &Input{Format: in.Format, Compression: in.Compression, Bytes: in.Bytes, RawEdges: in.RawEdges}
+	}
+	src := worker.StoreSource{Store: store, Manifest: m}
+	tasks := partition.Subtasks(m)
+	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", store.URL(), err)
+	}
+	rep.Partition.Scheme, rep.Partition.P, rep.Partition.Blocks = m.Scheme.String(), m.P, len(m.Shards)
+	if cfg.Verify {
+		if err := verifySubtasks(ctx, src, tasks, &cfg, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", store.URL(), err)
+		}
+	}
+	finish(rep, start)
+	return rep, nil
+}
+
+func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg *Config, rep *Report) error {
+	t := time.Now()
+	res, err := RunLocal(ctx, src, store, tasks, *cfg)
+	if err != nil {
+		return err
+	}
+	rep.Triangles = res.Triangles
+	rep.Seconds.Count = since(t)
+	rep.Partition = &PartitionInfo{Subtasks: make([]SubtaskReport, len(res.Subtasks))}
+	var kernel time.Duration
+	for i, s := range res.Subtasks {
+		kernel += s.KernelTime
+		rep.Partition.Subtasks[i] = SubtaskReport{I: s.I, J: s.J, K: s.K, Triangles: s.Triangles, Edges: s.Edges, Work: s.Work,
+			KernelMS: float64(s.KernelTime.Microseconds()) / 1000}
+	}
+	rep.Kernel = runKernel(res.Subtasks)
+	rep.Seconds.Kernel = kernel.Seconds()
+	return nil
+}
+
+// runKernel names the kernel of a run: the counter's name ("auto"), as
+// results say "auto (hashcol)" per subtask.
+func runKernel(rs []SubtaskResult) string {
+	for _, r := range rs {
+		if r.Kernel != "" {
+			name, _, _ := strings.Cut(r.Kernel, " (")
+			return name
+		}
+	}
+	return ""
+}
+
+// verifySubtasks recounts every subtask with the reference CPU kernel
+// through the same blocks and fails naming the first that differs.
+func verifySubtasks(ctx context.Context, src worker.Source, tasks []partition.Subtask, cfg *Config, rep *Report) error {
+	vc := *cfg
+	vc.Slots = []worker.Slot{ReferenceSlot(cfg.Workers)}
+	vc.Progress = nil
+	res, err := RunLocal(ctx, src, "", tasks, vc)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	for x, s := range res.Subtasks {
+		if got := rep.Partition.Subtasks[x].Triangles; got != s.Triangles {
+			return fmt.Errorf("verify: subtask (%d,%d,%d): kernel %s counted %d triangles, the reference counts %d",
+				s.I, s.J, s.K, rep.Kernel, got, s.Triangles)
+		}
+	}
+	if res.Triangles != rep.Triangles {
+		return fmt.Errorf("verify: kernel %s counted %d triangles, the reference counts %d", rep.Kernel, rep.Triangles, res.Triangles)
+	}
+	rep.Verified = true
+	return nil
+}
+
+// ReferenceSlot is a CPU slot that counts with the reference kernel on
+// workers goroutines (0: GOMAXPROCS), whatever kernel is asked for.
+func ReferenceSlot(workers int) worker.Slot {
+	return worker.Slot{Device: api.Device{Kind: "cpu", Name: "cpu"}, NewCounter: func(string) (kernels.Counter, error) {
+		return kernels.NewCPU("reference", kernels.CPUOptions{Workers: workers})
+	}}
+}
