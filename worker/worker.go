@@ -287,6 +287,11 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		w.log.Warn("subtask failed", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K, "attempt", a.Attempt, "err", err)
 		return r
 	}
+	if a.PerVertex || a.PerEdge {
+		// Partial counts are not produced here yet; a result without them
+		// would be taken for a complete one.
+		return failed(runCtx, errors.New("per-vertex and per-edge counts of subtasks are not supported by this worker"))
+	}
 	src, key, err := w.source(runCtx, a.Store)
 	if err != nil {
 		return failed(runCtx, err)
