@@ -17,7 +17,6 @@ type Scheduler struct {
 	workers     map[api.WorkerID]*worker
 	workerOrder []api.WorkerID // connected workers in join order
 	faulty      map[api.WorkerID]error
-	voted       map[api.WorkerID][]api.SubtaskRef
 	out         []Decision
 }
 
@@ -31,7 +30,6 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 		jobs:    make(map[api.JobID]*job),
 		workers: make(map[api.WorkerID]*worker),
 		faulty:  make(map[api.WorkerID]error),
-		voted:   make(map[api.WorkerID][]api.SubtaskRef),
 	}, nil
 }
 
@@ -111,6 +109,7 @@ func (s *Scheduler) CancelJob(id api.JobID) ([]Decision, error) {
 		return nil, nil
 	}
 	j.state, j.err = JobCancelled, ErrJobCanceled
+	j.voted = nil
 	s.cancelRunning(j)
 	s.emit(Decision{Kind: DecideJobCancelled, Job: id, Err: ErrJobCanceled})
 	s.dispatch()
@@ -280,7 +279,10 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 		s.afterLoss(j, st)
 	default:
 		t.state, t.triangles, t.partial = tryCounted, r.Triangles, r.Partial
-		s.voted[r.Worker] = append(s.voted[r.Worker], r.Ref)
+		if j.voted == nil {
+			j.voted = map[api.WorkerID][]int{}
+		}
+		j.voted[r.Worker] = append(j.voted[r.Worker], r.Ref.Index)
 		j.perWorker[r.Worker]++
 		s.evaluate(j, st)
 	}

@@ -149,20 +149,24 @@ func (s *Scheduler) markFaulty(id api.WorkerID, err *FaultyWorkerError) {
 			s.requeueIfWanted(j, st)
 		}
 	}
-	refs := s.voted[id]
-	delete(s.voted, id)
-	for _, ref := range refs {
-		j := s.jobs[ref.Job]
+	for _, j := range s.order {
 		if j.state.Finished() {
 			continue
 		}
-		st := &j.tasks[ref.Index]
-		for i := range st.tries {
-			if t := &st.tries[i]; t.worker == id && t.state == tryCounted {
-				t.state = tryDiscarded
+		idxs := j.voted[id]
+		delete(j.voted, id)
+		for _, idx := range idxs {
+			if j.state.Finished() {
+				break
 			}
+			st := &j.tasks[idx]
+			for i := range st.tries {
+				if t := &st.tries[i]; t.worker == id && t.state == tryCounted {
+					t.state = tryDiscarded
+				}
+			}
+			s.evaluate(j, st)
 		}
-		s.evaluate(j, st)
 	}
 }
 
@@ -173,6 +177,7 @@ func (s *Scheduler) finishJob(j *job) {
 		total += j.tasks[i].value
 	}
 	j.total, j.state = total, JobDone
+	j.voted = nil
 	s.cancelRunning(j)
 	for i := range j.tasks { // partials were handed on with DecideSubtaskDone
 		for k := range j.tasks[i].tries {
@@ -187,6 +192,7 @@ func (s *Scheduler) failJob(j *job, err error) {
 		return
 	}
 	j.state, j.err = JobFailed, err
+	j.voted = nil
 	s.cancelRunning(j)
 	s.emit(Decision{Kind: DecideJobFailed, Job: j.spec.ID, Err: err})
 }

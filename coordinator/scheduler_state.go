@@ -185,7 +185,10 @@ type job struct {
 	median    float64
 	medianOf  int
 	perWorker map[api.WorkerID]int
-	recounts  int
+	// voted lists, per worker, the subtasks it counted, so that a worker
+	// found faulty has its counts discarded; dropped when the job ends.
+	voted    map[api.WorkerID][]int
+	recounts int
 }
 
 // required is how many agreeing counts from different workers settle s.
