@@ -54,20 +54,15 @@ const minHashcolMean = 5
 // chooseCPUKernel is the auto policy: a kernel name for a subtask's
 // statistics. It is pure so that it can be tested and tuned on its own.
 //
-// Measured on rmat scales 16 and 18 cut into P x P blocks (P = 2, 4, 8,
-// hash and range schemes, one worker, best of two per subtask): hashcol is
-// fastest on the whole graph, on (I, J, J) subtasks (its tail path) and on
-// blocks with long rows, which range blocks of high-degree vertices have;
-// hash on the short rows of hash-partitioned blocks (mean 2 to 4 at
-// P = 4, 8); merge only on tiny subtasks over a large K space, where a
-// bitset costs more than the count. Any threshold from 4 to 6 came within
-// 1% of choosing the best kernel for every subtask; 3 lost up to 20%.
-//
-// A clipped subtask (SubtaskStats.Clip, which partition's subtasks carry)
-// gives hashcol its tail path on any blocks, and then hashcol wins on
-// short rows too: rmat scale 20 through all subtasks of P = 4 blocks,
-// 2 cores, wall seconds hash / hashcol: hash scheme 2.40 / 1.60, range
-// 2.10 / 0.87 (the whole graph: 1.02 with hashcol).
+// hashcol is fastest on the whole graph, on (I, J, J) subtasks (its tail
+// path) and on blocks with long rows, which range blocks of high-degree
+// vertices have; hash on the short rows of hash-partitioned blocks; merge
+// only on tiny subtasks over a large K space, where a bitset costs more
+// than the count. A clipped subtask (SubtaskStats.Clip, which partition's
+// subtasks carry) gives hashcol its tail path on any blocks, and then
+// hashcol wins on short rows too. The measurements behind these rules and
+// minHashcolMean are in docs/benchmarks.md, "Measurements behind code
+// choices".
 func chooseCPUKernel(s SubtaskStats) string {
 	switch {
 	case s.KCols > maxHashBits, float64(s.KCols) > hashBitsPerWedge*s.Wedges:

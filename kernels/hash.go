@@ -22,8 +22,8 @@ import (
 //     marked element can match; in a forward graph (whole, or cut by hash
 //     or range blocks, whose local ids keep the global order) that is the
 //     part of u's list above v, so the probes number about one per wedge
-//     (sum over u of C(d+(u), 2)) instead of sum over edges of d+(v):
-//     3.4x fewer on rmat scale 20. The transpose costs one counting sort
+//     (sum over u of C(d+(u), 2)) instead of sum over edges of d+(v),
+//     several times fewer on skewed graphs. The transpose costs one counting sort
 //     and 4 bytes per IJ edge (8 on the tail path, 12 with a clip, see tail.go); its time
 //     is part of Result.KernelTime.
 //

@@ -143,10 +143,9 @@ func (o *colOrder) holds(ij *graph.CSR) bool {
 // index at[p]. The clip starts are found in row order, where they only
 // move forward along u's list; the spans are stored in column order, the
 // order the count reads them in, because a scattered store holds up the
-// loop less than a scattered load in the count (rmat scale 20, P = 4 by
-// hash, all 64 subtasks: 3.09 CPU-s with the spans in row order, read
-// through the column order's positions; 3.01 so). Workers take
-// contiguous, edge-balanced ranges of rows.
+// loop less than a scattered load in the count (docs/benchmarks.md,
+// "Measurements behind code choices"). Workers take contiguous,
+// edge-balanced ranges of rows.
 func rowSpans(t Subtask, off int64, workers int, at []uint32, spans []uint64) {
 	ij, ik := t.IJ, t.IK
 	workers = max(1, min(workers, int(ij.NumEdges()/(1<<16))))
@@ -188,9 +187,8 @@ func rowSpans(t Subtask, off int64, workers int, at []uint32, spans []uint64) {
 // mergeStarts sets starts[q] to the number of elements of the sorted list
 // rest below vs[q] + off, for ascending vs. It merges without a branch on
 // the data (which list moves on is arithmetic): the runs between clip
-// starts have random lengths, and a loop branching on them mispredicted
-// about once per edge (rmat scale 20, P = 4 by hash: rowSpans 0.67 CPU-s
-// per count with the branching loop, 0.64 so).
+// starts have random lengths, and a loop branching on them mispredicts
+// about once per edge.
 func mergeStarts(vs, rest []uint32, off int64, starts []uint32) {
 	i, q := 0, 0
 	for i < len(rest) && q < len(vs) {

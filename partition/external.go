@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"os"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,8 +66,9 @@ func sweepSpills(dir string, log *slog.Logger) {
 // rest of MemLimit goes to spill buffers and to the buckets and blocks in
 // flight. The limit must hold the arrays plus a few MiB of buffers; it is
 // checked as soon as n is known and refused with an error naming the
-// shortfall. While it runs the Go runtime's soft memory limit is set to
-// MemLimit so the collector keeps the heap within it (restored after).
+// shortfall. The caller sets the Go runtime's soft memory limit
+// (debug.SetMemoryLimit) to MemLimit for the run, so the collector keeps
+// the heap within it; a library leaves process-wide settings alone.
 
 const (
 	// minSpillPairs keeps spills from degenerating into tiny frames.
@@ -107,10 +107,6 @@ type extRun struct {
 
 func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
 	clock := newClock()
-	old := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(cfg.MemLimit)
-	defer debug.SetMemoryLimit(old)
-
 	sweepSpills(cfg.TempDir, cfg.Logger)
 	sd, err := spill.Create(cfg.TempDir, SpillPrefix)
 	if err != nil {

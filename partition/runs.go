@@ -17,10 +17,9 @@ import (
 // spilling goroutines in parallel; only reserving file space takes the
 // lock, and the write itself is a positioned write.
 //
-// Compression is the codec's alone. Runs were zstd-compressed (fastest
-// level) after the codec at first; on rmat scale 22 that saved 0.0% of the
-// pair runs, 0.0% of the sorted-key runs and 6% of the block runs for about
-// a second of CPU, so it was dropped.
+// Compression is the codec's alone: zstd after the codec saves next to
+// nothing on these runs for a noticeable cost in CPU (docs/benchmarks.md,
+// "Measurements behind code choices").
 type runSet struct {
 	name    string
 	buckets int

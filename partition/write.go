@@ -25,8 +25,9 @@ type Config struct {
 	// GOMAXPROCS.
 	Workers int
 	// MemLimit, when > 0, selects the external-memory partitioner for
-	// PartitionFile and bounds the memory it holds (bytes). 0 reads the
-	// whole graph into memory.
+	// PartitionFile and bounds the memory it holds (bytes); the caller
+	// should set the runtime's soft memory limit (debug.SetMemoryLimit)
+	// to it for the run. 0 reads the whole graph into memory.
 	MemLimit int64
 	// TempDir holds the external partitioner's run files ("" = os.TempDir).
 	TempDir string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,8 +43,7 @@ an in-memory split.`,
 			}
 			// The streaming partitioner is the default: it writes the same
 			// bytes as the in-memory path, faster and in a fraction of the
-			// memory (rmat scale 22: 4.2 s and 0.7 GB against 10 s and
-			// 4.5 GB on 2 cores).
+			// memory (docs/benchmarks.md, "Partitioning").
 			lim := hostMemory() / 2
 			if memLimit != "" {
 				if lim, err = parseBytes(memLimit); err != nil {
@@ -71,6 +71,11 @@ an in-memory split.`,
 					}
 					prog.Update(done, total)
 				},
+			}
+			if lim > 0 {
+				// The collector keeps the heap within the partitioner's
+				// limit only if the runtime knows it.
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 			}
 			sum, err := pipeline.PartitionFile(cmd.Context(), args[0], store, cfg, pc)
 			prog.Done()
