@@ -50,7 +50,7 @@ func (h binHeader) encode() []byte {
 }
 
 // readBinary streams a binary edge list. name is for messages only.
-func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st *ReadStats, fn func([]graph.Edge) error, progress func()) error {
+func readBinary(ctx context.Context, r io.Reader, name string, opts ReadOptions, st *ReadStats, fn func([]graph.Edge) error, progress func()) error {
 	var hb [binHeaderSize]byte
 	n, err := io.ReadFull(r, hb[:])
 	switch {
@@ -86,8 +86,8 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 			name, h.edges, pair)
 	}
 	batch := uint64(binBatchEdges)
-	if chunkSize > 0 {
-		batch = max(1, uint64(chunkSize)/pair)
+	if opts.chunkSize > 0 {
+		batch = max(1, uint64(opts.chunkSize)/pair)
 	}
 	if h.edges < batch {
 		batch = h.edges
@@ -109,6 +109,9 @@ func readBinary(ctx context.Context, r io.Reader, name string, chunkSize int, st
 		}
 		if err != nil {
 			return fmt.Errorf("graph/edgeio: %s: reading: %w", name, err)
+		}
+		if opts.keepBatches && done > 0 {
+			edges = make([]graph.Edge, k)
 		}
 		e := edges[:k]
 		if h.width == 4 {

@@ -24,7 +24,10 @@ type chunk struct {
 	done chan struct{}
 }
 
-var errLineTooLong = errors.New("line too long")
+var (
+	errLineTooLong = errors.New("line too long")
+	newline        = []byte{'\n'}
+)
 
 // runText parses a text body (edge list or Matrix Market entries) read from
 // r. lineBase is the number of lines already consumed (a Matrix Market
@@ -58,6 +61,10 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 		go func() {
 			defer wg.Done()
 			for c := range work {
+				if opts.keepBatches {
+					// Every line holds at most one edge.
+					c.res.edges = make([]graph.Edge, 0, bytes.Count(c.data, newline)+1)
+				}
 				p.parse(c.data, &c.res)
 				close(c.done)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
@@ -37,6 +38,10 @@ type ReadOptions struct {
 	// chunkSize overrides the text chunk size; tests set it tiny to put
 	// chunk boundaries everywhere.
 	chunkSize int
+	// keepBatches lets fn keep the text batches it is given: each chunk's
+	// edges go to a new slice, sized by the chunk's line count, instead of
+	// a buffer reused for the next chunk.
+	keepBatches bool
 }
 
 // ReadStats describes what a read saw.
@@ -74,40 +79,40 @@ func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge,
 	if edges, st, ok, err := readBinaryFile(ctx, path, opts); ok {
 		return edges, st, err
 	}
-	// Batches are kept as they come and joined once at the end: growing
-	// one slice by appending copies the edges again at every doubling and
-	// faults in each new array, which cost more than the parsing itself
-	// on large text files.
+	// Batches are kept as they come (text batches are not reused, so no
+	// copy is needed) and joined once at the end: growing one slice by
+	// appending copies the edges again at every doubling and faults in
+	// each new array, which cost more than the parsing itself on large
+	// text files.
+	opts.keepBatches = true
 	var parts [][]graph.Edge
 	var n int
 	st, err := Stream(ctx, path, opts, func(b []graph.Edge) error {
-		parts = append(parts, append([]graph.Edge(nil), b...))
+		parts = append(parts, b)
 		n += len(b)
 		return nil
 	})
 	if err != nil {
 		return nil, st, err
 	}
-	out := make([]graph.Edge, 0, n)
-	for i, p := range parts {
-		out = append(out, p...)
-		parts[i] = nil
-	}
-	return out, st, nil
+	return join(parts, n, workers(opts)), st, nil
 }
 
 // Read reads edges from r; name is used in messages and for detecting the
 // format from its extension.
 func Read(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]graph.Edge, ReadStats, error) {
-	var out []graph.Edge
+	opts.keepBatches = true // see ReadFile
+	var parts [][]graph.Edge
+	var n int
 	st, err := streamReader(ctx, r, name, -1, opts, func(b []graph.Edge) error {
-		out = append(out, b...)
+		parts = append(parts, b)
+		n += len(b)
 		return nil
 	})
 	if err != nil {
 		return nil, st, err
 	}
-	return out, st, nil
+	return join(parts, n, workers(opts)), st, nil
 }
 
 // Stream delivers the edges of path ("-" = standard input) in file order in
@@ -232,7 +237,7 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 
 	switch format {
 	case FormatBin:
-		err = readBinary(ctx, br, dn, opts.chunkSize, &st, fn, progress)
+		err = readBinary(ctx, br, dn, opts, &st, fn, progress)
 	case FormatMTX:
 		var p *lineParser
 		var lines int64
@@ -304,6 +309,41 @@ func decompressError(name, comp string, cr *countingReader, err error) error {
 		return fmt.Errorf("graph/edgeio: %s: truncated %s stream after %d compressed bytes: %w", name, comp, cr.n.Load(), err)
 	}
 	return fmt.Errorf("graph/edgeio: %s: corrupt %s stream: %w", name, comp, err)
+}
+
+// join concatenates parts, n edges in all, copying on up to w goroutines.
+// No edges give nil.
+func join(parts [][]graph.Edge, n, w int) []graph.Edge {
+	if n == 0 {
+		return nil
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := make([]graph.Edge, n)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	offs := make([]int, len(parts))
+	for i, off := 0, 0; i < len(parts); i++ {
+		offs[i] = off
+		off += len(parts[i])
+	}
+	for range min(w, len(parts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(parts) {
+					return
+				}
+				copy(out[offs[i]:], parts[i])
+				parts[i] = nil
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func workers(opts ReadOptions) int {
