@@ -10,5 +10,6 @@ func clusterCommands() []*cobra.Command {
 		newStatusCommand(),
 		newCancelCommand(),
 		newCoordinatorCommand(),
+		newWorkerCommand(),
 	}
 }

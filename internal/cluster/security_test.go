@@ -106,6 +106,7 @@ func TestTLSRefusals(t *testing.T) {
 		name string
 		sec  Security
 	}{
+		{"no client certificate", Security{TLS: TLSFiles{CA: f.CA}, Token: "tok"}},
 		{"server certificate as client", Security{TLS: TLSFiles{Cert: f.ServerCert, Key: f.ServerKey, CA: f.CA}, Token: "tok"}},
 		{"certificate from another CA", Security{TLS: TLSFiles{Cert: f.StrangerCert, Key: f.StrangerKey, CA: f.CA}, Token: "tok"}},
 		{"no TLS", Security{Token: "tok"}},
@@ -117,10 +118,10 @@ func TestTLSRefusals(t *testing.T) {
 		})
 	}
 	// The server logs in its own goroutine, maybe after the client gave up.
-	for deadline := time.Now().Add(5 * time.Second); strings.Count(logged.String(), "TLS handshake") < 3 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(logged.String(), "TLS handshake") < 4 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := strings.Count(logged.String(), "TLS handshake"); n < 3 {
+	if n := strings.Count(logged.String(), "TLS handshake"); n < 4 {
 		t.Errorf("the server logged %d refused handshakes, want at least 3:\n%s", n, logged.String())
 	}
 	// Half the TLS settings is an error, not a silent plain connection.

@@ -9,8 +9,10 @@ import (
 )
 
 // TLSFiles names the PEM files of mutual TLS: this side's certificate and
-// key, and the CA that signed the other side's certificates. All three
-// are set, or none (no TLS).
+// key, and the CA that signed the other side's certificates. A server
+// needs all three; a client needs the CA, and a certificate and key for
+// any server that requires one (trigrid's coordinator does). None set
+// means no TLS.
 type TLSFiles struct {
 	Cert, Key, CA string
 }
@@ -26,15 +28,23 @@ func (f TLSFiles) load() (tls.Certificate, *x509.CertPool, error) {
 	if err != nil {
 		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS certificate %s with key %s: %w", f.Cert, f.Key, err)
 	}
+	pool, err := f.caPool()
+	return cert, pool, err
+}
+
+func (f TLSFiles) caPool() (*x509.CertPool, error) {
+	if f.CA == "" {
+		return nil, errors.New("cluster: TLS needs --tls-ca")
+	}
 	pem, err := os.ReadFile(f.CA)
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS CA: %w", err)
+		return nil, fmt.Errorf("cluster: TLS CA: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return tls.Certificate{}, nil, fmt.Errorf("cluster: TLS CA %s holds no PEM certificate", f.CA)
+		return nil, fmt.Errorf("cluster: TLS CA %s holds no PEM certificate", f.CA)
 	}
-	return cert, pool, nil
+	return pool, nil
 }
 
 // ServerTLS returns the coordinator's TLS configuration: its certificate,
@@ -57,14 +67,20 @@ func ServerTLS(f TLSFiles) (*tls.Config, error) {
 // certificate must chain to. serverName is the name the coordinator's
 // certificate must carry ("" takes it from the dialled address).
 func ClientTLS(f TLSFiles, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS12}
+	if f.Cert == "" && f.Key == "" {
+		pool, err := f.caPool()
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+		return cfg, nil
+	}
 	cert, pool, err := f.load()
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      pool,
-		ServerName:   serverName,
-		MinVersion:   tls.VersionTLS12,
-	}, nil
+	cfg.Certificates = []tls.Certificate{cert}
+	cfg.RootCAs = pool
+	return cfg, nil
 }

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/internal/cluster"
+	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/pipeline"
+	"github.com/trigrid/trigrid/internal/workerclient"
+	"github.com/trigrid/trigrid/worker"
+)
+
+type workerFlags struct {
+	sec         securityFlags
+	gossip      gossipFlags
+	faults      faultFlags
+	join        []string
+	coordinator string
+	device      string
+	devices     string
+	kernel      string
+	cudaLib     string
+	memLimit    string
+	cores       int
+	logFormat   string
+	insecure    bool
+	drain       time.Duration
+	prefetch    int
+	cacheBytes  string
+	findTimeout time.Duration
+}
+
+func newWorkerCommand() *cobra.Command {
+	var f workerFlags
+	d := worker.DefaultConfig()
+	host, _ := os.Hostname()
+	cmd := &cobra.Command{
+		Use:   "worker --join GOSSIP_ADDR [--coordinator ADDR] [--device auto|cpu|gpu] [--devices 0,1] [flags]",
+		Short: "Run a worker: count the subtasks a coordinator hands out",
+		Long: `Run a worker. It joins the cluster's gossip at --join, finds the coordinator
+there (or dials --coordinator), and counts the subtasks it pulls on every
+selected GPU (one slot each) or on the CPU. It reads a job's shards from the
+job's store when it can reach it (a shared filesystem) and otherwise fetches
+them from the coordinator, checking each against the manifest. SIGINT or
+SIGTERM drains: running subtasks finish (up to --drain-timeout) or are handed
+back, the worker leaves the cluster and exits 0; a second signal exits at
+once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorker(cmd, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.join, "join", nil, "gossip address(es) of cluster members to join, e.g. the coordinator's --gossip")
+	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (default: found through gossip)")
+	fl.StringVar(&f.device, "device", "auto", "where to count: auto (every usable GPU, else the CPU), cpu, gpu")
+	fl.StringVar(&f.devices, "devices", "", "GPU indexes to count on, e.g. 0,1 (default: every visible GPU)")
+	fl.StringVar(&f.kernel, "kernel", "auto", "this worker's kernel (a job may name another the worker has)")
+	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
+	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
+	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow clear-text gossip beyond loopback (trusted networks only)")
+	fl.DurationVar(&f.drain, "drain-timeout", d.DrainTimeout, "on SIGINT/SIGTERM, how long running subtasks may finish before they are handed back")
+	fl.IntVar(&f.prefetch, "prefetch", d.Prefetch, "assignments per slot pulled ahead, their blocks loaded while the slot counts")
+	fl.StringVar(&f.cacheBytes, "cache", strconv.FormatInt(d.CacheBytes, 10), "decoded blocks kept between subtasks, e.g. 4GiB (negative: none)")
+	fl.DurationVar(&f.findTimeout, "find-timeout", time.Minute, "how long to look for the coordinator through gossip before giving up")
+	f.gossip.add(cmd, "127.0.0.1:0", host)
+	f.sec.add(cmd)
+	f.sec.addServerName(cmd)
+	f.faults.add(cmd)
+	return cmd
+}
+
+func parseDevices(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--devices %q: want GPU indexes like 0,1", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func runWorker(cmd *cobra.Command, f *workerFlags) error {
+	if err := setupLogFormat(cmd, f.logFormat, logLevelOf(cmd)); err != nil {
+		return err
+	}
+	logger := slog.Default()
+	if faultsBuilt {
+		logger.Warn("this binary was built with test-only fault injection (-tags trigrid_faults)")
+	}
+	if len(f.join) == 0 && f.coordinator == "" {
+		return errors.New("--join: give a cluster member's gossip address (or --coordinator)")
+	}
+	devs, err := parseDevices(f.devices)
+	if err != nil {
+		return err
+	}
+	if len(devs) > 0 && f.device == "cpu" {
+		return fmt.Errorf("--devices %s: --device cpu counts on no GPU", f.devices)
+	}
+	var memLimit int64
+	if f.memLimit != "" {
+		if memLimit, err = parseBytes(f.memLimit); err != nil {
+			return fmt.Errorf("--device-mem-limit: %w", err)
+		}
+	}
+	cache, err := parseSignedBytes(f.cacheBytes)
+	if err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
+	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
+		Library: gpu.Options{Path: f.cudaLib, MemLimit: uint64(memLimit)},
+		Workers: f.cores,
+		Logger:  logger,
+		Devices: devs,
+	})
+	if err != nil {
+		return fmt.Errorf("--device %s --kernel %s: %w", f.device, f.kernel, err)
+	}
+	if sel.Fallback != "" {
+		logger.Warn("counting on the CPU", "reason", sel.Fallback)
+	}
+	slots := pipeline.SlotsOf(sel)
+	devices := make([]api.Device, len(slots))
+	for i, s := range slots {
+		devices[i] = s.Device
+		if memLimit > 0 && (s.Device.Memory == 0 || s.Device.Memory > memLimit) {
+			devices[i].Memory = memLimit
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	mcfg, err := f.gossip.config(cluster.Meta{Role: cluster.RoleWorker, Devices: cluster.MetaDevices(devices)}, f.insecure, nil, logger)
+	if err != nil {
+		return err
+	}
+	member, err := cluster.New(mcfg)
+	if err != nil {
+		return err
+	}
+	defer member.Shutdown()
+	if len(f.join) > 0 {
+		if _, err := member.Join(f.join); err != nil {
+			return fmt.Errorf("--join %s: %w (a different --gossip-key, or none, is refused this way too)", strings.Join(f.join, ","), err)
+		}
+		go rejoin(ctx, member, f.join, logger)
+	}
+	addr := f.coordinator
+	if addr == "" {
+		if addr, err = findCoordinator(ctx, member, f.findTimeout); err != nil {
+			return err
+		}
+	}
+	logger.Info("worker ready", "name", f.gossip.name, "gossip", member.Addr(), "coordinator", addr, "device", sel.Device, "slots", len(slots), "kernel", sel.Kernel)
+
+	gconn, err := f.sec.dial(addr)
+	if err != nil {
+		return err
+	}
+	defer gconn.Close()
+	conn, err := workerclient.New(workerclient.Config{Client: gconn, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+
+	cfg := worker.DefaultConfig()
+	cfg.ID = api.WorkerID(f.gossip.name)
+	cfg.Conn = f.faults.wrap(conn, logger)
+	cfg.Slots = slots
+	cfg.OpenStore = conn.OpenStore
+	cfg.CacheBytes = cache
+	cfg.Prefetch = f.prefetch
+	cfg.DrainTimeout = f.drain
+	cfg.Version = version
+	cfg.Kernels = []string{sel.Kernel}
+	cfg.Cores = f.cores
+	cfg.Logger = logger
+	w, err := worker.New(cfg)
+	if err != nil {
+		return err
+	}
+	runErr := w.Run(ctx)
+	stop()
+	if err := member.Leave(2 * time.Second); err != nil {
+		logger.Warn("leaving the cluster", "err", err)
+	}
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	logger.Info("worker stopped")
+	return runErr
+}
+
+// findCoordinator waits until gossip shows a coordinator and returns the
+// gRPC address it advertises.
+func findCoordinator(ctx context.Context, m *cluster.Member, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if n, ok := m.Find(cluster.RoleCoordinator); ok && n.Meta.GRPC != "" {
+			return n.Meta.GRPC, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no coordinator in the cluster after %v (give --coordinator, or --join its gossip address)", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// rejoin contacts the --join addresses again whenever no coordinator is
+// among the members, so a restarted coordinator (which knows no one) is
+// found again.
+func rejoin(ctx context.Context, m *cluster.Member, addrs []string, logger *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, ok := m.Find(cluster.RoleCoordinator); ok {
+			continue
+		}
+		if _, err := m.Join(addrs); err == nil {
+			logger.Info("rejoined the cluster", "addrs", addrs)
+		}
+	}
+}
+
+// parseSignedBytes is parseBytes that also takes a negative plain number.
+func parseSignedBytes(s string) (int64, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), "-") {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("size %q: a negative size is a plain number (e.g. -1)", s)
+		}
+		return n, nil
+	}
+	return parseBytes(s)
+}

@@ -1,0 +1,175 @@
+package clustertest
+
+import (
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trigrid/trigrid/internal/testlong"
+)
+
+// slowWorker makes each result wait, so a job of 64 subtasks on 4 workers
+// lasts about a second and faults land mid-job.
+var slowWorker = []string{"--fault-delay", "60ms"}
+
+// killRound SIGKILLs one random worker at a random moment of a job and
+// checks the total.
+func killRound(t *testing.T, rng *rand.Rand, file string, want uint64) {
+	c, ws := startCluster(t, 4, nil, slowWorker...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
+	victim := ws[rng.IntN(len(ws))]
+	time.Sleep(time.Duration(rng.IntN(900)) * time.Millisecond)
+	victim.kill()
+	t.Logf("killed %s", victim.name)
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, want)
+}
+
+// waitJob waits for a submitted job through `submit`'s watch path, by
+// polling status (the job already exists).
+func waitJob(t *testing.T, c *coord, job string) (result, string, error) {
+	t.Helper()
+	var st jobStatus
+	waitFor(t, 2*time.Minute, "job "+job+" to end", func() bool {
+		s, err := status(t, c, job)
+		if err != nil {
+			return false
+		}
+		st = s
+		return st.State == "done" || st.State == "failed" || st.State == "cancelled"
+	})
+	if st.State != "done" {
+		return st.result, "", &jobError{st.State, st.Error}
+	}
+	return st.result, "", nil
+}
+
+type jobError struct{ state, msg string }
+
+func (e *jobError) Error() string { return "job " + e.state + ": " + e.msg }
+
+// SIGKILL a random worker at a random moment: the count stays exact. Two
+// rounds run by default, ten with the long tests.
+func TestChaosKillWorker(t *testing.T) {
+	file := grqc(t)
+	want := uint64(grqcTriangles)
+	rounds := 2
+	if testlong.Enabled() {
+		rounds = 10
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for i := range rounds {
+		t.Run("round"+string(rune('0'+i)), func(t *testing.T) { killRound(t, rng, file, want) })
+	}
+}
+
+// A stalled worker (SIGSTOP) holds its attempts until their leases lapse;
+// the others finish the job.
+func TestStalledWorker(t *testing.T) {
+	file := grqc(t)
+	c, ws := startCluster(t, 3, nil, slowWorker...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "range", file)
+	time.Sleep(300 * time.Millisecond)
+	ws[0].signal(syscall.SIGSTOP)
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+}
+
+// A worker that joins mid-job gets work.
+func TestWorkerJoinsMidJob(t *testing.T) {
+	file := grqc(t)
+	c, _ := startCluster(t, 1, nil, slowWorker...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
+	waitFor(t, 30*time.Second, "some progress", func() bool {
+		s, err := status(t, c, job)
+		return err == nil && s.Done > 0
+	})
+	startWorker(t, c, "late", slowWorker...)
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+	_, lines := metrics(t, c)
+	if n := sample(lines, "trigrid_coordinator_attempts_total", `worker="late"`); n == 0 {
+		t.Errorf("the late worker got no attempts; metrics:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// Kill the coordinator mid-job and restart it on the same state and
+// addresses: the job resumes, and subtasks settled before the kill are
+// not handed out again.
+func TestCoordinatorRestart(t *testing.T) {
+	file := grqc(t)
+	c, _ := startCluster(t, 3, nil, slowWorker...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
+	var before jobStatus
+	waitFor(t, 60*time.Second, "a quarter of the job", func() bool {
+		s, err := status(t, c, job)
+		before = s
+		return err == nil && s.Done*4 >= s.Subtasks && s.Subtasks > 0
+	})
+	c.kill()
+	// Same state directory and the same gRPC, gossip and metrics ports.
+	args := append([]string(nil), c.args...)
+	for i := range args {
+		switch args[i] {
+		case "--listen":
+			args[i+1] = c.grpc
+		case "--gossip":
+			args[i+1] = c.gossip
+		case "--metrics":
+			args[i+1] = c.metrics
+		}
+	}
+	c2 := launchCoordinator(t, args)
+	restored, err := status(t, c2, job)
+	if err != nil {
+		t.Fatalf("status after restart: %v", err)
+	}
+	if restored.Done < before.Done {
+		t.Fatalf("restart lost settled subtasks: %d done before the kill, %d after", before.Done, restored.Done)
+	}
+	r, stderr, err := waitJob(t, c2, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+	sums, _ := metrics(t, c2)
+	handed := sums["trigrid_coordinator_attempts_total"]
+	// Every hand-out of the new process beyond the subtasks that were open
+	// at restart is a retry or a speculative copy, which it counts.
+	open := float64(restored.Subtasks - restored.Done)
+	if extra := handed - open; extra > sums["trigrid_coordinator_requeued_total"]+sums["trigrid_coordinator_speculated_total"] {
+		t.Errorf("the restarted coordinator handed out %v attempts for %v open subtasks: settled subtasks were recounted", handed, open)
+	}
+	if settled := sums["trigrid_coordinator_subtasks_done_total"]; settled > open {
+		t.Errorf("the restarted coordinator settled %v subtasks, only %v were open", settled, open)
+	}
+}
+
+// A worker that reports a wrong count for one subtask is outvoted by the
+// recount, named as faulty, and the total stays exact. The coordinator
+// verifies every subtask on two workers; with only the liar and one honest
+// worker up, both count subtask 5, so the lie is certain to meet a
+// disagreement, and a third worker, started once the lie is told, breaks
+// the tie.
+func TestWrongCountCaught(t *testing.T) {
+	file := grqc(t)
+	c := startCoordinator(t, "--verify")
+	liar := startWorker(t, c, "liar", "--fault-wrong-count", "5")
+	startWorker(t, c, "honest1")
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
+	liar.logLine("FAULT INJECTION: reporting a wrong count", time.Minute)
+	startWorker(t, c, "honest2")
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+	named := false
+	for _, f := range r.Faulty {
+		named = named || f.Worker == "liar"
+		if f.Worker != "liar" {
+			t.Errorf("honest worker %s named faulty: %s", f.Worker, f.Reason)
+		}
+	}
+	if !named {
+		t.Errorf("the faulty worker was not named: %+v", r)
+	}
+}
