@@ -16,9 +16,9 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/internal/cluster"
+	"github.com/trigrid/trigrid/internal/workerclient"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/pipeline"
-	"github.com/trigrid/trigrid/internal/workerclient"
 	"github.com/trigrid/trigrid/worker"
 )
 
