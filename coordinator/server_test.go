@@ -449,6 +449,11 @@ func TestServerCatchesFaultyWorker(t *testing.T) {
 	if n := counterValue(ts.s.met.faulty); n != 1 {
 		t.Fatalf("workers_faulty_total %v", n)
 	}
+	// The liar is refused when it comes back.
+	err = (&fakeWorker{id: "liar"}).run(context.Background(), dial(t, ts.addr))
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "faulty") {
+		t.Fatalf("faulty worker reconnecting: %v", err)
+	}
 }
 
 // waitSessions waits until n workers are connected.

@@ -79,11 +79,13 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 		s.log.Warn("worker refused", "err", err)
 		return status.Errorf(codes.InvalidArgument, "coordinator: the first message must be a valid Hello: %v", err)
 	}
-	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: pb.EncodeWelcome(s.Welcome())}}); err != nil {
-		return err
-	}
 	sess := &session{id: h.Worker, out: make(chan *pb.CoordinatorMessage, s.cfg.SendQueue), gone: make(chan struct{})}
+	var refused error
 	if err := s.call(ctx, func() {
+		if why := s.sched.faulty[h.Worker]; why != nil {
+			refused = why
+			return
+		}
 		if old := s.sessions[h.Worker]; old != nil {
 			s.endSession(old, "replaced by a new connection of the same worker")
 		}
@@ -91,10 +93,20 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 		s.apply(s.sched.WorkerJoined(h))
 		s.log.Info("worker joined", "worker", h.Worker, "version", h.Version, "slots", h.Slots, "devices", len(h.Devices))
 	}); err != nil {
+		s.post(context.Background(), func() { s.endSession(sess, "stream ended while joining") })
 		return status.Errorf(codes.Unavailable, "coordinator: %v", err)
+	}
+	if refused != nil {
+		s.log.Warn("faulty worker refused", "worker", h.Worker, "err", refused)
+		return status.Errorf(codes.PermissionDenied, "coordinator: worker %s was found faulty and gets no more work: %v", h.Worker, refused)
 	}
 	leave := func(reason string) {
 		s.post(context.Background(), func() { s.endSession(sess, reason) })
+	}
+	// Assignments wait in sess.out until the Welcome is out.
+	if err := stream.Send(&pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Welcome{Welcome: pb.EncodeWelcome(s.Welcome())}}); err != nil {
+		leave("stream broke: " + err.Error())
+		return err
 	}
 
 	recvErr := make(chan error, 1)
