@@ -19,6 +19,9 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/internal/cluster"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/pipeline"
+	"github.com/trigrid/trigrid/storage"
 )
 
 type coordinatorFlags struct {
@@ -141,6 +144,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	}
 	cfg.Version = version
 	cfg.Logger = logger
+	cfg.Partitioner = pipelinePartitioner(logger)
 	if f.state == "" {
 		logger.Warn("no --state: jobs live in memory and are lost when the coordinator stops")
 	}
@@ -258,6 +262,24 @@ func forwardMembership(ctx context.Context, events <-chan cluster.Event, srv *co
 				srv.WorkerGone(api.WorkerID(e.Node.Name), "membership: "+e.Kind.String())
 			}
 		}
+	}
+}
+
+// pipelinePartitioner cuts a submitted graph file with the pipeline every
+// command shares (read -> clean -> orient, id map kept). A job with P 0
+// goes to the coordinator's default partitioner, which chooses P for the
+// workers' device memory.
+func pipelinePartitioner(logger *slog.Logger) coordinator.Partitioner {
+	return func(ctx context.Context, req coordinator.PartitionRequest) (*storage.Manifest, error) {
+		if req.P == 0 {
+			return coordinator.DefaultPartitioner(ctx, req)
+		}
+		cfg := pipeline.DefaultConfig()
+		cfg.Logger = logger
+		if _, err := pipeline.PartitionFile(ctx, req.Graph, req.Store, cfg, partition.Config{Scheme: req.Scheme, P: req.P, Logger: logger}); err != nil {
+			return nil, err
+		}
+		return storage.ReadManifest(ctx, req.Store)
 	}
 }
 
