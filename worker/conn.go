@@ -30,3 +30,13 @@ type Conn interface {
 	// Heartbeat says the worker is alive and which assignments it holds.
 	Heartbeat(ctx context.Context, hb api.Heartbeat) error
 }
+
+// Canceller is a Conn that also carries the coordinator's cancels of
+// attempts it no longer needs (settled by another worker, or of a
+// cancelled job). The worker drops such an attempt: it stops its count or
+// never starts it, and sends no result for it. The channel is read until
+// Run returns.
+type Canceller interface {
+	Conn
+	Cancels() <-chan api.Cancel
+}

@@ -28,7 +28,7 @@ type Worker struct {
 	srcs  map[string]Source // by store URL
 
 	heldMu sync.Mutex
-	held   map[api.SubtaskRef]int // pulled and not yet reported: attempt
+	held   map[api.SubtaskRef]*task // pulled and not yet reported
 
 	started atomic.Bool
 }
@@ -38,8 +38,27 @@ type task struct {
 	a       api.Assignment
 	started atomic.Bool // a slot has taken it: the prefetcher skips it
 
-	mu sync.Mutex
-	lt LoadTimes // loads made for this task, by its slot or the prefetcher
+	mu        sync.Mutex
+	lt        LoadTimes          // loads made for this task, by its slot or the prefetcher
+	cancelled bool               // the coordinator no longer wants it: no result
+	stop      context.CancelFunc // stops its count, once a slot runs it
+}
+
+// cancel marks the task dropped and stops its count if one runs.
+func (t *task) cancel() {
+	t.mu.Lock()
+	t.cancelled = true
+	stop := t.stop
+	t.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+func (t *task) isCancelled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cancelled
 }
 
 func (t *task) addLoad(lt LoadTimes) {
@@ -61,7 +80,7 @@ func New(cfg Config) (*Worker, error) {
 		log:   cfg.Logger.With("component", "worker", "worker", string(cfg.ID)),
 		cache: newBlockCache(cfg.CacheBytes),
 		srcs:  map[string]Source{},
-		held:  map[api.SubtaskRef]int{},
+		held:  map[api.SubtaskRef]*task{},
 	}, nil
 }
 
@@ -162,6 +181,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if prefetch {
 		wg.Go(func() { w.prefetch(runCtx, ahead) })
 	}
+	if cc, ok := w.conn.(Canceller); ok {
+		cancelsDone := make(chan struct{})
+		defer close(cancelsDone)
+		go w.cancels(cc.Cancels(), cancelsDone)
+	}
 	if w.cfg.HeartbeatInterval > 0 {
 		hbDone := make(chan struct{})
 		defer close(hbDone)
@@ -171,15 +195,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Go(func() {
 			for t := range queue {
 				var r api.Result
-				if runCtx.Err() != nil {
+				switch {
+				case t.isCancelled():
+				case runCtx.Err() != nil:
 					r = w.handBack(t.a, "worker draining")
-				} else {
+				default:
 					r = w.count(runCtx, countCtx, st, t)
 				}
-				if err := w.report(ctx, r); err != nil {
-					fail(err)
+				// A cancelled attempt gets no result: the coordinator has
+				// settled or dropped it.
+				if !t.isCancelled() {
+					if err := w.report(ctx, r); err != nil {
+						fail(err)
+					}
 				}
-				w.release(t.a)
+				w.release(t)
 				free <- struct{}{}
 			}
 		})
@@ -229,7 +259,7 @@ func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, 
 		}
 		for _, a := range as {
 			t := &task{a: a}
-			w.hold(a)
+			w.hold(t)
 			queue <- t
 			if ahead != nil {
 				ahead <- t
@@ -309,6 +339,15 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	if err != nil {
 		return failed(runCtx, err)
 	}
+	countCtx, stop := context.WithCancel(countCtx)
+	defer stop()
+	t.mu.Lock()
+	t.stop = stop
+	cancelled := t.cancelled
+	t.mu.Unlock()
+	if cancelled {
+		return r
+	}
 	res, err := counter.Count(countCtx, kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset})
 	if err != nil {
 		return failed(countCtx, fmt.Errorf("kernel %s on %s: %w", counter.Name(), st.cfg.Device.Name, err))
@@ -377,16 +416,36 @@ func (w *Worker) source(ctx context.Context, url string) (Source, string, error)
 	return s, url, nil
 }
 
-func (w *Worker) hold(a api.Assignment) {
+func (w *Worker) hold(t *task) {
 	w.heldMu.Lock()
-	w.held[a.Ref] = a.Attempt
+	w.held[t.a.Ref] = t
 	w.heldMu.Unlock()
 }
 
-func (w *Worker) release(a api.Assignment) {
+func (w *Worker) release(t *task) {
 	w.heldMu.Lock()
-	delete(w.held, a.Ref)
+	if w.held[t.a.Ref] == t {
+		delete(w.held, t.a.Ref)
+	}
 	w.heldMu.Unlock()
+}
+
+// cancels drops the attempts the coordinator cancels until done closes.
+func (w *Worker) cancels(ch <-chan api.Cancel, done chan struct{}) {
+	for {
+		select {
+		case c := <-ch:
+			w.heldMu.Lock()
+			t := w.held[c.Ref]
+			w.heldMu.Unlock()
+			if t != nil && t.a.Attempt == c.Attempt {
+				w.log.Debug("attempt cancelled", "job", c.Ref.Job, "index", c.Ref.Index, "attempt", c.Attempt, "reason", c.Reason)
+				t.cancel()
+			}
+		case <-done:
+			return
+		}
+	}
 }
 
 // heartbeats tells the coordinator every HeartbeatInterval which

@@ -562,3 +562,51 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("zero values not filled in: %+v", cfg)
 	}
 }
+
+// cancelConn is a fakeConn that carries cancels.
+type cancelConn struct {
+	*fakeConn
+	ch chan api.Cancel
+}
+
+func (c cancelConn) Cancels() <-chan api.Cancel { return c.ch }
+
+// TestRunCancelledAttempts: a cancelled attempt, running or queued, is
+// dropped without a result; the others are counted.
+func TestRunCancelledAttempts(t *testing.T) {
+	c := blockingCounter{started: make(chan struct{}, 10), release: make(chan struct{})}
+	slots := []Slot{{Device: api.Device{Name: "a"}, NewCounter: func(string) (kernels.Counter, error) { return c, nil }}}
+	as := make([]api.Assignment, 3)
+	for x := range as {
+		as[x] = api.Assignment{Ref: api.SubtaskRef{Job: "c", Index: x}, Attempt: 1}
+	}
+	conn := cancelConn{newFakeConn(as), make(chan api.Cancel)}
+	cfg := testConfig(t, conn, slots, blockFunc(func(i, j int) *graph.CSR { return &graph.CSR{Offsets: []uint64{0}} }))
+	cfg.Prefetch = 2
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	<-c.started // subtask 0 counts; 1 and 2 wait
+	for held := 0; held < 3; {
+		w.heldMu.Lock()
+		held = len(w.held)
+		w.heldMu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	conn.ch <- api.Cancel{Ref: as[2].Ref, Attempt: 2, Reason: "another attempt"} // not the held attempt: ignored
+	conn.ch <- api.Cancel{Ref: as[2].Ref, Attempt: 1, Reason: "settled"}
+	conn.ch <- api.Cancel{Ref: as[0].Ref, Attempt: 1, Reason: "settled"}
+	<-c.started // subtask 1 starts once 0 is stopped
+	close(c.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if len(conn.results) != 1 || conn.results[0].Ref.Index != 1 || conn.results[0].Triangles != 1 {
+		t.Fatalf("results %+v, want subtask 1 alone", conn.results)
+	}
+}
