@@ -185,13 +185,14 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	ref := api.SubtaskRef{Job: j.spec.ID, Index: idx}
 	w.running[ref] = attempt
 	w.demand--
-	w.lastJob, w.lastIJ, w.hasLast = j.spec.ID, ijKey{t.I, t.J}, true
+	// Affinity follows the group w takes fresh subtasks from; a retry or a
+	// copy from a drained group does not pull w away from its group.
+	if g := j.groupOf[ijKey{t.I, t.J}]; g != nil && !g.empty() {
+		g.taken = true
+		w.lastJob, w.lastIJ, w.hasLast = j.spec.ID, ijKey{t.I, t.J}, true
+	}
 	if j.state == JobQueued {
 		j.state = JobRunning
-	}
-	g := j.groupOf[ijKey{t.I, t.J}]
-	if g != nil {
-		g.taken = true
 	}
 	s.emit(Decision{Kind: DecideAssign, Worker: id, Job: j.spec.ID, Ref: ref, Attempt: attempt, Speculative: speculative,
 		Assignment: api.Assignment{Ref: ref, Attempt: attempt, I: t.I, J: t.J, K: t.K,
