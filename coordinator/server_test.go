@@ -400,6 +400,45 @@ func TestServerStalledWorkerLeaseExpires(t *testing.T) {
 	}
 }
 
+func TestServerWorkerGoneRequeues(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t) // 20 s leases: only WorkerGone can requeue in time
+	stalled := &fakeWorker{id: "stalled", stall: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stalledErr := make(chan error, 1)
+	conn := dial(t, ts.addr)
+	go func() { stalledErr <- stalled.run(ctx, conn) }()
+	waitSessions(t, ts, 1)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	for i := 0; ; i++ { // the stalled worker holds two attempts
+		st, _ := ts.s.Status(ctx, api.JobID(id))
+		if st.Running == 2 {
+			break
+		}
+		if i > 3000 {
+			t.Fatalf("stalled worker got no work: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.s.WorkerGone("stalled", "membership: dead")
+	if err := <-stalledErr; status.Code(err) != codes.Aborted {
+		t.Fatalf("the gone worker's stream ended with %v, want Aborted", err)
+	}
+	startWorkers(t, ts.addr, &fakeWorker{id: "w1"})
+	start := time.Now()
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want || st.Requeued < 2 {
+		t.Fatalf("status %+v, want done with %d after 2 requeues", st, want)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("took %v: requeued by lease expiry, not WorkerGone", d)
+	}
+}
+
 func TestServerManyWorkers(t *testing.T) {
 	// 64 workers on the real gRPC path, 512 subtasks answered at once:
 	// every subtask's count is its index + 1, so the total is exact only
