@@ -22,6 +22,11 @@ cuda:
 ref:
 	$(MAKE) -C kernels/cuda ref
 
+# Every fuzz target for FUZZTIME each (default 30s): scripts/fuzz.sh.
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 

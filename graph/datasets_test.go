@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/internal/testlong"
 )
 
 // readEdgeList reads through testgraphs rather than graph/edgeio so that
@@ -21,6 +22,7 @@ func readEdgeList(t *testing.T, path string) []Edge {
 func TestCleanDatasets(t *testing.T) {
 	for _, m := range testgraphs.Datasets(t) {
 		t.Run(m.Name, func(t *testing.T) {
+			testgraphs.SkipLarge(t, m)
 			edges := readEdgeList(t, m.Path)
 			u, st, err := Clean(edges, CleanOptions{})
 			if err != nil {
@@ -44,11 +46,11 @@ func TestCleanDatasets(t *testing.T) {
 					t.Fatalf("%s order: %d triangles, manifest says %d", order, got, m.Triangles)
 				}
 			}
-			if testing.Short() || raceEnabled {
+			if !testlong.Enabled() {
 				return
 			}
 			// Full cross-check on real data: the naive cleaner and
-			// both orientations.
+			// both orientations (a long test: minutes under -race).
 			g := naiveClean(edges)
 			checkAgainstNaive(t, edges, u, st)
 			for _, order := range []Order{OrderDegree, OrderDegeneracy} {

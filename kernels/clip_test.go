@@ -8,6 +8,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/internal/testlong"
 )
 
 // clipSchemes returns both schemes for g cut P ways.
@@ -44,8 +45,12 @@ func TestClipAnyOffset(t *testing.T) {
 	}
 	offsets := []int64{math.MinInt64, -1 << 32, -3, -1, 0, 1, 2, 3, 50, 1 << 32, math.MaxInt64}
 	counters := testCounters(t)
+	ps := []int{1, 3}
+	if testlong.Enabled() {
+		ps = append(ps, 4)
+	}
 	for _, gr := range graphs {
-		for _, p := range []int{1, 3, 4} {
+		for _, p := range ps {
 			for _, s := range clipSchemes(gr.g, p) {
 				t.Run(fmt.Sprintf("%s/P=%d/%s", gr.name, p, s.name), func(t *testing.T) {
 					forEachSubtask(split(gr.g, p, s, false), s, func(i, j, k int, st Subtask) {
@@ -94,12 +99,10 @@ func TestClipOffByOneLoses(t *testing.T) {
 func TestClipDatasets(t *testing.T) {
 	for _, d := range testgraphs.Datasets(t) {
 		t.Run(d.Name, func(t *testing.T) {
-			if testing.Short() && d.Triangles > 1e6 {
-				t.Skip("large dataset in -short mode")
-			}
+			testgraphs.SkipSweep(t, d)
 			g := forward(readEdgeList(t, d.Path))
 			counters := testCounters(t)
-			for _, p := range []int{1, 2, 3, 4, 5, 8} {
+			for _, p := range sweepPs() {
 				for _, s := range clipSchemes(g, p) {
 					sums := make([]uint64, len(counters))
 					forEachSubtask(split(g, p, s, true), s, func(i, j, k int, st Subtask) {

@@ -30,9 +30,7 @@ func readEdgeList(t testing.TB, path string) (int, [][2]uint32) {
 func TestDatasets(t *testing.T) {
 	for _, d := range testgraphs.Datasets(t) {
 		t.Run(d.Name, func(t *testing.T) {
-			if testing.Short() && d.Triangles > 1e6 {
-				t.Skip("large dataset in -short mode")
-			}
+			testgraphs.SkipLarge(t, d)
 			s := Whole(forward(readEdgeList(t, d.Path)))
 			for _, c := range testCounters(t) {
 				if got := countWith(t, c, s); got != d.Triangles {

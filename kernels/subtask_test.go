@@ -118,7 +118,7 @@ func TestSubtasksSumToWhole(t *testing.T) {
 	counters := testCounters(t)
 	for _, gr := range graphs {
 		whole := mustReference(t, Whole(gr.g))
-		for _, p := range []int{1, 2, 3, 4, 5, 8} {
+		for _, p := range sweepPs() {
 			for _, s := range []scheme{hashScheme(int(gr.g.NumRows()), p), rangeScheme(gr.g, p)} {
 				for _, zero := range []bool{false, true} {
 					name := fmt.Sprintf("%s/P=%d/%s/zeroEmpty=%v", gr.name, p, s.name, zero)

@@ -3,13 +3,20 @@ package partition
 import (
 	"testing"
 
+	"github.com/trigrid/trigrid/internal/testlong"
 	"github.com/trigrid/trigrid/storage"
 )
 
 func TestChooseP(t *testing.T) {
-	fwd := refForward(rmatEdges(14, 16, 5))
+	// Scale 12 with budgets a quarter of scale 14's gives the same range
+	// of P; scale 14 is a long test.
+	scale, div := 12, int64(4)
+	if testlong.Enabled() {
+		scale, div = 14, 1
+	}
+	fwd := refForward(rmatEdges(scale, 16, 5))
 	model := MemModel{ScratchFixed: 1 << 10}
-	for _, budget := range []int64{1 << 30, 4 << 20, 1 << 20, 512 << 10} {
+	for _, budget := range []int64{1 << 30, 4 << 20 / div, 1 << 20 / div, 512 << 10 / div} {
 		for _, sc := range schemes {
 			p, err := ChoosePForGraph(fwd, sc, budget, model, 2)
 			if err != nil {

@@ -51,6 +51,7 @@ func TestPartitionFileDatasets(t *testing.T) {
 		for _, sc := range schemes {
 			for _, p := range testPs {
 				t.Run(fmt.Sprintf("%s/%v/P%d", d.Name, sc, p), func(t *testing.T) {
+					testgraphs.SkipSweep(t, d)
 					st := storage.NewMemStore()
 					sum, err := PartitionFile(ctx, path, edgeio.ReadOptions{Workers: 2}, st, Config{Scheme: sc, P: p, Workers: 2})
 					if err != nil {
@@ -118,7 +119,7 @@ func TestExternalMatchesInMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, sc := range schemes {
-			for _, p := range []int{1, 2, 3, 4, 8} {
+			for _, p := range testPs {
 				t.Run(fmt.Sprintf("%s/%v/P%d", name, sc, p), func(t *testing.T) {
 					cfg := Config{Scheme: sc, P: p, Workers: 2, PartitionID: 0x5eed}
 					mem := storage.NewMemStore()

@@ -6,10 +6,11 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/internal/testlong"
 	"github.com/trigrid/trigrid/storage"
 )
 
-var testPs = []int{1, 2, 3, 4, 5, 8}
+var testPs = sweepPs()
 
 var schemes = []storage.Scheme{storage.SchemeHash, storage.SchemeRange}
 
@@ -99,6 +100,7 @@ func TestSplitDatasets(t *testing.T) {
 		for _, sc := range schemes {
 			for _, p := range testPs {
 				t.Run(d.Name+"/"+sc.String()+"/P"+itoa(p), func(t *testing.T) {
+					testgraphs.SkipSweep(t, d)
 					part, err := Split(fwd, sc, p, 2)
 					if err != nil {
 						t.Fatal(err)
@@ -217,9 +219,9 @@ func TestSubtaskOrderKeepsBaseBlock(t *testing.T) {
 }
 
 func TestBalanceRMAT(t *testing.T) {
-	scale := 16
-	if testing.Short() {
-		scale = 13
+	scale := 13
+	if testlong.Enabled() {
+		scale = 16
 	}
 	fwd := refForward(rmatEdges(scale, 16, 11))
 	// Range: one contiguous range per group cannot get below about 1.41
@@ -227,7 +229,7 @@ func TestBalanceRMAT(t *testing.T) {
 	// better); folded ranges fill all P^2 blocks and must get within 15%
 	// of their mean, the target the fold search stops at.
 	limits := map[storage.Scheme]float64{storage.SchemeHash: 1.05, storage.SchemeRange: 1.15}
-	if testing.Short() {
+	if scale == 13 {
 		limits[storage.SchemeHash] = 1.10 // scale 13 has ~6k edges per block
 	}
 	for _, sc := range schemes {

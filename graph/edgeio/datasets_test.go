@@ -12,14 +12,15 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/internal/testlong"
 )
 
+// datasetsDir is the shared datasets directory with its MANIFEST.tsv;
+// testgraphs skips the test when it is missing, or fails it in CI.
 func datasetsDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "datasets")
-	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.tsv")); err != nil {
-		t.Skipf("datasets not found at %s (../shared/datasets next to the project): %v", dir, err)
-	}
-	return dir
+	testgraphs.Datasets(t)
+	return testgraphs.Dir(t)
 }
 
 type manifestRow struct {
@@ -56,8 +57,8 @@ func TestDatasets(t *testing.T) {
 	for _, row := range readManifest(t, dir) {
 		t.Run(row.name, func(t *testing.T) {
 			path := filepath.Join(dir, row.file)
-			if fi, err := os.Stat(path); raceEnabled && err == nil && fi.Size() > 1<<20 {
-				t.Skip("files above 1 MiB are read without -race only; the race detector makes them slow")
+			if fi, err := os.Stat(path); raceEnabled && !testlong.Enabled() && err == nil && fi.Size() > 1<<20 {
+				t.Skip("files above 1 MiB are read under -race only in the long tests; the race detector makes them slow")
 			}
 			got, st, err := ReadFile(t.Context(), path, ReadOptions{chunkSize: 1 << 16})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/internal/testlong"
 )
 
 func TestRMATRejectsBadArguments(t *testing.T) {
@@ -194,7 +195,9 @@ func TestScramblerIsPermutation(t *testing.T) {
 // edges and 8.2e7 triangles.
 func TestRMATGraph500Figures(t *testing.T) {
 	if raceEnabled {
-		t.Skip("scale 18 is too slow under the race detector; the other tests cover the generator's code")
+		// Scale 18 takes minutes under the race detector; the other
+		// tests cover the generator's code.
+		testlong.Skip(t)
 	}
 	es, err := RMAT(18, 16, 1, 0)
 	if err != nil {

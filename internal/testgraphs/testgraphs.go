@@ -1,7 +1,8 @@
 // Package testgraphs gives tests one way to reach the shared real-graph
 // datasets: where they are, what MANIFEST.tsv says about them, and a
-// reader for their edge lists. It imports nothing from this module so
-// that package graph's own tests can use it without an import cycle.
+// reader for their edge lists. It imports nothing from this module but
+// internal/testlong, so that package graph's own tests can use it without
+// an import cycle.
 package testgraphs
 
 import (
@@ -13,7 +14,41 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trigrid/trigrid/internal/testlong"
 )
+
+// Dataset sizes, in edges, up to which the default test run uses a dataset;
+// larger ones are used only when long tests are on (testlong), as CI's
+// second pass does. A whole-graph check takes the datasets up to
+// DefaultEdges (ca-GrQc, ca-HepTh, ego-Facebook, ca-CondMat); a sweep over
+// partition counts and kernels, which costs dozens of counts per dataset,
+// takes those up to SweepEdges (ca-GrQc, ca-HepTh).
+const (
+	DefaultEdges = 100_000
+	SweepEdges   = 30_000
+)
+
+// SkipLarge skips a whole-graph check of d when d has more than
+// DefaultEdges edges and long tests are off.
+func SkipLarge(t testing.TB, d Dataset) {
+	t.Helper()
+	skipAbove(t, d, DefaultEdges)
+}
+
+// SkipSweep skips a sweep over d when d has more than SweepEdges edges and
+// long tests are off.
+func SkipSweep(t testing.TB, d Dataset) {
+	t.Helper()
+	skipAbove(t, d, SweepEdges)
+}
+
+func skipAbove(t testing.TB, d Dataset, edges int64) {
+	t.Helper()
+	if d.Edges > edges && !testlong.Enabled() {
+		t.Skipf("%s has %d edges: a long test (set %s=1)", d.Name, d.Edges, testlong.Env)
+	}
+}
 
 // Dataset is one row of MANIFEST.tsv.
 type Dataset struct {

@@ -14,15 +14,11 @@ type SubtaskStats struct {
 }
 
 // smallSubtaskEdges and denseRowDegree mark the subtasks bound by launch
-// latency rather than by throughput: few edges and short rows. There
-// polak's single light kernel wins (H200, whole graphs, ms, polak against
-// wetric: ca-GrQc 0.015 / 0.020, ca-HepTh 0.012 / 0.017, ca-CondMat 0.017 /
-// 0.019, 14K to 93K edges at 2.6 to 4.0 per row). With rows of 8 or more
-// on average wetric's dense-row bitmaps already pay (ego-Facebook, 88K
-// edges at 21.8 per row: 0.044 / 0.031; wiki-Vote 0.034 / 0.028), and from
-// 2^17 edges it leads whatever the rows (email-Enron 0.033 / 0.032,
-// soc-Epinions1 0.074 / 0.056, rmat18 and up 1.5 to 3 times faster than
-// any other kernel; docs/kernels.md, 2026-11-21).
+// latency rather than by throughput: few edges and short rows, where
+// polak's single light kernel wins. With rows of 8 or more on average
+// wetric's dense-row bitmaps already pay, and from 2^17 edges wetric leads
+// whatever the rows. The measurements behind both thresholds (small SNAP
+// graphs and rmat) are in docs/benchmarks.md.
 const (
 	smallSubtaskEdges = 1 << 17
 	denseRowDegree    = 8
@@ -32,7 +28,7 @@ const (
 // its statistics so that it is testable without a GPU. It returns one of
 // "wetric", "trust", "trix", "grouptc", "polak".
 //
-// Measured on an H200 (docs/kernels.md): wetric was the fastest kernel on
+// Measured on an H200 (docs/benchmarks.md): wetric was the fastest kernel on
 // every graph of 2^17 edges or more and on every graph with rows of 8 or
 // more on average, whole graphs and partitions; polak on the small sparse
 // ones. trust, trix and grouptc were never the fastest, so auto never picks
