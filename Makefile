@@ -2,7 +2,7 @@
 # yourself.
 GO ?= go
 
-.PHONY: build test test-short cuda ref fuzz bench clean
+.PHONY: build test test-long test-short cuda ref fuzz bench clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/trigrid ./cmd/trigrid
@@ -10,6 +10,11 @@ build:
 # The README's test command.
 test:
 	$(GO) test -race ./...
+
+# The long tests (dataset and partition sweeps, large graphs), as CI's
+# second pass runs them.
+test-long:
+	TRIGRID_LONG_TESTS=1 $(GO) test -timeout 60m ./...
 
 test-short:
 	$(GO) test -short ./...
