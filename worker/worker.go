@@ -317,11 +317,6 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		w.log.Warn("subtask failed", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K, "attempt", a.Attempt, "err", err)
 		return r
 	}
-	if a.PerVertex || a.PerEdge {
-		// Partial counts are not produced here yet; a result without them
-		// would be taken for a complete one.
-		return failed(runCtx, errors.New("per-vertex and per-edge counts of subtasks are not supported by this worker"))
-	}
 	src, key, err := w.source(runCtx, a.Store)
 	if err != nil {
 		return failed(runCtx, err)
@@ -348,7 +343,17 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	if cancelled {
 		return r
 	}
-	res, err := counter.Count(countCtx, kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset})
+	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset}
+	var res kernels.Result
+	if a.PerVertex || a.PerEdge {
+		counter, err = st.localCounter(counter, w.cfg.Cores, w.log)
+		if err != nil {
+			return failed(runCtx, err)
+		}
+		res, r.Partial, err = countPartial(countCtx, counter.(kernels.LocalCounter), sub, a.PerEdge)
+	} else {
+		res, err = counter.Count(countCtx, sub)
+	}
 	if err != nil {
 		return failed(countCtx, fmt.Errorf("kernel %s on %s: %w", counter.Name(), st.cfg.Device.Name, err))
 	}
@@ -481,6 +486,7 @@ type slotState struct {
 	cfg      Slot
 	def      kernels.Counter
 	byKernel map[string]kernels.Counter
+	local    kernels.Counter // CPU per-vertex fallback, made on first use
 }
 
 func (s *slotState) counter(kernel string) (kernels.Counter, error) {
@@ -498,8 +504,48 @@ func (s *slotState) counter(kernel string) (kernels.Counter, error) {
 	return c, nil
 }
 
+// localCounter returns c when it counts per vertex, else the slot's CPU
+// "auto" kernel, which does (made once, with a logged reason).
+func (s *slotState) localCounter(c kernels.Counter, cores int, log *slog.Logger) (kernels.Counter, error) {
+	if _, ok := c.(kernels.LocalCounter); ok {
+		return c, nil
+	}
+	if s.local == nil {
+		log.Info("the kernel has no per-vertex mode; counting per vertex with the CPU's auto kernel", "kernel", c.Name(), "slot", s.cfg.Device.Name)
+		lc, err := kernels.NewCPU("auto", kernels.CPUOptions{Workers: cores})
+		if err != nil {
+			return nil, err
+		}
+		s.local = lc
+	}
+	return s.local, nil
+}
+
+// countPartial counts sub with its per-vertex (and per-edge) counts in
+// the blocks' local index spaces (api.Partial).
+func countPartial(ctx context.Context, lc kernels.LocalCounter, sub kernels.Subtask, perEdge bool) (kernels.Result, *api.Partial, error) {
+	acc := &kernels.Local{
+		VI: make([]uint64, sub.IJ.NumRows()),
+		VJ: make([]uint64, sub.JK.NumRows()),
+		VK: make([]uint64, max(sub.IK.NCols, sub.JK.NCols)),
+	}
+	if perEdge {
+		acc.EIJ = make([]uint64, sub.IJ.NumEdges())
+		acc.EIK = make([]uint64, sub.IK.NumEdges())
+		acc.EJK = make([]uint64, sub.JK.NumEdges())
+	}
+	res, err := lc.CountLocal(ctx, sub, acc)
+	if err != nil {
+		return res, nil, err
+	}
+	return res, &api.Partial{VI: acc.VI, VJ: acc.VJ, VK: acc.VK, EIJ: acc.EIJ, EIK: acc.EIK, EJK: acc.EJK}, nil
+}
+
 func (s *slotState) close(log *slog.Logger) {
 	closeCounter(s.def, log)
+	if s.local != nil {
+		closeCounter(s.local, log)
+	}
 	for _, c := range s.byKernel {
 		closeCounter(c, log)
 	}
