@@ -67,6 +67,8 @@ type jobInfo struct {
 	watchers   map[chan struct{}]struct{}
 	cancelPrep context.CancelFunc
 	workers    map[api.WorkerID]bool
+	// waitWorkers: preparation waits for a worker to join (P 0).
+	waitWorkers bool
 }
 
 func (j *jobInfo) notify() {
@@ -138,12 +140,22 @@ type prepared struct {
 
 // startPrepare partitions the job's graph or reads its store's manifest in
 // the background; the outcome comes back to the Run goroutine.
+// A graph job with P 0 waits while no worker is connected: P comes from
+// the workers' device memory.
 func (s *Server) startPrepare(j *jobInfo) {
-	ctx, cancel := context.WithCancel(s.runCtx)
-	j.cancelPrep = cancel
 	j.state = api.JobPreparing
 	spec, id := j.rec.Spec, j.rec.ID
 	budget := s.budget()
+	if spec.Graph != "" && spec.Partitions == 0 && budget == 0 && len(s.sessions) == 0 {
+		if !j.waitWorkers {
+			s.log.Info("job waits for a worker to choose P from its device memory", "job", id)
+		}
+		j.waitWorkers = true
+		return
+	}
+	j.waitWorkers = false
+	ctx, cancel := context.WithCancel(s.runCtx)
+	j.cancelPrep = cancel
 	go func() {
 		defer cancel()
 		p, err := s.prepare(ctx, id, spec, budget)
@@ -184,7 +196,7 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 			return nil, err
 		}
 		if spec.Partitions == 0 && budget <= 0 {
-			return nil, fmt.Errorf("coordinator: partitions 0 chooses P from the workers' device memory, and no connected worker reports any (start workers first, or give --partitions)")
+			return nil, fmt.Errorf("coordinator: partitions 0 chooses P from the workers' device memory, and no connected worker reports any (give --partitions, or the coordinator --device-memory)")
 		}
 		if s.cfg.StateDir != "" {
 			dir, err := filepath.Abs(filepath.Join(s.cfg.StateDir, "jobs", string(id)))

@@ -51,6 +51,7 @@ func (s *Server) Cancel(ctx context.Context, id api.JobID) error {
 			err = fmt.Errorf("%w: %s", ErrUnknownJob, id)
 		case j.state.Final():
 		case j.rec.Subtasks == nil || j.state == api.JobPreparing:
+			j.waitWorkers = false
 			s.endJob(j, api.JobCancelled, 0, ErrJobCanceled)
 		default:
 			var ds []Decision

@@ -92,6 +92,11 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 		s.sessions[h.Worker] = sess
 		s.apply(s.sched.WorkerJoined(h))
 		s.log.Info("worker joined", "worker", h.Worker, "version", h.Version, "slots", h.Slots, "devices", len(h.Devices))
+		for _, id := range s.order {
+			if j := s.jobs[id]; j.waitWorkers && !j.state.Final() {
+				s.startPrepare(j)
+			}
+		}
 	}); err != nil {
 		s.post(context.Background(), func() { s.endSession(sess, "stream ended while joining") })
 		return status.Errorf(codes.Unavailable, "coordinator: %v", err)
