@@ -46,6 +46,10 @@ type Config struct {
 	// ChunkSize is the data size of one FetchShard chunk. 0 means 1 MiB;
 	// it is capped at api.MaxChunk.
 	ChunkSize int
+	// FetchConcurrency bounds the FetchShard calls served at once; each
+	// holds one whole shard in memory while it streams, so this bounds the
+	// memory shard serving takes. Further calls wait. 0 means 8.
+	FetchConcurrency int
 	// SendQueue is how many messages may wait for one worker's stream; a
 	// worker that falls this far behind is disconnected (its attempts are
 	// requeued) rather than slowing the coordinator. 0 means 1024.
@@ -66,6 +70,7 @@ func DefaultConfig() Config {
 		TickInterval:      100 * time.Millisecond,
 		HeartbeatInterval: time.Second,
 		ChunkSize:         1 << 20,
+		FetchConcurrency:  8,
 		SendQueue:         1024,
 	}
 }
@@ -89,6 +94,9 @@ func (c *Config) Validate() error {
 	if c.SendQueue == 0 {
 		c.SendQueue = d.SendQueue
 	}
+	if c.FetchConcurrency == 0 {
+		c.FetchConcurrency = d.FetchConcurrency
+	}
 	if c.Partitioner == nil {
 		c.Partitioner = DefaultPartitioner
 	}
@@ -100,8 +108,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("coordinator: tick interval %v: must be positive", c.TickInterval)
 	case c.HeartbeatInterval < 0:
 		return fmt.Errorf("coordinator: heartbeat interval %v: must be positive", c.HeartbeatInterval)
-	case c.ChunkSize < 0 || c.SendQueue < 0:
-		return fmt.Errorf("coordinator: chunk size %d, send queue %d: must be positive", c.ChunkSize, c.SendQueue)
+	case c.ChunkSize < 0 || c.SendQueue < 0 || c.FetchConcurrency < 0:
+		return fmt.Errorf("coordinator: chunk size %d, send queue %d, fetch concurrency %d: must be positive",
+			c.ChunkSize, c.SendQueue, c.FetchConcurrency)
 	case c.DeviceMemory < 0:
 		return fmt.Errorf("coordinator: device memory %d: must not be negative", c.DeviceMemory)
 	}
@@ -126,6 +135,7 @@ type Server struct {
 	db      *StateDB
 	met     *metrics
 	events  chan func()
+	fetches chan struct{} // FetchShard slots
 	running chan struct{} // closed when Run starts
 	done    chan struct{} // closed when Run returns
 	runOnce sync.Once
@@ -160,6 +170,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("component", "coordinator"),
 		events:   make(chan func(), 1024),
+		fetches:  make(chan struct{}, cfg.FetchConcurrency),
 		running:  make(chan struct{}),
 		done:     make(chan struct{}),
 		sched:    sched,

@@ -119,6 +119,8 @@ func (s *Server) status(j *jobInfo) api.JobStatus {
 	}
 	if j.state == api.JobDone {
 		st.Triangles = r.Total
+	}
+	if j.state.Final() {
 		st.Queued, st.Running = 0, 0
 	}
 	if j.ended.IsZero() {

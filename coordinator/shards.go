@@ -58,6 +58,12 @@ func (s *Server) FetchShard(req *pb.FetchShardRequest, stream pb.Cluster_FetchSh
 		return status.Errorf(codes.NotFound, "coordinator: job %s: %q is not a file of its manifest", job, name)
 	}
 	ctx := stream.Context()
+	select {
+	case s.fetches <- struct{}{}:
+		defer func() { <-s.fetches }()
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
 	data, err := sj.store.Get(ctx, name)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "coordinator: job %s: shard %s: %v", job, name, err)
