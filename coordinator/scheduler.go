@@ -8,22 +8,6 @@ import (
 	"github.com/trigrid/trigrid/partition"
 )
 
-// The scheduler core is a pure state machine in the manner of etcd's raft
-// RawNode: it has no goroutines, does no I/O and never reads the clock.
-// Time is a count of Tick calls. Every event method returns the decisions
-// the event caused; the caller (the gRPC service, or the in-process run)
-// carries them out: persist SubtaskDone/SubtaskReopened first, then send
-// assignments and cancellations. A Scheduler is not safe for concurrent
-// use: one goroutine owns it.
-//
-// Accounting is exactly-once while execution is at-least-once: a subtask
-// may be counted more than once (lease expiry, speculation, verification),
-// but one value per subtask reaches the job's total, and only a value that
-// no other worker contradicted. When two results for a subtask disagree,
-// the subtask is recounted by a worker that has not counted it and the
-// majority wins; the outvoted worker is reported faulty and gets no more
-// work, and its other unverified results in unfinished jobs are recounted.
-
 // SchedulerConfig tunes the scheduler. Durations are in ticks; the caller
 // decides what a tick is (Config.TickInterval in the service).
 type SchedulerConfig struct {
