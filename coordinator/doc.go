@@ -23,6 +23,7 @@
 // (workers' Work streams and shard fetches, clients' jobs), with
 // Prometheus metrics and a status page.
 //
-// Dependency rule: coordinator imports api, partition and storage, never
-// worker or pipeline.
+// Dependency rule: coordinator imports api and the packages below it
+// (partition, storage, graph/edgeio), never worker or pipeline; the
+// command injects the pipeline's partitioner through Config.Partitioner.
 package coordinator
