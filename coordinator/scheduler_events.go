@@ -168,6 +168,7 @@ func (s *Scheduler) Pull(id api.WorkerID, n int) []Decision {
 		s.ignore(id, api.SubtaskRef{}, 0, "pull of %d subtasks", n)
 	default:
 		w.demand += n
+		w.suspect = false
 		s.dispatch()
 	}
 	return s.flush()
@@ -181,6 +182,7 @@ func (s *Scheduler) Heartbeat(hb api.Heartbeat) []Decision {
 		s.ignore(hb.Worker, api.SubtaskRef{}, 0, "heartbeat from unknown worker")
 		return s.flush()
 	}
+	w.suspect = false
 	for _, ref := range hb.Running {
 		a, ok := w.running[ref]
 		if !ok {
@@ -208,7 +210,7 @@ func (s *Scheduler) Tick() []Decision {
 			}
 			t.state = tryExpired
 			delete(w.running, ref)
-			w.demand = 0 // a stalled worker pulls again when it wakes
+			w.suspect = true // no more work until it shows life
 			s.afterLoss(j, st)
 		}
 	}
@@ -233,6 +235,9 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 	if t == nil || t.worker != r.Worker {
 		s.ignore(r.Worker, r.Ref, r.Attempt, "attempt %d was not given to this worker", r.Attempt)
 		return s.flush()
+	}
+	if w := s.workers[r.Worker]; w != nil {
+		w.suspect = false
 	}
 	if w := s.workers[r.Worker]; w != nil && t.state == tryRunning {
 		delete(w.running, r.Ref)
@@ -266,9 +271,6 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 			break
 		}
 		t.state, t.reason = tryHanded, r.Err
-		if w := s.workers[r.Worker]; w != nil {
-			w.demand = 0
-		}
 		s.requeueIfWanted(j, st)
 	case r.Err != "":
 		if t.state != tryRunning {

@@ -112,6 +112,9 @@ func (s *Scheduler) dispatch() {
 			w.demand = 0
 			continue
 		}
+		if w.suspect {
+			continue
+		}
 		for w.demand > 0 {
 			j, idx, ok := s.pick(id, w)
 			if !ok {

@@ -105,11 +105,12 @@ func (s *subtask) busyWith(w api.WorkerID) bool {
 	return false
 }
 
-// failedOn reports whether an attempt of s failed on w.
+// failedOn reports whether an attempt of s failed on w, or w handed it
+// back.
 func (s *subtask) failedOn(w api.WorkerID) bool {
 	for i := range s.tries {
 		t := &s.tries[i]
-		if t.worker == w && (t.state == tryFailed || t.state == tryExpired) {
+		if t.worker == w && (t.state == tryFailed || t.state == tryExpired || t.state == tryHanded) {
 			return true
 		}
 	}
@@ -206,8 +207,12 @@ func (j *job) work(idx int) partition.Subtask { return j.spec.Subtasks[idx] }
 
 // worker is the scheduler's record of one connected worker.
 type worker struct {
-	hello   api.Hello
-	demand  int
+	hello  api.Hello
+	demand int
+	// suspect is set when one of its leases lapsed: it gets no work until
+	// it pulls, heartbeats or answers (a stalled process keeps its demand
+	// for when it wakes).
+	suspect bool
 	running map[api.SubtaskRef]int // attempt number
 	// last is the job and (I, J) of its latest assignment, for affinity.
 	lastJob api.JobID

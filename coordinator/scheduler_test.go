@@ -213,9 +213,10 @@ func TestSchedulerLeaseExpiryAndHeartbeat(t *testing.T) {
 			if bs[0].Attempt != 2 || bs[0].Ref != a.Ref {
 				t.Fatalf("requeued as %+v", bs[0])
 			}
-			// a stalled worker gets nothing more until it pulls again.
-			if ws := h.s.Workers(); ws[0].Demand != 0 {
-				t.Fatalf("stalled worker keeps demand %d", ws[0].Demand)
+			// a stalled worker gets nothing more until it shows life, and
+			// keeps what it asked for.
+			if ws := h.s.Workers(); !ws[0].Suspect {
+				t.Fatalf("stalled worker not suspect: %+v", ws[0])
 			}
 			// The late answer of the lapsed attempt is still a valid count;
 			// the second, agreeing, changes nothing.
@@ -683,5 +684,38 @@ func TestSchedulerPartialOfWinner(t *testing.T) {
 	d, ok := find(ds, DecideSubtaskDone)
 	if !ok || d.Partial != pa || d.Worker != "a" || d.Attempt != 1 || count(ds, DecideSubtaskDone) != 1 {
 		t.Fatalf("decisions %+v", ds)
+	}
+}
+
+func TestSchedulerStalledWorkerWakes(t *testing.T) {
+	h := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 2; c.NoSpeculation = true })
+	h.add(JobSpec{ID: "j", Subtasks: testTasks(2)[:3]})
+	h.join("a", "b")
+	a := assigned(h.pull("a", 1), "a")[0]
+	h.tick(2) // a's lease lapses; a asked for one more meanwhile
+	if ds := h.pull("a", 1); len(assigned(ds, "")) != 1 {
+		t.Fatalf("a pulling shows life and gets work: %+v", ds)
+	}
+	h.tick(2) // lapses again, a stays silent
+	if ws := h.s.Workers(); !ws[0].Suspect || ws[0].Running != 0 {
+		t.Fatalf("a after its second lapse: %+v", ws[0])
+	}
+	b := assigned(h.pull("b", 3), "b")
+	if len(b) != 3 {
+		t.Fatalf("b got %+v", b)
+	}
+	for _, x := range b {
+		if x.Ref == a.Ref && x.Attempt != 2 {
+			t.Fatalf("requeued attempt %+v", x)
+		}
+	}
+	var done Decision
+	for _, x := range b {
+		if d, ok := find(h.ok(x, "b", truth(x.Ref.Index)), DecideJobDone); ok {
+			done = d
+		}
+	}
+	if done.Total != truthSum(3) {
+		t.Fatalf("total %d, want %d", done.Total, truthSum(3))
 	}
 }

@@ -42,8 +42,10 @@ type SubtaskStatus struct {
 type WorkerStatus struct {
 	Hello   api.Hello
 	Running int
-	// Demand is how many more subtasks it asked for.
-	Demand int
+	// Demand is how many more subtasks it asked for; Suspect says it gets
+	// none until it shows life (one of its leases lapsed).
+	Demand  int
+	Suspect bool
 	// Counted and Failed count its results over its connection.
 	Counted, Failed int
 	// Faulty is why it gets no more work (its count was outvoted), or nil.
@@ -122,7 +124,7 @@ func (s *Scheduler) Workers() []WorkerStatus {
 	out := make([]WorkerStatus, 0, len(s.workerOrder))
 	for _, id := range s.workerOrder {
 		w := s.workers[id]
-		out = append(out, WorkerStatus{Hello: w.hello, Running: len(w.running), Demand: w.demand,
+		out = append(out, WorkerStatus{Hello: w.hello, Running: len(w.running), Demand: w.demand, Suspect: w.suspect,
 			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id]})
 	}
 	return out
