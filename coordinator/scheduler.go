@@ -14,7 +14,7 @@ type SchedulerConfig struct {
 	// LeaseTicks is how long an attempt stays assigned without a
 	// heartbeat naming it; when it lapses the attempt is presumed lost,
 	// the subtask is requeued and the worker gets no more work until it
-	// pulls again. Longer leases tolerate slow networks and long pauses
+	// pulls, heartbeats or answers again. Longer leases tolerate slow networks and long pauses
 	// but leave a stalled worker's subtasks idle longer. 0 means the
 	// default.
 	LeaseTicks int64
