@@ -14,9 +14,9 @@ type SchedulerConfig struct {
 	// LeaseTicks is how long an attempt stays assigned without a
 	// heartbeat naming it; when it lapses the attempt is presumed lost,
 	// the subtask is requeued and the worker gets no more work until it
-	// pulls, heartbeats or answers again. Longer leases tolerate slow networks and long pauses
-	// but leave a stalled worker's subtasks idle longer. 0 means the
-	// default.
+	// pulls, heartbeats or answers again. Longer leases tolerate slow
+	// networks and long pauses but leave a stalled worker's subtasks idle
+	// longer. 0 means the default.
 	LeaseTicks int64
 	// MaxAttempts is how many attempts of one subtask may fail (an error
 	// result, a lapsed lease, the worker leaving) before its job fails
