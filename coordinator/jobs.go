@@ -264,7 +264,7 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 		return
 	}
 	j.state, j.ended = state, time.Now()
-	j.rec.State, j.rec.Total = state, total
+	j.rec.State, j.rec.Total, j.rec.Faulty = state, total, j.faulty
 	if err != nil {
 		j.rec.Err = api.TruncateText(err.Error(), api.MaxErrorLen)
 	}
@@ -303,7 +303,7 @@ func (s *Server) restore() error {
 	for _, r := range recs {
 		settled := r.Settled
 		r.Settled = nil
-		j := &jobInfo{rec: r, state: r.State, workers: map[api.WorkerID]bool{}}
+		j := &jobInfo{rec: r, state: r.State, workers: map[api.WorkerID]bool{}, faulty: r.Faulty}
 		s.jobs[r.ID] = j
 		s.order = append(s.order, r.ID)
 		if r.State.Final() {

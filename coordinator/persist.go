@@ -55,6 +55,8 @@ type JobRecord struct {
 	State api.JobState
 	Total uint64
 	Err   string
+	// Faulty lists the workers found faulty while the job ran.
+	Faulty []api.FaultyWorker `json:",omitempty"`
 	// Subtasks is the job's subtask list (nil until prepared); Settled the
 	// subtasks already counted, by index.
 	Subtasks []partition.Subtask `json:"-"`
