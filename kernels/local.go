@@ -3,8 +3,10 @@ package kernels
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -40,7 +42,7 @@ type LocalCounter interface {
 }
 
 // maxLocalCols bounds the K-local space of a per-vertex count: each
-// worker keeps a 4-byte slot per K-local column (1 GiB at the bound).
+// worker keeps 8 bytes per K-local column (2 GiB at the bound).
 // Larger spaces are counted through partitions, whose blocks are smaller.
 const maxLocalCols = 1 << 28
 
@@ -76,18 +78,29 @@ func checkLocal(t Subtask, acc *Local) error {
 }
 
 // countLocal is the per-vertex kernel, a variant of hashcol (hash.go):
-// driven by IJ's columns, through IJ's transpose, it marks JK.Row(v) for
-// a J-local v and probes the part of IK.Row(u) from v's clip start on
-// (tail.go) for every u with (u, v) in IJ. The mark is the element's
-// index in JK.Row(v) plus one instead of a bit, so that a hit adds to a
-// per-worker count of that element; the counts are flushed into VK and
-// EJK once per column and chunk, not once per triangle. VI and EIJ get
-// one add per IJ edge that closes a triangle, VJ one per column and
-// chunk. Only EIK gets one add per triangle, which is what makes
-// per-edge counts dearer than per-vertex ones.
+// driven by IJ's columns, through IJ's transpose, it marks JK.Row(v) in a
+// bitset for a J-local v and probes the part of IK.Row(u) from v's clip
+// start on (tail.go) for every u with (u, v) in IJ. The probe loop has no
+// branch on the data: every element is written to a small buffer whose
+// cursor advances by the element's mark bit, which leaves the hits in the
+// buffer. Then, per hit x (the triangle's c):
 //
-// Preconditions as for hashcol; per worker it keeps 4 bytes per K-local
-// column and per element of JK's longest row.
+//   - per vertex only: a per-worker count of x is incremented (plain
+//     adds to the worker's own array; the arrays are summed into VK once
+//     the subtask is done);
+//   - per edge: x's index in JK.Row(v), kept in a per-worker slot array,
+//     selects a per-element count of the marked row, which is flushed into
+//     VK and EJK once per column and chunk; and EIK at the hit's position
+//     takes an atomic add, the one scattered add per triangle that makes
+//     per-edge counts dearer than per-vertex ones.
+//
+// VI and EIJ get one atomic add per IJ edge that closes a triangle, VJ one
+// per column and chunk.
+//
+// Preconditions as for hashcol. Per worker it keeps the bitset, a buffer
+// as long as IK's longest row, 8 bytes per K-local column (per vertex) or
+// 4 bytes per K-local column and 8 per element of JK's longest row (per
+// edge).
 func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CPUOptions) (res Result, err error) {
 	if err := checkSubtask(t); err != nil {
 		return Result{}, fmt.Errorf("kernels: %s: %w", name, err)
@@ -127,23 +140,53 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 			return localEntry{u: uint32(u), skip: uint32(n - len(rest))}
 		}
 	})
+	perEdge := acc.PerEdge()
 	var pos []uint64
-	if acc.PerEdge() {
+	if perEdge {
 		_, pos = transposeWith(ij, workers, func() func(u int64, p uint64) uint64 {
 			return func(_ int64, p uint64) uint64 { return p }
 		})
 	}
-	maxRow := maxDegree(t.JK)
+	kcols, maxIK, maxJK := kColumns(t), maxDegree(ik), maxDegree(t.JK)
+	var (
+		mu  sync.Mutex
+		all []*localWorker
+	)
 	res, err = runParallel(ctx, name, ij.NumEdges(), workers, opts.Progress, func() rangeCounter {
-		return &localWorker{
+		w := &localWorker{
 			offsets: offsets, entries: entries, pos: pos,
-			ik: ik, jk: t.JK, acc: acc,
-			slot: make([]uint32, kColumns(t)),
-			cnt:  make([]uint64, maxRow),
+			ik: ik, jk: t.JK, acc: acc, perEdge: perEdge,
+			bits: make([]uint64, (kcols+63)/64),
+			hits: make([]uint32, maxIK+1),
 		}
+		if perEdge {
+			w.slot, w.cnt = make([]uint32, kcols), make([]uint64, maxJK)
+		} else {
+			w.cntK = make([]uint64, kcols)
+		}
+		mu.Lock()
+		all = append(all, w)
+		mu.Unlock()
+		return w
 	})
 	if err != nil {
 		return Result{}, err
+	}
+	if !perEdge {
+		// Sum the workers' counts of c into VK, the workers splitting the
+		// K-local space.
+		parallel(len(all), func(n int) {
+			lo, hi := int(kcols)*n/len(all), int(kcols)*(n+1)/len(all)
+			for x := lo; x < hi; x++ {
+				var c uint64
+				for _, w := range all {
+					c += w.cntK[x]
+				}
+				if c != 0 {
+					atomic.AddUint64(&acc.VK[x], c)
+				}
+			}
+		})
 	}
 	res.KernelTime = time.Since(start)
 	return res, nil
@@ -162,68 +205,91 @@ func maxDegree(c *graph.CSR) int64 {
 }
 
 // localWorker counts a chunk of the transposed IJ edges for countLocal.
-// slot is zero between columns; cnt is zero between columns.
+// bits, slot and cnt are zero between columns.
 type localWorker struct {
 	offsets []uint64     // per J-local v, into entries
 	entries []localEntry // IJ's edges in column order
-	pos     []uint64     // per entry, the edge's position in IJ.Cols (per-edge only)
+	pos     []uint64     // per entry, the edge's position in IJ.Cols (per edge only)
 	ik, jk  *graph.CSR
 	acc     *Local
-	slot    []uint32 // per K-local id: index in the marked row plus one
-	cnt     []uint64 // per element of the marked row: triangles this chunk
+	perEdge bool
+	bits    []uint64 // the marked row's bitset over K-local ids
+	hits    []uint32 // positions in the probe list of its marked elements
+	cntK    []uint64 // per K-local id: triangles as c (per vertex only)
+	slot    []uint32 // per K-local id: index in the marked row plus one (per edge)
+	cnt     []uint64 // per element of the marked row: triangles this chunk (per edge)
 }
 
 func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 	rows := int64(len(w.offsets) - 1)
-	acc, slot, perEdge := w.acc, w.slot, w.acc.PerEdge()
+	acc, bits, buf := w.acc, w.bits, w.hits
+	ikOff, ikCols := w.ik.Offsets, w.ik.Cols
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(ikCols)))
 	for v := int64(firstRowOf(w.offsets, lo)); v < rows && w.offsets[v] < hi; v++ {
 		a := w.jk.Row(v)
 		if len(a) == 0 {
 			continue
 		}
 		for k, x := range a {
-			slot[x] = uint32(k + 1)
+			bits[x>>6] |= 1 << (x & 63)
+			if w.perEdge {
+				w.slot[x] = uint32(k + 1)
+			}
 		}
-		cnt := w.cnt[:len(a)]
 		last := a[len(a)-1]
 		var vsum uint64
-		for q := max(lo, w.offsets[v]); q < min(hi, w.offsets[v+1]); q++ {
+		qlo, qhi := max(lo, w.offsets[v]), min(hi, w.offsets[v+1])
+		for q := qlo; q < qhi; q++ {
+			if q+2*prefetchAhead < qhi {
+				prefetch(uintptr(unsafe.Pointer(&ikOff[w.entries[q+2*prefetchAhead].u])))
+			}
+			if q+prefetchAhead < qhi {
+				e := w.entries[q+prefetchAhead]
+				prefetch(base + 4*uintptr(ikOff[e.u]+uint64(e.skip)))
+			}
 			e := w.entries[q]
-			rs := w.ik.Offsets[e.u] + uint64(e.skip)
-			b := w.ik.Cols[rs:w.ik.Offsets[e.u+1]]
-			var hits uint64
+			rs := ikOff[e.u] + uint64(e.skip)
+			b := ikCols[rs:ikOff[e.u+1]]
+			var nh int
 			if len(b) > lopsidedRatio*len(a) {
-				hits = w.searchLocal(a, b, rs, cnt, perEdge)
+				nh = searchHits(a, b, buf)
 			} else {
 				for i, x := range b {
 					if x > last {
 						break
 					}
-					if s := slot[x]; s != 0 {
-						cnt[s-1]++
-						hits++
-						if perEdge {
-							atomic.AddUint64(&acc.EIK[rs+uint64(i)], 1)
-						}
-					}
+					buf[nh] = uint32(i)
+					nh += int(bits[x>>6] >> (x & 63) & 1)
 				}
 			}
-			if hits != 0 {
-				atomic.AddUint64(&acc.VI[e.u], hits)
-				if perEdge {
-					atomic.AddUint64(&acc.EIJ[w.pos[q]], hits)
-				}
-				vsum += hits
+			if nh == 0 {
+				continue
 			}
+			if w.perEdge {
+				for _, i := range buf[:nh] {
+					w.cnt[w.slot[b[i]]-1]++
+					atomic.AddUint64(&acc.EIK[rs+uint64(i)], 1)
+				}
+				atomic.AddUint64(&acc.EIJ[w.pos[q]], uint64(nh))
+			} else {
+				for _, i := range buf[:nh] {
+					w.cntK[b[i]]++
+				}
+			}
+			atomic.AddUint64(&acc.VI[e.u], uint64(nh))
+			vsum += uint64(nh)
 		}
-		base := w.jk.Offsets[v]
-		for k, x := range a {
-			slot[x] = 0
-			if c := cnt[k]; c != 0 {
-				cnt[k] = 0
-				atomic.AddUint64(&acc.VK[x], c)
-				if perEdge {
-					atomic.AddUint64(&acc.EJK[base+uint64(k)], c)
+		for _, x := range a {
+			bits[x>>6] = 0
+		}
+		if w.perEdge {
+			ejk := w.jk.Offsets[v]
+			for k, x := range a {
+				w.slot[x] = 0
+				if c := w.cnt[k]; c != 0 {
+					w.cnt[k] = 0
+					atomic.AddUint64(&acc.VK[x], c)
+					atomic.AddUint64(&acc.EJK[ejk+uint64(k)], c)
 				}
 			}
 		}
@@ -235,27 +301,24 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 	return total
 }
 
-// searchLocal finds each element of the marked row a in the long probe
-// list b (which starts at position rs of IK.Cols) by binary search, each
-// search starting where the previous one ended.
-func (w *localWorker) searchLocal(a, b []uint32, rs uint64, cnt []uint64, perEdge bool) (hits uint64) {
-	var at uint64
-	for k, x := range a {
-		i := lowerBound(b, x)
+// searchHits finds each element of the marked row a in the long probe
+// list b by binary search, each search starting where the previous one
+// ended, and writes the positions in b of those found to hits.
+func searchHits(a, b []uint32, hits []uint32) (nh int) {
+	at := 0
+	for _, x := range a {
+		i := lowerBound(b[at:], x) + at
 		if i == len(b) {
 			break
 		}
 		if b[i] == x {
-			cnt[k]++
-			hits++
-			if perEdge {
-				atomic.AddUint64(&w.acc.EIK[rs+at+uint64(i)], 1)
-			}
+			hits[nh] = uint32(i)
+			nh++
 			i++
 		}
-		b, at = b[i:], at+uint64(i)
+		at = i
 	}
-	return hits
+	return nh
 }
 
 // localCounter is the CPU kernel "local": hashcol's per-vertex variant,
