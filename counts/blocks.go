@@ -40,10 +40,19 @@ func NewBlocks(l *partition.Layout, n int64, blockEdges func(i, j int) int64, pe
 	return b
 }
 
+// PerEdge reports whether b sums per-edge support too.
+func (b *Blocks) PerEdge() bool { return b.perEdge }
+
 // Add adds the partials of subtask (i, j, k). It checks every length
 // against the layout and blocks, so a malformed result is an error naming
 // the subtask, never a wrong sum.
-func (b *Blocks) Add(i, j, k int, p *api.Partial) error {
+func (b *Blocks) Add(i, j, k int, p *api.Partial) error { return b.apply(i, j, k, p, false) }
+
+// Remove takes back partials added earlier for subtask (i, j, k): the
+// scheduler overturned or reopened the result they came with.
+func (b *Blocks) Remove(i, j, k int, p *api.Partial) error { return b.apply(i, j, k, p, true) }
+
+func (b *Blocks) apply(i, j, k int, p *api.Partial, remove bool) error {
 	P := b.layout.P
 	if i < 0 || j < 0 || k < 0 || i >= P || j >= P || k >= P {
 		return fmt.Errorf("counts: subtask (%d,%d,%d) outside P = %d", i, j, k, P)
@@ -71,6 +80,9 @@ func (b *Blocks) Add(i, j, k int, p *api.Partial) error {
 	for n, vs := range [3][]uint64{p.VI, p.VJ, p.VK} {
 		for x, c := range vs {
 			if c != 0 {
+				if remove {
+					c = -c // uint64: adding the two's complement subtracts
+				}
 				b.tri[b.layout.Global(groups[n], uint32(x))] += c
 			}
 		}
@@ -79,6 +91,9 @@ func (b *Blocks) Add(i, j, k int, p *api.Partial) error {
 		for n, e := range es {
 			dst := b.sup[blocks[n][0]*P+blocks[n][1]]
 			for q, c := range e {
+				if remove {
+					c = -c
+				}
 				dst[q] += c
 			}
 		}

@@ -45,9 +45,10 @@ type Config struct {
 	// On a device that cleans and orients graphs itself it also checks
 	// that device's statistics against the host's.
 	Verify bool
-	// PerVertex asks for per-vertex (and per-edge) counts of a whole-graph
-	// count, the files they go to and the top vertices and edges
-	// (counts.Options); the zero value counts totals only.
+	// PerVertex asks for per-vertex (and per-edge) counts, whole or
+	// through partitions and shards, the files they go to and the top
+	// vertices and edges (counts.Options); the zero value counts totals
+	// only.
 	PerVertex counts.Options
 
 	// Scheme and P split a count into P x P blocks and P^3 subtasks

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
@@ -24,7 +26,8 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	}
 	start := time.Now()
 	rep := &Report{File: path, Device: cfg.Device}
-	fwd, _, err := Load(ctx, path, cfg, rep, false)
+	perVertex := cfg.PerVertex.Wanted()
+	fwd, ids, err := Load(ctx, path, cfg, rep, perVertex)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +52,12 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	rep.Seconds.Partition = since(t)
 	src := worker.PartitionSource{Part: part}
 	tasks := part.Subtasks()
-	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep); err != nil {
+	blockEdges := func(i, j int) int64 { return part.Block(i, j).NumEdges() }
+	var sums *counts.Blocks
+	if perVertex {
+		sums = counts.NewBlocks(part.Layout, fwd.NumRows(), blockEdges, cfg.PerVertex.PerEdge())
+	}
+	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep, sums); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Partition.Scheme, rep.Partition.P = cfg.Scheme.String(), p
@@ -58,6 +66,15 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		// The whole graph through the reference kernel: independent of the
 		// partitioning as well as of the kernel.
 		if err := verify(ctx, kernels.Whole(fwd), rep.Triangles, rep.Kernel, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if sums != nil {
+		c, err := sums.Counts(ctx, ids, blockEdges, func(_ context.Context, i, j int) (*graph.CSR, error) { return part.Block(i, j), nil })
+		if err == nil {
+			err = finishPerVertex(ctx, c, &cfg, rep)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -89,7 +106,11 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 	}
 	src := worker.StoreSource{Store: store, Manifest: m}
 	tasks := partition.Subtasks(m)
-	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep); err != nil {
+	sums, ids, err := shardSums(ctx, store, m, cfg.PerVertex)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", store.URL(), err)
+	}
+	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep, sums); err != nil {
 		return nil, fmt.Errorf("%s: %w", store.URL(), err)
 	}
 	rep.Partition.Scheme, rep.Partition.P, rep.Partition.Blocks = m.Scheme.String(), m.P, len(m.Shards)
@@ -98,13 +119,25 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 			return nil, fmt.Errorf("%s: %w", store.URL(), err)
 		}
 	}
+	if sums != nil {
+		c, err := sums.Counts(ctx, ids, shardEdges(m), func(ctx context.Context, i, j int) (*graph.CSR, error) {
+			b, _, err := src.Block(ctx, i, j)
+			return b, err
+		})
+		if err == nil {
+			err = finishPerVertex(ctx, c, &cfg, rep)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", store.URL(), err)
+		}
+	}
 	finish(rep, start)
 	return rep, nil
 }
 
-func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg *Config, rep *Report) error {
+func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg *Config, rep *Report, sums *counts.Blocks) error {
 	t := time.Now()
-	res, err := RunLocal(ctx, src, store, tasks, *cfg)
+	res, err := runLocal(ctx, src, store, tasks, *cfg, sums)
 	if err != nil {
 		return err
 	}

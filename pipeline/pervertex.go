@@ -8,6 +8,8 @@ import (
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -67,4 +69,38 @@ func finishPerVertex(ctx context.Context, c *counts.Counts, cfg *Config, rep *Re
 	rep.AverageClustering = &avg
 	rep.PerVertex = sum
 	return nil
+}
+
+// shardSums prepares the per-vertex sums of a stored partitioning when o
+// wants them, with the id map that turns forward ids back into the
+// input's. Shards without an id map cannot name vertices: an error.
+func shardSums(ctx context.Context, store storage.Store, m *storage.Manifest, o counts.Options) (*counts.Blocks, []uint64, error) {
+	if !o.Wanted() {
+		return nil, nil, nil
+	}
+	if m.IDMap == nil {
+		return nil, nil, fmt.Errorf("per-vertex counts need the id map, which this partitioning does not have (partition the graph again)")
+	}
+	ids, err := storage.ReadIDMap(ctx, store, *m.IDMap)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(ids)) != m.Graph.Vertices {
+		return nil, nil, fmt.Errorf("id map %s has %d ids for %d vertices", m.IDMap.File, len(ids), m.Graph.Vertices)
+	}
+	l, err := partition.ManifestLayout(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return counts.NewBlocks(l, m.Graph.Vertices, shardEdges(m), o.PerEdge()), ids, nil
+}
+
+// shardEdges returns the edge count of each block of m (0 for blocks
+// without a shard).
+func shardEdges(m *storage.Manifest) func(i, j int) int64 {
+	idx := make(map[[2]int]int64, len(m.Shards))
+	for _, s := range m.Shards {
+		idx[[2]int{s.I, s.J}] = int64(s.Edges)
+	}
+	return func(i, j int) int64 { return idx[[2]int{i, j}] }
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -51,6 +52,13 @@ type RunResult struct {
 // an error naming the subtask and the reason (there is no other machine
 // to retry on).
 func RunLocal(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg Config) (*RunResult, error) {
+	return runLocal(ctx, src, store, tasks, cfg, nil)
+}
+
+// runLocal is RunLocal that, with sums, asks the workers for per-vertex
+// (and, with sums' per-edge, per-edge) partial counts and adds the
+// winning attempt's of each subtask to sums.
+func runLocal(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg Config, sums *counts.Blocks) (*RunResult, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -74,6 +82,10 @@ func RunLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		have:     make([]bool, len(tasks)),
 		tasks:    tasks,
 		cfg:      &cfg,
+		sums:     sums,
+	}
+	if sums != nil {
+		l.added = make([]*api.Partial, len(tasks))
 	}
 	workers := make([]*worker.Worker, len(cfg.Slots))
 	for n, slot := range cfg.Slots {
@@ -89,7 +101,11 @@ func RunLocal(ctx context.Context, src worker.Source, store string, tasks []part
 			return nil, err
 		}
 	}
-	ds, err := sched.AddJob(coordinator.JobSpec{ID: localJob, Subtasks: tasks, Store: store})
+	spec := coordinator.JobSpec{ID: localJob, Subtasks: tasks, Store: store}
+	if sums != nil {
+		spec.PerVertex, spec.PerEdge = true, sums.PerEdge()
+	}
+	ds, err := sched.AddJob(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +182,12 @@ type localRun struct {
 	total   uint64
 	done    bool
 	err     error
+	// sums receives the partial counts of each settled subtask; added
+	// holds, per subtask, the partial now in sums, so that a result the
+	// scheduler overturns or reopens is taken back out: each subtask's
+	// partial is in the sums exactly once.
+	sums  *counts.Blocks
+	added []*api.Partial
 }
 
 // loop feeds the workers' events to the scheduler and carries out its
@@ -242,11 +264,13 @@ func (l *localRun) apply(ds []coordinator.Decision) {
 			}
 			l.have[x] = true
 			l.results[x].Triangles = d.Triangles
+			l.settlePartial(x, d.Partial)
 		case coordinator.DecideSubtaskReopened:
 			if l.have[d.Ref.Index] {
 				l.settled--
 			}
 			l.have[d.Ref.Index] = false
+			l.settlePartial(d.Ref.Index, nil)
 		case coordinator.DecideJobDone:
 			l.done, l.total = true, d.Total
 		case coordinator.DecideJobFailed, coordinator.DecideJobCancelled:
@@ -256,6 +280,28 @@ func (l *localRun) apply(ds []coordinator.Decision) {
 		case coordinator.DecideIgnore:
 			l.cfg.Logger.Debug("scheduler ignored an event", "worker", d.Worker, "reason", d.Reason)
 		}
+	}
+}
+
+// settlePartial makes p the partial of subtask x in the sums (nil: none),
+// taking out the one added before. An error fails the run.
+func (l *localRun) settlePartial(x int, p *api.Partial) {
+	if l.sums == nil || x < 0 || x >= len(l.tasks) {
+		return
+	}
+	t := l.tasks[x]
+	var err error
+	if old := l.added[x]; old != nil {
+		err = l.sums.Remove(t.I, t.J, t.K, old)
+		l.added[x] = nil
+	}
+	if err == nil && l.have[x] {
+		if err = l.sums.Add(t.I, t.J, t.K, p); err == nil {
+			l.added[x] = p
+		}
+	}
+	if err != nil && l.err == nil {
+		l.done, l.err = true, fmt.Errorf("pipeline: local run: %w", err)
 	}
 }
 
