@@ -65,7 +65,7 @@ func (b *syncBuffer) String() string {
 // its own pid) when the test ends, and its output is logged if the test
 // failed.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	cmd  *exec.Cmd
 	out  *syncBuffer
@@ -85,7 +85,7 @@ func env() []string {
 	return out
 }
 
-func start(t *testing.T, name string, args ...string) *proc {
+func start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
@@ -181,7 +181,7 @@ type coord struct {
 // leases, heartbeats every 100 ms.
 var fastTimings = []string{"--tick", "20ms", "--lease-ticks", "30", "--heartbeat", "100ms"}
 
-func startCoordinator(t *testing.T, extra ...string) *coord {
+func startCoordinator(t testing.TB, extra ...string) *coord {
 	t.Helper()
 	args := append([]string{"coordinator", "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0",
 		"--metrics", "127.0.0.1:0", "--log-format", "json", "--state", t.TempDir()}, fastTimings...)
@@ -189,7 +189,7 @@ func startCoordinator(t *testing.T, extra ...string) *coord {
 	return launchCoordinator(t, args)
 }
 
-func launchCoordinator(t *testing.T, args []string) *coord {
+func launchCoordinator(t testing.TB, args []string) *coord {
 	t.Helper()
 	p := start(t, "coordinator", args...)
 	ready := p.logLine("coordinator ready", 30*time.Second)
@@ -204,7 +204,7 @@ func launchCoordinator(t *testing.T, args []string) *coord {
 }
 
 // startWorker starts a CPU worker that joins c's gossip.
-func startWorker(t *testing.T, c *coord, name string, extra ...string) *proc {
+func startWorker(t testing.TB, c *coord, name string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"worker", "--join", c.gossip, "--gossip", "127.0.0.1:0", "--name", name,
 		"--device", "cpu", "--log-format", "json"}, extra...)
@@ -230,7 +230,7 @@ type result struct {
 
 // cli runs one client command of the binary with a time limit and returns
 // stdout, stderr and the exit error.
-func cli(t *testing.T, timeout time.Duration, args ...string) (string, string, error) {
+func cli(t testing.TB, timeout time.Duration, args ...string) (string, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -248,7 +248,7 @@ func cli(t *testing.T, timeout time.Duration, args ...string) (string, string, e
 
 // submitWait submits a job, waits for it and decodes the result; the exit
 // error is returned with it (a failed job exits 1).
-func submitWait(t *testing.T, c *coord, timeout time.Duration, args ...string) (result, string, error) {
+func submitWait(t testing.TB, c *coord, timeout time.Duration, args ...string) (result, string, error) {
 	t.Helper()
 	out, stderr, err := cli(t, timeout, append([]string{"submit", "--coordinator", c.grpc, "--wait", "--json"}, args...)...)
 	var r result
@@ -259,7 +259,7 @@ func submitWait(t *testing.T, c *coord, timeout time.Duration, args ...string) (
 }
 
 // submit submits a job without waiting and returns its id.
-func submit(t *testing.T, c *coord, args ...string) string {
+func submit(t testing.TB, c *coord, args ...string) string {
 	t.Helper()
 	out, stderr, err := cli(t, 30*time.Second, append([]string{"submit", "--coordinator", c.grpc}, args...)...)
 	if err != nil {
@@ -276,7 +276,7 @@ type jobStatus struct {
 	Done    int64 `json:"done"`
 }
 
-func status(t *testing.T, c *coord, job string) (jobStatus, error) {
+func status(t testing.TB, c *coord, job string) (jobStatus, error) {
 	t.Helper()
 	out, stderr, err := cli(t, 30*time.Second, "status", "--coordinator", c.grpc, "--json", job)
 	if err != nil {
@@ -292,7 +292,7 @@ func status(t *testing.T, c *coord, job string) (jobStatus, error) {
 // metrics scrapes the coordinator's /metrics and sums every sample of
 // each metric name over its labels; byLabel keeps the samples whose
 // labels contain a given string.
-func metrics(t *testing.T, c *coord) (sums map[string]float64, lines []string) {
+func metrics(t testing.TB, c *coord) (sums map[string]float64, lines []string) {
 	t.Helper()
 	resp, err := http.Get("http://" + c.metrics + "/metrics")
 	if err != nil {
@@ -343,7 +343,7 @@ func sample(lines []string, name, label string) float64 {
 // wholeCount counts a graph file in one process on the CPU (P = 1, no
 // partitioning, no network): the independent count the distributed runs
 // must match.
-func wholeCount(t *testing.T, file string) uint64 {
+func wholeCount(t testing.TB, file string) uint64 {
 	t.Helper()
 	out, stderr, err := cli(t, 2*time.Minute, "count", "--json", "--device", "cpu", "--progress", "none", file)
 	if err != nil {
@@ -367,7 +367,7 @@ func repoFile(parts ...string) string {
 // in shared/datasets/MANIFEST.tsv), checked here against wholeCount too.
 const grqcTriangles = 48260
 
-func grqc(t *testing.T) string {
+func grqc(t testing.TB) string {
 	t.Helper()
 	p, err := filepath.Abs(repoFile("testdata", "ca-GrQc.txt.gz"))
 	if err != nil {
@@ -377,7 +377,7 @@ func grqc(t *testing.T) string {
 }
 
 // genGraph writes an rmat graph with the binary and returns its path.
-func genGraph(t *testing.T, scale, edgeFactor int) string {
+func genGraph(t testing.TB, scale, edgeFactor int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), fmt.Sprintf("rmat%d.bin", scale))
 	if _, stderr, err := cli(t, 2*time.Minute, "gen", "rmat", "--scale", strconv.Itoa(scale), "--edge-factor", strconv.Itoa(edgeFactor), "--seed", "7", "-o", p); err != nil {
@@ -388,7 +388,7 @@ func genGraph(t *testing.T, scale, edgeFactor int) string {
 
 // partitionShards partitions file into a shard store and returns its
 // directory.
-func partitionShards(t *testing.T, file string, p int, scheme string) string {
+func partitionShards(t testing.TB, file string, p int, scheme string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "shards")
 	if _, stderr, err := cli(t, 2*time.Minute, "partition", file, "-o", dir, "-P", strconv.Itoa(p), "--scheme", scheme, "--progress", "none"); err != nil {
@@ -398,7 +398,7 @@ func partitionShards(t *testing.T, file string, p int, scheme string) string {
 }
 
 // waitFor polls cond every 20 ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
