@@ -137,6 +137,9 @@ func TestCountPerVertex(t *testing.T) {
 		nil,
 		{"--kernel", "local"},
 		{"--kernel", "merge", "--workers", "1"},
+		{"--partitions", "2", "--scheme", "hash"},
+		{"--partitions", "3", "--scheme", "range"},
+		{"--partitions", "4", "--scheme", "hash"},
 	} {
 		vp, ep := filepath.Join(dir, "v.tsv"), filepath.Join(dir, "e.tsv.gz")
 		rep := countJSON(t, append(args, "--per-vertex", vp, "--per-edge", ep, "--top", "3", in)...)
