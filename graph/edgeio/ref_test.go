@@ -71,9 +71,11 @@ func refMistyped(f []string) bool {
 		return false
 	}
 	stray := 0
-	for _, r := range f[0] + f[1] {
-		if r < '0' || r > '9' {
-			stray++
+	for _, field := range f[:2] { // each on its own: two halves may join into one rune
+		for _, r := range field {
+			if r < '0' || r > '9' {
+				stray++
+			}
 		}
 	}
 	return stray == 1
