@@ -63,8 +63,9 @@ func sweepSpills(dir string, log *slog.Logger) {
 // id value when ids are dense, else 8 bytes per vertex), degrees (4 bytes
 // per vertex per worker in pass 2), ranks (4) and the id map by rank (8),
 // and for the range scheme a degree copy and a bucket map (4 + 2). The
-// rest of MemLimit goes to spill buffers and to the buckets and blocks in
-// flight. The limit must hold the arrays plus a few MiB of buffers; it is
+// spill buffers and the buckets in flight are sized by WorkMem (at most
+// MemLimit); the blocks of pass 4 use what MemLimit leaves. The limit must
+// hold the arrays plus a few MiB of buffers; it is
 // checked as soon as n is known and refused with an error naming the
 // shortfall. The caller sets the Go runtime's soft memory limit
 // (debug.SetMemoryLimit) to MemLimit for the run, so the collector keeps
@@ -89,9 +90,11 @@ type extRun struct {
 	cfg     *Config
 	path    string
 	limit   int64
+	work    int64 // Config.WorkMem: what buffers and buckets are sized by
 	workers int
-	// estEdges bounds the input's edges from its size (see nb).
+	// estEdges bounds the input's edges from its size (see spillSizes).
 	estEdges int64
+	capPairs int // pairs per pass 1 buffer
 
 	cst  graph.CleanStats
 	rs   edgeio.ReadStats
@@ -114,16 +117,15 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	}
 	defer sd.Remove()
 	dir := sd.Path()
-	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, workers: cfg.Workers,
+	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, work: cfg.WorkMem, workers: cfg.Workers,
 		ids: newIDSet(cfg.MemLimit / 8)}
 	if ro.Workers == 0 {
 		ro.Workers = cfg.Workers
 	}
 
-	// Buckets of pass 1/2: sized so that the buckets of all workers take
-	// half the limit even if every 4 input bytes were an edge (the densest
-	// text; binary is 8+). Standard input has no size: assume the most
-	// buckets, which keeps any input within the limit.
+	// At most one edge per 4 input bytes (the densest text; binary is
+	// 8+). Standard input has no size: assume the most buckets, which
+	// keeps any input within the limit.
 	est := int64(1) << 40
 	if path != "-" {
 		fi, err := os.Stat(path)
@@ -136,7 +138,8 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		}
 	}
 	x.estEdges = est
-	nb := int(min(max(est*bucketBytes*int64(x.workers)*2/max(cfg.MemLimit, 1), int64(2*x.workers)), 8192))
+	var nb int
+	x.capPairs, nb = spillSizes(est, x.work, x.workers)
 	pairs, err := newRunSet(dir, "pairs", nb, codecFixed)
 	if err != nil {
 		return nil, err
@@ -265,11 +268,21 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	return sum, nil
 }
 
+// spillSizes returns the pairs per pass 1 buffer and the bucket count of
+// passes 1-3 for an input of at most est edges, sized by work bytes
+// (Config.WorkMem). Buckets: the buckets of all workers take half of work
+// even if every 4 input bytes were an edge. Buffers: no bigger than the
+// input can fill, so that a small file does not allocate and clear
+// hundreds of MiB.
+func spillSizes(est, work int64, workers int) (capPairs, buckets int) {
+	buckets = int(min(max(est*bucketBytes*int64(workers)*2/max(work, 1), int64(2*workers)), 8192))
+	capPairs = int(max(min(work/pass1Share/16, est), minSpillPairs))
+	return capPairs, buckets
+}
+
 // pass1 streams the file into normalised pair runs and the distinct id set.
 func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
-	// No bigger than the input can fill: a small file under a large limit
-	// should not allocate and clear hundreds of MiB.
-	capPairs := int(max(min(x.limit/pass1Share/16, x.estEdges), minSpillPairs))
+	capPairs := x.capPairs
 	// The reader fills one buffer while the spiller owns the other; the
 	// spiller buckets a handed-over buffer into its scratch, returns the
 	// buffer at once and then encodes the buckets.

@@ -29,6 +29,12 @@ type Config struct {
 	// should set the runtime's soft memory limit (debug.SetMemoryLimit)
 	// to it for the run. 0 reads the whole graph into memory.
 	MemLimit int64
+	// WorkMem sizes the external partitioner's spill buffers and buckets
+	// (bytes), within MemLimit: larger buffers than that cost page faults
+	// and cache misses without saving passes, so a large MemLimit only
+	// raises the ceiling for the per-vertex arrays. 0 means
+	// min(MemLimit, DefaultWorkMem).
+	WorkMem int64
 	// TempDir holds the external partitioner's run files ("" = os.TempDir).
 	TempDir string
 	// PartitionID is written into every shard and the manifest; 0 draws a
@@ -45,6 +51,11 @@ type Config struct {
 	progressMu *sync.Mutex
 }
 
+// DefaultWorkMem is the external partitioner's default buffer memory
+// (Config.WorkMem): the size that partitions fastest on the machines
+// measured in docs/benchmarks.md.
+const DefaultWorkMem = 256 << 20
+
 func (c *Config) check() error {
 	if !c.Scheme.Valid() {
 		return fmt.Errorf("partition: invalid scheme %v", c.Scheme)
@@ -54,6 +65,12 @@ func (c *Config) check() error {
 	}
 	if c.MemLimit < 0 {
 		return fmt.Errorf("partition: negative memory limit %d", c.MemLimit)
+	}
+	if c.WorkMem < 0 {
+		return fmt.Errorf("partition: negative work memory %d", c.WorkMem)
+	}
+	if c.WorkMem == 0 || c.WorkMem > c.MemLimit {
+		c.WorkMem = min(c.MemLimit, DefaultWorkMem)
 	}
 	c.Workers = clampWorkers(c.Workers)
 	if c.Logger == nil {
