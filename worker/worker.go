@@ -29,6 +29,9 @@ type Worker struct {
 
 	heldMu sync.Mutex
 	held   map[api.SubtaskRef]*task // pulled and not yet reported
+	// early holds cancels that arrived before their assignment was held
+	// (a transport may deliver them out of order with the batch).
+	early map[api.Cancel]struct{}
 
 	started atomic.Bool
 }
@@ -81,6 +84,7 @@ func New(cfg Config) (*Worker, error) {
 		cache: newBlockCache(cfg.CacheBytes),
 		srcs:  map[string]Source{},
 		held:  map[api.SubtaskRef]*task{},
+		early: map[api.Cancel]struct{}{},
 	}, nil
 }
 
@@ -424,8 +428,17 @@ func (w *Worker) source(ctx context.Context, url string) (Source, string, error)
 func (w *Worker) hold(t *task) {
 	w.heldMu.Lock()
 	w.held[t.a.Ref] = t
+	key := api.Cancel{Ref: t.a.Ref, Attempt: t.a.Attempt}
+	_, cancelled := w.early[key]
+	delete(w.early, key)
 	w.heldMu.Unlock()
+	if cancelled {
+		t.cancel()
+	}
 }
+
+// maxEarlyCancels bounds the cancels kept for assignments not yet held.
+const maxEarlyCancels = 1024
 
 func (w *Worker) release(t *task) {
 	w.heldMu.Lock()
@@ -442,6 +455,12 @@ func (w *Worker) cancels(ch <-chan api.Cancel, done chan struct{}) {
 		case c := <-ch:
 			w.heldMu.Lock()
 			t := w.held[c.Ref]
+			if t == nil {
+				if len(w.early) >= maxEarlyCancels {
+					clear(w.early) // stale: their attempts never came
+				}
+				w.early[api.Cancel{Ref: c.Ref, Attempt: c.Attempt}] = struct{}{}
+			}
 			w.heldMu.Unlock()
 			if t != nil && t.a.Attempt == c.Attempt {
 				w.log.Debug("attempt cancelled", "job", c.Ref.Job, "index", c.Ref.Index, "attempt", c.Attempt, "reason", c.Reason)

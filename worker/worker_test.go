@@ -610,3 +610,36 @@ func TestRunCancelledAttempts(t *testing.T) {
 		t.Fatalf("results %+v, want subtask 1 alone", conn.results)
 	}
 }
+
+// gatedConn's Pull waits for gate before handing out its assignments.
+type gatedConn struct {
+	cancelConn
+	gate chan struct{}
+}
+
+func (c gatedConn) Pull(ctx context.Context, max int) ([]api.Assignment, error) {
+	<-c.gate
+	return c.cancelConn.Pull(ctx, max)
+}
+
+// TestRunCancelBeforeAssignment: a cancel that arrives before its
+// assignment still drops it.
+func TestRunCancelBeforeAssignment(t *testing.T) {
+	as := []api.Assignment{{Ref: api.SubtaskRef{Job: "e", Index: 0}, Attempt: 3}, {Ref: api.SubtaskRef{Job: "e", Index: 1}, Attempt: 3}}
+	conn := gatedConn{cancelConn{newFakeConn(as), make(chan api.Cancel)}, make(chan struct{})}
+	slots := []Slot{{NewCounter: func(string) (kernels.Counter, error) { return rowBitCounter{}, nil }}}
+	w, err := New(testConfig(t, conn, slots, blockFunc(func(i, j int) *graph.CSR { return &graph.CSR{Offsets: []uint64{0}} })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	conn.ch <- api.Cancel{Ref: as[0].Ref, Attempt: 3}
+	close(conn.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(conn.results) != 1 || conn.results[0].Ref.Index != 1 {
+		t.Fatalf("results %+v, want subtask 1 alone", conn.results)
+	}
+}

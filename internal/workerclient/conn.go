@@ -55,6 +55,9 @@ type Conn struct {
 	// stores maps a store URL to the job it belongs to, for the FetchShard
 	// fallback (OpenStore).
 	stores map[string]api.JobID
+	// cancels carries the coordinator's cancels to the worker loop
+	// (worker.Canceller).
+	cancels chan api.Cancel
 }
 
 // session is one Work stream.
@@ -82,8 +85,13 @@ func New(cfg Config) (*Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{cfg: cfg, log: log.With("component", "workerclient"), stores: map[string]api.JobID{}}, nil
+	return &Conn{cfg: cfg, log: log.With("component", "workerclient"), stores: map[string]api.JobID{},
+		cancels: make(chan api.Cancel, api.MaxBatch)}, nil
 }
+
+// Cancels implements worker.Canceller: the attempts the coordinator no
+// longer needs, which the worker stops without sending a result.
+func (c *Conn) Cancels() <-chan api.Cancel { return c.cancels }
 
 // Welcome returns what the coordinator said on the last connect.
 func (c *Conn) Welcome() api.Welcome {
@@ -235,9 +243,14 @@ func (c *Conn) receive(s *session) {
 		case *pb.CoordinatorMessage_Cancel:
 			cl, err := pb.DecodeCancel(msg.Cancel)
 			if err == nil {
-				// The worker loop has no way to stop a count; its result
-				// will be ignored as a duplicate.
 				c.log.Debug("coordinator cancelled an attempt", "job", cl.Ref.Job, "subtask", cl.Ref.Index, "attempt", cl.Attempt, "reason", cl.Reason)
+				select {
+				case c.cancels <- cl:
+				default:
+					// The worker is far behind; an attempt it still
+					// counts only costs time: its result is ignored as a
+					// duplicate.
+				}
 			}
 		default:
 			c.log.Warn("unexpected message from the coordinator", "type", fmt.Sprintf("%T", msg))
