@@ -10,76 +10,124 @@ import (
 // Choosing P (TRUST section 5: a subtask holds three blocks, so P must make
 // 3|E|/P^2 edges fit the device).
 //
-// Model: a subtask needs its three blocks resident plus kernel scratch.
-// A block of e edges over r rows takes BytesPerEdge*e + BytesPerRow*(r+1)
-// bytes (plain CSR: 4-byte columns, 8-byte offsets). Scratch is
-// ScratchPerEdge bytes per base edge (per-edge partial counts, hash tables)
-// plus ScratchFixed. With only graph totals, the largest block is taken to
-// be Skew*|E|/P^2 (hash blocks sit within a few percent of the mean; the
-// range scheme's bound search stops within 15% on scale-free graphs and
-// can stay above that on small clustered ones). With real block sizes
-// (after a Split) FitsBudget checks the three largest blocks exactly.
+// Model: a subtask needs its three blocks resident plus kernel scratch. A
+// block of e edges over r rows takes BlockBytes(r, e) bytes (by default the
+// plain CSR: 8-byte offsets, 4-byte columns; a GPU passes its library's
+// allocation rule, kernels/gpu.BlockBytes). Scratch is ScratchPerEdge bytes
+// per base edge plus ScratchFixed. With only graph totals, the largest block
+// is taken to be Skew*|E|/P^2 (hash blocks sit within a few percent of the
+// mean; the range scheme's bound search stops within 15% on scale-free
+// graphs and can stay above that on small clustered ones). With real block
+// sizes (after a Split) FitsBudget checks the three largest blocks exactly.
+//
+// A counter that counts a subtask in row ranges when it does not fit whole
+// (RowSplit; the GPU counter does) needs only the largest block, as JK, with
+// one row of IJ and one of IK: P is then the smallest that fits whole if
+// any does, else the smallest that fits in row ranges, and only a budget
+// below that is an error, which gives the least budget that would do.
 
-// MemModel is the memory model of one subtask on a device.
+// MemModel is the memory model of one subtask where it is counted.
 type MemModel struct {
-	BytesPerEdge   int64 // default 4
-	BytesPerRow    int64 // default 8
-	ScratchPerEdge int64 // default 8
-	ScratchFixed   int64 // default 64 MiB
+	// BlockBytes is the memory of a block of rows rows and edges edges;
+	// nil is the plain CSR, 8 bytes per offset (rows+1) and 4 per column.
+	BlockBytes func(rows, edges int64) int64
+	// ScratchPerEdge is kernel scratch per edge of the base block IJ.
+	ScratchPerEdge int64
+	// ScratchFixed is what a subtask needs besides its blocks and per-edge
+	// scratch (a device context's own memory, a kernel's fixed buffers).
+	ScratchFixed int64
+	// RowSplit says the counter counts a subtask that does not fit whole in
+	// row ranges of IJ and IK against the whole JK.
+	RowSplit bool
 }
 
+// HostModel is the model of the CPU kernels, and what a zero MemModel
+// means: plain CSR blocks, 8 bytes of scratch per base edge (partial
+// counts), 1 MiB fixed (a worker's marks and buffers).
+func HostModel() MemModel { return MemModel{ScratchPerEdge: 8, ScratchFixed: 1 << 20} }
+
 func (m MemModel) withDefaults() MemModel {
-	if m.BytesPerEdge == 0 {
-		m.BytesPerEdge = 4
+	if m.BlockBytes == nil && m.ScratchPerEdge == 0 && m.ScratchFixed == 0 && !m.RowSplit {
+		m = HostModel()
 	}
-	if m.BytesPerRow == 0 {
-		m.BytesPerRow = 8
-	}
-	if m.ScratchPerEdge == 0 {
-		m.ScratchPerEdge = 8
-	}
-	if m.ScratchFixed == 0 {
-		m.ScratchFixed = 64 << 20
+	if m.BlockBytes == nil {
+		m.BlockBytes = func(rows, edges int64) int64 { return 8*(rows+1) + 4*edges }
 	}
 	return m
 }
 
 // subtaskBytes is the memory of a subtask over three blocks (the first is
-// the base block, whose edges size the scratch).
+// the base block, whose edges size the scratch; an empty BlockStat is a
+// view of a block already counted).
 func (m MemModel) subtaskBytes(blocks [3]BlockStat) int64 {
 	var b int64
-	for _, s := range blocks {
-		b += m.BytesPerEdge*s.Edges + m.BytesPerRow*(s.Rows+1)
+	for i, s := range blocks {
+		if i > 0 && s == (BlockStat{}) {
+			continue
+		}
+		b += m.BlockBytes(s.Rows, s.Edges)
 	}
 	return b + m.ScratchPerEdge*blocks[0].Edges + m.ScratchFixed
 }
 
+// rowSplitBytes is the memory of the row ranges of a subtask whose JK is
+// jk and whose rows hold at most maxRow edges: JK with one row of IJ and
+// one of IK.
+func (m MemModel) rowSplitBytes(jk BlockStat, maxRow int64) int64 {
+	row := m.BlockBytes(1, maxRow)
+	return m.BlockBytes(jk.Rows, jk.Edges) + 2*row + m.ScratchPerEdge*maxRow + m.ScratchFixed
+}
+
+// estimate is the largest block of a P x P partition of a graph by totals.
+func estimate(vertices, edges int64, p int, rangeScheme bool) BlockStat {
+	pp := float64(p) * float64(p)
+	largest := float64(edges) / pp * 1.05
+	if p == 1 {
+		largest = float64(edges)
+	} else if rangeScheme {
+		largest = float64(edges) / pp * 1.15
+	}
+	rows := (vertices + int64(p) - 1) / int64(p)
+	if rangeScheme && p > 1 {
+		rows = vertices // a range group can hold most vertices
+	}
+	return BlockStat{Rows: rows, Edges: int64(largest) + 1}
+}
+
 // ChooseP returns the smallest P (up to maxP) for which a subtask of a graph
-// with the given vertices and edges fits budget bytes under the model.
-func ChooseP(vertices, edges int64, rangeScheme bool, budget int64, model MemModel) (int, error) {
+// with the given vertices and edges fits budget bytes whole under the
+// model; with RowSplit, when none does, the smallest P whose subtasks fit
+// in row ranges (maxRow bounds a row's edges). The error of a budget no P
+// fits names the cause and the least budget.
+func ChooseP(vertices, edges, maxRow int64, rangeScheme bool, budget int64, model MemModel) (int, error) {
 	m := model.withDefaults()
+	if m.ScratchFixed >= budget {
+		return 0, fmt.Errorf("partition: a budget of %d bytes per subtask is below the fixed reserve of %d bytes (kernel scratch and context) that every subtask needs besides its blocks",
+			budget, m.ScratchFixed)
+	}
+	whole := func(p int) int64 {
+		b := estimate(vertices, edges, p, rangeScheme)
+		if p == 1 {
+			return m.subtaskBytes([3]BlockStat{b, {}, {}}) // three views of one CSR
+		}
+		return m.subtaskBytes([3]BlockStat{b, b, b})
+	}
 	for p := 1; p <= maxP; p++ {
-		pp := float64(p) * float64(p)
-		largest := float64(edges) / pp * 1.05
-		if p == 1 {
-			largest = float64(edges)
-		} else if rangeScheme {
-			largest = float64(edges) / pp * 1.15
-		}
-		rows := (vertices + int64(p) - 1) / int64(p)
-		if rangeScheme && p > 1 {
-			rows = vertices // a range group can hold most vertices
-		}
-		b := BlockStat{Rows: rows, Edges: int64(largest) + 1}
-		three := [3]BlockStat{b, b, b}
-		if p == 1 {
-			three = [3]BlockStat{b, {}, {}} // three views of one CSR
-		}
-		if m.subtaskBytes(three) <= budget {
+		if whole(p) <= budget {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("partition: no P up to %d fits %d edges in %d bytes per subtask", maxP, edges, budget)
+	least := whole(maxP)
+	if m.RowSplit {
+		for p := 1; p <= maxP; p++ {
+			if m.rowSplitBytes(estimate(vertices, edges, p, rangeScheme), maxRow) <= budget {
+				return p, nil
+			}
+		}
+		least = m.rowSplitBytes(estimate(vertices, edges, maxP, rangeScheme), maxRow)
+	}
+	return 0, fmt.Errorf("partition: no P up to %d fits %d edges in %d bytes per subtask: the least that fits is about %d bytes (blocks of %d edges, %d bytes fixed)",
+		maxP, edges, budget, least, estimate(vertices, edges, maxP, rangeScheme).Edges, m.ScratchFixed)
 }
 
 // FitsBudget reports whether every subtask of a partition with the given
@@ -87,8 +135,13 @@ func ChooseP(vertices, edges int64, rangeScheme bool, budget int64, model MemMod
 // together, an upper bound on any real subtask.
 func FitsBudget(p int, stat func(i, j int) BlockStat, budget int64, model MemModel) bool {
 	m := model.withDefaults()
+	return m.subtaskBytes(largest3(p, stat, m)) <= budget
+}
+
+// largest3 is the three largest blocks by the model's bytes.
+func largest3(p int, stat func(i, j int) BlockStat, m MemModel) [3]BlockStat {
 	var top [3]BlockStat
-	cost := func(s BlockStat) int64 { return m.BytesPerEdge*s.Edges + m.BytesPerRow*(s.Rows+1) }
+	cost := func(s BlockStat) int64 { return m.BlockBytes(s.Rows, s.Edges) }
 	for i := range p {
 		for j := range p {
 			s := stat(i, j)
@@ -101,18 +154,22 @@ func FitsBudget(p int, stat func(i, j int) BlockStat, budget int64, model MemMod
 			}
 		}
 	}
-	return m.subtaskBytes(top) <= budget
+	return top
 }
 
-// ChoosePForGraph starts from ChooseP's estimate and raises P until the
-// real blocks of fwd under scheme fit (FitsBudget), measuring block sizes
-// with one pass over the edges per candidate.
+// ChoosePForGraph starts from ChooseP's estimate and raises P (by one,
+// then by an eighth) until the real blocks of fwd under scheme fit (FitsBudget, or with RowSplit the
+// largest block with one row of IJ and IK), measuring block sizes with one
+// pass over the edges per candidate. A budget too small for any P is an
+// error giving the least budget measured.
 func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model MemModel, workers int) (int, error) {
-	p, err := ChooseP(fwd.NumRows(), fwd.NumEdges(), scheme == storage.SchemeRange, budget, model)
-	if err != nil {
-		return 0, err
+	m := model.withDefaults()
+	var maxRow int64
+	for u := range fwd.NumRows() {
+		maxRow = max(maxRow, int64(len(fwd.Row(u))))
 	}
-	for ; p <= maxP; p++ {
+	// need is what the real blocks of P x P take.
+	need := func(p int) (int64, error) {
 		l, err := NewLayout(fwd, scheme, p, workers)
 		if err != nil {
 			return 0, err
@@ -125,9 +182,35 @@ func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model 
 			}
 		}
 		stat := func(i, j int) BlockStat { return BlockStat{Rows: l.GroupSize(i), Edges: counts[i*p+j]} }
-		if FitsBudget(p, stat, budget, model) {
+		top := largest3(p, stat, m)
+		if p == 1 {
+			top[1], top[2] = BlockStat{}, BlockStat{}
+		}
+		n := m.subtaskBytes(top)
+		if m.RowSplit {
+			n = min(n, m.rowSplitBytes(top[0], maxRow))
+		}
+		return n, nil
+	}
+	p, err := ChooseP(fwd.NumRows(), fwd.NumEdges(), maxRow, scheme == storage.SchemeRange, budget, m)
+	if err != nil {
+		return 0, err
+	}
+	least := int64(-1)
+	// P grows by an eighth at a time (by one while small): each candidate
+	// is a pass over the edges, and blocks shrink with P^2.
+	for ; p <= maxP; p = min(max(p+1, p+p/8), maxP+1) {
+		n, err := need(p)
+		if err != nil {
+			return 0, err
+		}
+		if n <= budget {
 			return p, nil
 		}
+		if least < 0 || n < least {
+			least = n
+		}
 	}
-	return 0, fmt.Errorf("partition: no P up to %d fits the blocks of %d edges in %d bytes", maxP, fwd.NumEdges(), budget)
+	return 0, fmt.Errorf("partition: no P up to %d fits the blocks of %d edges in %d bytes per subtask: the least that fits is %d bytes",
+		maxP, fwd.NumEdges(), budget, least)
 }

@@ -1,6 +1,8 @@
 package partition
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/trigrid/trigrid/internal/testlong"
@@ -45,5 +47,48 @@ func TestChooseP(t *testing.T) {
 			}
 			t.Logf("%v budget %d: P=%d", sc, budget, p)
 		}
+	}
+}
+
+// A budget below the fixed reserve says so; a budget that no P fits gives
+// the least budget, and that budget then chooses a P.
+func TestChoosePErrors(t *testing.T) {
+	fwd := refForward(rmatEdges(10, 8, 3))
+	_, err := ChoosePForGraph(fwd, storage.SchemeHash, 1<<20, MemModel{}, 2)
+	if err == nil || !strings.Contains(err.Error(), "below the fixed reserve of 1048576 bytes") {
+		t.Errorf("budget at the reserve: %v", err)
+	}
+	gpuish := MemModel{BlockBytes: func(rows, edges int64) int64 { return 256 * ((8*(rows+1)+255)/256 + (4*max(edges, 1)+255)/256) }, ScratchFixed: 256}
+	for _, sc := range schemes {
+		whole, err := ChoosePForGraph(fwd, sc, 1<<30, gpuish, 2)
+		if err != nil || whole != 1 {
+			t.Errorf("%v: a large budget chose P=%d, %v", sc, whole, err)
+		}
+	}
+	// Row ranges let a budget far below three blocks count (hash: the
+	// range scheme's layouts at large P take seconds).
+	sc := storage.SchemeHash
+	split := gpuish
+	split.RowSplit = true
+	small := int64(4 << 10)
+	pw, errWhole := ChoosePForGraph(fwd, sc, small, gpuish, 2)
+	ps, errSplit := ChoosePForGraph(fwd, sc, small, split, 2)
+	if errSplit != nil {
+		t.Errorf("row split at %d bytes: %v", small, errSplit)
+	} else if errWhole == nil && ps > pw {
+		t.Errorf("row split chose P=%d, whole blocks P=%d", ps, pw)
+	}
+	_, err = ChoosePForGraph(fwd, sc, 600, split, 2)
+	const says = "the least that fits is "
+	if err == nil || !strings.Contains(err.Error(), says) {
+		t.Fatalf("600 bytes: %v", err)
+	}
+	var least int64
+	rest := strings.TrimPrefix(err.Error()[strings.Index(err.Error(), says)+len(says):], "about ")
+	if _, err := fmt.Sscanf(rest, "%d", &least); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ChoosePForGraph(fwd, sc, least, split, 2); err != nil {
+		t.Errorf("the least budget %d: %v", least, err)
 	}
 }

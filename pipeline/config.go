@@ -9,6 +9,7 @@ import (
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	Scheme storage.Scheme
 	P      int
 	Budget int64
+	// Model is how P = 0 accounts a subtask's memory; the zero value is
+	// partition.HostModel() (the CPU kernels).
+	Model partition.MemModel
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
 	// negative keeps none.

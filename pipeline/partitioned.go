@@ -37,7 +37,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		if cfg.Budget <= 0 {
 			return nil, errors.New("pipeline: --partitions 0 needs a memory budget")
 		}
-		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, partition.MemModel{}, cfg.Workers)
+		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, cfg.Model, cfg.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("%s: choosing P: %w", path, err)
 		}

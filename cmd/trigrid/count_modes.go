@@ -48,6 +48,7 @@ func (f *countFlags) partitionConfig(cfg *pipeline.Config) error {
 		if cfg.Budget, err = f.device.budget(); err != nil {
 			return err
 		}
+		cfg.Model = f.device.memModel()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/pipeline"
 )
 
@@ -32,4 +33,14 @@ func kernelSettings(list []string) (gpu.Settings, error) {
 type reportJSON struct {
 	*pipeline.Report
 	KernelSettings gpu.Settings `json:"kernel_settings,omitempty"`
+}
+
+// memModel is how --partitions 0 accounts a subtask's memory: on a GPU the
+// library's allocations (kernels/gpu.BlockBytes) with subtasks that do not
+// fit counted in row ranges, else the CPU kernels' model.
+func (f *deviceFlags) memModel() partition.MemModel {
+	if f.selected != nil && f.selected.GPU != nil {
+		return partition.MemModel{BlockBytes: gpu.BlockBytes, ScratchFixed: gpu.ContextBytes, RowSplit: true}
+	}
+	return partition.HostModel()
 }
