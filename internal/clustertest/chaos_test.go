@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
@@ -20,9 +21,17 @@ func killRound(t *testing.T, rng *rand.Rand, file string, want uint64) {
 	c, ws := startCluster(t, 4, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
 	victim := ws[rng.IntN(len(ws))]
-	time.Sleep(time.Duration(rng.IntN(900)) * time.Millisecond)
+	// A random moment of the job: once a random share of it (up to 80%) is
+	// done, so the kill always lands while subtasks are out.
+	frac := rng.Float64() * 0.8
+	var at jobStatus
+	waitFor(t, time.Minute, "the kill moment", func() bool {
+		s, err := status(t, c, job)
+		at = s
+		return err == nil && s.State == "running" && float64(s.Done) >= frac*float64(s.Subtasks)
+	})
 	victim.kill()
-	t.Logf("killed %s", victim.name)
+	t.Logf("killed %s with %d/%d subtasks done, %d running", victim.name, at.Done, at.Subtasks, at.Running)
 	r, stderr, err := waitJob(t, c, job)
 	checkDone(t, r, err, stderr, want)
 }
@@ -63,7 +72,7 @@ func TestChaosKillWorker(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for i := range rounds {
-		t.Run("round"+string(rune('0'+i)), func(t *testing.T) { killRound(t, rng, file, want) })
+		t.Run(fmt.Sprintf("round%d", i), func(t *testing.T) { killRound(t, rng, file, want) })
 	}
 }
 
@@ -73,7 +82,10 @@ func TestStalledWorker(t *testing.T) {
 	file := grqc(t)
 	c, ws := startCluster(t, 3, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "range", file)
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, time.Minute, "the job to be under way", func() bool {
+		s, err := status(t, c, job)
+		return err == nil && s.State == "running" && s.Done > 0
+	})
 	ws[0].signal(syscall.SIGSTOP)
 	r, stderr, err := waitJob(t, c, job)
 	checkDone(t, r, err, stderr, grqcTriangles)
