@@ -154,6 +154,7 @@ func BenchmarkCRReader(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			buf := make([]byte, defaultChunkSize)
 			b.SetBytes(int64(len(tc.data)))
+			cpu := processCPU()
 			for b.Loop() {
 				r := newCRReader(bytes.NewReader(tc.data))
 				for {
@@ -162,6 +163,7 @@ func BenchmarkCRReader(b *testing.B) {
 					}
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
