@@ -40,6 +40,7 @@ type workerFlags struct {
 	prefetch    int
 	cacheBytes  string
 	findTimeout time.Duration
+	fetchShards bool
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -76,6 +77,7 @@ once.`,
 	fl.DurationVar(&f.drain, "drain-timeout", d.DrainTimeout, "on SIGINT/SIGTERM, how long running subtasks may finish before they are handed back")
 	fl.IntVar(&f.prefetch, "prefetch", d.Prefetch, "assignments per slot pulled ahead, their blocks loaded while the slot counts")
 	fl.StringVar(&f.cacheBytes, "cache", strconv.FormatInt(d.CacheBytes, 10), "decoded blocks kept between subtasks, e.g. 4GiB (negative: none)")
+	fl.BoolVar(&f.fetchShards, "fetch-shards", false, "always fetch shards from the coordinator, even when a job's store path opens here")
 	fl.DurationVar(&f.findTimeout, "find-timeout", time.Minute, "how long to look for the coordinator through gossip before giving up")
 	f.gossip.add(cmd, "127.0.0.1:0", host)
 	f.sec.add(cmd)
@@ -179,7 +181,7 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 		return err
 	}
 	defer gconn.Close()
-	conn, err := workerclient.New(workerclient.Config{Client: gconn, Logger: logger})
+	conn, err := workerclient.New(workerclient.Config{Client: gconn, FetchShards: f.fetchShards, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// A shard corrupted in the store fails the job with the shard named, and
-// no total is printed.
+// A shard corrupted on the serving side (the coordinator's store, which
+// the workers read through FetchShard) fails the job with the shard
+// named, and no total is printed.
 func TestCorruptShard(t *testing.T) {
 	dir := partitionShards(t, grqc(t), 4, "hash")
 	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -36,11 +37,12 @@ func TestCorruptShard(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := startCluster(t, 2, []string{"--max-attempts", "2"})
+	c, _ := startCluster(t, 2, []string{"--max-attempts", "2"}, "--fetch-shards")
 	out, stderr, err := cli(t, 2*time.Minute, "submit", "--coordinator", c.grpc, "--wait", "--json", "--shards", dir)
 	if err == nil {
 		t.Fatalf("a job over a corrupted shard succeeded: %s", out)
 	}
+	t.Logf("submit: %v\n%s", err, stderr)
 	if !strings.Contains(err.Error()+stderr+out, victim.File) {
 		t.Errorf("the error does not name %s:\n%s\n%s", victim.File, stderr, out)
 	}

@@ -33,14 +33,17 @@ func checkDone(t *testing.T, r result, err error, stderr string, want uint64) {
 
 // A coordinator and 4 worker processes count ca-GrQc at P = 4 with both
 // schemes, from the graph file (the coordinator partitions it) and from a
-// shard store, exactly.
+// shard store, exactly. Two of the workers read the shards from the store
+// directory, two fetch them from the coordinator.
 func TestCountFourWorkers(t *testing.T) {
 	file := grqc(t)
 	want := wholeCount(t, file)
 	if want != grqcTriangles {
 		t.Fatalf("whole-graph count %d, published %d", want, grqcTriangles)
 	}
-	c, _ := startCluster(t, 4, nil)
+	c, _ := startCluster(t, 2, nil)
+	startWorker(t, c, "fetch1", "--fetch-shards")
+	startWorker(t, c, "fetch2", "--fetch-shards")
 	for _, scheme := range []string{"hash", "range"} {
 		t.Run(scheme+"/file", func(t *testing.T) {
 			r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "4", "--scheme", scheme, file)
@@ -54,5 +57,8 @@ func TestCountFourWorkers(t *testing.T) {
 			r, stderr, err := submitWait(t, c, 2*time.Minute, "--shards", dir)
 			checkDone(t, r, err, stderr, want)
 		})
+	}
+	if sums, _ := metrics(t, c); sums["trigrid_coordinator_shard_bytes_served_total"] == 0 {
+		t.Error("the coordinator served no shard bytes to the workers that fetch them")
 	}
 }

@@ -30,6 +30,11 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnects, which
 	// doubles from MinBackoff after each failure. 0 means 100 ms and 5 s.
 	MinBackoff, MaxBackoff time.Duration
+	// FetchShards makes OpenStore always read a job's files through the
+	// coordinator (FetchShard), even when the store's URL opens here: for
+	// a path that names another filesystem on this machine. false reads
+	// the store directly when its manifest is there.
+	FetchShards bool
 	// Logger receives reconnects and refusals; nil discards them.
 	Logger *slog.Logger
 }

@@ -20,12 +20,15 @@ import (
 // machine can read it (its manifest is there), otherwise through the
 // coordinator's FetchShard for the job the store belongs to.
 func (c *Conn) OpenStore(ctx context.Context, url string) (storage.Store, error) {
-	st, err := storage.Open(url)
-	if err == nil {
-		if _, serr := st.Stat(ctx, storage.ManifestName); serr == nil {
-			return st, nil
-		} else {
-			err = serr
+	var err error
+	if c.cfg.FetchShards {
+		err = errors.New("configured to fetch shards from the coordinator")
+	} else {
+		var st storage.Store
+		if st, err = storage.Open(url); err == nil {
+			if _, err = st.Stat(ctx, storage.ManifestName); err == nil {
+				return st, nil
+			}
 		}
 	}
 	c.mu.Lock()
