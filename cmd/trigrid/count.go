@@ -223,7 +223,11 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	}
 	row("kernel", kern)
 	if rep.Fallback != "" {
-		row("fallback", fmt.Sprintf("asked for %s, counted on the CPU: %s", rep.KernelRequested, rep.Fallback))
+		if k := rep.KernelRequested; k != "" && k != "auto" {
+			row("fallback", fmt.Sprintf("asked for %s, counted on the CPU: %s", k, rep.Fallback))
+		} else {
+			row("fallback", "counted on the CPU: "+rep.Fallback)
+		}
 	}
 	if len(set) > 0 {
 		row("settings", set.String())

@@ -36,6 +36,21 @@ func TestCountKernelFallbackReported(t *testing.T) {
 	if !strings.Contains(text, "asked for wetric, counted on the CPU") || !strings.Contains(text, "cannot be loaded") {
 		t.Errorf("report does not say which kernel ran and why:\n%s", text)
 	}
+	text, _, err = run(t, "count", "--progress", "none", "--cuda-lib", notLib, graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "fallback     counted on the CPU: ") || !strings.Contains(text, "cannot be loaded") {
+		t.Errorf("report with --kernel auto does not say why the GPU was not used:\n%s", text)
+	}
+	// --device cpu is no fallback.
+	text, _, err = run(t, "count", "--progress", "none", "--device", "cpu", "--cuda-lib", notLib, graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "fallback") {
+		t.Errorf("--device cpu reports a fallback:\n%s", text)
+	}
 	// --device gpu fails with the same reason instead.
 	if _, _, err := run(t, "count", "--progress", "none", "--device", "gpu", "--cuda-lib", notLib, graph); err == nil || !strings.Contains(err.Error(), "cannot be loaded") {
 		t.Errorf("--device gpu with a bad library: %v", err)
