@@ -185,3 +185,24 @@ func TestWrongCountCaught(t *testing.T) {
 		t.Errorf("the faulty worker was not named: %+v", r)
 	}
 }
+
+// SIGTERM drains a worker: it finishes or hands back what it holds, leaves
+// the cluster and exits 0, and the job still counts exactly.
+func TestWorkerDrainsOnSIGTERM(t *testing.T) {
+	file := grqc(t)
+	c, ws := startCluster(t, 2, nil, slowWorker...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
+	waitFor(t, time.Minute, "the job to be under way", func() bool {
+		s, err := status(t, c, job)
+		return err == nil && s.State == "running" && s.Done > 0
+	})
+	ws[0].signal(syscall.SIGTERM)
+	if err := ws[0].wait(45 * time.Second); err != nil {
+		t.Errorf("drained worker: %v, want exit status 0", err)
+	}
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+	waitFor(t, 10*time.Second, "the coordinator to see the worker leave", func() bool {
+		return strings.Contains(c.out.String(), `"msg":"member left","worker":"w1"`)
+	})
+}
