@@ -124,9 +124,10 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	}
 
 	// At most one edge per 4 input bytes (the densest text; binary is
-	// 8+). Standard input has no size: assume the most buckets, which
-	// keeps any input within the limit.
-	est := int64(1) << 40
+	// 8+). Standard input has no size: plan for four edges per byte of
+	// the limit, an input several times the memory given; a larger one
+	// makes fuller buckets than planned.
+	est := 4 * cfg.MemLimit
 	if path != "-" {
 		fi, err := os.Stat(path)
 		if err != nil {

@@ -12,7 +12,8 @@ import (
 
 // checkMode refuses flags that do not apply to the count asked for, so
 // that a flag is never silently ignored: reading flags with --shards (the
-// graph was read when it was partitioned), --scheme without partitions.
+// graph was read when it was partitioned), --scheme without partitions,
+// GPU flags with --device cpu.
 func (f *countFlags) checkMode(cmd *cobra.Command) error {
 	changed := func(names ...string) []string {
 		var set []string
@@ -22,6 +23,11 @@ func (f *countFlags) checkMode(cmd *cobra.Command) error {
 			}
 		}
 		return set
+	}
+	if f.device.device == "cpu" {
+		if set := changed("devices", "cuda-lib"); len(set) > 0 {
+			return fmt.Errorf("count --device cpu: %s apply to GPUs only", strings.Join(set, ", "))
+		}
 	}
 	if f.shards != "" {
 		if set := changed("format", "skip-bad-lines", "order", "partitions", "scheme"); len(set) > 0 {
