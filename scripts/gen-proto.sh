@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates api/pb from api/trigrid.proto. Needs protoc (Debian:
 # apt-get install protobuf-compiler) and Go; the two Go plugins are
-# installed at the pinned versions below into $(go env GOPATH)/bin.
+# installed at the pinned versions below into $(go env GOPATH)/bin. The
+# committed code was generated with Debian 12's protoc 3.21.12, whose version
+# the generated header records.
 #
 #   bash scripts/gen-proto.sh          # regenerate
 #   bash scripts/gen-proto.sh -check   # fail if the committed code differs

@@ -68,7 +68,7 @@ once.`,
 	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (default: found through gossip)")
 	fl.StringVar(&f.device, "device", "auto", "where to count: auto (every usable GPU, else the CPU), cpu, gpu")
 	fl.StringVar(&f.devices, "devices", "", "GPU indexes to count on, e.g. 0,1 (default: every visible GPU)")
-	fl.StringVar(&f.kernel, "kernel", "auto", "this worker's kernel (a job may name another the worker has)")
+	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with; a job that names another fails on this worker")
 	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
 	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
