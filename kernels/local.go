@@ -85,22 +85,23 @@ func checkLocal(t Subtask, acc *Local) error {
 // cursor advances by the element's mark bit, which leaves the hits in the
 // buffer. Then, per hit x (the triangle's c):
 //
-//   - per vertex only: a per-worker count of x is incremented (plain
-//     adds to the worker's own array; the arrays are summed into VK once
-//     the subtask is done);
+//   - per vertex only: the worker's own count of x is incremented;
 //   - per edge: x's index in JK.Row(v), kept in a per-worker slot array,
-//     selects a per-element count of the marked row, which is flushed into
-//     VK and EJK once per column and chunk; and EIK at the hit's position
-//     takes an atomic add, the one scattered add per triangle that makes
-//     per-edge counts dearer than per-vertex ones.
+//     selects a per-element count of the marked row, which is added to
+//     the worker's counts of c and to EJK once per column and chunk; and
+//     EIK at the hit's position takes an atomic add, the one scattered
+//     atomic add per triangle that makes per-edge counts dearer than
+//     per-vertex ones.
 //
-// VI and EIJ get one atomic add per IJ edge that closes a triangle, VJ one
-// per column and chunk.
+// The counts of a and b go to the worker's own arrays as well, once per
+// IJ edge and once per column and chunk; the workers' arrays are summed
+// into VI, VJ and VK when the subtask is done. EIJ gets one atomic add
+// per IJ edge that closes a triangle.
 //
 // Preconditions as for hashcol. Per worker it keeps the bitset, a buffer
-// as long as IK's longest row, 8 bytes per K-local column (per vertex) or
-// 4 bytes per K-local column and 8 per element of JK's longest row (per
-// edge).
+// as long as IK's longest row, 8 bytes per vertex of each of the I, J
+// and K spaces (one array where Local's slices are one), and per edge 4
+// bytes more per K-local column and 8 per element of JK's longest row.
 func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CPUOptions) (res Result, err error) {
 	if err := checkSubtask(t); err != nil {
 		return Result{}, fmt.Errorf("kernels: %s: %w", name, err)
@@ -128,6 +129,13 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 	// offset of v's clip start in IK.Row(u), found by a gallop that only
 	// moves forward along u's row (IJ.Row(u) is sorted by v).
 	offsets, entries := transposeWith(ij, workers, func() func(u int64, p uint64) localEntry {
+		if ij == ik && clip && off == 1 {
+			// The whole graph, or (I, J, J): v's clip start in u's row is
+			// the edge's own position plus one.
+			return func(u int64, p uint64) localEntry {
+				return localEntry{u: uint32(u), skip: uint32(p + 1 - ik.Offsets[u])}
+			}
+		}
 		cur, rest, n := int64(-1), []uint32(nil), 0
 		return func(u int64, p uint64) localEntry {
 			if u != cur {
@@ -148,6 +156,7 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 		})
 	}
 	kcols, maxIK, maxJK := kColumns(t), maxDegree(ik), maxDegree(t.JK)
+	roles := privateRoles(acc, [3]int64{ij.NumRows(), t.JK.NumRows(), kcols})
 	var (
 		mu  sync.Mutex
 		all []*localWorker
@@ -159,10 +168,15 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 			bits: make([]uint64, (kcols+63)/64),
 			hits: make([]uint32, maxIK+1),
 		}
+		for r := range 3 {
+			if roles.of[r] == r {
+				w.priv[r] = make([]uint64, roles.size[r])
+			} else {
+				w.priv[r] = w.priv[roles.of[r]]
+			}
+		}
 		if perEdge {
 			w.slot, w.cnt = make([]uint32, kcols), make([]uint64, maxJK)
-		} else {
-			w.cntK = make([]uint64, kcols)
 		}
 		mu.Lock()
 		all = append(all, w)
@@ -172,24 +186,60 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 	if err != nil {
 		return Result{}, err
 	}
-	if !perEdge {
-		// Sum the workers' counts of c into VK, the workers splitting the
-		// K-local space.
+	// Sum the workers' private counts into the targets, the workers
+	// splitting each index space.
+	targets := [3][]uint64{acc.VI, acc.VJ, acc.VK}
+	for r := range 3 {
+		if roles.of[r] != r {
+			continue
+		}
+		size := int(roles.size[r])
 		parallel(len(all), func(n int) {
-			lo, hi := int(kcols)*n/len(all), int(kcols)*(n+1)/len(all)
-			for x := lo; x < hi; x++ {
+			for x := size * n / len(all); x < size*(n+1)/len(all); x++ {
 				var c uint64
 				for _, w := range all {
-					c += w.cntK[x]
+					c += w.priv[r][x]
 				}
 				if c != 0 {
-					atomic.AddUint64(&acc.VK[x], c)
+					atomic.AddUint64(&targets[r][x], c)
 				}
 			}
 		})
 	}
 	res.KernelTime = time.Since(start)
 	return res, nil
+}
+
+// Vertex roles of a triangle a < b < c in a subtask: a is I-local (an IJ
+// row), b J-local, c K-local.
+const (
+	roleI = iota
+	roleJ
+	roleK
+)
+
+// localRoles says which private count array serves each role: roles whose
+// target slices (Local.VI, VJ, VK) are one slice share one array, as long
+// as the largest space among them.
+type localRoles struct {
+	of   [3]int
+	size [3]int64
+}
+
+func privateRoles(acc *Local, need [3]int64) localRoles {
+	targets := [3][]uint64{acc.VI, acc.VJ, acc.VK}
+	var r localRoles
+	for i := range 3 {
+		r.of[i] = i
+		for j := range i {
+			if r.of[j] == j && len(targets[i]) > 0 && len(targets[j]) > 0 && unsafe.SliceData(targets[i]) == unsafe.SliceData(targets[j]) {
+				r.of[i] = j
+				break
+			}
+		}
+		r.size[r.of[i]] = max(r.size[r.of[i]], need[i])
+	}
+	return r
 }
 
 // localEntry is one IJ edge (u, v) in the per-vertex transpose: u, and how
@@ -215,9 +265,13 @@ type localWorker struct {
 	perEdge bool
 	bits    []uint64 // the marked row's bitset over K-local ids
 	hits    []uint32 // positions in the probe list of its marked elements
-	cntK    []uint64 // per K-local id: triangles as c (per vertex only)
-	slot    []uint32 // per K-local id: index in the marked row plus one (per edge)
-	cnt     []uint64 // per element of the marked row: triangles this chunk (per edge)
+	// priv holds the worker's own triangle counts per vertex for each
+	// role (aliased where the targets are one slice), added to Local's
+	// slices when the subtask is done: plain adds in the loop, no atomic
+	// read-modify-write, which would fence the prefetches.
+	priv [3][]uint64
+	slot []uint32 // per K-local id: index in the marked row plus one (per edge)
+	cnt  []uint64 // per element of the marked row: triangles this chunk (per edge)
 }
 
 func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
@@ -254,13 +308,7 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 			if len(b) > lopsidedRatio*len(a) {
 				nh = searchHits(a, b, buf)
 			} else {
-				for i, x := range b {
-					if x > last {
-						break
-					}
-					buf[nh] = uint32(i)
-					nh += int(bits[x>>6] >> (x & 63) & 1)
-				}
+				nh = markedHits(b, last, bits, buf)
 			}
 			if nh == 0 {
 				continue
@@ -273,10 +321,10 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 				atomic.AddUint64(&acc.EIJ[w.pos[q]], uint64(nh))
 			} else {
 				for _, i := range buf[:nh] {
-					w.cntK[b[i]]++
+					w.priv[roleK][b[i]]++
 				}
 			}
-			atomic.AddUint64(&acc.VI[e.u], uint64(nh))
+			w.priv[roleI][e.u] += uint64(nh)
 			vsum += uint64(nh)
 		}
 		for _, x := range a {
@@ -288,17 +336,67 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 				w.slot[x] = 0
 				if c := w.cnt[k]; c != 0 {
 					w.cnt[k] = 0
-					atomic.AddUint64(&acc.VK[x], c)
+					w.priv[roleK][x] += c
 					atomic.AddUint64(&acc.EJK[ejk+uint64(k)], c)
 				}
 			}
 		}
-		if vsum != 0 {
-			atomic.AddUint64(&acc.VJ[v], vsum)
-			total += vsum
-		}
+		w.priv[roleJ][v] += vsum
+		total += vsum
 	}
 	return total
+}
+
+// markedHits writes the positions in b of its elements marked in bits to
+// hits and returns their number. Only elements up to last (the marked
+// row's largest) can be marked, so b is cut there first, which leaves the
+// loop with no condition but its count; it is unrolled by four. hits must
+// be longer than b.
+func markedHits(b []uint32, last uint32, bits []uint64, hits []uint32) int {
+	if len(b) == 0 {
+		return 0
+	}
+	if b[len(b)-1] > last {
+		b = b[:upperBound(b, last)]
+	}
+	hits = hits[:len(b)+1]
+	nh := 0
+	i := 0
+	for ; i+4 <= len(b); i += 4 {
+		x0, x1, x2, x3 := b[i], b[i+1], b[i+2], b[i+3]
+		m0 := int(bits[x0>>6] >> (x0 & 63) & 1)
+		m1 := int(bits[x1>>6] >> (x1 & 63) & 1)
+		m2 := int(bits[x2>>6] >> (x2 & 63) & 1)
+		m3 := int(bits[x3>>6] >> (x3 & 63) & 1)
+		hits[nh] = uint32(i)
+		nh += m0
+		hits[nh] = uint32(i + 1)
+		nh += m1
+		hits[nh] = uint32(i + 2)
+		nh += m2
+		hits[nh] = uint32(i + 3)
+		nh += m3
+	}
+	for ; i < len(b); i++ {
+		x := b[i]
+		hits[nh] = uint32(i)
+		nh += int(bits[x>>6] >> (x & 63) & 1)
+	}
+	return nh
+}
+
+// upperBound returns the first index of s whose value is above x.
+func upperBound(s []uint32, x uint32) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s[mid] <= x {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // searchHits finds each element of the marked row a in the long probe
