@@ -29,8 +29,11 @@ compressed, checksummed shard plus a manifest in DIR (a path or file:// URL).
 The partitioner streams the input and spills compressed runs to --tmp-dir,
 never holding more than --mem-limit in memory, so graphs larger than the
 machine's memory can be partitioned; its shards are byte-identical to those of
-an in-memory split. Its buffers take at most 256 MiB (fastest measured), the
-rest of the limit only holds per-vertex arrays.
+an in-memory split. Its buffers take at most 256 MiB (the fastest size
+measured); the rest of the limit only holds per-vertex arrays. Without
+--mem-limit, an uncompressed input small enough to need under 1 GiB (at most
+an eighth of the machine) is split in memory, which is faster for it; any
+other streams with half of the machine's memory as its limit.
 
 DIR must be empty or hold an earlier partitioning, which --force replaces. The
 manifest is written last, atomically; an interrupted or failed run (Ctrl-C,
@@ -47,13 +50,11 @@ the spill directories of runs that were killed outright.`,
 			if p < 1 {
 				return fmt.Errorf("-P %d: must be at least 1", p)
 			}
-			// The streaming partitioner is the default: it writes the same
-			// bytes as the in-memory path in a fraction of the memory. Half
-			// of this machine's memory is only its ceiling, for the
-			// per-vertex arrays of graphs with many vertices; its buffers
-			// are sized by partition.DefaultWorkMem, the fastest size
-			// measured (docs/benchmarks.md), whatever the ceiling.
-			lim := hostMemory() / 2
+			// Without --mem-limit: in memory for inputs surely small, else
+			// streaming (the same bytes in a fraction of the memory) with
+			// half of this machine's memory as the ceiling; see
+			// partition.DefaultMemLimit.
+			lim := partition.DefaultMemLimit(args[0], hostMemory())
 			if memLimit != "" {
 				if lim, err = parseBytes(memLimit); err != nil {
 					return fmt.Errorf("--mem-limit: %w", err)
@@ -104,7 +105,7 @@ the spill directories of runs that were killed outright.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "shard directory or store URL (required)")
 	cmd.Flags().StringVar(&scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().IntVarP(&p, "partitions", "P", 4, "number of vertex groups: P x P blocks, P^3 subtasks")
-	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "memory the partitioner may hold, e.g. 1GiB (default: half of this machine's memory, of which buffers use at most 256 MiB; 0 = read the whole graph into memory)")
+	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "memory the partitioner may hold, e.g. 1GiB (default: in memory for small uncompressed inputs, else half of this machine's memory, of which buffers use at most 256 MiB; 0 = read the whole graph into memory)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the partitioner's run files (default: the system's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the partitioning already in the output directory (a directory holding other files is still refused)")
