@@ -17,6 +17,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/internal/cluster"
 	"github.com/trigrid/trigrid/internal/workerclient"
+	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/pipeline"
 	"github.com/trigrid/trigrid/worker"
@@ -68,7 +69,7 @@ once.`,
 	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (default: found through gossip)")
 	fl.StringVar(&f.device, "device", "auto", "where to count: auto (every usable GPU, else the CPU), cpu, gpu")
 	fl.StringVar(&f.devices, "devices", "", "GPU indexes to count on, e.g. 0,1 (default: every visible GPU)")
-	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with; a job that names another fails on this worker")
+	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with when a job names none; on the CPU a job may name any CPU kernel, on a GPU only this one")
 	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
 	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
@@ -142,12 +143,19 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 		logger.Warn("counting on the CPU", "reason", sel.Fallback)
 	}
 	slots := pipeline.SlotsOf(sel)
+	host := hostMemory()
 	devices := make([]api.Device, len(slots))
-	for i, s := range slots {
-		devices[i] = s.Device
-		if memLimit > 0 && (s.Device.Memory == 0 || s.Device.Memory > memLimit) {
-			devices[i].Memory = memLimit
+	for i := range slots {
+		d := &slots[i].Device
+		// A CPU slot's budget for --partitions 0 is the host's memory.
+		if d.Kind == "cpu" && d.Memory == 0 {
+			d.Memory = host
+			slots[i].NewCounter = anyCPUKernel(slots[i].NewCounter, sel.Kernel, f.cores)
 		}
+		if memLimit > 0 && (d.Memory == 0 || d.Memory > memLimit) {
+			d.Memory = memLimit
+		}
+		devices[i] = *d
 	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -213,6 +221,17 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	}
 	logger.Info("worker stopped")
 	return runErr
+}
+
+// anyCPUKernel lets a CPU slot count with whichever CPU kernel a job
+// names, not only the one the worker was started with.
+func anyCPUKernel(next func(string) (kernels.Counter, error), own string, cores int) func(string) (kernels.Counter, error) {
+	return func(kernel string) (kernels.Counter, error) {
+		if kernel == "" || kernel == own {
+			return next(kernel)
+		}
+		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: cores})
+	}
 }
 
 // findCoordinator waits until gossip shows a coordinator and returns the

@@ -58,6 +58,16 @@ func TestCountFourWorkers(t *testing.T) {
 			checkDone(t, r, err, stderr, want)
 		})
 	}
+	// A job that names a CPU kernel, and one whose P the coordinator
+	// chooses from the workers' memory.
+	t.Run("kernel=merge", func(t *testing.T) {
+		r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", "--kernel", "merge", file)
+		checkDone(t, r, err, stderr, want)
+	})
+	t.Run("P=auto", func(t *testing.T) {
+		r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "0", file)
+		checkDone(t, r, err, stderr, want)
+	})
 	if sums, _ := metrics(t, c); sums["trigrid_coordinator_shard_bytes_served_total"] == 0 {
 		t.Error("the coordinator served no shard bytes to the workers that fetch them")
 	}
