@@ -191,8 +191,9 @@ func TestCountPerVertexFlagErrors(t *testing.T) {
 		{[]string{"--per-vertex", filepath.Join(dir, "v.tsv"), in, in}, "one graph FILE"},
 		{[]string{"--per-vertex", filepath.Join(dir, "x.tsv"), "--per-edge", filepath.Join(dir, "x.tsv"), in}, "same file"},
 		{[]string{"--per-vertex", filepath.Join(dir, "no", "v.tsv"), in}, "no/v.tsv"},
+		{[]string{"--clustering", "--device", "gpu", in}, "CPU only"},
 	} {
-		_, _, err := run(t, append([]string{"count", "--progress", "none", "--device", "cpu"}, c.args...)...)
+		_, _, err := run(t, append([]string{"count", "--progress", "none"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one naming %q", c.args, err, c.want)
 		}
