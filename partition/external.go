@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
@@ -30,9 +31,12 @@ func sweepSpills(dir string, log *slog.Logger) {
 		return
 	}
 	for _, s := range found {
-		if s.Removed {
+		switch {
+		case s.Removed:
 			log.Info("removed the spill directory of a partitioner that did not finish", "path", s.Path, "pid", s.PID, "bytes", s.Bytes)
-		} else {
+		case errors.Is(s.Err, spill.ErrNoOwner):
+			log.Warn("found a spill directory of an older trigrid", "path", s.Path, "bytes", s.Bytes, "err", s.Err)
+		default:
 			log.Warn("found the spill directory of a partitioner that did not finish but could not remove it", "path", s.Path, "pid", s.PID, "bytes", s.Bytes, "err", s.Err)
 		}
 	}

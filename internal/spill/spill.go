@@ -98,6 +98,13 @@ func Sweep(parent, prefix string) ([]Stale, error) {
 	}
 	var found []Stale
 	for _, e := range ents {
+		if legacyName(e.Name(), prefix) && e.IsDir() {
+			// Made by a build without owner locks: nothing tells whether
+			// its process still runs, so it is reported, never removed.
+			path := filepath.Join(parent, e.Name())
+			found = append(found, Stale{Path: path, Bytes: duBytes(path), Err: ErrNoOwner})
+			continue
+		}
 		pid, ok := parseName(e.Name(), prefix)
 		if !ok || !e.IsDir() || pid == os.Getpid() {
 			continue
@@ -115,6 +122,25 @@ func Sweep(parent, prefix string) ([]Stale, error) {
 		found = append(found, st)
 	}
 	return found, nil
+}
+
+// ErrNoOwner is the Err of a spill directory without an owner record,
+// made by an older build: it may still be in use, so it is not removed.
+var ErrNoOwner = errors.New("no owner recorded (made by an older build); remove it by hand if no partition is running")
+
+// legacyName matches prefix-RANDOM with RANDOM all digits, the name older
+// builds gave their spill directories.
+func legacyName(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix+"-")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseName returns the pid of a name prefix-PID-RANDOM.

@@ -1,6 +1,7 @@
 package spill
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,8 @@ func TestSweep(t *testing.T) {
 	}
 	other := filepath.Join(parent, "other-"+pidStr(dead)+"-x")
 	mk(t, other, true, 10)
+	legacy := filepath.Join(parent, "tg-798780535")
+	mk(t, legacy, false, 10)
 
 	found, err := Sweep(parent, "tg")
 	if err != nil {
@@ -59,10 +62,13 @@ func TestSweep(t *testing.T) {
 	if _, ok := removed[noLockDead]; !ok {
 		t.Errorf("lockless directory of a dead pid not removed (found %v)", found)
 	}
-	if len(found) != 2 {
-		t.Errorf("found %d directories, want 2: %+v", len(found), found)
+	if s, ok := removed[legacy]; !ok || s.Removed || !errors.Is(s.Err, ErrNoOwner) {
+		t.Errorf("older build's directory: %+v, want reported and kept", s)
 	}
-	for _, keep := range []string{own.Path(), noLockAlive, held, other} {
+	if len(found) != 3 {
+		t.Errorf("found %d directories, want 3: %+v", len(found), found)
+	}
+	for _, keep := range []string{own.Path(), noLockAlive, held, other, legacy} {
 		if _, err := os.Stat(keep); err != nil {
 			t.Errorf("%s removed: %v", keep, err)
 		}
