@@ -80,6 +80,7 @@ func newBenchCommand() *cobra.Command {
 	k.Flags().IntVar(&workers, "workers", 0, "CPU workers for loading and the reference count (0 = all cores)")
 	addKernelSettingFlag(k, &setList)
 	bench.AddCommand(k)
+	bench.AddCommand(newBenchE2ECommand())
 	return bench
 }
 
