@@ -684,13 +684,32 @@ func TestServerChoosesPFromWorkerMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The smallest worker's memory is just below what P = 1 needs under
+	// partition's model, found by bisection.
+	fwd, _, _, _, err := partition.LoadGraph(context.Background(), testGraph, edgeio.ReadOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := int64(1), int64(1)<<40
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if p, err := partition.ChoosePForGraph(fwd, storage.SchemeHash, mid, partition.MemModel{}, 1); err == nil && p == 1 {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	small := lo - 1
+	if p, err := partition.ChoosePForGraph(fwd, storage.SchemeHash, small, partition.MemModel{}, 1); err != nil || p < 2 {
+		t.Fatalf("%d bytes: P %d, %v", small, p, err)
+	}
 	ts := startServer(t)
-	startWorkers(t, ts.addr, &fakeWorker{id: "small", memory: 64<<20 + 200<<10}, &fakeWorker{id: "big", memory: 1 << 30})
+	startWorkers(t, ts.addr, &fakeWorker{id: "small", memory: small}, &fakeWorker{id: "big", memory: 1 << 40})
 	waitSessions(t, ts, 2)
 	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph})
 	st := waitJob(t, ts.addr, id)
 	if st.State != api.JobDone || st.Triangles != want || st.Partitions < 2 {
-		t.Fatalf("status %+v, want done with %d at P > 1 for 64 MiB + 200 KiB", st, want)
+		t.Fatalf("status %+v, want done with %d at P > 1 for %d bytes", st, want, small)
 	}
 }
 
