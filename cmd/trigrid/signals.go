@@ -8,12 +8,15 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // interrupts turns SIGINT and SIGTERM into cancellation of the command's
 // context: the first signal cancels, so the running command stops, removes
 // its temporary files and half-written output, and returns; a second
-// signal exits at once, for a user who will not wait for the cleanup.
+// signal exits within hardExitDelay, for a user who will not wait for the
+// cleanup. The delay lets commands that handle a second signal themselves
+// (the coordinator stops its server hard) do so first.
 type interrupts struct {
 	mu     sync.Mutex
 	sig    os.Signal
@@ -22,6 +25,10 @@ type interrupts struct {
 	stderr io.Writer
 	exit   func(code int)
 }
+
+// hardExitDelay is how long a second signal waits before the process
+// exits regardless.
+const hardExitDelay = time.Second
 
 // watchInterrupts starts watching; stop ends it and restores the default
 // handling.
@@ -47,7 +54,8 @@ func (in *interrupts) loop() {
 			continue
 		}
 		fmt.Fprintf(in.stderr, "trigrid: %s again: exiting without cleaning up\n", signalName(s))
-		in.exit(exitStatus(s))
+		code := exitStatus(s)
+		time.AfterFunc(hardExitDelay, func() { in.exit(code) })
 	}
 }
 

@@ -227,3 +227,34 @@ func TestPartitionSignalWhileWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestInterruptsSecondSignal: the first signal cancels the context, the
+// second exits with its status after hardExitDelay.
+func TestInterruptsSecondSignal(t *testing.T) {
+	var stderr syncBuffer
+	ctx, in := watchInterrupts(t.Context(), &stderr)
+	defer in.stop()
+	exited := make(chan int, 1)
+	in.exit = func(code int) { exited <- code }
+	in.ch <- syscall.SIGTERM
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("first signal did not cancel")
+	}
+	if in.caught() != syscall.SIGTERM {
+		t.Fatalf("caught %v", in.caught())
+	}
+	in.ch <- syscall.SIGINT
+	select {
+	case code := <-exited:
+		if code != 130 {
+			t.Fatalf("second signal exited with %d, want 130", code)
+		}
+	case <-time.After(hardExitDelay + 5*time.Second):
+		t.Fatal("second signal did not exit")
+	}
+	if !strings.Contains(stderr.String(), "SIGTERM: stopping") || !strings.Contains(stderr.String(), "SIGINT again") {
+		t.Fatalf("stderr: %q", stderr.String())
+	}
+}
