@@ -439,6 +439,41 @@ func TestServerWorkerGoneRequeues(t *testing.T) {
 	}
 }
 
+func TestServerReconnectReplacesSession(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan error, 1)
+	conn := dial(t, ts.addr)
+	go func() { first <- (&fakeWorker{id: "w1", stall: true}).run(ctx, conn) }()
+	waitSessions(t, ts, 1)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	for i := 0; ; i++ {
+		st, _ := ts.s.Status(ctx, api.JobID(id))
+		if st.Running == 2 {
+			break
+		}
+		if i > 3000 {
+			t.Fatalf("no work handed out: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The same worker comes back on a new stream (the old one is half-dead):
+	// the old session ends and its attempts are requeued at once.
+	startWorkers(t, ts.addr, &fakeWorker{id: "w1"})
+	if err := <-first; status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("old stream ended with %v", err)
+	}
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want || st.Requeued < 2 {
+		t.Fatalf("status %+v, want done with %d after 2 requeues", st, want)
+	}
+}
+
 func TestServerManyWorkers(t *testing.T) {
 	// 64 workers on the real gRPC path, 512 subtasks answered at once:
 	// every subtask's count is its index + 1, so the total is exact only
