@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The whole run on a GPU machine that has nvcc but no Go, in one call:
+#   1. builds libtrigrid_cuda.so from scratch;
+#   2. conformance: `trigrid count --device gpu --cuda-lib "$LIB"` on every dataset of
+#      MANIFEST.tsv against its published count, and on generated rmat
+#      graphs against `trigrid count --device cpu` of the same file;
+#   3. `trigrid bench e2e --device gpu --cuda-lib "$LIB"` (median of fresh processes: read,
+#      clean, order, count, whole process, CPU time, host peak) on rmat 22 as
+#      binary and as text, then on the largest rmat scales that the time
+#      left allows.
+# Prepare on a machine with Go:
+#   scripts/gpu-e2e.sh --prepare      (writes .dev/e2e/trigrid and .dev/e2e/data)
+# Everything goes under $OUT; results.txt is the summary. Knobs: RUNS (runs
+# per graph, default 5), BIG_SCALES (default "24 25"), BUDGET_S (seconds
+# after which no further scale is started, default 120).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+if [ "${1:-}" = "--prepare" ]; then
+	set -e
+	mkdir -p .dev/e2e/data
+	CGO_ENABLED=0 go build -o .dev/e2e/trigrid ./cmd/trigrid
+	cp "${TRIGRID_DATA_DIR:-../shared/datasets}"/* .dev/e2e/data/ 2>/dev/null || echo "no ../shared/datasets: conformance skips the datasets"
+	du -sh .dev/e2e
+	exit 0
+fi
+
+START=$(date +%s)
+elapsed() { echo $(($(date +%s) - START)); }
+OUT=${OUT:-/tmp/gpu-e2e}
+mkdir -p "$OUT"
+BIN=$ROOT/.dev/e2e/trigrid
+DATA=$ROOT/.dev/e2e/data
+RUNS=${RUNS:-5}
+BIG_SCALES=${BIG_SCALES:-"24 25"}
+BUDGET_S=${BUDGET_S:-120}
+TMP=${TMPDIR:-/tmp}/gpu-e2e-graphs
+mkdir -p "$TMP"
+RES=$OUT/results.txt
+LIB=$ROOT/kernels/cuda/libtrigrid_cuda.so
+
+date -u >"$RES"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
+echo "cores $(nproc), $(free -g | awk '/Mem:/ {print $2}') GiB" >>"$RES"
+make -C kernels/cuda clean >/dev/null 2>&1
+if ! make -C kernels/cuda -j16 all >"$OUT/build.log" 2>&1; then
+	tail -40 "$OUT/build.log"
+	exit 1
+fi
+echo "build ok at $(elapsed) s" | tee -a "$RES"
+
+triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
+fail=0
+check() { # name got want
+	if [ -n "$2" ] && [ "$2" = "$3" ]; then
+		echo "ok   $1 $2" | tee -a "$RES"
+	else
+		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
+		fail=1
+	fi
+}
+
+if [ -f "$DATA/MANIFEST.tsv" ]; then
+	while IFS=$'\t' read -r name file _ _ _ want _; do
+		case "$name" in '#'* | '') continue ;; esac
+		[ -f "$DATA/$file" ] || continue
+		got=$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$DATA/$file" 2>>"$OUT/conformance.err" | triangles)
+		check "gpu $name" "$got" "$want"
+	done <"$DATA/MANIFEST.tsv"
+fi
+
+gen() { # scale
+	local f=$TMP/r$1.bin
+	[ -f "$f" ] || "$BIN" gen rmat --scale "$1" --edge-factor 16 --seed 1 -q -o "$f"
+	echo "$f"
+}
+e2e() { # label runs files...
+	local label=$1 runs=$2
+	shift 2
+	"$BIN" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$OUT/e2e-$label.json" 2>"$OUT/e2e-$label.err"
+	echo "bench e2e $label rc=$? at $(elapsed) s" | tee -a "$RES"
+	cat "$OUT/e2e-$label.json" "$OUT/e2e-$label.err" | tee -a "$RES"
+}
+
+r22=$(gen 22)
+"$BIN" convert "$r22" "$TMP/r22.txt" >/dev/null 2>&1
+echo "generated rmat 22 (bin $(stat -c %s "$r22") B, text $(stat -c %s "$TMP/r22.txt") B) at $(elapsed) s" | tee -a "$RES"
+cpu22=$("$BIN" count --device cpu --json --progress none "$r22" | triangles)
+check "cpu rmat 22 (docs/benchmarks.md)" "$cpu22" 2109057696
+check "gpu rmat 22 text" "$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$TMP/r22.txt" | triangles)" "$cpu22"
+e2e r22 "$RUNS" "$r22" "$TMP/r22.txt"
+"$BIN" bench e2e --runs 3 --device cpu --json "$r22" >"$OUT/e2e-r22-cpu.json" 2>&1
+echo "bench e2e r22 on the CPU rc=$? at $(elapsed) s" | tee -a "$RES"
+cat "$OUT/e2e-r22-cpu.json" | tee -a "$RES"
+
+for s in $BIG_SCALES; do
+	if [ "$(elapsed)" -ge "$BUDGET_S" ]; then
+		echo "rmat $s skipped: $(elapsed) s used of $BUDGET_S" | tee -a "$RES"
+		break
+	fi
+	f=$(gen "$s")
+	echo "generated rmat $s ($(stat -c %s "$f") B) at $(elapsed) s" | tee -a "$RES"
+	gpu=$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$f" | triangles)
+	cpu=$("$BIN" count --device cpu --json --progress none "$f" | triangles)
+	check "gpu rmat $s against cpu" "$gpu" "$cpu"
+	e2e "r$s" 3 "$f"
+done
+echo "done at $(elapsed) s, conformance $([ $fail = 0 ] && echo ok || echo FAILED)" | tee -a "$RES"
+exit $fail
