@@ -88,20 +88,23 @@ func checkLocal(t Subtask, acc *Local) error {
 //   - per vertex only: the worker's own count of x is incremented;
 //   - per edge: x's index in JK.Row(v), kept in a per-worker slot array,
 //     selects a per-element count of the marked row, which is added to
-//     the worker's counts of c and to EJK once per column and chunk; and
-//     EIK at the hit's position takes an atomic add, the one scattered
-//     atomic add per triangle that makes per-edge counts dearer than
-//     per-vertex ones.
+//     the worker's counts of c and to the support of the edges bc once
+//     per column and chunk; and the edge ac at the hit's position gets
+//     one, the one scattered add per triangle that makes per-edge counts
+//     dearer than per-vertex ones.
 //
 // The counts of a and b go to the worker's own arrays as well, once per
-// IJ edge and once per column and chunk; the workers' arrays are summed
-// into VI, VJ and VK when the subtask is done. EIJ gets one atomic add
-// per IJ edge that closes a triangle.
+// IJ edge and once per column and chunk, and so does the support of the
+// edge ab, once per IJ edge; the workers' arrays are summed into Local's
+// slices when the subtask is done. Per-edge support takes 4 bytes per
+// edge per worker that way; beyond 4 workers it goes to Local's slices
+// by atomic adds instead.
 //
 // Preconditions as for hashcol. Per worker it keeps the bitset, a buffer
 // as long as IK's longest row, 8 bytes per vertex of each of the I, J
 // and K spaces (one array where Local's slices are one), and per edge 4
-// bytes more per K-local column and 8 per element of JK's longest row.
+// bytes more per K-local column, 8 per element of JK's longest row and 4
+// per edge of each block (up to 4 workers).
 func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CPUOptions) (res Result, err error) {
 	if err := checkSubtask(t); err != nil {
 		return Result{}, fmt.Errorf("kernels: %s: %w", name, err)
@@ -156,7 +159,14 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 		})
 	}
 	kcols, maxIK, maxJK := kColumns(t), maxDegree(ik), maxDegree(t.JK)
-	roles := privateRoles(acc, [3]int64{ij.NumRows(), t.JK.NumRows(), kcols})
+	roles := privateRoles([3][]uint64{acc.VI, acc.VJ, acc.VK}, [3]int64{ij.NumRows(), t.JK.NumRows(), kcols})
+	// Per-edge support goes to per-worker arrays too, 4 bytes per edge
+	// each (a subtask's support of one edge is below 2^32, as it is below
+	// the vertex count), when that costs at most what the support itself
+	// takes (8 bytes per edge) twice over; beyond, to atomic adds.
+	eTargets := [3][]uint64{acc.EIJ, acc.EIK, acc.EJK}
+	eRoles := privateRoles(eTargets, [3]int64{ij.NumEdges(), ik.NumEdges(), t.JK.NumEdges()})
+	privEdges := perEdge && workers <= 4
 	var (
 		mu  sync.Mutex
 		all []*localWorker
@@ -177,6 +187,15 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 		}
 		if perEdge {
 			w.slot, w.cnt = make([]uint32, kcols), make([]uint64, maxJK)
+		}
+		if privEdges {
+			for r := range 3 {
+				if eRoles.of[r] == r {
+					w.privE[r] = make([]uint32, eRoles.size[r])
+				} else {
+					w.privE[r] = w.privE[eRoles.of[r]]
+				}
+			}
 		}
 		mu.Lock()
 		all = append(all, w)
@@ -206,6 +225,23 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 			}
 		})
 	}
+	for r := range 3 {
+		if !privEdges || eRoles.of[r] != r {
+			continue
+		}
+		size := int(eRoles.size[r])
+		parallel(len(all), func(n int) {
+			for x := size * n / len(all); x < size*(n+1)/len(all); x++ {
+				var c uint64
+				for _, w := range all {
+					c += uint64(w.privE[r][x])
+				}
+				if c != 0 {
+					atomic.AddUint64(&eTargets[r][x], c)
+				}
+			}
+		})
+	}
 	res.KernelTime = time.Since(start)
 	return res, nil
 }
@@ -226,8 +262,7 @@ type localRoles struct {
 	size [3]int64
 }
 
-func privateRoles(acc *Local, need [3]int64) localRoles {
-	targets := [3][]uint64{acc.VI, acc.VJ, acc.VK}
+func privateRoles(targets [3][]uint64, need [3]int64) localRoles {
 	var r localRoles
 	for i := range 3 {
 		r.of[i] = i
@@ -270,8 +305,11 @@ type localWorker struct {
 	// slices when the subtask is done: plain adds in the loop, no atomic
 	// read-modify-write, which would fence the prefetches.
 	priv [3][]uint64
-	slot []uint32 // per K-local id: index in the marked row plus one (per edge)
-	cnt  []uint64 // per element of the marked row: triangles this chunk (per edge)
+	// privE, when not nil, holds the worker's own per-edge support of IJ,
+	// IK and JK in the same way; nil means atomic adds to Local's.
+	privE [3][]uint32
+	slot  []uint32 // per K-local id: index in the marked row plus one (per edge)
+	cnt   []uint64 // per element of the marked row: triangles this chunk (per edge)
 }
 
 func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
@@ -314,11 +352,19 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 				continue
 			}
 			if w.perEdge {
-				for _, i := range buf[:nh] {
-					w.cnt[w.slot[b[i]]-1]++
-					atomic.AddUint64(&acc.EIK[rs+uint64(i)], 1)
+				if eik := w.privE[1]; eik != nil {
+					for _, i := range buf[:nh] {
+						w.cnt[w.slot[b[i]]-1]++
+						eik[rs+uint64(i)]++
+					}
+					w.privE[0][w.pos[q]] += uint32(nh)
+				} else {
+					for _, i := range buf[:nh] {
+						w.cnt[w.slot[b[i]]-1]++
+						atomic.AddUint64(&acc.EIK[rs+uint64(i)], 1)
+					}
+					atomic.AddUint64(&acc.EIJ[w.pos[q]], uint64(nh))
 				}
-				atomic.AddUint64(&acc.EIJ[w.pos[q]], uint64(nh))
 			} else {
 				for _, i := range buf[:nh] {
 					w.priv[roleK][b[i]]++
@@ -337,7 +383,11 @@ func (w *localWorker) countRange(lo, hi uint64) (total uint64) {
 				if c := w.cnt[k]; c != 0 {
 					w.cnt[k] = 0
 					w.priv[roleK][x] += c
-					atomic.AddUint64(&acc.EJK[ejk+uint64(k)], c)
+					if ejkPriv := w.privE[2]; ejkPriv != nil {
+						ejkPriv[ejk+uint64(k)] += uint32(c)
+					} else {
+						atomic.AddUint64(&acc.EJK[ejk+uint64(k)], c)
+					}
 				}
 			}
 		}

@@ -69,7 +69,8 @@ func localGraphs() []struct {
 func localCounters(t *testing.T) []LocalCounter {
 	var cs []LocalCounter
 	for _, name := range []string{"local", "auto"} {
-		for _, w := range []int{1, 3} {
+		// 5 workers take the atomic path for per-edge support.
+		for _, w := range []int{1, 3, 5} {
 			c, err := NewCPU(name, CPUOptions{Workers: w})
 			if err != nil {
 				t.Fatal(err)
@@ -160,11 +161,6 @@ func checkEdges(t *testing.T, g *graph.CSR, at func(u int64, p uint64, v uint32)
 // separate local slices, maps them to global ids and compares the sums
 // with brute force, with and without the clip.
 func TestCountLocalSubtasks(t *testing.T) {
-	c, err := NewCPU("local", CPUOptions{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := c.(LocalCounter)
 	for _, gr := range localGraphs() {
 		wantV, wantE := bruteLocal(gr.g)
 		total := mustReference(t, Whole(gr.g))
@@ -172,6 +168,15 @@ func TestCountLocalSubtasks(t *testing.T) {
 		for _, p := range []int{2, 3, 4} {
 			for _, s := range []scheme{hashScheme(n, p), rangeScheme(gr.g, p)} {
 				for _, clip := range []bool{false, true} {
+					workers := 2
+					if clip {
+						workers = 6 // the atomic path
+					}
+					c, err := NewCPU("local", CPUOptions{Workers: workers})
+					if err != nil {
+						t.Fatal(err)
+					}
+					lc := c.(LocalCounter)
 					t.Run(fmt.Sprintf("%s/P=%d/%s/clip=%v", gr.name, p, s.name, clip), func(t *testing.T) {
 						b := split(gr.g, p, s, true)
 						global := make([][]uint64, p)
