@@ -41,7 +41,10 @@ standard input. The output format follows OUT's extension or --to.`,
 			if err != nil {
 				return err
 			}
-			if err := edgeio.WriteFileContext(cmd.Context(), args[1], edges, edgeio.WriteOptions{Format: out, Compression: compress, Workers: workers}); err != nil {
+			prog.Start("write", "", -1)
+			err = edgeio.WriteFileContext(cmd.Context(), args[1], edges, edgeio.WriteOptions{Format: out, Compression: compress, Workers: workers})
+			prog.Done()
+			if err != nil {
 				return err
 			}
 			if !quiet {

@@ -18,6 +18,22 @@ type genFlags struct {
 	compress string
 	workers  int
 	quiet    bool
+	progress string
+}
+
+// startGen checks the progress flag and shows the generation phase; -q
+// silences progress too.
+func (f *genFlags) startGen(cmd *cobra.Command) (*progress, error) {
+	mode, err := parseProgressMode(f.progress)
+	if err != nil {
+		return nil, err
+	}
+	if f.quiet {
+		mode = progressNone
+	}
+	prog := newProgress(cmd.ErrOrStderr(), mode)
+	prog.Start("generate", "", -1)
+	return prog, nil
 }
 
 func newGenCommand() *cobra.Command {
@@ -40,7 +56,8 @@ func addGenFlags(cmd *cobra.Command, f *genFlags) {
 	cmd.Flags().StringVar(&f.format, "format", "auto", "output format: auto (from extension), edgelist, tsv, mtx, bin")
 	cmd.Flags().StringVar(&f.compress, "compress", "", "compression: gzip or zstd (default: from the extension)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "worker goroutines (0 = all cores)")
-	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success (no progress either)")
+	cmd.Flags().StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (bar on a terminal, log lines otherwise), bar, log, none")
 	_ = cmd.MarkFlagRequired("output")
 }
 
@@ -53,11 +70,16 @@ func newGenRMATCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			prog, err := f.startGen(cmd)
+			if err != nil {
+				return err
+			}
 			edges, err := gen.RMAT(scale, edgeFactor, f.seed, f.workers)
+			prog.Done()
 			if err != nil {
 				return fmt.Errorf("--scale %d --edge-factor %d: %w", scale, edgeFactor, err)
 			}
-			return writeGenerated(cmd, &f, edges, start)
+			return writeGenerated(cmd, &f, prog, edges, start)
 		},
 	}
 	cmd.Flags().IntVar(&scale, "scale", 16, "log2 of the number of vertices")
@@ -75,11 +97,16 @@ func newGenERCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			prog, err := f.startGen(cmd)
+			if err != nil {
+				return err
+			}
 			edges, err := gen.ER(n, m, f.seed, f.workers)
+			prog.Done()
 			if err != nil {
 				return fmt.Errorf("--vertices %d --edges %d: %w", n, m, err)
 			}
-			return writeGenerated(cmd, &f, edges, start)
+			return writeGenerated(cmd, &f, prog, edges, start)
 		},
 	}
 	cmd.Flags().Uint64Var(&n, "vertices", 1<<16, "number of vertices")
@@ -88,12 +115,15 @@ func newGenERCommand() *cobra.Command {
 	return cmd
 }
 
-func writeGenerated(cmd *cobra.Command, f *genFlags, edges []graph.Edge, start time.Time) error {
+func writeGenerated(cmd *cobra.Command, f *genFlags, prog *progress, edges []graph.Edge, start time.Time) error {
 	format, err := edgeio.ParseFormat(f.format)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	if err := edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers}); err != nil {
+	prog.Start("write", "", -1)
+	err = edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers})
+	prog.Done()
+	if err != nil {
 		return err
 	}
 	if !f.quiet {
