@@ -69,6 +69,8 @@ type jobInfo struct {
 	workers    map[api.WorkerID]bool
 	// waitWorkers: preparation waits for a worker to join (P 0).
 	waitWorkers bool
+	// final is the job's last status once the scheduler has forgotten it.
+	final *api.JobStatus
 }
 
 func (j *jobInfo) notify() {
@@ -286,6 +288,17 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 		s.log.Warn("job ended", "job", j.rec.ID, "state", state.String(), "err", j.rec.Err)
 	}
 	s.met.jobEnded(state)
+	if _, ok := s.sched.Job(j.rec.ID); ok {
+		s.finished = append(s.finished, j.rec.ID)
+		for len(s.finished) > s.cfg.KeepFinished {
+			old := s.jobs[s.finished[0]]
+			st := s.status(old)
+			if err := s.sched.Forget(old.rec.ID); err == nil {
+				old.final = &st
+			}
+			s.finished = s.finished[1:]
+		}
+	}
 	j.notify()
 	for w := range j.watchers {
 		delete(j.watchers, w)

@@ -116,6 +116,26 @@ func (s *Scheduler) CancelJob(id api.JobID) ([]Decision, error) {
 	return s.flush(), nil
 }
 
+// Forget drops a finished job and everything the scheduler kept of it;
+// its views are gone afterwards. A job still running is an error.
+func (s *Scheduler) Forget(id api.JobID) error {
+	j, ok := s.jobs[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownJob, id)
+	}
+	if !j.state.Finished() {
+		return fmt.Errorf("coordinator: job %s is %s: only a finished job can be forgotten", id, j.state)
+	}
+	delete(s.jobs, id)
+	s.order = slices.DeleteFunc(s.order, func(x *job) bool { return x == j })
+	for _, w := range s.workers {
+		if w.lastJob == id {
+			w.hasLast = false
+		}
+	}
+	return nil
+}
+
 // WorkerJoined adds a worker (or refreshes one that reconnected without
 // leaving). It gets work once it pulls.
 func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {

@@ -719,3 +719,26 @@ func TestSchedulerStalledWorkerWakes(t *testing.T) {
 		t.Fatalf("total %d, want %d", done.Total, truthSum(3))
 	}
 }
+
+func TestSchedulerForget(t *testing.T) {
+	h := newHarness(t)
+	h.add(JobSpec{ID: "j", Subtasks: testTasks(1)})
+	h.join("a")
+	a := assigned(h.pull("a", 1), "a")[0]
+	if err := h.s.Forget("j"); err == nil {
+		t.Fatal("a running job forgotten")
+	}
+	h.ok(a, "a", 1)
+	if err := h.s.Forget("j"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.s.Job("j"); ok || len(h.s.Jobs()) != 0 {
+		t.Fatal("forgotten job still shown")
+	}
+	if ds := h.ok(a, "a", 1); count(ds, DecideIgnore) != 1 {
+		t.Fatalf("result for a forgotten job: %+v", ds)
+	}
+	if err := h.s.Forget("j"); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("forgetting twice: %v", err)
+	}
+}

@@ -54,6 +54,10 @@ type Config struct {
 	// worker that falls this far behind is disconnected (its attempts are
 	// requeued) rather than slowing the coordinator. 0 means 1024.
 	SendQueue int
+	// KeepFinished is how many finished jobs keep their per-subtask detail
+	// (the status page's attempts) in memory; older finished jobs keep
+	// only their final status. 0 means 16.
+	KeepFinished int
 	// Registry receives the coordinator's Prometheus metrics. nil makes a
 	// new registry (see Server.Registry).
 	Registry *prometheus.Registry
@@ -72,6 +76,7 @@ func DefaultConfig() Config {
 		ChunkSize:         1 << 20,
 		FetchConcurrency:  8,
 		SendQueue:         1024,
+		KeepFinished:      16,
 	}
 }
 
@@ -97,6 +102,9 @@ func (c *Config) Validate() error {
 	if c.FetchConcurrency == 0 {
 		c.FetchConcurrency = d.FetchConcurrency
 	}
+	if c.KeepFinished == 0 {
+		c.KeepFinished = d.KeepFinished
+	}
 	if c.Partitioner == nil {
 		c.Partitioner = DefaultPartitioner
 	}
@@ -108,7 +116,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("coordinator: tick interval %v: must be positive", c.TickInterval)
 	case c.HeartbeatInterval < 0:
 		return fmt.Errorf("coordinator: heartbeat interval %v: must be positive", c.HeartbeatInterval)
-	case c.ChunkSize < 0 || c.SendQueue < 0 || c.FetchConcurrency < 0:
+	case c.ChunkSize < 0 || c.SendQueue < 0 || c.FetchConcurrency < 0 || c.KeepFinished < 0:
 		return fmt.Errorf("coordinator: chunk size %d, send queue %d, fetch concurrency %d: must be positive",
 			c.ChunkSize, c.SendQueue, c.FetchConcurrency)
 	case c.DeviceMemory < 0:
@@ -147,6 +155,7 @@ type Server struct {
 	sessions map[api.WorkerID]*session
 	pending  []Decision
 	runCtx   context.Context
+	finished []api.JobID // finished jobs still in the scheduler, oldest first
 
 	// served is read by FetchShard handlers; guarded by mu.
 	mu     sync.Mutex

@@ -104,6 +104,11 @@ func (s *Server) flush() {
 
 // status builds a job's status; on the Run goroutine.
 func (s *Server) status(j *jobInfo) api.JobStatus {
+	if j.final != nil {
+		st := *j.final
+		st.Faulty = append([]api.FaultyWorker(nil), st.Faulty...)
+		return st
+	}
 	r := &j.rec
 	st := api.JobStatus{Job: r.ID, State: j.state, Source: r.Spec.Graph, Partitions: r.P, Scheme: r.Scheme,
 		Kernel: r.Spec.Kernel, Created: r.Created, Err: r.Err, Faulty: append([]api.FaultyWorker(nil), j.faulty...)}

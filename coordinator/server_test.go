@@ -474,6 +474,38 @@ func TestServerReconnectReplacesSession(t *testing.T) {
 	}
 }
 
+func TestServerForgetsOldFinishedJobs(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.KeepFinished = 1; c.Logger = nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	conn := dial(t, ts.addr)
+	wg.Go(func() { instantWorker(ctx, conn, "w1") })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	waitSessions(t, ts, 1)
+	tasks := testTasks(2)
+	n := uint64(len(tasks))
+	for _, id := range []api.JobID{"first", "second"} {
+		ts.s.call(ctx, func() {
+			j := &jobInfo{rec: JobRecord{ID: id, Subtasks: tasks, Created: time.Now()}, state: api.JobQueued, workers: map[api.WorkerID]bool{}}
+			ts.s.jobs[id] = j
+			ts.s.order = append(ts.s.order, id)
+			ts.s.addToScheduler(j, nil)
+		})
+		if st := waitJob(t, ts.addr, string(id)); st.State != api.JobDone || st.Triangles != n*(n+1)/2 {
+			t.Fatalf("job %s: %+v", id, st)
+		}
+	}
+	var kept []JobStatus
+	ts.s.call(ctx, func() { kept = ts.s.sched.Jobs() })
+	if len(kept) != 1 || kept[0].ID != "second" {
+		t.Fatalf("scheduler keeps %+v, want only the second job", kept)
+	}
+	st, err := ts.s.Status(ctx, "first")
+	if err != nil || st.State != api.JobDone || st.Triangles != n*(n+1)/2 || st.Done != int64(n) || st.Attempts != int64(n) {
+		t.Fatalf("forgotten job's status %+v, %v", st, err)
+	}
+}
+
 func TestServerManyWorkers(t *testing.T) {
 	// 64 workers on the real gRPC path, 512 subtasks answered at once:
 	// every subtask's count is its index + 1, so the total is exact only
