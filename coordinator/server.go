@@ -335,5 +335,5 @@ func (s *Server) WorkerGone(id api.WorkerID, reason string) {
 
 func (s *Server) apply(ds []Decision) { s.pending = append(s.pending, ds...) }
 
-// storeFor opens a job's store.
+// openStore opens a job's store by its URL.
 func openStore(url string) (storage.Store, error) { return storage.Open(url) }
