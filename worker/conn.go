@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/trigrid/trigrid/api"
 )
@@ -39,4 +40,13 @@ type Conn interface {
 type Canceller interface {
 	Conn
 	Cancels() <-chan api.Cancel
+}
+
+// HeartbeatPacer is a Conn that knows how often its coordinator wants
+// heartbeats (the gRPC client learns it from the Welcome). The worker
+// heartbeats at that interval when it is shorter than its own
+// HeartbeatInterval, so a coordinator's short leases are kept.
+type HeartbeatPacer interface {
+	// HeartbeatInterval returns the coordinator's interval; 0 when unknown.
+	HeartbeatInterval() time.Duration
 }

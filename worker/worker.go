@@ -472,11 +472,18 @@ func (w *Worker) cancels(ch <-chan api.Cancel, done chan struct{}) {
 	}
 }
 
-// heartbeats tells the coordinator every HeartbeatInterval which
+// heartbeats tells the coordinator every HeartbeatInterval (or the
+// shorter interval a HeartbeatPacer Conn asks for) which
 // assignments the worker holds, until ctx ends or done closes. ctx is the
 // counting context, so heartbeats go on while running assignments drain.
 func (w *Worker) heartbeats(ctx context.Context, done chan struct{}) {
-	tick := time.NewTicker(w.cfg.HeartbeatInterval)
+	interval := w.cfg.HeartbeatInterval
+	if p, ok := w.conn.(HeartbeatPacer); ok {
+		if d := p.HeartbeatInterval(); d > 0 && d < interval {
+			interval = d
+		}
+	}
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {

@@ -61,3 +61,20 @@ func (c *faultConn) Report(ctx context.Context, r api.Result) error {
 	}
 	return c.Conn.Report(ctx, r)
 }
+
+// The wrapper passes on the capabilities of the Conn it wraps, so the
+// worker behaves as it would without it.
+
+func (c *faultConn) HeartbeatInterval() time.Duration {
+	if p, ok := c.Conn.(worker.HeartbeatPacer); ok {
+		return p.HeartbeatInterval()
+	}
+	return 0
+}
+
+func (c *faultConn) Cancels() <-chan api.Cancel {
+	if cc, ok := c.Conn.(worker.Canceller); ok {
+		return cc.Cancels()
+	}
+	return nil
+}

@@ -206,3 +206,16 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 		return strings.Contains(c.out.String(), `"msg":"member left","worker":"w1"`)
 	})
 }
+
+// Heartbeats keep the leases of subtasks that run longer than a lease: the
+// worker heartbeats at the interval its coordinator asks for, and no
+// attempt is requeued.
+func TestLongSubtasksKeepTheirLeases(t *testing.T) {
+	c := startCoordinator(t, "--lease-ticks", "15", "--heartbeat", "100ms", "--no-speculation") // 0.3 s leases
+	startWorker(t, c, "w1", "--fault-delay", "400ms")
+	r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", grqc(t))
+	checkDone(t, r, err, stderr, grqcTriangles)
+	if r.Requeued != 0 || r.Attempts != r.Subtasks {
+		t.Errorf("%d attempts (%d requeued) for %d subtasks: leases lapsed while heartbeats were due", r.Attempts, r.Requeued, r.Subtasks)
+	}
+}

@@ -98,6 +98,10 @@ func New(cfg Config) (*Conn, error) {
 // longer needs, which the worker stops without sending a result.
 func (c *Conn) Cancels() <-chan api.Cancel { return c.cancels }
 
+// HeartbeatInterval is the coordinator's heartbeat interval from the last
+// Welcome (worker.HeartbeatPacer); 0 before the first connect.
+func (c *Conn) HeartbeatInterval() time.Duration { return c.Welcome().Heartbeat }
+
 // Welcome returns what the coordinator said on the last connect.
 func (c *Conn) Welcome() api.Welcome {
 	c.mu.Lock()
