@@ -95,7 +95,7 @@ stops it at once.`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7000", "gRPC address to listen on; port 0 picks one")
 	fl.StringVar(&f.grpcAdvertise, "grpc-advertise", "", "gRPC address workers are told to dial (default: the address --listen bound)")
 	fl.StringVar(&f.state, "state", "", "directory for job progress and the shards of submitted graph files (\"\": memory only, lost on exit)")
-	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics on this address at /metrics (\"\": off)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics and the status page at / on this address (\"\": off)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow listening beyond loopback without TLS, and clear-text gossip (trusted networks only)")
 	fl.DurationVar(&f.tick, "tick", d.TickInterval, "scheduler tick: the unit of leases")
@@ -199,6 +199,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		metricsAddr = mlis.Addr().String()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
+		mux.Handle("/", srv.StatusHandler())
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metricsSrv.Serve(mlis)
 	}
