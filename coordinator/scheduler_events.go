@@ -16,6 +16,7 @@ type Scheduler struct {
 	order       []*job // every job in submission order
 	workers     map[api.WorkerID]*worker
 	workerOrder []api.WorkerID // connected workers in join order
+	workerList  []*worker      // the same, for the hot loops
 	faulty      map[api.WorkerID]error
 	out         []Decision
 }
@@ -147,8 +148,10 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 		w.hello = h
 		return s.flush()
 	}
-	s.workers[h.Worker] = &worker{hello: h, running: make(map[api.SubtaskRef]int)}
+	w := &worker{id: h.Worker, hello: h, running: make(map[api.SubtaskRef]int)}
+	s.workers[h.Worker] = w
 	s.workerOrder = append(s.workerOrder, h.Worker)
+	s.workerList = append(s.workerList, w)
 	return s.flush()
 }
 
@@ -171,6 +174,7 @@ func (s *Scheduler) WorkerLeft(id api.WorkerID, reason string) []Decision {
 	}
 	delete(s.workers, id)
 	s.workerOrder = slices.DeleteFunc(s.workerOrder, func(x api.WorkerID) bool { return x == id })
+	s.workerList = slices.DeleteFunc(s.workerList, func(x *worker) bool { return x == w })
 	s.dispatch()
 	return s.flush()
 }

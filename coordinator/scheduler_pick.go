@@ -106,24 +106,27 @@ func (s *Scheduler) addRetry(j *job, st *subtask) {
 
 // dispatch gives work to every worker with demand, in join order.
 func (s *Scheduler) dispatch() {
-	for _, id := range s.workerOrder {
-		w := s.workers[id]
-		if s.faulty[id] != nil {
+	var spec *stragglers
+	for _, w := range s.workerList {
+		if w.demand <= 0 || w.suspect {
+			continue
+		}
+		if s.faulty[w.id] != nil {
 			w.demand = 0
 			continue
 		}
-		if w.suspect {
-			continue
-		}
 		for w.demand > 0 {
-			j, idx, ok := s.pick(id, w)
+			j, idx, ok := s.pick(w.id, w)
 			if !ok {
 				break
 			}
-			s.assign(id, w, j, idx, false)
+			s.assign(w.id, w, j, idx, false)
 		}
-		if w.demand > 0 {
-			s.speculate(id, w)
+		if w.demand > 0 && !s.cfg.NoSpeculation {
+			if spec == nil {
+				spec = s.findStragglers()
+			}
+			s.speculate(w, spec)
 		}
 	}
 }
@@ -206,34 +209,34 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	}
 }
 
-// speculate offers idle worker w a copy of the worst straggler, if any: an
-// attempt running alone for longer than SpeculateFactor times its
-// estimate, in a job at least SpeculateAfter done.
-func (s *Scheduler) speculate(id api.WorkerID, w *worker) {
-	if s.cfg.NoSpeculation {
-		return
-	}
-	var (
-		best      *job
-		bestIdx   int
-		bestScore float64
-	)
-	for _, j := range s.order {
+// straggler is an attempt running alone for longer than SpeculateFactor
+// times its estimate, in a job at least SpeculateAfter done.
+type straggler struct {
+	j     *job
+	order int // the job's position
+	idx   int
+	score float64 // elapsed / estimate
+}
+
+type stragglers struct{ list []straggler }
+
+// findStragglers lists the stragglers, the oldest job's first, then the
+// worst first.
+func (s *Scheduler) findStragglers() *stragglers {
+	out := &stragglers{}
+	for pos, j := range s.order {
 		if j.state != JobRunning || len(j.ratios) == 0 ||
 			float64(j.settled) < s.cfg.SpeculateAfter*float64(len(j.tasks)) {
 			continue
 		}
 		med := j.medianRatio()
-		for _, x := range s.workerOrder {
-			if x == id {
-				continue
-			}
-			for ref, a := range s.workers[x].running {
+		for _, x := range s.workerList {
+			for ref, a := range x.running {
 				if ref.Job != j.spec.ID {
 					continue
 				}
 				st := &j.tasks[ref.Index]
-				if st.speculated > 0 || st.running() != 1 || st.busyWith(id) {
+				if st.speculated > 0 || st.running() != 1 {
 					continue
 				}
 				elapsed := s.now - st.try(a).start
@@ -244,21 +247,37 @@ func (s *Scheduler) speculate(id api.WorkerID, w *worker) {
 				if float64(elapsed) <= s.cfg.SpeculateFactor*est {
 					continue
 				}
-				score := float64(elapsed) / (est + 1)
-				if best == nil || score > bestScore || (score == bestScore && j == best && ref.Index < bestIdx) {
-					best, bestIdx, bestScore = j, ref.Index, score
-				}
+				out.list = append(out.list, straggler{j: j, order: pos, idx: ref.Index, score: float64(elapsed) / (est + 1)})
 			}
 		}
-		if best != nil {
-			break
-		}
 	}
-	if best == nil {
+	slices.SortFunc(out.list, func(a, b straggler) int {
+		switch {
+		case a.order != b.order:
+			return a.order - b.order
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return a.idx - b.idx
+	})
+	return out
+}
+
+// speculate gives idle worker w a copy of the first straggler it is not
+// already running.
+func (s *Scheduler) speculate(w *worker, sp *stragglers) {
+	for i, c := range sp.list {
+		st := &c.j.tasks[c.idx]
+		if c.j.state != JobRunning || st.settled || st.speculated > 0 || st.running() != 1 || st.busyWith(w.id) {
+			continue
+		}
+		sp.list = slices.Delete(sp.list, i, i+1)
+		st.speculated++
+		s.assign(w.id, w, c.j, c.idx, true)
 		return
 	}
-	best.tasks[bestIdx].speculated++
-	s.assign(id, w, best, bestIdx, true)
 }
 
 // medianRatio is the median of the settled subtasks' ticks per work unit,

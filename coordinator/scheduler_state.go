@@ -207,6 +207,7 @@ func (j *job) work(idx int) partition.Subtask { return j.spec.Subtasks[idx] }
 
 // worker is the scheduler's record of one connected worker.
 type worker struct {
+	id     api.WorkerID
 	hello  api.Hello
 	demand int
 	// suspect is set when one of its leases lapsed: it gets no work until
