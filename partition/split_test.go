@@ -96,21 +96,23 @@ func TestSplitDatasets(t *testing.T) {
 		if d.Name != "ca-GrQc" && d.Name != "ego-Facebook" && d.Name != "ca-HepTh" {
 			continue // the larger ones run through the shard tests
 		}
-		fwd := refForward(readEdgeList(t, d.Path))
-		for _, sc := range schemes {
-			for _, p := range testPs {
-				t.Run(d.Name+"/"+sc.String()+"/P"+itoa(p), func(t *testing.T) {
-					testgraphs.SkipSweep(t, d)
-					part, err := Split(fwd, sc, p, 2)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := countPartition(t, part); got != d.Triangles {
-						t.Fatalf("%s: partitioned count %d, MANIFEST.tsv says %d", d.Name, got, d.Triangles)
-					}
-				})
+		t.Run(d.Name, func(t *testing.T) {
+			testgraphs.SkipSweep(t, d)
+			fwd := refForward(readEdgeList(t, d.Path))
+			for _, sc := range schemes {
+				for _, p := range testPs {
+					t.Run(sc.String()+"/P"+itoa(p), func(t *testing.T) {
+						part, err := Split(fwd, sc, p, 2)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got := countPartition(t, part); got != d.Triangles {
+							t.Fatalf("%s: partitioned count %d, MANIFEST.tsv says %d", d.Name, got, d.Triangles)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 

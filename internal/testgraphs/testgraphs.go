@@ -21,12 +21,12 @@ import (
 // Dataset sizes, in edges, up to which the default test run uses a dataset;
 // larger ones are used only when long tests are on (testlong), as CI's
 // second pass does. A whole-graph check takes the datasets up to
-// DefaultEdges (ca-GrQc, ca-HepTh, ego-Facebook, ca-CondMat); a sweep over
-// partition counts and kernels, which costs dozens of counts per dataset,
-// takes those up to SweepEdges (ca-GrQc, ca-HepTh).
+// DefaultEdges (ca-GrQc, ca-HepTh); a sweep over partition counts and
+// kernels, which costs dozens of counts per dataset, takes those up to
+// SweepEdges (ca-GrQc).
 const (
-	DefaultEdges = 100_000
-	SweepEdges   = 30_000
+	DefaultEdges = 30_000
+	SweepEdges   = 15_000
 )
 
 // SkipLarge skips a whole-graph check of d when d has more than
