@@ -182,6 +182,7 @@ func newInfoCommand() *cobra.Command {
 			row("source", m.Graph.Source)
 			row("graph", fmt.Sprintf("%s vertices, %s edges, %s wedges, max degree %s, %s order",
 				commas(uint64(m.Graph.Vertices)), commas(uint64(m.Graph.Edges)), commas(m.Graph.Wedges), commas(uint64(m.Graph.MaxDegree)), m.Graph.Order))
+			printRecorded(row, m.Graph)
 			fold := 0
 			if m.Scheme == storage.SchemeRange {
 				fold = m.RangeFold()
@@ -218,4 +219,29 @@ func partitionStageUnit(stage string) string {
 		return "blocks"
 	}
 	return ""
+}
+
+// printRecorded shows the figures a manifest may or may not carry, saying
+// "not recorded" for those it lacks.
+func printRecorded(row func(k, v string), g storage.GraphStats) {
+	fwd := notRecorded
+	if g.MaxOutDegree != nil {
+		fwd = commas(uint64(*g.MaxOutDegree))
+	}
+	row("forward", "max out-degree "+fwd)
+	if r := g.Removed; r != nil {
+		row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
+			commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines))))
+	} else {
+		row("removed", notRecorded)
+	}
+	if in := g.Input; in != nil {
+		s := fmt.Sprintf("%s, %s, %s raw edges", in.Format, humanBytes(in.Bytes), commas(uint64(in.RawEdges)))
+		if in.Compression != "" {
+			s = in.Compression + " " + s
+		}
+		row("input", s)
+	} else {
+		row("input", notRecorded)
+	}
 }

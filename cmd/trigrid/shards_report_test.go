@@ -99,4 +99,13 @@ func TestCountShardsNotRecorded(t *testing.T) {
 	if strings.Contains(out, "0 self-loops") {
 		t.Errorf("report shows zeros for what it does not know:\n%s", out)
 	}
+	out, stderr, err = run(t, "info", dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"max out-degree not recorded", "removed      not recorded", "input        not recorded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
 }
