@@ -152,6 +152,7 @@ func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []p
 	}
 	rep.Kernel = runKernel(res.Subtasks)
 	rep.Seconds.Kernel = kernel.Seconds()
+	rep.DeviceMemory = res.Device
 	return nil
 }
 

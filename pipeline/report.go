@@ -48,6 +48,9 @@ type Report struct {
 	// Verified is set when --verify recounted with the reference kernel.
 	Verified  bool           `json:"verified,omitempty"`
 	Partition *PartitionInfo `json:"partition,omitempty"`
+	// Device is, for partitioned runs on GPUs, the device-memory
+	// high-water mark, the bytes copied to the devices and their idle share.
+	DeviceMemory *DeviceReport `json:"device_memory,omitempty"`
 }
 
 // Removed says what cleaning dropped.

@@ -41,6 +41,8 @@ type RunResult struct {
 	// Subtasks is in the order of the tasks given.
 	Subtasks []SubtaskResult
 	Wall     time.Duration
+	// Device is what the counters did on their devices (nil on the CPU).
+	Device *DeviceReport
 }
 
 // RunLocal counts tasks in this process: the coordinator's Scheduler
@@ -88,7 +90,9 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		l.added = make([]*api.Partial, len(tasks))
 	}
 	workers := make([]*worker.Worker, len(cfg.Slots))
+	var tally deviceTally
 	for n, slot := range cfg.Slots {
+		slot = tally.wrap(slot)
 		id := api.WorkerID(fmt.Sprintf("local-%d", n))
 		conn := &localConn{id: id, run: l, notify: make(chan struct{}, 1)}
 		l.conns[id] = conn
@@ -133,6 +137,7 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		return nil, runErr
 	}
 	res := &RunResult{Triangles: l.total, Subtasks: l.results, Wall: time.Since(start)}
+	res.Device = tally.report(res.Wall.Seconds())
 	var sum uint64
 	for x, ok := range l.have {
 		if !ok {

@@ -39,8 +39,13 @@ func TestOutOfCoreThroughDeviceLibrary(t *testing.T) {
 				args := append([]string{"--device", "gpu", "--cuda-lib", lib, "--device-mem-limit", fmt.Sprint(limit)}, extra...)
 				out, stderr, err := run(t, append(append([]string{"count", "--json", "--progress", "none"}, args...), bin)...)
 				if err == nil {
-					if got := decodeReport(t, out); got.Triangles != want.Triangles {
+					got := decodeReport(t, out)
+					if got.Triangles != want.Triangles {
 						t.Errorf("cap CSR/%d (%d bytes) %v: %d triangles, want %d", div, limit, extra, got.Triangles, want.Triangles)
+					}
+					if d := got.DeviceMemory; d == nil || d.PeakBytes == 0 || d.PeakBytes > uint64(limit) || d.CopiedBytes == 0 ||
+						d.IdleShare < 0 || d.IdleShare > 1 {
+						t.Errorf("cap CSR/%d (%d bytes) %v: device figures %+v", div, limit, extra, d)
 					}
 					break
 				}

@@ -61,6 +61,8 @@ type Counter struct {
 	uploads int
 	copied  uint64 // bytes copied to the device by block uploads
 	splits  int    // subtasks or row ranges counted in two halves
+	peak    uint64 // the context's peak, kept past Close
+	busy    time.Duration
 	last    string
 	buf     []byte
 
@@ -69,7 +71,10 @@ type Counter struct {
 	residentStats kernels.SubtaskStats
 }
 
-var _ kernels.Counter = (*Counter)(nil)
+var (
+	_ kernels.Counter        = (*Counter)(nil)
+	_ kernels.DeviceReporter = (*Counter)(nil)
+)
 
 // NewCounter creates a context for kernel (one of Kernels()) on the
 // device of the library's Options. Close releases it.
@@ -115,6 +120,7 @@ func (c *Counter) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx != 0 {
+		c.notePeak()
 		c.lib.ctxDestroy(c.ctx)
 		c.ctx = 0
 	}
@@ -204,7 +210,9 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Resul
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}
 	c.last = kernel
-	return kernels.Result{Triangles: tri, KernelTime: time.Duration(ms * float64(time.Millisecond))}, nil
+	kt := time.Duration(ms * float64(time.Millisecond))
+	c.busy += kt
+	return kernels.Result{Triangles: tri, KernelTime: kt}, nil
 }
 
 // slotFor returns the slot holding b, uploading it into the least recently
@@ -295,26 +303,18 @@ func age(s *slot) uint64 {
 	return s.used
 }
 
-// DeviceStats is what a counter did on its device, for reports.
-type DeviceStats struct {
-	// PeakBytes is the most device memory the context held.
-	PeakBytes uint64
-	// CopiedBytes is what block uploads copied to the device.
-	CopiedBytes uint64
-	// Uploads counts the blocks uploaded.
-	Uploads int
-	// Splits counts subtasks (or row ranges) counted in two halves because
-	// they did not fit the device whole.
-	Splits int
-}
-
-// DeviceStats reports the counter's figures so far.
-func (c *Counter) DeviceStats() DeviceStats {
+// DeviceStats reports the counter's figures so far; the peak stays known
+// after Close.
+func (c *Counter) DeviceStats() kernels.DeviceStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := DeviceStats{CopiedBytes: c.copied, Uploads: c.uploads, Splits: c.splits}
+	c.notePeak()
+	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Splits: c.splits, Busy: c.busy}
+}
+
+// notePeak reads the context's peak while it exists. c.mu is held.
+func (c *Counter) notePeak() {
 	if c.ctx != 0 {
-		c.lib.memUsage(c.ctx, nil, nil, &s.PeakBytes)
+		c.lib.memUsage(c.ctx, nil, nil, &c.peak)
 	}
-	return s
 }

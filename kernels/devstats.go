@@ -1,0 +1,25 @@
+package kernels
+
+import "time"
+
+// DeviceStats are the figures of a counter that runs on a device with
+// memory of its own (a GPU), for reports.
+type DeviceStats struct {
+	// PeakBytes is the most device memory the counter held.
+	PeakBytes uint64
+	// CopiedBytes is what the counter copied to the device (blocks).
+	CopiedBytes uint64
+	// Uploads counts the blocks copied.
+	Uploads int
+	// Splits counts subtasks (or parts of them) counted in two halves
+	// because they did not fit the device's memory whole.
+	Splits int
+	// Busy is the device time of the counts (kernel time).
+	Busy time.Duration
+}
+
+// DeviceReporter is a counter that reports DeviceStats. They stay
+// available after the counter is closed.
+type DeviceReporter interface {
+	DeviceStats() DeviceStats
+}

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"sync"
+
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// DeviceReport is what the counters of a partitioned run did on their
+// devices (GPUs); absent when no counter runs on one.
+type DeviceReport struct {
+	// PeakBytes is the device-memory high-water mark of the busiest
+	// counter (each counter holds one device context).
+	PeakBytes uint64 `json:"peak_bytes"`
+	// CopiedBytes is what all counters copied to their devices.
+	CopiedBytes uint64 `json:"copied_bytes"`
+	// Uploads counts the blocks copied.
+	Uploads int `json:"uploads"`
+	// Splits counts subtasks (or parts) counted in two halves because they
+	// did not fit a device whole.
+	Splits int `json:"splits"`
+	// IdleShare is the share of the count phase during which the devices
+	// ran no kernel: 1 - kernel time / (count time x counters).
+	IdleShare float64 `json:"idle_share"`
+}
+
+// deviceTally keeps the counters a run makes that report device figures.
+type deviceTally struct {
+	mu       sync.Mutex
+	counters []kernels.DeviceReporter
+}
+
+// wrap makes slot's counters known to the tally.
+func (d *deviceTally) wrap(slot worker.Slot) worker.Slot {
+	next := slot.NewCounter
+	slot.NewCounter = func(kernel string) (kernels.Counter, error) {
+		c, err := next(kernel)
+		if dr, ok := c.(kernels.DeviceReporter); ok && err == nil {
+			d.mu.Lock()
+			d.counters = append(d.counters, dr)
+			d.mu.Unlock()
+		}
+		return c, err
+	}
+	return slot
+}
+
+// report sums the counters' figures over a count phase of countSeconds.
+func (d *deviceTally) report(countSeconds float64) *DeviceReport {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.counters) == 0 {
+		return nil
+	}
+	r := &DeviceReport{}
+	var busy float64
+	for _, c := range d.counters {
+		s := c.DeviceStats()
+		r.PeakBytes = max(r.PeakBytes, s.PeakBytes)
+		r.CopiedBytes += s.CopiedBytes
+		r.Uploads += s.Uploads
+		r.Splits += s.Splits
+		busy += s.Busy.Seconds()
+	}
+	if countSeconds > 0 {
+		r.IdleShare = max(0, 1-busy/(countSeconds*float64(len(d.counters))))
+	}
+	return r
+}
