@@ -46,12 +46,14 @@ type coordinatorFlags struct {
 // gossipFlags are the memberlist flags of the coordinator and workers.
 type gossipFlags struct {
 	bind, advertise, name, key string
+	timing                     string
 }
 
 func (f *gossipFlags) add(cmd *cobra.Command, bind, name string) {
 	cmd.Flags().StringVar(&f.bind, "gossip", bind, "gossip (memberlist) address to bind, TCP and UDP; port 0 picks one")
 	cmd.Flags().StringVar(&f.advertise, "advertise", "", "gossip address the others reach this node at (default: --gossip)")
 	cmd.Flags().StringVar(&f.name, "name", name, "this node's name in the cluster, unique (a worker's id)")
+	cmd.Flags().StringVar(&f.timing, "gossip-timing", "lan", "failure detection: lan (memberlist's LAN defaults: a dead node noticed in several seconds) or local (about a second; one host or a fast, quiet network)")
 	cmd.Flags().StringVar(&f.key, "gossip-key", "", "base64 of 16, 24 or 32 bytes encrypting gossip; every node needs the same (better set as TRIGRID_GOSSIP_KEY)")
 }
 
@@ -70,7 +72,11 @@ func (f *gossipFlags) config(meta cluster.Meta, insecure bool, events chan<- clu
 			return cluster.Config{}, fmt.Errorf("--gossip %s: clear-text gossip beyond loopback: set --gossip-key (or --insecure on a trusted network)", f.bind)
 		}
 	}
-	return cluster.Config{Name: f.name, Bind: f.bind, Advertise: f.advertise, Meta: meta, GossipKey: key, Events: events, Logger: logger}, nil
+	if f.timing != "lan" && f.timing != "local" {
+		return cluster.Config{}, fmt.Errorf("--gossip-timing %q: want lan or local", f.timing)
+	}
+	return cluster.Config{Name: f.name, Bind: f.bind, Advertise: f.advertise, Meta: meta, GossipKey: key,
+		Local: f.timing == "local", Events: events, Logger: logger}, nil
 }
 
 func newCoordinatorCommand() *cobra.Command {

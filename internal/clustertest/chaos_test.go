@@ -219,3 +219,28 @@ func TestLongSubtasksKeepTheirLeases(t *testing.T) {
 		t.Errorf("%d attempts (%d requeued) for %d subtasks: leases lapsed while heartbeats were due", r.Attempts, r.Requeued, r.Subtasks)
 	}
 }
+
+// A stalled worker whose leases would outlast the test is still replaced:
+// gossip declares it dead and the coordinator requeues its attempts
+// (membership, not leases).
+func TestDeadByGossip(t *testing.T) {
+	c := startCoordinator(t, "--lease-ticks", "3000", "--gossip-timing", "local") // 60 s leases
+	local := append([]string{"--gossip-timing", "local"}, slowWorker...)
+	stalled := startWorker(t, c, "stalled", local...)
+	startWorker(t, c, "healthy", local...)
+	job := submit(t, c, "--partitions", "4", "--scheme", "hash", grqc(t))
+	waitFor(t, time.Minute, "the job to be under way", func() bool {
+		s, err := status(t, c, job)
+		return err == nil && s.State == "running" && s.Done > 0
+	})
+	stalled.signal(syscall.SIGSTOP)
+	start := time.Now()
+	r, stderr, err := waitJob(t, c, job)
+	checkDone(t, r, err, stderr, grqcTriangles)
+	if !strings.Contains(c.out.String(), `"msg":"member dead","worker":"stalled"`) {
+		t.Errorf("the coordinator did not see the stalled worker die")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the job took %v after the stall: waited for leases, not gossip", d)
+	}
+}
