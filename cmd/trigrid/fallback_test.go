@@ -43,13 +43,17 @@ func TestCountKernelFallbackReported(t *testing.T) {
 	if !strings.Contains(text, "fallback     counted on the CPU: ") || !strings.Contains(text, "cannot be loaded") {
 		t.Errorf("report with --kernel auto does not say why the GPU was not used:\n%s", text)
 	}
-	// --device cpu is no fallback.
-	text, _, err = run(t, "count", "--progress", "none", "--device", "cpu", "--cuda-lib", notLib, graph)
+	// --device cpu is no fallback, and a library named with it is refused
+	// rather than ignored.
+	text, _, err = run(t, "count", "--progress", "none", "--device", "cpu", graph)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(text, "fallback") {
 		t.Errorf("--device cpu reports a fallback:\n%s", text)
+	}
+	if _, _, err := run(t, "count", "--progress", "none", "--device", "cpu", "--cuda-lib", notLib, graph); err == nil || !strings.Contains(err.Error(), "--cuda-lib") {
+		t.Errorf("--device cpu with --cuda-lib: %v, want an error naming --cuda-lib", err)
 	}
 	// --device gpu fails with the same reason instead.
 	if _, _, err := run(t, "count", "--progress", "none", "--device", "gpu", "--cuda-lib", notLib, graph); err == nil || !strings.Contains(err.Error(), "cannot be loaded") {
