@@ -35,9 +35,18 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	perVertex := cfg.PerVertex.Wanted()
-	var onDevice *deviceCount
+	var (
+		onDevice  *deviceCount
+		compacted *graph.Compacted
+	)
 	if dp, ok := counter.(kernels.DevicePreprocessor); ok && cfg.Order == graph.OrderDegree && !perVertex {
-		onDevice, err = countOnDevice(ctx, dp, edges, &cfg, rep)
+		// Without --verify the compaction consumes edges (the pairs take
+		// their memory); --verify keeps them for an independent host clean.
+		consume := !cfg.Verify
+		onDevice, compacted, err = countOnDevice(ctx, dp, edges, consume, &cfg, rep)
+		if consume {
+			edges = nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -51,8 +60,16 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		r := *rep.Removed
 		host.Removed = &r
 	}
-	fwd, ids, err := forwardOf(ctx, path, edges, &cfg, &host, perVertex)
-	edges = nil
+	var (
+		fwd *graph.CSR
+		ids []uint64
+	)
+	if edges == nil && compacted != nil {
+		fwd, ids, err = forwardOfCompacted(ctx, path, compacted, &cfg, &host, perVertex)
+	} else {
+		fwd, ids, err = forwardOf(ctx, path, edges, &cfg, &host, perVertex)
+	}
+	edges, compacted = nil, nil
 	if err != nil {
 		return nil, err
 	}
@@ -86,27 +103,32 @@ type deviceCount struct {
 	stats kernels.PrepStats
 }
 
-// countOnDevice cleans, orients and counts on the device. It returns nil,
-// with no error, when the graph does not fit, so the caller can clean on
-// the host instead.
-func countOnDevice(ctx context.Context, dp kernels.DevicePreprocessor, edges []graph.Edge, cfg *Config, rep *Report) (*deviceCount, error) {
+// countOnDevice cleans, orients and counts on the device. When the graph
+// does not fit it returns a nil count, no error, and the compacted edges,
+// so the caller can finish cleaning on the host. With consume the
+// compaction writes its pairs over edges, which the caller must not use
+// afterwards.
+func countOnDevice(ctx context.Context, dp kernels.DevicePreprocessor, edges []graph.Edge, consume bool, cfg *Config, rep *Report) (*deviceCount, *graph.Compacted, error) {
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
-	c, err := graph.Compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	compact := graph.Compact
+	if consume {
+		compact = graph.CompactInPlace
+	}
+	c, err := compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
 	cfg.Progress.Done()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.Seconds.Clean = since(t)
 	t = time.Now()
 	st, err := dp.PrepareResident(ctx, c.Pairs, uint64(len(c.OrigID)))
 	if dp.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing; cleaning on the host", "err", err)
-		rep.Seconds.Clean = 0
-		return nil, nil
+		return nil, c, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
 	r := rep.removed()
@@ -119,13 +141,13 @@ func countOnDevice(ctx context.Context, dp kernels.DevicePreprocessor, edges []g
 	t = time.Now()
 	res, err := dp.CountResident(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("count with %s: %w", dp.Name(), err)
+		return nil, nil, fmt.Errorf("count with %s: %w", dp.Name(), err)
 	}
 	rep.Triangles = res.Triangles
 	rep.Kernel = worker.KernelName(dp)
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
-	return &deviceCount{stats: st}, nil
+	return &deviceCount{stats: st}, c, nil
 }
 
 // checkDevicePrep compares the graph the device built with the host's.

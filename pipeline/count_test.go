@@ -226,6 +226,7 @@ func TestCountFileDevicePath(t *testing.T) {
 		{"verified", false, false, true, "", 1},
 		{"lying prep", true, false, true, "cleaning and orientation", 1},
 		{"does not fit", false, true, false, "", 0},
+		{"does not fit, verified", false, true, true, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cpu, err := kernels.NewCPU("merge", kernels.CPUOptions{Workers: 1})
@@ -247,6 +248,20 @@ func TestCountFileDevicePath(t *testing.T) {
 			}
 			if rep.Triangles != want || dev.prepared != tc.wantPrepared || rep.Verified != tc.verify {
 				t.Fatalf("%d triangles (want %d), prepared %d times (want %d), verified %v", rep.Triangles, want, dev.prepared, tc.wantPrepared, rep.Verified)
+			}
+			// What cleaning found is the host path's, whichever way the
+			// edges went.
+			hostCPU, err := kernels.NewCPU("merge", kernels.CPUOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			host, err := CountFile(ctx, path, testConfig([]worker.Slot{{NewCounter: func(string) (kernels.Counter, error) { return hostCPU, nil }}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Vertices != host.Vertices || rep.Edges != host.Edges || rep.Wedges != host.Wedges || *rep.Removed != *host.Removed {
+				t.Fatalf("figures %d vertices, %d edges, %d wedges, removed %+v; the host path's %d, %d, %d, %+v",
+					rep.Vertices, rep.Edges, rep.Wedges, *rep.Removed, host.Vertices, host.Edges, host.Wedges, *host.Removed)
 			}
 		})
 	}

@@ -55,29 +55,51 @@ func noteUnusedIDs(rep *Report) {
 	}
 }
 
-// forwardOf cleans and orients edges on the host. The caller's edges are
-// released as soon as cleaning is done (the slice is not used afterwards),
-// so peak memory is the larger of two neighbouring stages.
+// forwardOf cleans and orients edges on the host. It consumes edges:
+// cleaning works in their memory (graph.CleanInPlace) and releases them
+// when it is done, so the caller must not use them afterwards.
 func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	prog := cfg.Progress
 	t := time.Now()
 	prog.Start("clean", "", -1)
-	und, cs, err := graph.Clean(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	und, cs, err := graph.CleanInPlace(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
 	prog.Done()
 	edges = nil
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	rep.Seconds.Clean = since(t)
+	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
+}
+
+// forwardOfCompacted finishes on the host the cleaning of edges that were
+// compacted for a device that could not take them, then orients them. The
+// compaction's time, already in rep.Seconds.Clean, is kept and added to.
+func forwardOfCompacted(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	prog := cfg.Progress
+	t := time.Now()
+	prog.Start("clean", "", -1)
+	und, cs, err := graph.CleanCompacted(c, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	prog.Done()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Clean += since(t)
+	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
+}
+
+// orientOf records what cleaning removed and orients und.
+func orientOf(ctx context.Context, path string, und *graph.Undirected, cs graph.CleanStats, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	prog := cfg.Progress
 	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
 	r := rep.removed()
 	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
 	noteUnusedIDs(rep)
-	rep.Seconds.Clean = since(t)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 
-	t = time.Now()
+	t := time.Now()
 	prog.Start("order", "", -1)
 	orig := und.OrigID
 	if !wantIDs {

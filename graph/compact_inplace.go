@@ -1,0 +1,117 @@
+package graph
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// CompactInPlace is Compact that consumes edges: when the ids are dense
+// enough for a table (the common case), the pairs are written into the
+// memory of edges itself, so the result costs no memory beyond the input
+// and the id table. Afterwards edges must not be used; Pairs aliases its
+// first half. Sparse id spaces take Compact's path, which allocates.
+//
+// The result is identical to Compact's for any input and any Workers.
+func CompactInPlace(edges []Edge, opts CleanOptions) (*Compacted, error) {
+	w := resolveWorkers(opts.Workers)
+	sc := scanEdges(edges, w)
+	if len(edges) == 0 || !useDense(sc.maxID, len(edges)) {
+		return Compact(edges, opts)
+	}
+	pm := newProgressMeter(opts.Progress, 3*int64(len(edges)))
+	pm.set(int64(len(edges)))
+	st := CleanStats{InputEdges: uint64(len(edges)), SelfLoops: sc.loops}
+	nonLoop := len(edges) - int(sc.loops)
+	table, origID, isolated, err := denseRemap(edges, sc.maxID, w, pm)
+	if err != nil {
+		return nil, fmt.Errorf("graph: compact: %w", err)
+	}
+	pm.set(2 * int64(len(edges)))
+	st.IsolatedIDs = isolated
+	st.Vertices = int64(len(origID))
+	pairs := translateInPlace(edges, table, w)
+	if len(pairs) != 2*nonLoop {
+		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(pairs)/2, nonLoop)
+	}
+	pm.set(pm.total)
+	return &Compacted{Pairs: pairs, OrigID: origID, Stats: st}, nil
+}
+
+// translateInPlace writes the compact pairs of the non-loop edges, in
+// input order, over the memory of edges (16 bytes per edge; a pair takes
+// 8). Each part first translates its own edges to the start of its own
+// range, where writes never pass reads (the k-th pair of a part lands at
+// or before the k-th edge's first word). Then the parts' pairs move left,
+// part by part in ascending order, to their final places: a part's
+// destination ends at or before the start of the next part's source, so no
+// move overwrites pairs still to be moved.
+func translateInPlace(edges []Edge, table []uint32, w int) []uint32 {
+	words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(edges))), 4*len(edges))
+	parts := min(w, max(1, len(edges)/(1<<16)))
+	kept := make([]int, parts)
+	starts := make([]int, parts)
+	forEachStatic(len(edges), parts, func(p, lo, hi int) {
+		starts[p] = lo
+		out := 4 * lo
+		for i := lo; i < hi; i++ {
+			u, v := edges[i].U, edges[i].V
+			if u != v {
+				words[out], words[out+1] = table[u], table[v]
+				out += 2
+			}
+		}
+		kept[p] = (out - 4*lo) / 2
+	})
+	dst := 0
+	for p := range parts {
+		if kept[p] == 0 {
+			continue
+		}
+		src := 4 * starts[p]
+		copy(words[dst:dst+2*kept[p]], words[src:src+2*kept[p]])
+		dst += 2 * kept[p]
+	}
+	return words[:dst:dst]
+}
+
+// CleanCompacted finishes the cleaning of c, which Compact or
+// CompactInPlace made: it symmetrises, sorts and deduplicates the pairs
+// into the undirected graph that Clean would have built from the same
+// input, with the same statistics. c.Pairs is only read; the result's
+// OrigID is c.OrigID.
+func CleanCompacted(c *Compacted, opts CleanOptions) (*Undirected, CleanStats, error) {
+	return cleanCompacted(c, nil, opts)
+}
+
+// CleanInPlace is Clean that consumes edges: it compacts them in place
+// (CompactInPlace) and then builds the rows' temporary entries in the
+// half of edges' memory that the pairs leave free, so that cleaning needs
+// little memory beyond the input and the result. The result is identical
+// to Clean's. Afterwards edges must not be used.
+func CleanInPlace(edges []Edge, opts CleanOptions) (*Undirected, CleanStats, error) {
+	c, err := CompactInPlace(edges, opts)
+	if err != nil {
+		return nil, CleanStats{}, fmt.Errorf("graph: clean: %w", err)
+	}
+	var spare []uint32
+	if len(edges) > 0 && unsafe.SliceData(c.Pairs) == (*uint32)(unsafe.Pointer(unsafe.SliceData(edges))) {
+		words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(edges))), 4*len(edges))
+		spare = words[len(c.Pairs):]
+	}
+	return cleanCompacted(c, spare, opts)
+}
+
+// cleanCompacted is CleanCompacted with memory for the row entries that
+// does not overlap c.Pairs (nil: allocate).
+func cleanCompacted(c *Compacted, spare []uint32, opts CleanOptions) (*Undirected, CleanStats, error) {
+	w := resolveWorkers(opts.Workers)
+	nonLoop := uint64(len(c.Pairs) / 2)
+	pm := newProgressMeter(opts.Progress, 3*int64(nonLoop))
+	adj := buildSymmetric(&pairsSource{p: c.Pairs}, len(c.OrigID), w, cleanPaths{}, spare, pm)
+	st := c.Stats
+	st.Vertices = int64(len(c.OrigID))
+	st.Edges = adj.NumEdges() / 2
+	st.Duplicates = nonLoop - uint64(st.Edges)
+	pm.set(pm.total)
+	return &Undirected{Adj: adj, OrigID: c.OrigID}, st, nil
+}
