@@ -12,7 +12,8 @@
 #   scripts/gpu-e2e.sh --prepare      (writes .dev/e2e/trigrid and .dev/e2e/data)
 # Everything goes under $OUT; results.txt is the summary. Knobs: RUNS (runs
 # per graph, default 5), BIG_SCALES (default "24 25"), BUDGET_S (seconds
-# after which no further scale is started, default 120).
+# after which no further scale is started, default 120), BEFORE (another
+# trigrid binary timed on the same graphs, for before/after figures).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -81,6 +82,12 @@ e2e() { # label runs files...
 	"$BIN" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$OUT/e2e-$label.json" 2>"$OUT/e2e-$label.err"
 	echo "bench e2e $label rc=$? at $(elapsed) s" | tee -a "$RES"
 	cat "$OUT/e2e-$label.json" "$OUT/e2e-$label.err" | tee -a "$RES"
+	# BEFORE: an earlier build to compare with, timed the same way.
+	if [ -x "${BEFORE:-}" ]; then
+		"$BEFORE" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$OUT/e2e-$label-before.json" 2>&1
+		echo "bench e2e $label, earlier build, rc=$? at $(elapsed) s" | tee -a "$RES"
+		cat "$OUT/e2e-$label-before.json" | tee -a "$RES"
+	fi
 }
 
 r22=$(gen 22)
