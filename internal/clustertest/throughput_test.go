@@ -18,8 +18,11 @@ import (
 	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/internal/workerclient"
+	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
+	"github.com/trigrid/trigrid/worker"
 )
 
 // inProcessCoordinator runs a coordinator.Server on a loopback gRPC
@@ -224,4 +227,60 @@ func TestInstantWorkersSettleEverySubtask(t *testing.T) {
 	if st.Attempts < 512 {
 		t.Errorf("%d attempts for 512 subtasks", st.Attempts)
 	}
+}
+
+// instantCounter answers every subtask at once with 0.
+type instantCounter struct{}
+
+func (instantCounter) Name() string { return "instant" }
+
+func (instantCounter) Count(context.Context, kernels.Subtask) (kernels.Result, error) {
+	return kernels.Result{}, nil
+}
+
+// BenchmarkWorkerLoopThroughput is BenchmarkSchedulerThroughput with 64
+// workers of package worker (their gRPC client, block cache and loop)
+// whose counters return at once, so the worker side of the protocol is
+// measured too; the blocks are read from the store and decoded once per
+// worker, then cached.
+func BenchmarkWorkerLoopThroughput(b *testing.B) {
+	const workers, p = 64, 32
+	store := shardStore(b, p)
+	c := startInProcess(b, b.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range workers {
+		conn, err := workerclient.New(workerclient.Config{Client: c.conn})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := worker.DefaultConfig()
+		cfg.ID = api.WorkerID(fmt.Sprintf("instant-%d", i))
+		cfg.Conn = conn
+		cfg.Slots = []worker.Slot{{Device: api.Device{Kind: "cpu", Name: "cpu"}, NewCounter: func(string) (kernels.Counter, error) { return instantCounter{}, nil }}}
+		cfg.OpenStore = conn.OpenStore
+		cfg.DrainTimeout = 0
+		cfg.Logger = slog.New(slog.DiscardHandler)
+		w, err := worker.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() {
+			defer conn.Close()
+			w.Run(ctx)
+		})
+	}
+	b.Cleanup(func() { cancel(); wg.Wait() })
+	runJob(b, c, store) // warm the workers' block caches
+	var subtasks int64
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		st := runJob(b, c, store)
+		if st.State != api.JobDone || st.Done != st.Subtasks || st.Triangles != 0 {
+			b.Fatalf("job ended %v: %d/%d done, %d triangles, %s", st.State, st.Done, st.Subtasks, st.Triangles, st.Err)
+		}
+		subtasks += st.Subtasks
+	}
+	b.ReportMetric(float64(subtasks)/time.Since(start).Seconds(), "subtasks/s")
 }
