@@ -102,7 +102,7 @@ func estimate(vertices, edges int64, p int, rangeScheme bool) BlockStat {
 func ChooseP(vertices, edges, maxRow int64, rangeScheme bool, budget int64, model MemModel) (int, error) {
 	m := model.withDefaults()
 	if m.ScratchFixed >= budget {
-		return 0, fmt.Errorf("partition: a budget of %d bytes per subtask is below the fixed reserve of %d bytes (kernel scratch and context) that every subtask needs besides its blocks",
+		return 0, fmt.Errorf("partition: a budget of %d bytes per subtask leaves no room for blocks beside the fixed reserve of %d bytes (kernel scratch and context) that every subtask needs",
 			budget, m.ScratchFixed)
 	}
 	whole := func(p int) int64 {

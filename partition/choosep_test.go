@@ -55,7 +55,7 @@ func TestChooseP(t *testing.T) {
 func TestChoosePErrors(t *testing.T) {
 	fwd := refForward(rmatEdges(10, 8, 3))
 	_, err := ChoosePForGraph(fwd, storage.SchemeHash, 1<<20, MemModel{}, 2)
-	if err == nil || !strings.Contains(err.Error(), "below the fixed reserve of 1048576 bytes") {
+	if err == nil || !strings.Contains(err.Error(), "beside the fixed reserve of 1048576 bytes") {
 		t.Errorf("budget at the reserve: %v", err)
 	}
 	gpuish := MemModel{BlockBytes: func(rows, edges int64) int64 { return 256 * ((8*(rows+1)+255)/256 + (4*max(edges, 1)+255)/256) }, ScratchFixed: 256}
