@@ -42,9 +42,9 @@ func CompactInPlace(edges []Edge, opts CleanOptions) (*Compacted, error) {
 // 8). Each part first translates its own edges to the start of its own
 // range, where writes never pass reads (the k-th pair of a part lands at
 // or before the k-th edge's first word). Then the parts' pairs move left,
-// part by part in ascending order, to their final places: a part's
-// destination ends at or before the start of the next part's source, so no
-// move overwrites pairs still to be moved.
+// part by part in ascending order (each move on all workers), to their
+// final places: a part's destination ends at or before the start of the
+// next part's source, so no move overwrites pairs still to be moved.
 func translateInPlace(edges []Edge, table []uint32, w int) []uint32 {
 	words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(edges))), 4*len(edges))
 	parts := min(w, max(1, len(edges)/(1<<16)))
@@ -64,14 +64,28 @@ func translateInPlace(edges []Edge, table []uint32, w int) []uint32 {
 	})
 	dst := 0
 	for p := range parts {
-		if kept[p] == 0 {
-			continue
-		}
-		src := 4 * starts[p]
-		copy(words[dst:dst+2*kept[p]], words[src:src+2*kept[p]])
+		moveLeft(words, dst, 4*starts[p], 2*kept[p], w)
 		dst += 2 * kept[p]
 	}
 	return words[:dst:dst]
+}
+
+// moveLeft copies words[src:src+n] to words[dst:dst+n], dst <= src, on w
+// workers. Copies run in waves of at most src-dst words, so that no
+// chunk's write lands on a source word that another chunk of the same
+// wave has still to read.
+func moveLeft(words []uint32, dst, src, n, w int) {
+	d := src - dst
+	if d == 0 || n == 0 {
+		return
+	}
+	for off := 0; off < n; off += d {
+		m := min(d, n-off)
+		to, from := words[dst+off:dst+off+m], words[src+off:src+off+m]
+		forEachStatic(m, min(w, max(1, m/(1<<16))), func(_, lo, hi int) {
+			copy(to[lo:hi], from[lo:hi])
+		})
+	}
 }
 
 // CleanCompacted finishes the cleaning of c, which Compact or

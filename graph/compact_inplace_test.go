@@ -84,3 +84,23 @@ func TestCompactInPlace(t *testing.T) {
 		}
 	}
 }
+
+// moveLeft must equal a plain copy for every distance, short and long
+// against the length, and any number of workers.
+func TestMoveLeft(t *testing.T) {
+	const n = 300_000
+	for _, d := range []int{0, 1, 3, 70_000, n, 2 * n} {
+		for _, w := range []int{1, 4} {
+			words := make([]uint32, 4*n)
+			for i := range words {
+				words[i] = uint32(i)
+			}
+			want := slices.Clone(words)
+			copy(want[n:2*n], want[n+d:2*n+d])
+			moveLeft(words, n, n+d, n, w)
+			if !slices.Equal(words, want) {
+				t.Fatalf("distance %d, %d workers: the moved words differ from a copy", d, w)
+			}
+		}
+	}
+}
