@@ -37,8 +37,11 @@ RUNS=${RUNS:-5}
 BIG_SCALES=${BIG_SCALES:-"24 25"}
 BUDGET_S=${BUDGET_S:-120}
 TMP=${TMPDIR:-/tmp}/gpu-e2e-graphs
-mkdir -p "$TMP"
+mkdir -p "$TMP/detail"
 RES=$OUT/results.txt
+# Few files go back from a device call: details stay in $TMP/detail, and
+# results.txt repeats each JSON result.
+D=$TMP/detail
 LIB=$ROOT/kernels/cuda/libtrigrid_cuda.so
 
 date -u >"$RES"
@@ -66,7 +69,7 @@ if [ -f "$DATA/MANIFEST.tsv" ]; then
 	while IFS=$'\t' read -r name file _ _ _ want _; do
 		case "$name" in '#'* | '') continue ;; esac
 		[ -f "$DATA/$file" ] || continue
-		got=$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$DATA/$file" 2>>"$OUT/conformance.err" | triangles)
+		got=$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$DATA/$file" 2>>"$D/conformance.err" | triangles)
 		check "gpu $name" "$got" "$want"
 	done <"$DATA/MANIFEST.tsv"
 fi
@@ -79,14 +82,14 @@ gen() { # scale
 e2e() { # label runs files...
 	local label=$1 runs=$2
 	shift 2
-	"$BIN" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$OUT/e2e-$label.json" 2>"$OUT/e2e-$label.err"
+	"$BIN" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$D/e2e-$label.json" 2>"$D/e2e-$label.err"
 	echo "bench e2e $label rc=$? at $(elapsed) s" | tee -a "$RES"
-	cat "$OUT/e2e-$label.json" "$OUT/e2e-$label.err" | tee -a "$RES"
+	cat "$D/e2e-$label.json" "$D/e2e-$label.err" | tee -a "$RES"
 	# BEFORE: an earlier build to compare with, timed the same way.
 	if [ -x "${BEFORE:-}" ]; then
-		"$BEFORE" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$OUT/e2e-$label-before.json" 2>&1
+		"$BEFORE" bench e2e --runs "$runs" --device gpu --cuda-lib "$LIB" --json "$@" >"$D/e2e-$label-before.json" 2>&1
 		echo "bench e2e $label, earlier build, rc=$? at $(elapsed) s" | tee -a "$RES"
-		cat "$OUT/e2e-$label-before.json" | tee -a "$RES"
+		cat "$D/e2e-$label-before.json" | tee -a "$RES"
 	fi
 }
 
@@ -97,9 +100,11 @@ cpu22=$("$BIN" count --device cpu --json --progress none "$r22" | triangles)
 check "cpu rmat 22 (docs/benchmarks.md)" "$cpu22" 2109057696
 check "gpu rmat 22 text" "$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$TMP/r22.txt" | triangles)" "$cpu22"
 e2e r22 "$RUNS" "$r22" "$TMP/r22.txt"
-"$BIN" bench e2e --runs 3 --device cpu --json "$r22" >"$OUT/e2e-r22-cpu.json" 2>&1
-echo "bench e2e r22 on the CPU rc=$? at $(elapsed) s" | tee -a "$RES"
-cat "$OUT/e2e-r22-cpu.json" | tee -a "$RES"
+for b in "$BIN" ${BEFORE:-}; do
+	"$b" bench e2e --runs 3 --device cpu --json "$r22" >"$D/e2e-r22-cpu.json" 2>&1
+	echo "bench e2e r22 on the CPU ($(basename "$b")) rc=$? at $(elapsed) s" | tee -a "$RES"
+	cat "$D/e2e-r22-cpu.json" | tee -a "$RES"
+done
 
 for s in $BIG_SCALES; do
 	if [ "$(elapsed)" -ge "$BUDGET_S" ]; then
