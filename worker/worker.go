@@ -25,7 +25,7 @@ type Worker struct {
 	cache *blockCache
 
 	srcMu sync.Mutex
-	srcs  map[string]Source // by store URL
+	srcs  map[jobStore]storeSource
 
 	heldMu sync.Mutex
 	held   map[api.SubtaskRef]*task // pulled and not yet reported
@@ -82,7 +82,7 @@ func New(cfg Config) (*Worker, error) {
 		conn:  cfg.Conn,
 		log:   cfg.Logger.With("component", "worker", "worker", string(cfg.ID)),
 		cache: newBlockCache(cfg.CacheBytes),
-		srcs:  map[string]Source{},
+		srcs:  map[jobStore]storeSource{},
 		held:  map[api.SubtaskRef]*task{},
 		early: map[api.Cancel]struct{}{},
 	}, nil
@@ -279,7 +279,7 @@ func (w *Worker) prefetch(ctx context.Context, ahead chan *task) {
 		if ctx.Err() != nil {
 			continue // drain the channel; the puller closes it
 		}
-		src, key, err := w.source(ctx, t.a.Store)
+		src, key, err := w.source(ctx, t.a)
 		if err != nil {
 			continue // the slot meets the error again and reports it
 		}
@@ -321,7 +321,7 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		w.log.Warn("subtask failed", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K, "attempt", a.Attempt, "err", err)
 		return r
 	}
-	src, key, err := w.source(runCtx, a.Store)
+	src, key, err := w.source(runCtx, a)
 	if err != nil {
 		return failed(runCtx, err)
 	}
@@ -397,32 +397,53 @@ func (w *Worker) report(ctx context.Context, r api.Result) error {
 	return fmt.Errorf("worker: report subtask %d of job %s: %w", r.Ref.Index, r.Ref.Job, err)
 }
 
-// source returns the block source of a store URL ("" is Config.Source)
-// and the key its blocks are cached under. Stores are opened, and their
-// manifests read, once.
-func (w *Worker) source(ctx context.Context, url string) (Source, string, error) {
-	if url == "" {
+// jobStore names the store of one job: a store URL may be partitioned
+// again between jobs, so its manifest is read once per job.
+type jobStore struct {
+	job api.JobID
+	url string
+}
+
+type storeSource struct {
+	src Source
+	key string // the cache key of its blocks: URL, scheme, P, partition id
+}
+
+// maxStoreSources bounds the jobs whose opened stores are kept.
+const maxStoreSources = 64
+
+// source returns the block source of an assignment's store ("" is
+// Config.Source) and the key its blocks are cached under. A job's store is
+// opened, and its manifest read, once. Blocks are cached by URL and
+// partition id, so jobs on the same partitioning share them and a store
+// partitioned again never serves the old blocks.
+func (w *Worker) source(ctx context.Context, a api.Assignment) (Source, string, error) {
+	if a.Store == "" {
 		if w.cfg.Source == nil {
 			return nil, "", errors.New("worker: assignment names no store and the worker has no block source")
 		}
 		return w.cfg.Source, "", nil
 	}
+	js := jobStore{a.Ref.Job, a.Store}
 	w.srcMu.Lock()
 	defer w.srcMu.Unlock()
-	if s, ok := w.srcs[url]; ok {
-		return s, url, nil
+	if s, ok := w.srcs[js]; ok {
+		return s.src, s.key, nil
 	}
-	st, err := w.cfg.OpenStore(ctx, url)
+	st, err := w.cfg.OpenStore(ctx, a.Store)
 	if err != nil {
-		return nil, "", fmt.Errorf("worker: open store %s: %w", url, err)
+		return nil, "", fmt.Errorf("worker: open store %s: %w", a.Store, err)
 	}
 	m, err := storage.ReadManifest(ctx, st)
 	if err != nil {
 		return nil, "", fmt.Errorf("worker: %w", err)
 	}
-	s := StoreSource{Store: st, Manifest: m}
-	w.srcs[url] = s
-	return s, url, nil
+	if len(w.srcs) >= maxStoreSources {
+		clear(w.srcs) // stores of old jobs; a later assignment opens again
+	}
+	s := storeSource{src: StoreSource{Store: st, Manifest: m}, key: fmt.Sprintf("%s#%v-%d-%016x", a.Store, m.Scheme, m.P, m.PartitionID)}
+	w.srcs[js] = s
+	return s.src, s.key, nil
 }
 
 func (w *Worker) hold(t *task) {
