@@ -249,7 +249,7 @@ func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, 
 		case errors.Is(err, ErrNoMoreWork):
 			w.log.Debug("no more work")
 			return
-		case runCtx.Err() != nil:
+		case err != nil && runCtx.Err() != nil:
 			return
 		case err != nil:
 			fail(fmt.Errorf("worker: pull: %w", err))
@@ -258,6 +258,8 @@ func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, 
 			fail(fmt.Errorf("worker: pull: asked for at most %d assignments, got %d", n, len(as)))
 			return
 		}
+		// Assignments that arrive as the worker starts draining are still
+		// queued: the slots hand them back rather than leave them to lapse.
 		for range n - len(as) {
 			free <- struct{}{}
 		}

@@ -643,3 +643,44 @@ func TestRunCancelBeforeAssignment(t *testing.T) {
 		t.Fatalf("results %+v, want subtask 1 alone", conn.results)
 	}
 }
+
+// cancellingConn ends the worker's context inside Pull, returning its
+// assignments all the same.
+type cancellingConn struct {
+	*fakeConn
+	cancel context.CancelFunc
+}
+
+func (c cancellingConn) Pull(ctx context.Context, max int) ([]api.Assignment, error) {
+	as, err := c.fakeConn.Pull(ctx, max)
+	if err == nil {
+		c.cancel()
+	}
+	return as, err
+}
+
+// TestRunAssignmentsAtDrainAreHandedBack: assignments that arrive as the
+// worker starts draining get a result (handed back), never silence.
+func TestRunAssignmentsAtDrainAreHandedBack(t *testing.T) {
+	as := make([]api.Assignment, 4)
+	for x := range as {
+		as[x] = api.Assignment{Ref: api.SubtaskRef{Job: "d", Index: x}, Attempt: 1}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	conn := cancellingConn{newFakeConn(as), cancel}
+	cfg := testConfig(t, conn, cpuSlots(1, "merge"), blockFunc(func(i, j int) *graph.CSR { return &graph.CSR{Offsets: []uint64{0}} }))
+	cfg.Prefetch = 3
+	cfg.DrainTimeout = 0
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range conn.check(t, as) {
+		if !r.HandedBack {
+			t.Fatalf("result %+v: want handed back", r)
+		}
+	}
+}
