@@ -268,7 +268,12 @@ func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, 
 			w.hold(t)
 			queue <- t
 			if ahead != nil {
-				ahead <- t
+				select {
+				case ahead <- t:
+				default:
+					// The prefetcher is behind; the slot loads this
+					// task's blocks itself.
+				}
 			}
 		}
 	}
