@@ -62,7 +62,7 @@ func (l *eventLog) waitAny(t *testing.T, kinds []EventKind, name string) Event {
 		case e := <-l.ch:
 			l.seen = append(l.seen, e)
 		case <-deadline:
-			t.Fatalf("no %v event for %s within 10 s; saw %+v", kind, name, l.seen)
+			t.Fatalf("no %v event for %s within 10 s; saw %+v", kinds, name, l.seen)
 		}
 	}
 }
