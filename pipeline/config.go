@@ -28,8 +28,8 @@ type Config struct {
 	// Read says how graph files are parsed (format, bad lines). Its
 	// Workers and Progress are set from this Config.
 	Read edgeio.ReadOptions
-	// Order is the vertex order of orientation. Partitioning and the
-	// device fast path use degree order.
+	// Order is the vertex order of orientation; the zero value is degree
+	// order, which partitioning and the device fast path need.
 	Order graph.Order
 	// Workers is the number of CPU goroutines of every parallel phase
 	// (reading, cleaning, ordering, partitioning); 0 means GOMAXPROCS.
@@ -39,7 +39,7 @@ type Config struct {
 	// worker slot per entry. Counting needs at least one.
 	Slots []worker.Slot
 	// Device names where the counting runs, for the report ("cpu", the
-	// GPU's name).
+	// GPU's name); "" leaves the report's device empty.
 	Device string
 	// Verify recounts with the reference CPU kernel and fails on a
 	// mismatch: the whole graph, or every subtask through the same blocks.
@@ -53,8 +53,9 @@ type Config struct {
 	PerVertex counts.Options
 
 	// Scheme and P split a count into P x P blocks and P^3 subtasks
-	// (CountFilePartitioned). P = 0 picks the smallest P whose largest
-	// subtask fits Budget (bytes), which must then be positive.
+	// (CountFilePartitioned); the zero Scheme is no scheme, an error
+	// there (DefaultConfig sets hash). P = 0 picks the smallest P whose
+	// largest subtask fits Budget (bytes), which must then be positive.
 	Scheme storage.Scheme
 	P      int
 	Budget int64
