@@ -287,23 +287,23 @@ func encodePartial(p *api.Partial) *Partial {
 	return &Partial{Vi: p.VI, Vj: p.VJ, Vk: p.VK, Eij: p.EIJ, Eik: p.EIK, Ejk: p.EJK}
 }
 
-// decodePartial checks a partial's shape: the per-edge slices come all
-// three or none. Its lengths are bounded by the message size limit of the
-// transport, and checked against the blocks by the coordinator, which
-// knows them.
+// decodePartial converts a partial. Protobuf sends an empty list as an
+// absent one, so per-edge counts of an empty block arrive as nothing:
+// when any per-edge slice is present, the absent ones become empty
+// slices, and the coordinator, which knows every block's size, checks
+// each length (an absent list for a block with edges is refused there).
+// Lengths are bounded by the message size limit of the transport.
 func decodePartial(m *Partial) (*api.Partial, error) {
 	if m == nil {
 		return nil, nil
 	}
 	p := &api.Partial{VI: m.GetVi(), VJ: m.GetVj(), VK: m.GetVk(), EIJ: m.GetEij(), EIK: m.GetEik(), EJK: m.GetEjk()}
-	edges := 0
-	for _, e := range [][]uint64{p.EIJ, p.EIK, p.EJK} {
-		if e != nil {
-			edges++
+	if p.EIJ != nil || p.EIK != nil || p.EJK != nil {
+		for _, e := range []*[]uint64{&p.EIJ, &p.EIK, &p.EJK} {
+			if *e == nil {
+				*e = []uint64{}
+			}
 		}
-	}
-	if edges != 0 && edges != 3 {
-		return nil, fieldErr("Partial", "eij", fmt.Errorf("per-edge counts for %d of the 3 blocks", edges))
 	}
 	return p, nil
 }
