@@ -126,7 +126,7 @@ func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, Clea
 	pm.set(2 * int64(len(edges)))
 	st.IsolatedIDs = isolate
 
-	adj := buildSymmetric(src, len(origID), w, paths, nil, pm)
+	adj := buildSymmetric(src, len(origID), w, paths, pm)
 	src = nil
 	st.Vertices = int64(len(origID))
 	st.Edges = adj.NumEdges() / 2

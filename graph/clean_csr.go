@@ -67,7 +67,7 @@ const bucketEntries = 1 << 16
 // The partition pass uses static ranges of the input with per-range
 // cursors, so the layout (and thus everything after) is deterministic;
 // rows are sorted anyway, so the result does not depend on it.
-func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, spare []uint32, pm *progressMeter) *CSR {
+func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, pm *progressMeter) *CSR {
 	items := src.len()
 	perBucket := paths.perBucket
 	if perBucket <= 0 {
@@ -81,27 +81,25 @@ func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, spare []uint
 	want := max(1, 2*items/perBucket)
 	shift := uint(max(0, int(colBits)-bits.Len(uint(want-1))))
 	if paths.wide {
-		return buildRows[uint64](src, n, colBits, shift, w, nil, pm)
+		return buildRows[uint64](src, n, colBits, shift, w, pm)
 	}
 	if shift+colBits <= 32 {
-		return buildRows[uint32](src, n, colBits, shift, w, spare, pm)
+		return buildRows[uint32](src, n, colBits, shift, w, pm)
 	}
 	// Narrower buckets keep 32-bit entries, up to 16 times as many
 	// buckets as wanted (beyond that the partition pass loses locality).
 	if colBits < 32 && shift-(32-colBits) <= 4 {
-		return buildRows[uint32](src, n, colBits, 32-colBits, w, spare, pm)
+		return buildRows[uint32](src, n, colBits, 32-colBits, w, pm)
 	}
-	return buildRows[uint64](src, n, colBits, shift, w, nil, pm)
+	return buildRows[uint64](src, n, colBits, shift, w, pm)
 }
 
 // entry is a packed (row within bucket, column) pair.
 type entry interface{ ~uint32 | ~uint64 }
 
 // buildRows is buildSymmetric for entries of type E: rows in buckets of
-// 1<<shift, columns in the low colBits bits. When E is uint32 and spare
-// holds all entries, they are built in spare (which must not overlap
-// src) instead of a new buffer.
-func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, spare []uint32, pm *progressMeter) *CSR {
+// 1<<shift, columns in the low colBits bits.
+func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *progressMeter) *CSR {
 	items := src.len()
 	nb := (n-1)>>shift + 1
 	parts := min(w, max(1, items/(1<<14)))
@@ -134,13 +132,7 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, spare
 
 	// Partition: entry = local row << colBits | column.
 	mask := uint32(1)<<shift - 1
-	var ent []E
-	if uint64(len(spare)) >= total {
-		ent, _ = any(spare[:total]).([]E) // nil unless E is uint32
-	}
-	if ent == nil {
-		ent = make([]E, total)
-	}
+	ent := make([]E, total)
 	forEachStatic(items, parts, func(p, lo, hi int) {
 		c := cnt[p*nb : (p+1)*nb]
 		buf := make([]uint32, 0, 2*pairBlock)

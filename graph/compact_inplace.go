@@ -94,34 +94,10 @@ func moveLeft(words []uint32, dst, src, n, w int) {
 // input, with the same statistics. c.Pairs is only read; the result's
 // OrigID is c.OrigID.
 func CleanCompacted(c *Compacted, opts CleanOptions) (*Undirected, CleanStats, error) {
-	return cleanCompacted(c, nil, opts)
-}
-
-// CleanInPlace is Clean that consumes edges: it compacts them in place
-// (CompactInPlace) and then builds the rows' temporary entries in the
-// half of edges' memory that the pairs leave free, so that cleaning needs
-// little memory beyond the input and the result. The result is identical
-// to Clean's. Afterwards edges must not be used.
-func CleanInPlace(edges []Edge, opts CleanOptions) (*Undirected, CleanStats, error) {
-	c, err := CompactInPlace(edges, opts)
-	if err != nil {
-		return nil, CleanStats{}, fmt.Errorf("graph: clean: %w", err)
-	}
-	var spare []uint32
-	if len(edges) > 0 && unsafe.SliceData(c.Pairs) == (*uint32)(unsafe.Pointer(unsafe.SliceData(edges))) {
-		words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(edges))), 4*len(edges))
-		spare = words[len(c.Pairs):]
-	}
-	return cleanCompacted(c, spare, opts)
-}
-
-// cleanCompacted is CleanCompacted with memory for the row entries that
-// does not overlap c.Pairs (nil: allocate).
-func cleanCompacted(c *Compacted, spare []uint32, opts CleanOptions) (*Undirected, CleanStats, error) {
 	w := resolveWorkers(opts.Workers)
 	nonLoop := uint64(len(c.Pairs) / 2)
 	pm := newProgressMeter(opts.Progress, 3*int64(nonLoop))
-	adj := buildSymmetric(&pairsSource{p: c.Pairs}, len(c.OrigID), w, cleanPaths{}, spare, pm)
+	adj := buildSymmetric(&pairsSource{p: c.Pairs}, len(c.OrigID), w, cleanPaths{}, pm)
 	st := c.Stats
 	st.Vertices = int64(len(c.OrigID))
 	st.Edges = adj.NumEdges() / 2

@@ -55,14 +55,14 @@ func noteUnusedIDs(rep *Report) {
 	}
 }
 
-// forwardOf cleans and orients edges on the host. It consumes edges:
-// cleaning works in their memory (graph.CleanInPlace) and releases them
-// when it is done, so the caller must not use them afterwards.
+// forwardOf cleans and orients edges on the host. The caller's edges are
+// released as soon as cleaning is done (the slice is not used afterwards),
+// so peak memory is the larger of two neighbouring stages.
 func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	prog := cfg.Progress
 	t := time.Now()
 	prog.Start("clean", "", -1)
-	und, cs, err := graph.CleanInPlace(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	und, cs, err := graph.Clean(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
 	prog.Done()
 	edges = nil
 	if err != nil {
