@@ -101,10 +101,11 @@ func orientOf(ctx context.Context, path string, und *graph.Undirected, cs graph.
 
 	t := time.Now()
 	prog.Start("order", "", -1)
-	orig := und.OrigID
-	if !wantIDs {
-		und.OrigID = nil // free it before the forward graph is built
+	var orig []uint64
+	if wantIDs {
+		orig = und.OrigID
 	}
+	und.OrigID = nil // without ids, free it before the forward graph is built
 	fwd, rank, os, err := graph.Orient(und, cfg.Order, cfg.Workers)
 	prog.Done()
 	und = nil
