@@ -15,6 +15,10 @@ type JobSpec struct {
 	Scheme string
 	// Kernel is the kernel name; "" means each worker's default.
 	Kernel string
+	// PerVertex asks for per-vertex triangle counts, PerEdge for per-edge
+	// support as well (PerEdge implies PerVertex); the coordinator keeps
+	// them for the client to fetch once the job is done.
+	PerVertex, PerEdge bool
 }
 
 // JobState is where a job is in its life.

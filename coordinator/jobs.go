@@ -71,6 +71,8 @@ type jobInfo struct {
 	waitWorkers bool
 	// final is the job's last status once the scheduler has forgotten it.
 	final *api.JobStatus
+	// sums are a per-vertex job's counts while it runs (nil otherwise).
+	sums *jobSums
 }
 
 func (j *jobInfo) notify() {
@@ -111,7 +113,8 @@ func (s *Server) Submit(ctx context.Context, spec api.JobSpec) (api.JobID, error
 		}
 	}
 	now := time.Now()
-	rec := JobRecord{ID: newJobID(now), Spec: spec, Created: now, State: api.JobPreparing, Scheme: spec.Scheme, P: spec.Partitions}
+	rec := JobRecord{ID: newJobID(now), Spec: spec, Created: now, State: api.JobPreparing, Scheme: spec.Scheme, P: spec.Partitions,
+		PerVertex: spec.PerVertex || spec.PerEdge, PerEdge: spec.PerEdge}
 	var err error
 	if cerr := s.call(ctx, func() {
 		if s.db != nil {
@@ -138,6 +141,7 @@ type prepared struct {
 	store    storage.Store
 	manifest *storage.Manifest
 	tasks    []partition.Subtask
+	sums     *jobSums // per-vertex jobs only
 }
 
 // startPrepare partitions the job's graph or reads its store's manifest in
@@ -221,6 +225,11 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 		}
 	}
 	p.tasks = partition.Subtasks(p.manifest)
+	if spec.PerVertex || spec.PerEdge {
+		if p.sums, err = newJobSums(ctx, p.store, p.manifest, p.tasks, spec.PerEdge); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.store.URL(), err)
+		}
+	}
 	return &p, nil
 }
 
@@ -244,6 +253,7 @@ func (s *Server) prepared(id api.JobID, p *prepared, err error) {
 		}
 	}
 	s.serve(id, p.store, p.manifest)
+	j.sums = p.sums
 	j.state = api.JobQueued
 	s.addToScheduler(j, nil)
 }
@@ -332,6 +342,12 @@ func (s *Server) restore() error {
 			var m *storage.Manifest
 			if m, err = storage.ReadManifest(context.Background(), store); err == nil {
 				s.serve(r.ID, store, m)
+			}
+			if err == nil && r.PerVertex {
+				// The partials of settled subtasks were not kept: the job
+				// recounts them all.
+				settled = nil
+				j.sums, err = newJobSums(context.Background(), store, m, r.Subtasks, r.PerEdge)
 			}
 		}
 		if err != nil {

@@ -160,6 +160,9 @@ type Server struct {
 	// served is read by FetchShard handlers; guarded by mu.
 	mu     sync.Mutex
 	served map[api.JobID]*servedJob
+	// tmpCounts holds the per-vertex counts files when there is no
+	// StateDir ("" until the first); guarded by mu.
+	tmpCounts string
 }
 
 // ErrStopped is returned to calls made when the server is not running.
@@ -235,6 +238,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	s.runCtx = ctx
 	defer close(s.done)
+	defer s.removeTempCounts()
 	for _, id := range s.order {
 		if j := s.jobs[id]; j.state == api.JobPreparing || j.state == api.JobQueued && j.rec.Subtasks == nil {
 			s.startPrepare(j)

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/trigrid/trigrid/api"
@@ -49,9 +50,16 @@ func (s *Server) flush() {
 					Cancel: pb.EncodeCancel(api.Cancel{Ref: d.Ref, Attempt: d.Attempt, Reason: "no longer needed"})}})
 			}
 		case DecideSubtaskDone, DecideSubtaskReopened:
+			s.settleCounts(d)
 			touched[d.Job] = true
 		case DecideJobDone:
 			if j := s.jobs[d.Job]; j != nil {
+				if j.rec.PerVertex && !j.state.Final() {
+					if err := s.finishCounts(j, d.Total); err != nil {
+						s.endJob(j, api.JobFailed, 0, fmt.Errorf("coordinator: job %s: per-vertex counts: %w", d.Job, err))
+						continue
+					}
+				}
 				s.endJob(j, api.JobDone, d.Total, nil)
 			}
 		case DecideJobFailed:

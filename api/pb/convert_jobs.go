@@ -55,7 +55,8 @@ func CheckChunk(m *ShardChunk, first bool, want, size int64) error {
 
 // EncodeSubmit converts a job spec.
 func EncodeSubmit(s api.JobSpec) *SubmitRequest {
-	return &SubmitRequest{Graph: s.Graph, Shards: s.Shards, Partitions: int32(s.Partitions), Scheme: s.Scheme, Kernel: s.Kernel}
+	return &SubmitRequest{Graph: s.Graph, Shards: s.Shards, Partitions: int32(s.Partitions), Scheme: s.Scheme, Kernel: s.Kernel,
+		PerVertex: s.PerVertex, PerEdge: s.PerEdge}
 }
 
 // DecodeSubmit validates and converts a job spec: exactly one of graph and
@@ -85,7 +86,21 @@ func DecodeSubmit(m *SubmitRequest) (api.JobSpec, error) {
 	if err := checkKernel(m.GetKernel()); err != nil {
 		return api.JobSpec{}, fieldErr(msg, "kernel", err)
 	}
-	return api.JobSpec{Graph: m.GetGraph(), Shards: m.GetShards(), Partitions: int(m.GetPartitions()), Scheme: m.GetScheme(), Kernel: m.GetKernel()}, nil
+	return api.JobSpec{Graph: m.GetGraph(), Shards: m.GetShards(), Partitions: int(m.GetPartitions()), Scheme: m.GetScheme(), Kernel: m.GetKernel(),
+		PerVertex: m.GetPerVertex() || m.GetPerEdge(), PerEdge: m.GetPerEdge()}, nil
+}
+
+// DecodeFetchCounts validates a counts request: a job id, and whether the
+// per-edge rows are wanted.
+func DecodeFetchCounts(m *FetchCountsRequest) (api.JobID, bool, error) {
+	const msg = "FetchCountsRequest"
+	if m == nil {
+		return "", false, fieldErr(msg, "", ErrNil)
+	}
+	if err := api.CheckID("job id", m.GetJob()); err != nil {
+		return "", false, fieldErr(msg, "job", err)
+	}
+	return api.JobID(m.GetJob()), m.GetEdges(), nil
 }
 
 // DecodeJobID validates the job id of a Status, Watch or Cancel request.

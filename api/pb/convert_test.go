@@ -124,6 +124,19 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := DecodeSubmit(EncodeSubmit(spec)); err != nil || got != spec {
 		t.Errorf("submit: got %+v, %v", got, err)
 	}
+	pvs := api.JobSpec{Shards: "file:///s", PerVertex: true, PerEdge: true}
+	if got, err := DecodeSubmit(EncodeSubmit(pvs)); err != nil || got != pvs {
+		t.Errorf("per-vertex submit: got %+v, %v", got, err)
+	}
+	if got, err := DecodeSubmit(&SubmitRequest{Shards: "s", PerEdge: true}); err != nil || !got.PerVertex {
+		t.Errorf("per-edge submit: got %+v, %v; want per-vertex implied", got, err)
+	}
+	if id, edges, err := DecodeFetchCounts(&FetchCountsRequest{Job: "j-1", Edges: true}); err != nil || id != "j-1" || !edges {
+		t.Errorf("fetch counts: got %s %v %v", id, edges, err)
+	}
+	if _, _, err := DecodeFetchCounts(&FetchCountsRequest{}); err == nil || !strings.Contains(err.Error(), "job") {
+		t.Errorf("fetch counts without a job: %v", err)
+	}
 	st := api.JobStatus{
 		Job: "job-1", State: api.JobDone, Source: "/g", Partitions: 4, Scheme: "hash",
 		Subtasks: 64, Done: 64, Attempts: 70, Requeued: 5, Speculated: 1, Workers: 4,

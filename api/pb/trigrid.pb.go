@@ -1264,9 +1264,14 @@ type SubmitRequest struct {
 	Shards string `protobuf:"bytes,2,opt,name=shards,proto3" json:"shards,omitempty"`
 	// partitions is P for a graph (0: chosen from the workers' device
 	// memory); scheme "hash" or "range"; kernel "" for the workers' default.
-	Partitions    int32  `protobuf:"varint,3,opt,name=partitions,proto3" json:"partitions,omitempty"`
-	Scheme        string `protobuf:"bytes,4,opt,name=scheme,proto3" json:"scheme,omitempty"`
-	Kernel        string `protobuf:"bytes,5,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	Partitions int32  `protobuf:"varint,3,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Scheme     string `protobuf:"bytes,4,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	Kernel     string `protobuf:"bytes,5,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	// per_vertex asks for per-vertex triangle counts; per_edge for per-edge
+	// support as well (it implies per_vertex). FetchCounts serves them once
+	// the job is done.
+	PerVertex     bool `protobuf:"varint,6,opt,name=per_vertex,json=perVertex,proto3" json:"per_vertex,omitempty"`
+	PerEdge       bool `protobuf:"varint,7,opt,name=per_edge,json=perEdge,proto3" json:"per_edge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1336,6 +1341,73 @@ func (x *SubmitRequest) GetKernel() string {
 	return ""
 }
 
+func (x *SubmitRequest) GetPerVertex() bool {
+	if x != nil {
+		return x.PerVertex
+	}
+	return false
+}
+
+func (x *SubmitRequest) GetPerEdge() bool {
+	if x != nil {
+		return x.PerEdge
+	}
+	return false
+}
+
+type FetchCountsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// edges asks for the per-edge rows instead of the per-vertex rows.
+	Edges         bool `protobuf:"varint,2,opt,name=edges,proto3" json:"edges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchCountsRequest) Reset() {
+	*x = FetchCountsRequest{}
+	mi := &file_trigrid_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchCountsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchCountsRequest) ProtoMessage() {}
+
+func (x *FetchCountsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchCountsRequest.ProtoReflect.Descriptor instead.
+func (*FetchCountsRequest) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *FetchCountsRequest) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *FetchCountsRequest) GetEdges() bool {
+	if x != nil {
+		return x.Edges
+	}
+	return false
+}
+
 type SubmitResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -1345,7 +1417,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1429,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1442,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{16}
+	return file_trigrid_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -1389,7 +1461,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1473,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1486,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{17}
+	return file_trigrid_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StatusRequest) GetJob() string {
@@ -1433,7 +1505,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1517,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1530,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{18}
+	return file_trigrid_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchRequest) GetJob() string {
@@ -1477,7 +1549,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1561,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1574,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{19}
+	return file_trigrid_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -1520,7 +1592,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1604,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1617,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{20}
+	return file_trigrid_proto_rawDescGZIP(), []int{21}
 }
 
 type ListRequest struct {
@@ -1556,7 +1628,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1640,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1653,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{21}
+	return file_trigrid_proto_rawDescGZIP(), []int{22}
 }
 
 type ListResponse struct {
@@ -1593,7 +1665,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1677,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1690,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{22}
+	return file_trigrid_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListResponse) GetJobs() []*JobStatus {
@@ -1638,7 +1710,7 @@ type FaultyWorker struct {
 
 func (x *FaultyWorker) Reset() {
 	*x = FaultyWorker{}
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1722,7 @@ func (x *FaultyWorker) String() string {
 func (*FaultyWorker) ProtoMessage() {}
 
 func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1735,7 @@ func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FaultyWorker.ProtoReflect.Descriptor instead.
 func (*FaultyWorker) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{23}
+	return file_trigrid_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FaultyWorker) GetWorker() string {
@@ -1714,7 +1786,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_trigrid_proto_msgTypes[24]
+	mi := &file_trigrid_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1726,7 +1798,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[24]
+	mi := &file_trigrid_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1739,7 +1811,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{24}
+	return file_trigrid_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobStatus) GetJob() string {
@@ -1970,7 +2042,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x04size\x18\x01 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bxxhash64\x18\x02 \x01(\x04R\bxxhash64\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data\"\x8d\x01\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"\xc7\x01\n" +
 	"\rSubmitRequest\x12\x14\n" +
 	"\x05graph\x18\x01 \x01(\tR\x05graph\x12\x16\n" +
 	"\x06shards\x18\x02 \x01(\tR\x06shards\x12\x1e\n" +
@@ -1978,7 +2050,13 @@ const file_trigrid_proto_rawDesc = "" +
 	"partitions\x18\x03 \x01(\x05R\n" +
 	"partitions\x12\x16\n" +
 	"\x06scheme\x18\x04 \x01(\tR\x06scheme\x12\x16\n" +
-	"\x06kernel\x18\x05 \x01(\tR\x06kernel\"\"\n" +
+	"\x06kernel\x18\x05 \x01(\tR\x06kernel\x12\x1d\n" +
+	"\n" +
+	"per_vertex\x18\x06 \x01(\bR\tperVertex\x12\x19\n" +
+	"\bper_edge\x18\a \x01(\bR\aperEdge\"<\n" +
+	"\x12FetchCountsRequest\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
+	"\x05edges\x18\x02 \x01(\bR\x05edges\"\"\n" +
 	"\x0eSubmitResponse\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\"!\n" +
 	"\rStatusRequest\x12\x10\n" +
@@ -2031,13 +2109,14 @@ const file_trigrid_proto_rawDesc = "" +
 	"\aCluster\x12E\n" +
 	"\x04Work\x12\x19.trigrid.v1.WorkerMessage\x1a\x1e.trigrid.v1.CoordinatorMessage(\x010\x01\x12E\n" +
 	"\n" +
-	"FetchShard\x12\x1d.trigrid.v1.FetchShardRequest\x1a\x16.trigrid.v1.ShardChunk0\x012\xbb\x02\n" +
+	"FetchShard\x12\x1d.trigrid.v1.FetchShardRequest\x1a\x16.trigrid.v1.ShardChunk0\x012\x84\x03\n" +
 	"\x04Jobs\x12?\n" +
 	"\x06Submit\x12\x19.trigrid.v1.SubmitRequest\x1a\x1a.trigrid.v1.SubmitResponse\x12:\n" +
 	"\x06Status\x12\x19.trigrid.v1.StatusRequest\x1a\x15.trigrid.v1.JobStatus\x12:\n" +
 	"\x05Watch\x12\x18.trigrid.v1.WatchRequest\x1a\x15.trigrid.v1.JobStatus0\x01\x12?\n" +
 	"\x06Cancel\x12\x19.trigrid.v1.CancelRequest\x1a\x1a.trigrid.v1.CancelResponse\x129\n" +
-	"\x04List\x12\x17.trigrid.v1.ListRequest\x1a\x18.trigrid.v1.ListResponseB#Z!github.com/trigrid/trigrid/api/pbb\x06proto3"
+	"\x04List\x12\x17.trigrid.v1.ListRequest\x1a\x18.trigrid.v1.ListResponse\x12G\n" +
+	"\vFetchCounts\x12\x1e.trigrid.v1.FetchCountsRequest\x1a\x16.trigrid.v1.ShardChunk0\x01B#Z!github.com/trigrid/trigrid/api/pbb\x06proto3"
 
 var (
 	file_trigrid_proto_rawDescOnce sync.Once
@@ -2052,7 +2131,7 @@ func file_trigrid_proto_rawDescGZIP() []byte {
 }
 
 var file_trigrid_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_trigrid_proto_goTypes = []any{
 	(JobState)(0),              // 0: trigrid.v1.JobState
 	(*WorkerMessage)(nil),      // 1: trigrid.v1.WorkerMessage
@@ -2071,15 +2150,16 @@ var file_trigrid_proto_goTypes = []any{
 	(*FetchShardRequest)(nil),  // 14: trigrid.v1.FetchShardRequest
 	(*ShardChunk)(nil),         // 15: trigrid.v1.ShardChunk
 	(*SubmitRequest)(nil),      // 16: trigrid.v1.SubmitRequest
-	(*SubmitResponse)(nil),     // 17: trigrid.v1.SubmitResponse
-	(*StatusRequest)(nil),      // 18: trigrid.v1.StatusRequest
-	(*WatchRequest)(nil),       // 19: trigrid.v1.WatchRequest
-	(*CancelRequest)(nil),      // 20: trigrid.v1.CancelRequest
-	(*CancelResponse)(nil),     // 21: trigrid.v1.CancelResponse
-	(*ListRequest)(nil),        // 22: trigrid.v1.ListRequest
-	(*ListResponse)(nil),       // 23: trigrid.v1.ListResponse
-	(*FaultyWorker)(nil),       // 24: trigrid.v1.FaultyWorker
-	(*JobStatus)(nil),          // 25: trigrid.v1.JobStatus
+	(*FetchCountsRequest)(nil), // 17: trigrid.v1.FetchCountsRequest
+	(*SubmitResponse)(nil),     // 18: trigrid.v1.SubmitResponse
+	(*StatusRequest)(nil),      // 19: trigrid.v1.StatusRequest
+	(*WatchRequest)(nil),       // 20: trigrid.v1.WatchRequest
+	(*CancelRequest)(nil),      // 21: trigrid.v1.CancelRequest
+	(*CancelResponse)(nil),     // 22: trigrid.v1.CancelResponse
+	(*ListRequest)(nil),        // 23: trigrid.v1.ListRequest
+	(*ListResponse)(nil),       // 24: trigrid.v1.ListResponse
+	(*FaultyWorker)(nil),       // 25: trigrid.v1.FaultyWorker
+	(*JobStatus)(nil),          // 26: trigrid.v1.JobStatus
 }
 var file_trigrid_proto_depIdxs = []int32{
 	4,  // 0: trigrid.v1.WorkerMessage.hello:type_name -> trigrid.v1.Hello
@@ -2096,25 +2176,27 @@ var file_trigrid_proto_depIdxs = []int32{
 	11, // 11: trigrid.v1.Result.partial:type_name -> trigrid.v1.Partial
 	7,  // 12: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
 	7,  // 13: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
-	25, // 14: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
+	26, // 14: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
 	0,  // 15: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
-	24, // 16: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
+	25, // 16: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
 	1,  // 17: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
 	14, // 18: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
 	16, // 19: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
-	18, // 20: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
-	19, // 21: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
-	20, // 22: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
-	22, // 23: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
-	2,  // 24: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
-	15, // 25: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
-	17, // 26: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
-	25, // 27: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
-	25, // 28: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
-	21, // 29: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
-	23, // 30: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
+	19, // 20: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
+	20, // 21: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
+	21, // 22: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
+	23, // 23: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
+	17, // 24: trigrid.v1.Jobs.FetchCounts:input_type -> trigrid.v1.FetchCountsRequest
+	2,  // 25: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
+	15, // 26: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
+	18, // 27: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
+	26, // 28: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
+	26, // 29: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
+	22, // 30: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
+	24, // 31: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
+	15, // 32: trigrid.v1.Jobs.FetchCounts:output_type -> trigrid.v1.ShardChunk
+	25, // [25:33] is the sub-list for method output_type
+	17, // [17:25] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -2142,7 +2224,7 @@ func file_trigrid_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trigrid_proto_rawDesc), len(file_trigrid_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -190,11 +190,12 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Jobs_Submit_FullMethodName = "/trigrid.v1.Jobs/Submit"
-	Jobs_Status_FullMethodName = "/trigrid.v1.Jobs/Status"
-	Jobs_Watch_FullMethodName  = "/trigrid.v1.Jobs/Watch"
-	Jobs_Cancel_FullMethodName = "/trigrid.v1.Jobs/Cancel"
-	Jobs_List_FullMethodName   = "/trigrid.v1.Jobs/List"
+	Jobs_Submit_FullMethodName      = "/trigrid.v1.Jobs/Submit"
+	Jobs_Status_FullMethodName      = "/trigrid.v1.Jobs/Status"
+	Jobs_Watch_FullMethodName       = "/trigrid.v1.Jobs/Watch"
+	Jobs_Cancel_FullMethodName      = "/trigrid.v1.Jobs/Cancel"
+	Jobs_List_FullMethodName        = "/trigrid.v1.Jobs/List"
+	Jobs_FetchCounts_FullMethodName = "/trigrid.v1.Jobs/FetchCounts"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -210,6 +211,11 @@ type JobsClient interface {
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[JobStatus], error)
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// FetchCounts streams a finished per-vertex job's counts file (the
+	// per-vertex rows, or with edges the per-edge rows) in trigrid's binary
+	// counts format, in chunks like FetchShard: the first chunk carries the
+	// file's size and xxhash64.
+	FetchCounts(ctx context.Context, in *FetchCountsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShardChunk], error)
 }
 
 type jobsClient struct {
@@ -279,6 +285,25 @@ func (c *jobsClient) List(ctx context.Context, in *ListRequest, opts ...grpc.Cal
 	return out, nil
 }
 
+func (c *jobsClient) FetchCounts(ctx context.Context, in *FetchCountsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShardChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Jobs_ServiceDesc.Streams[1], Jobs_FetchCounts_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchCountsRequest, ShardChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_FetchCountsClient = grpc.ServerStreamingClient[ShardChunk]
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -292,6 +317,11 @@ type JobsServer interface {
 	Watch(*WatchRequest, grpc.ServerStreamingServer[JobStatus]) error
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	List(context.Context, *ListRequest) (*ListResponse, error)
+	// FetchCounts streams a finished per-vertex job's counts file (the
+	// per-vertex rows, or with edges the per-edge rows) in trigrid's binary
+	// counts format, in chunks like FetchShard: the first chunk carries the
+	// file's size and xxhash64.
+	FetchCounts(*FetchCountsRequest, grpc.ServerStreamingServer[ShardChunk]) error
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -316,6 +346,9 @@ func (UnimplementedJobsServer) Cancel(context.Context, *CancelRequest) (*CancelR
 }
 func (UnimplementedJobsServer) List(context.Context, *ListRequest) (*ListResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedJobsServer) FetchCounts(*FetchCountsRequest, grpc.ServerStreamingServer[ShardChunk]) error {
+	return status.Errorf(codes.Unimplemented, "method FetchCounts not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -421,6 +454,17 @@ func _Jobs_List_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_FetchCounts_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FetchCountsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JobsServer).FetchCounts(m, &grpc.GenericServerStream[FetchCountsRequest, ShardChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_FetchCountsServer = grpc.ServerStreamingServer[ShardChunk]
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -449,6 +493,11 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Watch",
 			Handler:       _Jobs_Watch_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "FetchCounts",
+			Handler:       _Jobs_FetchCounts_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -54,10 +54,14 @@ func printPerVertex(row func(k, v string), rep *pipeline.Report) {
 	if rep.AverageClustering != nil {
 		row("clustering", strconv.FormatFloat(*rep.AverageClustering, 'f', 6, 64)+" (average local; degree < 2 counts 0)")
 	}
-	s := rep.PerVertex
-	if s == nil {
-		return
+	if rep.PerVertex != nil {
+		printCountsSummary(row, rep.PerVertex)
 	}
+}
+
+// printCountsSummary adds the rows of the files written and the top
+// vertices and edges.
+func printCountsSummary(row func(k, v string), s *counts.Summary) {
 	if s.VerticesFile != "" {
 		row("per vertex", fmt.Sprintf("%s (%s rows)", s.VerticesFile, commas(uint64(s.VerticesRows))))
 	}

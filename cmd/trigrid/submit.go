@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/counts"
 )
 
 type submitFlags struct {
@@ -28,6 +30,7 @@ type submitFlags struct {
 	wait        bool
 	asJSON      bool
 	reconnect   time.Duration
+	perVertex   perVertexFlags
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -40,7 +43,12 @@ coordinator's filesystem, which it cleans and partitions (a FILE that exists
 here is sent as an absolute path), or a shard store (--shards URL) that the
 coordinator and workers can read. Prints the job id, or with --wait the result
 once the job ends (--json: one object with triangles, subtasks, workers,
-seconds, attempts). A job that fails prints no total and exits 1.`,
+seconds, attempts). A job that fails prints no total and exits 1.
+
+--per-vertex FILE, --per-edge FILE, --top K and --clustering ask the workers
+for per-vertex (and per-edge) counts and imply --wait: once the job is done,
+the coordinator's summed counts are fetched, checked against the total and
+written here in the format FILE's name gives, as trigrid count writes them.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSubmit(cmd, args, &f)
@@ -54,6 +62,7 @@ seconds, attempts). A job that fails prints no total and exits 1.`,
 	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait for the job to end and print its result")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.Flags().DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "with --wait, how long to keep retrying while the coordinator is unreachable")
+	f.perVertex.add(cmd)
 	f.sec.add(cmd)
 	f.sec.addServerName(cmd)
 	return cmd
@@ -76,6 +85,13 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 	}
 	if f.scheme != "hash" && f.scheme != "range" {
 		return fmt.Errorf("--scheme %q: want hash or range", f.scheme)
+	}
+	pv, err := f.perVertex.options(1)
+	if err != nil {
+		return err
+	}
+	if pv.Wanted() {
+		spec.PerVertex, spec.PerEdge, f.wait = true, pv.PerEdge(), true
 	}
 	req := pb.EncodeSubmit(spec)
 	if _, err := pb.DecodeSubmit(req); err != nil {
@@ -111,7 +127,13 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 	if err != nil {
 		return err
 	}
-	return printFinal(out, st, f.asJSON)
+	var sum *counts.Summary
+	if pv.Wanted() && st.State == api.JobDone {
+		if sum, err = fetchCounts(ctx, client, job, st.Triangles, pv); err != nil {
+			return err
+		}
+	}
+	return printFinal(out, st, sum, f.asJSON)
 }
 
 // watchJob follows a job until it ends, printing progress lines on
@@ -182,6 +204,8 @@ type jobResult struct {
 	Scheme     string           `json:"scheme,omitempty"`
 	Error      string           `json:"error,omitempty"`
 	Faulty     []faultyWorkerJS `json:"faulty_workers,omitempty"`
+	// PerVertex summarises the per-vertex counts written here.
+	PerVertex *counts.Summary `json:"per_vertex,omitempty"`
 }
 
 type faultyWorkerJS struct {
@@ -207,9 +231,11 @@ func resultOf(st api.JobStatus) jobResult {
 
 // printFinal prints a finished job. Only a job that is done prints a
 // total; a failed or cancelled one is an error.
-func printFinal(out io.Writer, st api.JobStatus, asJSON bool) error {
+func printFinal(out io.Writer, st api.JobStatus, sum *counts.Summary, asJSON bool) error {
 	if asJSON {
-		if err := json.NewEncoder(out).Encode(resultOf(st)); err != nil {
+		r := resultOf(st)
+		r.PerVertex = sum
+		if err := json.NewEncoder(out).Encode(r); err != nil {
 			return err
 		}
 	} else if st.State == api.JobDone {
@@ -221,6 +247,10 @@ func printFinal(out io.Writer, st api.JobStatus, asJSON bool) error {
 		fmt.Fprintf(out, "seconds     %.3f\n", st.Elapsed.Seconds())
 		for _, fw := range st.Faulty {
 			fmt.Fprintf(out, "faulty      %s: %s\n", fw.Worker, fw.Reason)
+		}
+		if sum != nil {
+			fmt.Fprintf(out, "clustering  %s (average local; degree < 2 counts 0)\n", strconv.FormatFloat(sum.AverageClustering, 'f', 6, 64))
+			printCountsSummary(func(k, v string) { fmt.Fprintf(out, "%-11s %s\n", k, v) }, sum)
 		}
 	}
 	switch st.State {

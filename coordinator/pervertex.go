@@ -1,0 +1,301 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/cespare/xxhash/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// Per-vertex jobs: the server adds the partial counts of each subtask's
+// winning attempt (DecideSubtaskDone) to the job's sums, takes them back
+// out when the scheduler reopens or overturns the subtask, and once the
+// job is done writes the sums, in the input's ids, as binary counts files
+// (counts.WriteVertices, counts.WriteEdges) under the counts directory,
+// which FetchCounts serves. The job is reported done only once its files
+// are written and have passed counts.Check against its total.
+//
+// The sums live in memory only: after a restart an unfinished per-vertex
+// job recounts every subtask (the settled totals alone cannot rebuild
+// them). The files of a finished job survive a restart when StateDir is
+// set.
+
+// Names of a finished per-vertex job's counts files in its directory.
+const (
+	verticesFile = "vertices.bin"
+	edgesFile    = "edges.bin"
+)
+
+// jobSums is a per-vertex job's running sums.
+type jobSums struct {
+	store storage.Store
+	m     *storage.Manifest
+	sums  *counts.Blocks
+	ids   []uint64
+	tasks []partition.Subtask
+	// added is the partial in sums for each settled subtask, by index.
+	added map[int]*api.Partial
+}
+
+// newJobSums reads the id map of a per-vertex job's store and prepares
+// its sums.
+func newJobSums(ctx context.Context, store storage.Store, m *storage.Manifest, tasks []partition.Subtask, perEdge bool) (*jobSums, error) {
+	if m.IDMap == nil {
+		return nil, errors.New("per-vertex counts need the id map, which this partitioning does not have (partition the graph again)")
+	}
+	ids, err := storage.ReadIDMap(ctx, store, *m.IDMap)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(ids)) != m.Graph.Vertices {
+		return nil, fmt.Errorf("id map %s has %d ids for %d vertices", m.IDMap.File, len(ids), m.Graph.Vertices)
+	}
+	l, err := partition.ManifestLayout(m)
+	if err != nil {
+		return nil, err
+	}
+	return &jobSums{store: store, m: m, ids: ids, tasks: tasks, added: map[int]*api.Partial{},
+		sums: counts.NewBlocks(l, m.Graph.Vertices, manifestEdges(m), perEdge)}, nil
+}
+
+// manifestEdges returns the edge count of each block of m (0 for blocks
+// without a shard).
+func manifestEdges(m *storage.Manifest) func(i, j int) int64 {
+	idx := make(map[[2]int]int64, len(m.Shards))
+	for _, s := range m.Shards {
+		idx[[2]int{s.I, s.J}] = int64(s.Edges)
+	}
+	return func(i, j int) int64 { return idx[[2]int{i, j}] }
+}
+
+// settle puts p in the sums as subtask idx's counts, replacing the
+// partial added for it before (a recount that overturned it).
+func (js *jobSums) settle(idx int, p *api.Partial) error {
+	if idx < 0 || idx >= len(js.tasks) {
+		return fmt.Errorf("subtask %d outside the job's %d", idx, len(js.tasks))
+	}
+	t := js.tasks[idx]
+	if p == nil {
+		return fmt.Errorf("subtask %d (%d,%d,%d) was settled without per-vertex counts", idx, t.I, t.J, t.K)
+	}
+	if err := js.reopen(idx); err != nil {
+		return err
+	}
+	if err := js.sums.Add(t.I, t.J, t.K, p); err != nil {
+		return err
+	}
+	js.added[idx] = p
+	return nil
+}
+
+// reopen takes subtask idx's partial back out of the sums, if it is in.
+func (js *jobSums) reopen(idx int) error {
+	old := js.added[idx]
+	if old == nil {
+		return nil
+	}
+	t := js.tasks[idx]
+	delete(js.added, idx)
+	return js.sums.Remove(t.I, t.J, t.K, old)
+}
+
+// write checks the sums against the job's total and writes the counts
+// files into dir.
+func (js *jobSums) write(ctx context.Context, dir string, total uint64) error {
+	if len(js.added) != len(js.tasks) {
+		return fmt.Errorf("per-vertex counts of %d of %d subtasks", len(js.added), len(js.tasks))
+	}
+	c, err := js.sums.Counts(ctx, js.ids, manifestEdges(js.m), func(ctx context.Context, i, j int) (*graph.CSR, error) {
+		return storage.LoadShard(ctx, js.store, js.m, i, j)
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Check(total); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := counts.WriteVertices(ctx, filepath.Join(dir, verticesFile), c); err != nil {
+		return err
+	}
+	if c.PerEdge {
+		if _, err := counts.WriteEdges(ctx, filepath.Join(dir, edgesFile), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countsDir is the directory of a job's counts files: under StateDir, or
+// under a directory of this process's own that Run removes on return.
+func (s *Server) countsDir(id api.JobID) (string, error) {
+	if s.cfg.StateDir != "" {
+		return filepath.Join(s.cfg.StateDir, "counts", string(id)), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tmpCounts == "" {
+		d, err := os.MkdirTemp("", "trigrid-counts-*")
+		if err != nil {
+			return "", err
+		}
+		s.tmpCounts = d
+	}
+	return filepath.Join(s.tmpCounts, string(id)), nil
+}
+
+// removeTempCounts removes the counts of a coordinator without StateDir.
+func (s *Server) removeTempCounts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tmpCounts != "" {
+		if err := os.RemoveAll(s.tmpCounts); err != nil {
+			s.log.Warn("removing the per-vertex counts", "dir", s.tmpCounts, "err", err)
+		}
+	}
+}
+
+// settleCounts applies a DecideSubtaskDone or DecideSubtaskReopened to its
+// job's sums; an error fails the job (never a silently partial result).
+// Run goroutine only.
+func (s *Server) settleCounts(d Decision) {
+	j := s.jobs[d.Job]
+	if j == nil || j.sums == nil || j.state.Final() {
+		return
+	}
+	var err error
+	if d.Kind == DecideSubtaskDone {
+		err = j.sums.settle(d.Ref.Index, d.Partial)
+	} else {
+		err = j.sums.reopen(d.Ref.Index)
+	}
+	if err != nil {
+		s.failCounts(j, fmt.Errorf("coordinator: job %s: per-vertex counts: %w", j.rec.ID, err))
+	}
+}
+
+// failCounts fails a per-vertex job whose sums went wrong.
+func (s *Server) failCounts(j *jobInfo, err error) {
+	j.sums = nil
+	if _, ok := s.sched.Job(j.rec.ID); ok {
+		if ds, cerr := s.sched.CancelJob(j.rec.ID); cerr == nil {
+			s.pending = append(s.pending, ds...)
+		}
+	}
+	s.endJob(j, api.JobFailed, 0, err)
+}
+
+// finishCounts writes a done per-vertex job's counts files; the job is
+// done only when they are written. Run goroutine only.
+func (s *Server) finishCounts(j *jobInfo, total uint64) error {
+	js := j.sums
+	if js == nil {
+		return errors.New("its per-vertex counts were lost")
+	}
+	j.sums = nil
+	dir, err := s.countsDir(j.rec.ID)
+	if err != nil {
+		return err
+	}
+	if err := js.write(s.runCtx, dir, total); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	return nil
+}
+
+// FetchCounts streams a done per-vertex job's counts file.
+func (s *Server) FetchCounts(req *pb.FetchCountsRequest, stream pb.Jobs_FetchCountsServer) error {
+	id, edges, err := pb.DecodeFetchCounts(req)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "coordinator: %v", err)
+	}
+	ctx := stream.Context()
+	var rec JobRecord
+	found := false
+	if err := s.call(ctx, func() {
+		if j := s.jobs[id]; j != nil {
+			rec, found = j.rec, true
+			rec.State = j.state
+		}
+	}); err != nil {
+		return grpcErr(err)
+	}
+	switch {
+	case !found:
+		return status.Errorf(codes.NotFound, "coordinator: %v: %s", ErrUnknownJob, id)
+	case !rec.PerVertex:
+		return status.Errorf(codes.FailedPrecondition, "coordinator: job %s did not ask for per-vertex counts", id)
+	case edges && !rec.PerEdge:
+		return status.Errorf(codes.FailedPrecondition, "coordinator: job %s did not ask for per-edge counts", id)
+	case rec.State != api.JobDone:
+		return status.Errorf(codes.FailedPrecondition, "coordinator: job %s is %s; its counts come once it is done", id, rec.State)
+	}
+	dir, err := s.countsDir(id)
+	if err != nil {
+		return status.Errorf(codes.Internal, "coordinator: %v", err)
+	}
+	name := filepath.Join(dir, verticesFile)
+	if edges {
+		name = filepath.Join(dir, edgesFile)
+	}
+	select {
+	case s.fetches <- struct{}{}:
+		defer func() { <-s.fetches }()
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return status.Errorf(codes.NotFound, "coordinator: job %s: its counts file: %v", id, err)
+	}
+	defer f.Close()
+	h := xxhash.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "coordinator: job %s: reading %s: %v", id, name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return status.Errorf(codes.Unavailable, "coordinator: job %s: reading %s: %v", id, name, err)
+	}
+	buf := make([]byte, s.cfg.ChunkSize)
+	var off int64
+	for first := true; first || off < size; first = false {
+		n, err := io.ReadFull(f, buf[:min(int64(len(buf)), size-off)])
+		if err != nil && !(n == 0 && size == off) {
+			return status.Errorf(codes.Unavailable, "coordinator: job %s: reading %s: %v", id, name, err)
+		}
+		m := &pb.ShardChunk{Offset: off, Data: buf[:n]}
+		if first {
+			m.Size, m.Xxhash64 = size, h.Sum64()
+		}
+		if err := stream.Send(m); err != nil {
+			return err
+		}
+		off += int64(n)
+		if size == 0 {
+			break
+		}
+	}
+	return nil
+}
+
+// FetchCounts implements pb.JobsServer.
+func (g jobsService) FetchCounts(req *pb.FetchCountsRequest, stream pb.Jobs_FetchCountsServer) error {
+	return g.s.FetchCounts(req, stream)
+}
