@@ -53,6 +53,10 @@ type Slot struct {
 	GPU    *Device
 	// New makes a Counter on this device.
 	New func() (kernels.Counter, error)
+	// NewKernel makes a Counter for another kernel on this device: a GPU
+	// kernel on a GPU, a CPU kernel on the CPU (a GPU slot counts CPU
+	// kernels on the host). A GPU kernel on the CPU slot is an error.
+	NewKernel func(kernel string) (kernels.Counter, error)
 }
 
 // Select chooses the device ("auto", "cpu" or "gpu") and kernel. auto
@@ -94,7 +98,14 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 	if err == nil {
 		sel := &Selection{Kernel: kernel}
 		for _, d := range devs {
-			sel.Slots = append(sel.Slots, Slot{Device: d.Name, GPU: &d, New: func() (kernels.Counter, error) { return lib.NewCounterOn(d.Index, kernel) }})
+			sel.Slots = append(sel.Slots, Slot{Device: d.Name, GPU: &d,
+				New: func() (kernels.Counter, error) { return lib.NewCounterOn(d.Index, kernel) },
+				NewKernel: func(k string) (kernels.Counter, error) {
+					if slices.Contains(kernelNames, k) {
+						return lib.NewCounterOn(d.Index, k)
+					}
+					return newCPUKernel(k, opts)
+				}})
 		}
 		sel.Device, sel.GPU, sel.New = sel.Slots[0].Device, sel.Slots[0].GPU, sel.Slots[0].New
 		return sel, nil
@@ -122,10 +133,18 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 }
 
 func cpuSelection(kernel string, opts SelectOptions) *Selection {
-	newCPU := func() (kernels.Counter, error) {
-		return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers, Progress: opts.Progress})
+	newCPU := func() (kernels.Counter, error) { return newCPUKernel(kernel, opts) }
+	return &Selection{Device: "cpu", Kernel: kernel, New: newCPU, Slots: []Slot{{Device: "cpu", New: newCPU,
+		NewKernel: func(k string) (kernels.Counter, error) { return newCPUKernel(k, opts) }}}}
+}
+
+// newCPUKernel makes a CPU counter, saying so when kernel runs on a GPU
+// only.
+func newCPUKernel(kernel string, opts SelectOptions) (kernels.Counter, error) {
+	if !slices.Contains(kernels.CPUKernelNames(), kernel) && slices.Contains(kernelNames, kernel) {
+		return nil, fmt.Errorf("gpu: kernel %s runs on a GPU only, and this slot is the CPU", kernel)
 	}
-	return &Selection{Device: "cpu", Kernel: kernel, New: newCPU, Slots: []Slot{{Device: "cpu", New: newCPU}}}
+	return kernels.NewCPU(kernel, kernels.CPUOptions{Workers: opts.Workers, Progress: opts.Progress})
 }
 
 // openDevices loads the library and returns the devices asked for (every

@@ -34,6 +34,21 @@ func TestSelectDevices(t *testing.T) {
 	if want := mustReference(t, kernels.Whole(g)); r.Triangles != want {
 		t.Fatalf("slot 0 counted %d, want %d", r.Triangles, want)
 	}
+	// Another kernel on the same slot: a GPU kernel on the GPU, a CPU
+	// kernel on the host.
+	for k, want := range map[string]string{"trix": "trix", "merge": "merge"} {
+		c, err := sel.Slots[0].NewKernel(k)
+		if err != nil || c.Name() != want {
+			t.Fatalf("NewKernel(%s) = %v, %v", k, c, err)
+		}
+		r, err := c.Count(context.Background(), kernels.Whole(g))
+		if err != nil || r.Triangles != mustReference(t, kernels.Whole(g)) {
+			t.Fatalf("NewKernel(%s) counted %d, %v", k, r.Triangles, err)
+		}
+		if gc, ok := c.(*Counter); ok {
+			gc.Close()
+		}
+	}
 	opts.Devices = []int{0}
 	if sel, err := Select("gpu", "polak", opts); err != nil || len(sel.Slots) != 1 {
 		t.Fatalf("devices [0]: %+v, %v", sel, err)
