@@ -51,7 +51,7 @@ func TestBenchE2ECountsAndPhases(t *testing.T) {
 		}
 		// A whole process includes its in-process phases; its rusage is
 		// its own, at least the few MiB any Go program touches.
-		if r.Whole < r.Read+r.Clean+r.Order || r.Whole < r.Total || r.Total <= 0 {
+		if r.Whole < r.Read+r.Clean+r.Order || r.Whole < r.Total || r.Total <= 0 || r.Outside <= 0 || r.Outside >= r.Whole {
 			t.Errorf("%s: whole process %.4fs, total %.4fs, phases %.4f+%.4f+%.4f", r.Graph, r.Whole, r.Total, r.Read, r.Clean, r.Order)
 		}
 		if r.WholeMin > r.Whole || r.Whole > r.WholeMax {
@@ -69,7 +69,7 @@ func TestBenchE2ECountsAndPhases(t *testing.T) {
 	if err := printE2E(cmd, rows, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"messy.txt", "ca-GrQc.txt.gz", "whole process s", "host peak", fmt.Sprint(want.Total), "48260"} {
+	for _, s := range []string{"messy.txt", "ca-GrQc.txt.gz", "whole process s", "(outside s)", "host peak", fmt.Sprint(want.Total), "48260"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
@@ -109,11 +109,14 @@ func TestE2EMedian(t *testing.T) {
 		{Report: rep(5, 1), Wall: 1 * time.Second, PeakRSS: 10},
 		{Report: rep(5, 2), Wall: 9 * time.Second, PeakRSS: 20},
 	}
+	for i, total := range []float64{2.5, 0.5, 1} {
+		runs[i].Report.Seconds.Total = total
+	}
 	row, err := e2eMedian("g", runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row.Read != 2 || row.Whole != 3 || row.WholeMin != 1 || row.WholeMax != 9 || row.PeakBytes != 20 || row.Triangles != 5 {
+	if row.Read != 2 || row.Whole != 3 || row.WholeMin != 1 || row.WholeMax != 9 || row.PeakBytes != 20 || row.Triangles != 5 || row.Outside != 0.5 {
 		t.Errorf("row %+v", row)
 	}
 	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
