@@ -48,6 +48,34 @@ func BenchmarkSplit(b *testing.B) {
 	}
 }
 
+// BenchmarkPartitionInMemory times PartitionInMemory (the split of `count
+// --partitions`) alone, with the layout (the range scheme's boundary search
+// included), reporting process CPU seconds per run beside the wall time so
+// that runs with -cpu 1,2 show the parallel scaling on a shared machine.
+func BenchmarkPartitionInMemory(b *testing.B) {
+	edges, err := gen.RMAT(benchScale(), 16, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fwd, _, _, err := graph.ForwardFromEdges(edges, graph.OrderDegree, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edges = nil
+	for _, sc := range schemes {
+		b.Run(fmt.Sprintf("%v/P4", sc), func(b *testing.B) {
+			cpu0 := processCPU()
+			for b.Loop() {
+				if _, err := PartitionInMemory(context.Background(), fwd, Config{Scheme: sc, P: 4}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(fwd.NumEdges())*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
 // BenchmarkPartitionFile runs the whole pipeline from a binary edge file,
 // in memory and external (1 GiB limit), for both schemes.
 func BenchmarkPartitionFile(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/storage"
@@ -106,13 +107,18 @@ func newRangeGrid(deg []uint32, p int) *rangeGrid {
 	}
 	g := &rangeGrid{starts: starts, bucket: make([]uint16, n)}
 	for b := 0; b+1 < len(starts); b++ {
-		for v := starts[b]; v < starts[b+1]; v++ {
-			g.bucket[v] = uint16(b)
-		}
+		fill(g.bucket[starts[b]:starts[b+1]], uint16(b))
 	}
 	nbk := len(starts) - 1
 	g.cells = make([]uint64, nbk*nbk)
 	return g
+}
+
+// fill sets every element of a to x.
+func fill(a []uint16, x uint16) {
+	for i := range a {
+		a[i] = x
+	}
 }
 
 func (g *rangeGrid) buckets() int { return len(g.starts) - 1 }
@@ -353,18 +359,66 @@ func (f *foldSearch) search() ([]int, foldScore) {
 	return cut, best
 }
 
-// forwardDegrees returns out+in degree of every vertex of a forward CSR.
-func forwardDegrees(fwd *graph.CSR) []uint32 {
+// forwardDegrees returns out+in degree of every vertex of a forward CSR,
+// using workers goroutines over row chunks. Each worker counts the top
+// hubIDs ids (the hubs, in degree order) in an array of its own, added up
+// at the end, and every other id with an atomic add, which those ids, few
+// edges each, rarely contend for.
+func forwardDegrees(fwd *graph.CSR, workers int) []uint32 {
 	n := fwd.NumRows()
 	deg := make([]uint32, n)
-	for u := int64(0); u < n; u++ {
-		deg[u] += uint32(fwd.Offsets[u+1] - fwd.Offsets[u])
+	workers = clampWorkers(workers)
+	if workers == 1 || fwd.NumEdges() < 1<<16 {
+		for u := int64(0); u < n; u++ {
+			deg[u] += uint32(fwd.Offsets[u+1] - fwd.Offsets[u])
+		}
+		for _, v := range fwd.Cols {
+			deg[v]++
+		}
+		return deg
 	}
-	for _, v := range fwd.Cols {
-		deg[v]++
+	hub := uint32(max(n-hubIDs, 0))
+	chunks := rowChunks(fwd, workers*4)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	next := make(chan [2]int64, len(chunks))
+	for _, c := range chunks {
+		next <- c
 	}
+	close(next)
+	for range min(workers, len(chunks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]uint32, n-int64(hub))
+			add := func(v, d uint32) {
+				if v >= hub {
+					local[v-hub] += d
+				} else {
+					atomic.AddUint32(&deg[v], d)
+				}
+			}
+			for c := range next {
+				for u := c[0]; u < c[1]; u++ {
+					add(uint32(u), uint32(fwd.Offsets[u+1]-fwd.Offsets[u]))
+					for _, v := range fwd.Cols[fwd.Offsets[u]:fwd.Offsets[u+1]] {
+						add(v, 1)
+					}
+				}
+			}
+			mu.Lock()
+			for i, x := range local {
+				deg[hub+uint32(i)] += x
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
 	return deg
 }
+
+// hubIDs is the number of top ids forwardDegrees counts per worker.
+const hubIDs = 1 << 16
 
 // RangeBounds returns the range scheme's fold*P+1 range starts for a
 // forward graph, with the fold (see the comment at the top of bounds.go).
@@ -373,7 +427,7 @@ func RangeBounds(fwd *graph.CSR, p, workers int) ([]uint64, int, error) {
 	if err := checkP(n, p); err != nil {
 		return nil, 0, err
 	}
-	g := newRangeGrid(forwardDegrees(fwd), p)
+	g := newRangeGrid(forwardDegrees(fwd, workers), p)
 	g.countCSR(fwd, workers)
 	b, fold := g.bounds(p)
 	return b, fold, nil

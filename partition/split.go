@@ -52,12 +52,14 @@ func Split(fwd *graph.CSR, scheme storage.Scheme, p, workers int) (*Partition, e
 // SplitLayout cuts fwd into the blocks of layout l.
 //
 // Two passes over the rows, parallel over row chunks: the first counts each
-// row's entries per column group straight into the blocks' offset arrays
-// (a row of group I belongs to exactly one chunk, so writes never collide),
-// prefix sums turn counts into offsets, the second pass copies local column
-// ids. Sorted rows stay sorted: local ids are monotone in global ids within
-// a group under both schemes (a folded range group concatenates its ranges
-// in id order).
+// row's entries per column group and stores the counts straight into the
+// blocks' offset arrays (a row of group I belongs to exactly one chunk, so
+// writes never collide), prefix sums turn counts into offsets, the second
+// pass copies local column ids. Sorted rows stay sorted: local ids are
+// monotone in global ids within a group under both schemes (a folded range
+// group concatenates its ranges in id order). Every stage that grows with
+// the vertices or the edges runs on the workers: the offset arrays are
+// allocated (and so zeroed) by them too.
 func SplitLayout(ctx context.Context, fwd *graph.CSR, l *Layout, workers int) (*Partition, error) {
 	n := fwd.NumRows()
 	if n != l.N {
@@ -68,69 +70,121 @@ func SplitLayout(ctx context.Context, fwd *graph.CSR, l *Layout, workers int) (*
 	}
 	p := l.P
 	part := &Partition{Layout: l, Blocks: make([]*graph.CSR, p*p)}
-	for i := range p {
-		for j := range p {
-			part.Blocks[i*p+j] = &graph.CSR{
-				Offsets: make([]uint64, l.GroupSize(i)+1),
-				NCols:   l.GroupSize(j),
-			}
-		}
-	}
 	workers = clampWorkers(workers)
-	chunks := rowChunks(fwd, workers*8)
-	run := func(fn func(u int64, gi int, lu uint32)) error {
-		return parallelChunks(ctx, chunks, workers, func(c [2]int64) {
-			for u := c[0]; u < c[1]; u++ {
-				gi, lu := l.Locate(uint32(u))
-				fn(u, gi, lu)
-			}
-		})
+	offs := make([][]uint64, p*p)
+	cols := make([][]uint32, p*p)
+	err := parallelFor(ctx, p*p, workers, func(b int) {
+		offs[b] = make([]uint64, l.GroupSize(b/p)+1)
+		part.Blocks[b] = &graph.CSR{Offsets: offs[b], NCols: l.GroupSize(b % p)}
+	})
+	if err != nil {
+		return nil, err
 	}
+	chunks := rowChunks(fwd, workers*8)
 	// Pass 1: per-row counts, stored at Offsets[local+1].
-	err := run(func(u int64, gi int, lu uint32) {
-		row := fwd.Cols[fwd.Offsets[u]:fwd.Offsets[u+1]]
-		blocks := part.Blocks[gi*p : gi*p+p]
-		for _, v := range row {
-			blocks[l.Group(v)].Offsets[lu+1]++
+	err = parallelChunks(ctx, chunks, workers, func(c [2]int64) {
+		var buf [16]uint64
+		cnt := rowBuf(buf[:], p)
+		for u := c[0]; u < c[1]; u++ {
+			gi, lu := l.Locate(uint32(u))
+			clear(cnt)
+			l.countRow(fwd.Cols[fwd.Offsets[u]:fwd.Offsets[u+1]], cnt)
+			o := offs[gi*p : gi*p+p]
+			for j, x := range cnt {
+				o[j][lu+1] = x
+			}
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	err = parallelFor(ctx, p*p, workers, func(b int) {
-		off := part.Blocks[b].Offsets
+		off := offs[b]
 		for r := 1; r < len(off); r++ {
 			off[r] += off[r-1]
 		}
-		part.Blocks[b].Cols = make([]uint32, off[len(off)-1])
+		cols[b] = make([]uint32, off[len(off)-1])
+		part.Blocks[b].Cols = cols[b]
 	})
 	if err != nil {
 		return nil, err
 	}
 	// Pass 2: copy local column ids.
-	err = run(func(u int64, gi int, lu uint32) {
-		row := fwd.Cols[fwd.Offsets[u]:fwd.Offsets[u+1]]
-		blocks := part.Blocks[gi*p : gi*p+p]
-		var cur [16]uint64
-		var curs []uint64
-		if p <= len(cur) {
-			curs = cur[:p]
-		} else {
-			curs = make([]uint64, p)
-		}
-		for j := range p {
-			curs[j] = blocks[j].Offsets[lu]
-		}
-		for _, v := range row {
-			gj, lv := l.Locate(v)
-			blocks[gj].Cols[curs[gj]] = lv
-			curs[gj]++
+	err = parallelChunks(ctx, chunks, workers, func(c [2]int64) {
+		var buf [16]uint64
+		cur := rowBuf(buf[:], p)
+		for u := c[0]; u < c[1]; u++ {
+			gi, lu := l.Locate(uint32(u))
+			for j := range p {
+				cur[j] = offs[gi*p+j][lu]
+			}
+			l.scatterRow(fwd.Cols[fwd.Offsets[u]:fwd.Offsets[u+1]], cur, cols[gi*p:gi*p+p])
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	return part, nil
+}
+
+// rowBuf returns buf[:p], or a new slice when p is larger.
+func rowBuf(buf []uint64, p int) []uint64 {
+	if p <= len(buf) {
+		return buf[:p]
+	}
+	return make([]uint64, p)
+}
+
+// countRow adds the number of row's entries in each group to cnt (len P):
+// a mask or a division for the hash scheme, rangeOf's table for the range
+// scheme (a walk over the ranges along a sorted row mispredicts more).
+func (l *Layout) countRow(row []uint32, cnt []uint64) {
+	if l.Scheme == storage.SchemeHash {
+		if l.shift >= 0 {
+			mask := uint32(l.P - 1)
+			for _, v := range row {
+				cnt[v&mask]++
+			}
+			return
+		}
+		p := uint32(l.P)
+		for _, v := range row {
+			cnt[v%p]++
+		}
+		return
+	}
+	for _, v := range row {
+		cnt[l.rgroup[l.rangeOf(v)]]++
+	}
+}
+
+// scatterRow writes the local id of each of row's entries to
+// dst[group][cur[group]], advancing cur; groups are found as in countRow.
+func (l *Layout) scatterRow(row []uint32, cur []uint64, dst [][]uint32) {
+	if l.Scheme == storage.SchemeHash {
+		if l.shift >= 0 {
+			mask, shift := uint32(l.P-1), uint(l.shift)
+			for _, v := range row {
+				g := v & mask
+				dst[g][cur[g]] = v >> shift
+				cur[g]++
+			}
+			return
+		}
+		p := uint32(l.P)
+		for _, v := range row {
+			g := v % p
+			dst[g][cur[g]] = v / p
+			cur[g]++
+		}
+		return
+	}
+	for _, v := range row {
+		r := l.rangeOf(v)
+		g := l.rgroup[r]
+		dst[g][cur[g]] = v - l.rdelta[r]
+		cur[g]++
+	}
 }
 
 // parallelChunks runs fn over chunks on workers goroutines, checking ctx
