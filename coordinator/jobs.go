@@ -284,6 +284,9 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 		j.cancelPrep()
 		j.cancelPrep = nil
 	}
+	if state != api.JobDone && j.rec.PerVertex {
+		s.dropCounts(j)
+	}
 	if s.db != nil {
 		rec := j.rec
 		rec.Subtasks = nil // already stored
@@ -344,10 +347,9 @@ func (s *Server) restore() error {
 				s.serve(r.ID, store, m)
 			}
 			if err == nil && r.PerVertex {
-				// The partials of settled subtasks were not kept: the job
-				// recounts them all.
-				settled = nil
-				j.sums, err = newJobSums(context.Background(), store, m, r.Subtasks, r.PerEdge)
+				if j.sums, err = newJobSums(context.Background(), store, m, r.Subtasks, r.PerEdge); err == nil {
+					settled = s.restoreSums(j, settled)
+				}
 			}
 		}
 		if err != nil {

@@ -28,10 +28,8 @@ import (
 // which FetchCounts serves. The job is reported done only once its files
 // are written and have passed counts.Check against its total.
 //
-// The sums live in memory only: after a restart an unfinished per-vertex
-// job recounts every subtask (the settled totals alone cannot rebuild
-// them). The files of a finished job survive a restart when StateDir is
-// set.
+// With StateDir set, the partials of settled subtasks and the files of
+// a finished job survive a restart (pervertex_persist.go).
 
 // Names of a finished per-vertex job's counts files in its directory.
 const (
@@ -180,8 +178,13 @@ func (s *Server) settleCounts(d Decision) {
 	}
 	var err error
 	if d.Kind == DecideSubtaskDone {
-		err = j.sums.settle(d.Ref.Index, d.Partial)
+		if err = j.sums.settle(d.Ref.Index, d.Partial); err == nil {
+			if perr := s.savePartial(d.Job, d.Ref.Index, d.Partial); perr != nil {
+				s.log.Error("saving a subtask's partial counts; a restart would count it again", "job", d.Job, "subtask", d.Ref.Index, "err", perr)
+			}
+		}
 	} else {
+		s.dropPartial(d.Job, d.Ref.Index)
 		err = j.sums.reopen(d.Ref.Index)
 	}
 	if err != nil {
@@ -216,7 +219,23 @@ func (s *Server) finishCounts(j *jobInfo, total uint64) error {
 		os.RemoveAll(dir)
 		return err
 	}
+	if err := os.RemoveAll(filepath.Join(dir, "partials")); err != nil {
+		s.log.Warn("removing a done job's partial counts", "job", j.rec.ID, "err", err)
+	}
 	return nil
+}
+
+// dropCounts forgets the sums and removes the counts directory of a
+// per-vertex job that ended without a result.
+func (s *Server) dropCounts(j *jobInfo) {
+	j.sums = nil
+	dir, err := s.countsDir(j.rec.ID)
+	if err == nil {
+		err = os.RemoveAll(dir)
+	}
+	if err != nil {
+		s.log.Warn("removing an ended job's per-vertex counts", "job", j.rec.ID, "err", err)
+	}
 }
 
 // FetchCounts streams a done per-vertex job's counts file.
