@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -14,9 +15,14 @@ import (
 // -> orient by degree, the pipeline every command shares) and is split in
 // memory; with a limit the external-memory partitioner streams it, which
 // writes byte-identical shards for the same partition id. cfg says how the
-// file is read; its Order must be degree.
+// file is read; its Order must be degree. pc.P = 0 chooses the smallest P
+// whose largest subtask fits cfg.Budget under cfg.Model, from the loaded
+// graph; it needs a positive Budget and no MemLimit.
 func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Config, pc partition.Config) (*partition.Summary, error) {
 	cfg.fill()
+	if pc.P == 0 && (pc.MemLimit > 0 || cfg.Budget <= 0) {
+		return nil, fmt.Errorf("%s: choosing P needs a memory budget and the in-memory partitioner", path)
+	}
 	if pc.MemLimit > 0 {
 		ro := cfg.Read
 		ro.Progress = nil
@@ -34,6 +40,12 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 		MaxDegree: rep.MaxDegree, Order: rep.Order, Source: path, MaxOutDegree: rep.MaxOutDegree,
 		Removed: &storage.RemovedStats{SelfLoops: rm.SelfLoops, Duplicates: rm.Duplicates, IsolatedIDs: rm.IsolatedIDs, BadLines: rm.BadLines},
 		Input:   &storage.InputStats{Format: in.Format, Compression: in.Compression, Bytes: in.Bytes, RawEdges: in.RawEdges}}
+	if pc.P == 0 {
+		if pc.P, err = partition.ChoosePForGraph(fwd, pc.Scheme, cfg.Budget, cfg.Model, cfg.Workers); err != nil {
+			return nil, fmt.Errorf("%s: choosing P for %d bytes: %w", path, cfg.Budget, err)
+		}
+		cfg.Logger.Info("chose P", "p", pc.P, "budget", cfg.Budget)
+	}
 	clean := graph.CleanStats{InputEdges: uint64(in.RawEdges), Vertices: rep.Vertices, Edges: rep.Edges, SelfLoops: rm.SelfLoops,
 		Duplicates: rm.Duplicates, IsolatedIDs: rm.IsolatedIDs}
 	return partition.PartitionLoaded(ctx, fwd, ids, stats, clean, start, store, pc)

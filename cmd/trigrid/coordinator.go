@@ -274,15 +274,13 @@ func forwardMembership(ctx context.Context, events <-chan cluster.Event, srv *co
 
 // pipelinePartitioner cuts a submitted graph file with the pipeline every
 // command shares (read -> clean -> orient, id map kept). A job with P 0
-// goes to the coordinator's default partitioner, which chooses P for the
-// workers' device memory.
+// gets the smallest P whose subtasks fit req.Budget, the workers' device
+// memory.
 func pipelinePartitioner(logger *slog.Logger) coordinator.Partitioner {
 	return func(ctx context.Context, req coordinator.PartitionRequest) (*storage.Manifest, error) {
-		if req.P == 0 {
-			return coordinator.DefaultPartitioner(ctx, req)
-		}
 		cfg := pipeline.DefaultConfig()
 		cfg.Logger = logger
+		cfg.Budget = req.Budget
 		if _, err := pipeline.PartitionFile(ctx, req.Graph, req.Store, cfg, partition.Config{Scheme: req.Scheme, P: req.P, Logger: logger}); err != nil {
 			return nil, err
 		}
