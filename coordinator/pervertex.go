@@ -203,26 +203,49 @@ func (s *Server) failCounts(j *jobInfo, err error) {
 	s.endJob(j, api.JobFailed, 0, err)
 }
 
-// finishCounts writes a done per-vertex job's counts files; the job is
-// done only when they are written. Run goroutine only.
-func (s *Server) finishCounts(j *jobInfo, total uint64) error {
-	js := j.sums
+// finishCounts writes a per-vertex job's counts files in the background
+// once the scheduler has its total; the job is done only when they are
+// written (failed when they cannot be). Until then it shows every
+// subtask done and still runs; a coordinator stopped meanwhile writes
+// them again after its restart, from the saved partials. Run goroutine
+// only.
+func (s *Server) finishCounts(j *jobInfo, total uint64) {
+	id, js := j.rec.ID, j.sums
+	fail := func(err error) {
+		s.endJob(j, api.JobFailed, 0, fmt.Errorf("coordinator: job %s: per-vertex counts: %w", id, err))
+	}
 	if js == nil {
-		return errors.New("its per-vertex counts were lost")
+		fail(errors.New("its sums were lost"))
+		return
 	}
 	j.sums = nil
-	dir, err := s.countsDir(j.rec.ID)
+	dir, err := s.countsDir(id)
 	if err != nil {
-		return err
+		fail(err)
+		return
 	}
-	if err := js.write(s.runCtx, dir, total); err != nil {
-		os.RemoveAll(dir)
-		return err
-	}
-	if err := os.RemoveAll(filepath.Join(dir, "partials")); err != nil {
-		s.log.Warn("removing a done job's partial counts", "job", j.rec.ID, "err", err)
-	}
-	return nil
+	ctx := s.runCtx
+	go func() {
+		// On an error the saved partials stay: failing the job removes
+		// them, a shutdown keeps them for the restart.
+		err := js.write(ctx, dir, total)
+		if err == nil {
+			if rerr := os.RemoveAll(filepath.Join(dir, "partials")); rerr != nil {
+				s.log.Warn("removing a done job's partial counts", "job", id, "err", rerr)
+			}
+		}
+		s.post(context.Background(), func() {
+			if j.state.Final() {
+				return
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			s.log.Info("per-vertex counts written", "job", id, "dir", dir)
+			s.endJob(j, api.JobDone, total, nil)
+		})
+	}()
 }
 
 // dropCounts forgets the sums and removes the counts directory of a

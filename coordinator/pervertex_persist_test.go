@@ -1,10 +1,15 @@
 package coordinator
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
 )
 
 // A partial file reads back as written (nil per-edge slices stay nil,
@@ -31,5 +36,70 @@ func TestPartialFile(t *testing.T) {
 				t.Fatalf("cut to %d bytes: no error", n)
 			}
 		}
+	}
+}
+
+// A subtask settled twice (a recount overturned it) holds only the second
+// partial in the sums; reopening takes it out; a partial of the wrong
+// length is refused and leaves the sums as they were.
+func TestJobSumsReplace(t *testing.T) {
+	ctx := context.Background()
+	store := storage.NewMemStore()
+	m, err := DefaultPartitioner(ctx, PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := partition.Subtasks(m)
+	js, err := newJobSums(ctx, store, m, tasks, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := partition.ManifestLayout(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func() (total uint64, at map[uint32]uint64) {
+		c, err := js.sums.Counts(ctx, js.ids, manifestEdges(m), func(ctx context.Context, i, j int) (*graph.CSR, error) {
+			return storage.LoadShard(ctx, store, m, i, j)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = map[uint32]uint64{}
+		for x, n := range c.Triangles {
+			total += n
+			if n != 0 {
+				at[uint32(x)] = n
+			}
+		}
+		return total, at
+	}
+	tk := tasks[0]
+	first := &api.Partial{VI: []uint64{5}, VJ: []uint64{0, 7}, VK: []uint64{}}
+	second := &api.Partial{VI: []uint64{1}, VJ: []uint64{}, VK: []uint64{0, 0, 2}}
+	if err := js.settle(0, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.settle(0, second); err != nil {
+		t.Fatal(err)
+	}
+	total, at := sum()
+	want := map[uint32]uint64{l.Global(tk.I, 0): 1}
+	want[l.Global(tk.K, 2)] += 2
+	if total != 3 || !reflect.DeepEqual(at, want) {
+		t.Fatalf("after the recount: %d triangles at %v; want 3 at %v", total, at, want)
+	}
+	big := &api.Partial{VI: make([]uint64, l.GroupSize(tk.I)+1)}
+	if err := js.settle(1, big); err == nil {
+		t.Fatal("a partial longer than its group was accepted")
+	}
+	if err := js.reopen(0); err != nil {
+		t.Fatal(err)
+	}
+	if total, at := sum(); total != 0 {
+		t.Fatalf("after reopening: %d triangles at %v", total, at)
+	}
+	if err := js.write(ctx, t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "of 8 subtasks") {
+		t.Fatalf("writing with subtasks missing: %v", err)
 	}
 }
