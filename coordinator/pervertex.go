@@ -99,6 +99,31 @@ func (js *jobSums) settle(idx int, p *api.Partial) error {
 	return nil
 }
 
+// check reports whether settle would accept p for subtask idx.
+func (js *jobSums) check(idx int, p *api.Partial) error {
+	if idx < 0 || idx >= len(js.tasks) {
+		return fmt.Errorf("subtask %d outside the job's %d", idx, len(js.tasks))
+	}
+	t := js.tasks[idx]
+	return js.sums.Check(t.I, t.J, t.K, p)
+}
+
+// checkResult turns a counted result of a per-vertex job whose partial
+// is missing or malformed into a failed attempt, so that the scheduler
+// counts the subtask again (and never settles it without its partial).
+// Run goroutine only.
+func (s *Server) checkResult(r *api.Result) {
+	j := s.jobs[r.Ref.Job]
+	if j == nil || j.sums == nil || r.Err != "" || r.HandedBack {
+		return
+	}
+	if err := j.sums.check(r.Ref.Index, r.Partial); err != nil {
+		s.log.Warn("a result's per-vertex counts are unusable; the attempt counts as failed", "job", r.Ref.Job, "subtask", r.Ref.Index, "worker", r.Worker, "err", err)
+		r.Err = api.TruncateText("per-vertex counts: "+err.Error(), api.MaxErrorLen)
+		r.Triangles, r.Partial = 0, nil
+	}
+}
+
 // reopen takes subtask idx's partial back out of the sums, if it is in.
 func (js *jobSums) reopen(idx int) error {
 	old := js.added[idx]

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,5 +102,21 @@ func TestJobSumsReplace(t *testing.T) {
 	}
 	if err := js.write(ctx, t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "of 8 subtasks") {
 		t.Fatalf("writing with subtasks missing: %v", err)
+	}
+
+	// A counted result whose partial is missing or too long becomes a
+	// failed attempt; a good one passes unchanged.
+	srv := &Server{log: slog.New(slog.DiscardHandler), jobs: map[api.JobID]*jobInfo{"j": {sums: js}}}
+	for _, p := range []*api.Partial{nil, big} {
+		r := api.Result{Ref: api.SubtaskRef{Job: "j", Index: 1}, Attempt: 1, Worker: "w", Triangles: 9, Partial: p}
+		srv.checkResult(&r)
+		if r.Err == "" || r.Triangles != 0 || r.Partial != nil {
+			t.Errorf("partial %v: result %+v passed", p, r)
+		}
+	}
+	good := api.Result{Ref: api.SubtaskRef{Job: "j", Index: 1}, Attempt: 1, Worker: "w", Triangles: 9, Partial: second}
+	srv.checkResult(&good)
+	if good.Err != "" || good.Triangles != 9 || good.Partial != second {
+		t.Errorf("a good result was changed: %+v", good)
 	}
 }

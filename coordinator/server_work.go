@@ -175,6 +175,7 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 				if j := s.jobs[r.Ref.Job]; j != nil {
 					j.workers[sess.id] = true
 				}
+				s.checkResult(&r)
 				s.apply(s.sched.Result(r))
 			}
 		case *pb.WorkerMessage_Heartbeat:

@@ -52,7 +52,11 @@ func (b *Blocks) Add(i, j, k int, p *api.Partial) error { return b.apply(i, j, k
 // scheduler overturned or reopened the result they came with.
 func (b *Blocks) Remove(i, j, k int, p *api.Partial) error { return b.apply(i, j, k, p, true) }
 
-func (b *Blocks) apply(i, j, k int, p *api.Partial, remove bool) error {
+// Check reports whether Add would accept p for subtask (i, j, k), without
+// adding it.
+func (b *Blocks) Check(i, j, k int, p *api.Partial) error { return b.check(i, j, k, p) }
+
+func (b *Blocks) check(i, j, k int, p *api.Partial) error {
 	P := b.layout.P
 	if i < 0 || j < 0 || k < 0 || i >= P || j >= P || k >= P {
 		return fmt.Errorf("counts: subtask (%d,%d,%d) outside P = %d", i, j, k, P)
@@ -75,6 +79,17 @@ func (b *Blocks) apply(i, j, k int, p *api.Partial, remove bool) error {
 			}
 		}
 	}
+	return nil
+}
+
+func (b *Blocks) apply(i, j, k int, p *api.Partial, remove bool) error {
+	if err := b.check(i, j, k, p); err != nil {
+		return err
+	}
+	P := b.layout.P
+	groups := [3]int{i, j, k}
+	blocks := [3][2]int{{i, j}, {i, k}, {j, k}}
+	es := [3][]uint64{p.EIJ, p.EIK, p.EJK}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for n, vs := range [3][]uint64{p.VI, p.VJ, p.VK} {
