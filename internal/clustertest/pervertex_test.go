@@ -138,15 +138,22 @@ func sameRows(t *testing.T, got, want string) {
 
 // inProcess writes the whole-graph per-vertex and per-edge files of
 // `trigrid count`, the reference the cluster's files must equal.
-func inProcess(t *testing.T, file string) (vfile, efile string) {
+func inProcess(t *testing.T, file string) (vfile, efile string, avg float64) {
 	t.Helper()
 	dir := t.TempDir()
 	vfile, efile = filepath.Join(dir, "v.tsv"), filepath.Join(dir, "e.tsv")
-	if _, stderr, err := cli(t, 2*time.Minute, "count", "--device", "cpu", "--progress", "none",
-		"--per-vertex", vfile, "--per-edge", efile, file); err != nil {
+	out, stderr, err := cli(t, 2*time.Minute, "count", "--json", "--device", "cpu", "--progress", "none",
+		"--per-vertex", vfile, "--per-edge", efile, file)
+	if err != nil {
 		t.Fatalf("count: %v\n%s", err, stderr)
 	}
-	return vfile, efile
+	var rep struct {
+		AverageClustering *float64 `json:"average_clustering"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.AverageClustering == nil {
+		t.Fatalf("count output %q: %v", out, err)
+	}
+	return vfile, efile, *rep.AverageClustering
 }
 
 // perVertexResult is submit's --json object with its per-vertex summary.
@@ -169,7 +176,7 @@ type perVertexResult struct {
 func TestPerVertexCluster(t *testing.T) {
 	file := grqc(t)
 	tri, sup := bruteCounts(t, file)
-	refV, refE := inProcess(t, file)
+	refV, refE, refAvg := inProcess(t, file)
 	checkAgainstBrute(t, refV, refE, tri, sup)
 	c, _ := startCluster(t, 3, nil)
 	for _, scheme := range []string{"hash", "range"} {
@@ -192,13 +199,27 @@ func TestPerVertexCluster(t *testing.T) {
 			if top := r.PerVertex.TopVertices[0]; top.Triangles != slices.Max(mapValues(tri)) {
 				t.Errorf("top vertex %d with %d triangles; brute force's most is %d", top.ID, top.Triangles, slices.Max(mapValues(tri)))
 			}
+			if d := r.PerVertex.AverageClustering - refAvg; d > 1e-12 || d < -1e-12 {
+				t.Errorf("average clustering %v, count's %v", r.PerVertex.AverageClustering, refAvg)
+			}
 			sameRows(t, v, refV)
 			sameRows(t, e, refE)
 			checkAgainstBrute(t, v, e, tri, sup)
 		})
 	}
-	// Per-vertex counts of a shard store without an id map cannot name
-	// vertices; a job that did not ask for them has none to fetch.
+	// The report lists the average clustering and the top K; a job that
+	// does not ask for per-vertex counts on the same cluster stays exact.
+	t.Run("report", func(t *testing.T) {
+		out, stderr, err := cli(t, 2*time.Minute, "submit", "--coordinator", c.grpc, "--partitions", "2", "--top", "2", file)
+		if err != nil {
+			t.Fatalf("submit: %v\n%s", err, stderr)
+		}
+		for _, want := range []string{"triangles   48260", "clustering  ", "top vertices", "top edges"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report without %q:\n%s", want, out)
+			}
+		}
+	})
 	t.Run("no per-vertex", func(t *testing.T) {
 		r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", file)
 		checkDone(t, r, err, stderr, grqcTriangles)
