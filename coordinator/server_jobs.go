@@ -18,6 +18,7 @@ func (s *Server) Status(ctx context.Context, id api.JobID) (api.JobStatus, error
 	var st api.JobStatus
 	found := false
 	if err := s.call(ctx, func() {
+		s.flush() // a status shows only what is persisted
 		if j := s.jobs[id]; j != nil {
 			st, found = s.status(j), true
 		}
@@ -34,6 +35,7 @@ func (s *Server) Status(ctx context.Context, id api.JobID) (api.JobStatus, error
 func (s *Server) List(ctx context.Context) ([]api.JobStatus, error) {
 	var out []api.JobStatus
 	err := s.call(ctx, func() {
+		s.flush()
 		for _, id := range s.order {
 			out = append(out, s.status(s.jobs[id]))
 		}
@@ -72,6 +74,7 @@ func (s *Server) Watch(ctx context.Context, id api.JobID, interval time.Duration
 	var st api.JobStatus
 	found := false
 	if err := s.call(ctx, func() {
+		s.flush()
 		if j := s.jobs[id]; j != nil {
 			found, st = true, s.status(j)
 			if !j.state.Final() {

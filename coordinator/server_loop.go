@@ -107,7 +107,9 @@ func (s *Server) flush() {
 	}
 }
 
-// status builds a job's status; on the Run goroutine.
+// status builds a job's status; on the Run goroutine. Callers that answer
+// clients flush first, so a status never shows a settled subtask that a
+// restart would lose.
 func (s *Server) status(j *jobInfo) api.JobStatus {
 	if j.final != nil {
 		st := *j.final

@@ -49,6 +49,7 @@ func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	var v overview
 	err := s.call(r.Context(), func() {
+		s.flush()
 		for _, id := range s.order {
 			v.Jobs = append(v.Jobs, s.status(s.jobs[id]))
 		}
@@ -77,6 +78,7 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request) {
 	var v jobView
 	found := false
 	err := s.call(r.Context(), func() {
+		s.flush()
 		j := s.jobs[api.JobID(id)]
 		if j == nil {
 			return
