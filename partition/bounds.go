@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -137,14 +138,14 @@ func (g *rangeGrid) countCSR(fwd *graph.CSR, workers int) {
 	}
 	workers = clampWorkers(workers)
 	chunks := rowChunks(fwd, workers*4)
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	next := make(chan [2]int64, len(chunks))
 	for _, c := range chunks {
 		next <- c
 	}
 	close(next)
-	for range min(workers, len(chunks)) {
+	locals := make([][]uint64, min(workers, len(chunks)))
+	for w := range locals {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -157,14 +158,19 @@ func (g *rangeGrid) countCSR(fwd *graph.CSR, workers int) {
 					}
 				}
 			}
-			mu.Lock()
-			for i, x := range local {
-				g.cells[i] += x
-			}
-			mu.Unlock()
+			locals[w] = local
 		}()
 	}
 	wg.Wait()
+	// Add the workers' matrices up on all workers, a band of rows each.
+	_ = parallelFor(context.Background(), nb, workers, func(a int) {
+		cells := g.cells[a*nb : a*nb+nb]
+		for _, local := range locals {
+			for b, x := range local[a*nb : a*nb+nb] {
+				cells[b] += x
+			}
+		}
+	})
 }
 
 const (
