@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,12 +20,11 @@ import (
 // the partials it finds back into the sums; a settled subtask whose file
 // is missing or damaged is counted again, never left out.
 
-// partialMagic starts a partial file; the file ends with the xxhash64 of
+// partialMagic starts a partial file: then, for each of the six slices,
+// its length plus one as a uvarint (0: nil, no per-edge counts) and its
+// counts as uvarints (most are 0 or small), and last the xxhash64 of
 // everything before it.
-const partialMagic = "TGPART01"
-
-// nilLen marks a slice that was nil (no per-edge counts) in a partial file.
-const nilLen = math.MaxUint64
+const partialMagic = "TGPART02"
 
 func (s *Server) partialPath(id api.JobID, idx int) (string, error) {
 	if s.cfg.StateDir == "" {
@@ -89,21 +87,21 @@ func (s *Server) loadPartial(id api.JobID, idx int) (*api.Partial, error) {
 }
 
 func encodePartialFile(p *api.Partial) []byte {
-	n := len(partialMagic) + 8
 	slices := [6][]uint64{p.VI, p.VJ, p.VK, p.EIJ, p.EIK, p.EJK}
+	n := len(partialMagic) + 8
 	for _, v := range slices {
-		n += 8 + 8*len(v)
+		n += binary.MaxVarintLen64 + 2*len(v)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, partialMagic...)
 	for _, v := range slices {
-		l := uint64(len(v))
+		l := uint64(len(v)) + 1
 		if v == nil {
-			l = nilLen
+			l = 0
 		}
-		b = binary.LittleEndian.AppendUint64(b, l)
+		b = binary.AppendUvarint(b, l)
 		for _, c := range v {
-			b = binary.LittleEndian.AppendUint64(b, c)
+			b = binary.AppendUvarint(b, c)
 		}
 	}
 	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
@@ -118,24 +116,33 @@ func decodePartialFile(b []byte) (*api.Partial, error) {
 		return nil, errors.New("checksum mismatch")
 	}
 	r := body[len(partialMagic):]
+	next := func() (uint64, bool) {
+		v, k := binary.Uvarint(r)
+		if k <= 0 {
+			return 0, false
+		}
+		r = r[k:]
+		return v, true
+	}
 	var out [6][]uint64
 	for i := range out {
-		if len(r) < 8 {
+		l, ok := next()
+		if !ok {
 			return nil, errors.New("truncated")
 		}
-		l := binary.LittleEndian.Uint64(r)
-		r = r[8:]
-		if l == nilLen {
+		if l == 0 {
 			continue
 		}
-		if l > uint64(len(r)/8) {
+		l--
+		if l > uint64(len(r)) { // every count takes a byte at least
 			return nil, errors.New("truncated")
 		}
 		v := make([]uint64, l)
 		for k := range v {
-			v[k] = binary.LittleEndian.Uint64(r[8*k:])
+			if v[k], ok = next(); !ok {
+				return nil, errors.New("truncated")
+			}
 		}
-		r = r[8*l:]
 		out[i] = v
 	}
 	if len(r) != 0 {
