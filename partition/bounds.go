@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"context"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -162,15 +161,7 @@ func (g *rangeGrid) countCSR(fwd *graph.CSR, workers int) {
 		}()
 	}
 	wg.Wait()
-	// Add the workers' matrices up on all workers, a band of rows each.
-	_ = parallelFor(context.Background(), nb, workers, func(a int) {
-		cells := g.cells[a*nb : a*nb+nb]
-		for _, local := range locals {
-			for b, x := range local[a*nb : a*nb+nb] {
-				cells[b] += x
-			}
-		}
-	})
+	sumInto(g.cells, locals, workers)
 }
 
 const (

@@ -489,11 +489,7 @@ func (x *extRun) pass2(in, out *runSet) error {
 	if x.deg == nil {
 		x.deg = make([]uint32, n)
 	}
-	for _, d := range degs[1:] {
-		for v, c := range d {
-			x.deg[v] += c
-		}
-	}
+	sumInto(x.deg, degs[1:], x.workers)
 	unique := x.seen.Load()
 	x.cst.Duplicates = x.cst.InputEdges - x.cst.SelfLoops - unique
 	x.cst.Vertices = n
@@ -537,11 +533,7 @@ func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 		}
 		return nil
 	})
-	for _, c := range cells[1:] {
-		for i, v := range c {
-			g.cells[i] += v
-		}
-	}
+	sumInto(g.cells, cells[1:], x.workers)
 	return err
 }
 

@@ -187,6 +187,25 @@ func (l *Layout) scatterRow(row []uint32, cur []uint64, dst [][]uint32) {
 	}
 }
 
+// sumInto adds every slice of srcs (nil ones skipped; each at least as
+// long as dst) to dst element by element, in spans spread over workers
+// goroutines, so that summing per-worker counts is no serial pass.
+func sumInto[T uint32 | uint64](dst []T, srcs [][]T, workers int) {
+	const span = 1 << 16
+	_ = parallelFor(context.Background(), (len(dst)+span-1)/span, workers, func(k int) {
+		lo, hi := k*span, min(len(dst), (k+1)*span)
+		d := dst[lo:hi]
+		for _, src := range srcs {
+			if src == nil {
+				continue
+			}
+			for i, x := range src[lo:hi] {
+				d[i] += x
+			}
+		}
+	})
+}
+
 // parallelChunks runs fn over chunks on workers goroutines, checking ctx
 // between chunks.
 func parallelChunks(ctx context.Context, chunks [][2]int64, workers int, fn func([2]int64)) error {
