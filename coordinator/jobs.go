@@ -270,6 +270,20 @@ func (s *Server) addToScheduler(j *jobInfo, settled map[int]uint64) {
 	j.notify()
 }
 
+// recordFaulty writes a running job's faulty workers to the state, so a
+// restarted coordinator refuses them too.
+func (s *Server) recordFaulty(j *jobInfo) {
+	if s.db == nil || j.state.Final() {
+		return
+	}
+	j.rec.Faulty = j.faulty
+	rec := j.rec
+	rec.Subtasks = nil // already stored
+	if err := s.db.PutJob(rec); err != nil {
+		s.log.Error("recording a faulty worker", "job", j.rec.ID, "err", err)
+	}
+}
+
 // endJob records a job's final state.
 func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error) {
 	if j.state.Final() {
@@ -325,6 +339,15 @@ func (s *Server) restore() error {
 	recs, err := s.db.Jobs()
 	if err != nil {
 		return err
+	}
+	// Workers found faulty in any recorded job stay refused.
+	for _, r := range recs {
+		for _, f := range r.Faulty {
+			if s.sched.faulty[f.Worker] == nil {
+				s.log.Warn("worker found faulty before the restart; it gets no more work", "worker", f.Worker, "job", r.ID)
+			}
+			s.apply(s.sched.Quarantine(f.Worker, fmt.Errorf("found faulty in job %s: %s", r.ID, f.Reason)))
+		}
 	}
 	for _, r := range recs {
 		settled := r.Settled

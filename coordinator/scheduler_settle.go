@@ -209,3 +209,26 @@ func (s *Scheduler) cancelRunning(j *job) {
 	}
 	j.retry = nil
 }
+
+// Quarantine marks a worker faulty for a reason found earlier, as a
+// restarted coordinator reads it from its state: the worker gets no more
+// work and its results are ignored; a connected one has its running
+// attempts cancelled and requeued. A worker already faulty keeps its
+// first reason.
+func (s *Scheduler) Quarantine(id api.WorkerID, reason error) []Decision {
+	if id == "" || reason == nil || s.faulty[id] != nil {
+		return s.flush()
+	}
+	s.faulty[id] = reason
+	if w := s.workers[id]; w != nil {
+		w.demand = 0
+		for _, ref := range sortedRefs(w.running) {
+			j := s.jobs[ref.Job]
+			st := &j.tasks[ref.Index]
+			s.cancelTry(ref, st.try(w.running[ref]))
+			s.requeueIfWanted(j, st)
+		}
+		s.dispatch()
+	}
+	return s.flush()
+}

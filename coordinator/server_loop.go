@@ -71,6 +71,7 @@ func (s *Server) flush() {
 			s.log.Warn("worker found faulty; it gets no more work", "worker", d.Worker, "err", d.Err)
 			if j := s.jobs[d.Job]; j != nil {
 				j.faulty = append(j.faulty, api.FaultyWorker{Worker: d.Worker, Reason: api.TruncateText(d.Err.Error(), api.MaxErrorLen)})
+				s.recordFaulty(j)
 			}
 			if sess := s.sessions[d.Worker]; sess != nil {
 				s.endSession(sess, "found faulty")

@@ -811,3 +811,37 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// A worker found faulty stays refused by a coordinator restarted on the
+// same state.
+func TestServerRefusesFaultyAfterRestart(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ts := startServer(t, func(c *Config) { c.StateDir = dir; c.Scheduler.Verify = true })
+	liar := &fakeWorker{id: "liar", answer: func(a api.Assignment, n uint64) (uint64, string) { return n + 1, "" }}
+	startWorkers(t, ts.addr, liar, &fakeWorker{id: "w1"}, &fakeWorker{id: "w2"})
+	waitSessions(t, ts, 3)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Scheme: "range"})
+	st := waitJob(t, ts.addr, id)
+	if st.State != api.JobDone || st.Triangles != want || len(st.Faulty) != 1 || st.Faulty[0].Worker != "liar" {
+		t.Fatalf("status %+v, want done with %d and the liar faulty", st, want)
+	}
+	ts.stop()
+
+	ts2 := startServer(t, func(c *Config) { c.StateDir = dir })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = (&fakeWorker{id: "liar"}).run(ctx, dial(t, ts2.addr))
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "faulty") || !strings.Contains(err.Error(), id) {
+		t.Fatalf("faulty worker connecting after a restart: %v", err)
+	}
+	// An honest worker still counts a new job.
+	startWorkers(t, ts2.addr, &fakeWorker{id: "w3"})
+	id2 := submit(t, ts2.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Scheme: "hash"})
+	if st := waitJob(t, ts2.addr, id2); st.State != api.JobDone || st.Triangles != want {
+		t.Fatalf("new job after the restart: %+v, want done with %d", st, want)
+	}
+}

@@ -44,7 +44,7 @@ func (f *securityFlags) security(logger *slog.Logger) cluster.Security {
 
 // dial opens a client connection to the coordinator at addr; the
 // connection is made lazily, so errors surface on the first call.
-func (f *securityFlags) dial(addr string) (*grpc.ClientConn, error) {
+func (f *securityFlags) dial(addr string, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("--coordinator: give the coordinator's gRPC address (host:port)")
 	}
@@ -52,7 +52,12 @@ func (f *securityFlags) dial(addr string) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(addr, opts...)
+	target := addr
+	if len(extra) > 0 {
+		// A custom dialer gets the address itself, not a resolved one.
+		target = "passthrough:///" + addr
+	}
+	conn, err := grpc.NewClient(target, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("--coordinator %s: %w", addr, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/internal/cluster"
@@ -41,6 +42,7 @@ type workerFlags struct {
 	prefetch    int
 	cacheBytes  string
 	findTimeout time.Duration
+	joinTimeout time.Duration
 	fetchShards bool
 }
 
@@ -80,6 +82,7 @@ once.`,
 	fl.StringVar(&f.cacheBytes, "cache", strconv.FormatInt(d.CacheBytes, 10), "decoded blocks kept between subtasks, e.g. 4GiB (negative: none)")
 	fl.BoolVar(&f.fetchShards, "fetch-shards", false, "always fetch shards from the coordinator, even when a job's store path opens here")
 	fl.DurationVar(&f.findTimeout, "find-timeout", time.Minute, "how long to look for the coordinator through gossip before giving up")
+	fl.DurationVar(&f.joinTimeout, "join-timeout", time.Minute, "how long to retry --join (with backoff, up to 5 s apart) before giving up, so a worker may start before the coordinator")
 	f.gossip.add(cmd, "127.0.0.1:0", host)
 	f.sec.add(cmd)
 	f.sec.addServerName(cmd)
@@ -171,20 +174,24 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	}
 	defer member.Shutdown()
 	if len(f.join) > 0 {
-		if _, err := member.Join(f.join); err != nil {
-			return fmt.Errorf("--join %s: %w (a different --gossip-key, or none, is refused this way too)", strings.Join(f.join, ","), err)
+		if err := joinWithRetry(ctx, member, f.join, f.joinTimeout, logger); err != nil {
+			return err
 		}
 		go rejoin(ctx, member, f.join, logger)
 	}
 	addr := f.coordinator
+	var dialOpts []grpc.DialOption
 	if addr == "" {
 		if addr, err = findCoordinator(ctx, member, f.findTimeout); err != nil {
 			return err
 		}
+		// Reconnects dial the address gossip shows then.
+		follow := &coordinatorAddr{m: member, logger: logger, join: f.join, last: addr}
+		dialOpts = append(dialOpts, follow.dialOption())
 	}
 	logger.Info("worker ready", "name", f.gossip.name, "gossip", member.Addr(), "coordinator", addr, "device", sel.Device, "slots", len(slots), "kernel", sel.Kernel)
 
-	gconn, err := f.sec.dial(addr)
+	gconn, err := f.sec.dial(addr, dialOpts...)
 	if err != nil {
 		return err
 	}
