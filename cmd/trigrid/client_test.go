@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -15,6 +17,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/internal/cluster"
+	"github.com/trigrid/trigrid/internal/testcerts"
 )
 
 // fakeJobs is a Jobs service that replays a script of statuses; it tests
@@ -194,10 +197,33 @@ func TestCoordinatorRefusesUnsafeSettings(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-key"},
 		{[]string{"--listen", "127.0.0.1:0", "--log-format", "xml"}, "--log-format"},
 		{[]string{"--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--name", "../x"}, "--name"},
+		{[]string{"--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0", "--metrics", "0.0.0.0:0"}, "--metrics 0.0.0.0:0"},
 	} {
 		_, _, err := run(t, append([]string{"coordinator", "--state", state}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("coordinator %v: %v, want an error about %s", c.args, err, c.want)
 		}
+	}
+}
+
+// TLS protects gRPC only: with it on, the plain-HTTP metrics and status
+// page still stay on loopback unless --insecure. A coordinator that starts
+// anyway is stopped after a few seconds, and the test fails.
+func TestCoordinatorMetricsLoopbackWithTLS(t *testing.T) {
+	certs, err := testcerts.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	root := newRootCommand()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs([]string{"coordinator", "--state", t.TempDir(), "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0",
+		"--metrics", ":0", "--tls-cert", certs.ServerCert, "--tls-key", certs.ServerKey, "--tls-ca", certs.CA})
+	err = root.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), "--metrics :0") || !strings.Contains(err.Error(), "plain HTTP") {
+		t.Fatalf("coordinator with TLS and --metrics :0: %v, want a refusal naming --metrics", err)
 	}
 }

@@ -127,9 +127,11 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err := sec.CheckListen(f.listen); err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	// The metrics and status page are plain HTTP whatever gRPC uses, so
+	// they stay on loopback unless --insecure, with TLS on or off.
 	if f.metrics != "" {
-		if err := sec.CheckListen(f.metrics); err != nil && !f.insecure {
-			return fmt.Errorf("--metrics %s: metrics are served without TLS; use a loopback address or --insecure", f.metrics)
+		if err := (cluster.Security{Insecure: f.insecure}).CheckListen(f.metrics); err != nil {
+			return fmt.Errorf("--metrics %s: metrics and the status page are served over plain HTTP, without TLS or the join token; use a loopback address or --insecure", f.metrics)
 		}
 	}
 	opts, err := sec.ServerOptions()
