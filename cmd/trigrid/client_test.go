@@ -227,3 +227,45 @@ func TestCoordinatorMetricsLoopbackWithTLS(t *testing.T) {
 		t.Fatalf("coordinator with TLS and --metrics :0: %v, want a refusal naming --metrics", err)
 	}
 }
+
+// The coordinator's finer settings are flags (so config keys and
+// TRIGRID_ variables too); values it cannot take are refused naming the
+// flag.
+func TestCoordinatorTuningFlags(t *testing.T) {
+	base := []string{"coordinator", "--state", t.TempDir(), "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--speculate-after", "0"}, "--speculate-after 0: want"},
+		{[]string{"--speculate-after", "1.5"}, "--speculate-after 1.5: want"},
+		{[]string{"--speculate-factor", "0.5"}, "--speculate-factor 0.5: want"},
+		{[]string{"--speculate-min-ticks", "0"}, "--speculate-min-ticks 0: want"},
+		{[]string{"--recount-wait-ticks", "-1"}, "--recount-wait-ticks -1: want"},
+		{[]string{"--fetch-concurrency", "0"}, "--fetch-concurrency 0: want"},
+		{[]string{"--send-queue", "0"}, "--send-queue 0: want"},
+		{[]string{"--keep-finished", "0"}, "--keep-finished 0: want"},
+		{[]string{"--chunk-size", "8MiB"}, "--chunk-size 8MiB: want"},
+		{[]string{"--chunk-size", "lots"}, "--chunk-size"},
+	} {
+		_, _, err := run(t, append(append([]string(nil), base...), c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("coordinator %v: %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
+	// Good values from flags and the environment start a coordinator,
+	// stopped after a second.
+	t.Setenv("TRIGRID_SPECULATE_FACTOR", "2")
+	t.Setenv("TRIGRID_KEEP_FINISHED", "3")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	root := newRootCommand()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(append(base, "--speculate-after", "0.5", "--speculate-min-ticks", "5", "--recount-wait-ticks", "50",
+		"--fetch-concurrency", "2", "--chunk-size", "64KiB", "--send-queue", "64"))
+	if err := root.ExecuteContext(ctx); err != nil {
+		t.Fatalf("coordinator with good settings: %v\n%s", err, errb.String())
+	}
+}

@@ -41,6 +41,7 @@ type coordinatorFlags struct {
 	verify        bool
 	deviceMemory  string
 	stopTimeout   time.Duration
+	tuning        tuningFlags
 }
 
 // gossipFlags are the memberlist flags of the coordinator and workers.
@@ -112,6 +113,7 @@ stops it at once.`,
 	fl.BoolVar(&f.verify, "verify", false, "count every subtask on two workers and settle disagreements with a third")
 	fl.StringVar(&f.deviceMemory, "device-memory", "0", "memory per subtask for choosing P when no worker reports its device memory (e.g. 8GiB; 0: such jobs fail)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "how long a stop waits for streams to end before closing them")
+	f.tuning.add(cmd)
 	f.gossipFlags.add(cmd, "127.0.0.1:7946", "coordinator")
 	f.sec.add(cmd)
 	return cmd
@@ -147,6 +149,9 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	cfg.Scheduler.MaxAttempts = f.maxAttempts
 	cfg.Scheduler.NoSpeculation = f.noSpeculation
 	cfg.Scheduler.Verify = f.verify
+	if err := f.tuning.apply(&cfg); err != nil {
+		return err
+	}
 	if cfg.DeviceMemory, err = parseBytes(f.deviceMemory); err != nil {
 		return fmt.Errorf("--device-memory: %w", err)
 	}
