@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -236,6 +237,9 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 // prepared runs on the Run goroutine when a job's preparation ends.
 func (s *Server) prepared(id api.JobID, p *prepared, err error) {
 	j := s.jobs[id]
+	if j != nil && j.state.Final() {
+		s.dropShards(j)
+	}
 	if j == nil || j.state.Final() {
 		return
 	}
@@ -294,7 +298,8 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 	if err != nil {
 		j.rec.Err = api.TruncateText(err.Error(), api.MaxErrorLen)
 	}
-	if j.cancelPrep != nil {
+	preparing := j.cancelPrep != nil
+	if preparing {
 		j.cancelPrep()
 		j.cancelPrep = nil
 	}
@@ -315,6 +320,9 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 		s.log.Warn("job ended", "job", j.rec.ID, "state", state.String(), "err", j.rec.Err)
 	}
 	s.met.jobEnded(state)
+	if !preparing { // else prepared drops them once the partitioner stops
+		s.dropShards(j)
+	}
 	if _, ok := s.sched.Job(j.rec.ID); ok {
 		s.finished = append(s.finished, j.rec.ID)
 		for len(s.finished) > s.cfg.KeepFinished {
@@ -357,6 +365,7 @@ func (s *Server) restore() error {
 		s.order = append(s.order, r.ID)
 		if r.State.Final() {
 			j.ended = r.Created
+			s.dropShards(j) // the process may have stopped before it did
 			continue
 		}
 		if r.Subtasks == nil {
@@ -385,4 +394,25 @@ func (s *Server) restore() error {
 		s.log.Info("job resumed", "job", r.ID, "settled", len(settled), "subtasks", len(r.Subtasks))
 	}
 	return nil
+}
+
+// dropShards deletes the shards the coordinator cut for an ended graph
+// job (StateDir/jobs/ID/) and stops serving them, unless KeepShards. A
+// job submitted as a shard store keeps its store: it is not ours.
+func (s *Server) dropShards(j *jobInfo) {
+	if s.cfg.KeepShards || s.cfg.StateDir == "" || j.rec.Spec.Graph == "" {
+		return
+	}
+	dir := filepath.Join(s.cfg.StateDir, "jobs", string(j.rec.ID))
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	s.mu.Lock()
+	delete(s.served, j.rec.ID)
+	s.mu.Unlock()
+	if err := os.RemoveAll(dir); err != nil {
+		s.log.Warn("deleting an ended job's shards", "job", j.rec.ID, "dir", dir, "err", err)
+		return
+	}
+	s.log.Info("deleted an ended job's shards", "job", j.rec.ID, "dir", dir)
 }

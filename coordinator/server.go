@@ -58,6 +58,10 @@ type Config struct {
 	// (the status page's attempts) in memory; older finished jobs keep
 	// only their final status. 0 means 16.
 	KeepFinished int
+	// KeepShards keeps the shards cut from a submitted graph file
+	// (StateDir/jobs/ID/) when their job ends. false deletes them once the
+	// job is done, failed or cancelled; its record and final status stay.
+	KeepShards bool
 	// Registry receives the coordinator's Prometheus metrics. nil makes a
 	// new registry (see Server.Registry).
 	Registry *prometheus.Registry

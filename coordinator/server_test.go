@@ -845,3 +845,37 @@ func TestServerRefusesFaultyAfterRestart(t *testing.T) {
 		t.Fatalf("new job after the restart: %+v, want done with %d", st, want)
 	}
 }
+
+// The shards cut from a submitted graph are deleted when the job ends (its
+// status stays), unless KeepShards.
+func TestServerDeletesEndedJobShards(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{false, true} {
+		dir := t.TempDir()
+		ts := startServer(t, func(c *Config) { c.StateDir = dir; c.KeepShards = keep })
+		startWorkers(t, ts.addr, &fakeWorker{id: "w1"})
+		id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Scheme: "hash"})
+		st := waitJob(t, ts.addr, id)
+		if st.State != api.JobDone || st.Triangles != want {
+			t.Fatalf("keep %v: status %+v, want done with %d", keep, st, want)
+		}
+		shards := filepath.Join(dir, "jobs", id)
+		_, err := os.Stat(filepath.Join(shards, storage.ManifestName))
+		if keep && err != nil {
+			t.Errorf("KeepShards: the job's shards are gone: %v", err)
+		}
+		if !keep && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the ended job's shards are still in %s (%v)", shards, err)
+		}
+		ts.stop()
+		// The final status survives a restart.
+		ts2 := startServer(t, func(c *Config) { c.StateDir = dir; c.KeepShards = keep })
+		if st, err := ts2.s.Status(context.Background(), api.JobID(id)); err != nil || st.State != api.JobDone || st.Triangles != want {
+			t.Fatalf("keep %v: after a restart: %+v, %v", keep, st, err)
+		}
+		ts2.stop()
+	}
+}

@@ -21,6 +21,7 @@ type tuningFlags struct {
 	chunkSize         string
 	sendQueue         int
 	keepFinished      int
+	keepShards        bool
 }
 
 func (f *tuningFlags) add(cmd *cobra.Command) {
@@ -34,6 +35,7 @@ func (f *tuningFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.fetchConcurrency, "fetch-concurrency", d.FetchConcurrency, "shard fetches served at once, each holding one shard in memory; more wait")
 	fl.StringVar(&f.chunkSize, "chunk-size", strconv.Itoa(d.ChunkSize), "data size of one shard-fetch chunk, e.g. 1MiB (at most 4MiB)")
 	fl.IntVar(&f.sendQueue, "send-queue", d.SendQueue, "messages that may wait for one worker's stream; a worker this far behind is disconnected and its attempts requeued")
+	fl.BoolVar(&f.keepShards, "keep-shards", false, "keep the shards cut from a submitted graph file under --state when its job ends (default: deleted, the final status kept)")
 	fl.IntVar(&f.keepFinished, "keep-finished", d.KeepFinished, "finished jobs that keep their per-subtask detail in memory; older ones keep only their final status")
 }
 
@@ -68,5 +70,6 @@ func (f *tuningFlags) apply(cfg *coordinator.Config) error {
 		f.speculateAfter, f.speculateFactor, f.speculateMinTicks, f.recountWaitTicks
 	cfg.FetchConcurrency, cfg.ChunkSize, cfg.SendQueue, cfg.KeepFinished =
 		f.fetchConcurrency, int(chunk), f.sendQueue, f.keepFinished
+	cfg.KeepShards = f.keepShards
 	return nil
 }
