@@ -31,12 +31,13 @@ type submitFlags struct {
 	asJSON      bool
 	reconnect   time.Duration
 	perVertex   perVertexFlags
+	job         string
 }
 
 func newSubmitCommand() *cobra.Command {
 	var f submitFlags
 	cmd := &cobra.Command{
-		Use:   "submit --coordinator ADDR [flags] (FILE | --shards URL)",
+		Use:   "submit --coordinator ADDR [flags] (FILE | --shards URL | --job JOB)",
 		Short: "Submit a counting job to a coordinator",
 		Long: `Submit a job to the coordinator at --coordinator: a graph FILE on the
 coordinator's filesystem, which it cleans and partitions (a FILE that exists
@@ -48,7 +49,9 @@ seconds, attempts). A job that fails prints no total and exits 1.
 --per-vertex FILE, --per-edge FILE, --top K and --clustering ask the workers
 for per-vertex (and per-edge) counts and imply --wait: once the job is done,
 the coordinator's summed counts are fetched, checked against the total and
-written here in the format FILE's name gives, as trigrid count writes them.`,
+written here in the format FILE's name gives, as trigrid count writes them.
+--job JOB follows a job submitted before (say, by a submit that was
+interrupted) in the same way, without submitting another.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSubmit(cmd, args, &f)
@@ -63,12 +66,16 @@ written here in the format FILE's name gives, as trigrid count writes them.`,
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.Flags().DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "with --wait, how long to keep retrying while the coordinator is unreachable")
 	f.perVertex.add(cmd)
+	cmd.Flags().StringVar(&f.job, "job", "", "follow a job submitted before instead of submitting one: wait for it and fetch the per-vertex counts the flags ask for")
 	f.sec.add(cmd)
 	f.sec.addServerName(cmd)
 	return cmd
 }
 
 func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
+	if f.job != "" {
+		return followJob(cmd, args, f)
+	}
 	spec := api.JobSpec{Shards: f.shards, Partitions: f.partitions, Scheme: f.scheme, Kernel: f.kernel}
 	switch {
 	case len(args) == 1 && f.shards != "":
@@ -123,17 +130,7 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 		fmt.Fprintln(out, job)
 		return nil
 	}
-	st, err := watchJob(ctx, client, job, f.reconnect, cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	var sum *counts.Summary
-	if pv.Wanted() && st.State == api.JobDone {
-		if sum, err = fetchCounts(ctx, client, job, st.Triangles, pv); err != nil {
-			return err
-		}
-	}
-	return printFinal(out, st, sum, f.asJSON)
+	return waitAndFetch(ctx, cmd, client, job, pv, f)
 }
 
 // watchJob follows a job until it ends, printing progress lines on

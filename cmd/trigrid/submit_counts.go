@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/spf13/cobra"
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
@@ -102,4 +105,51 @@ func fetchCountsFile(ctx context.Context, client pb.JobsClient, job api.JobID, e
 		return fmt.Errorf("xxhash64 %016x, the coordinator announced %016x", sum, hash)
 	}
 	return f.Close()
+}
+
+// waitAndFetch waits for job to end, fetches the per-vertex counts pv
+// asks for when it is done, and prints the result.
+func waitAndFetch(ctx context.Context, cmd *cobra.Command, client pb.JobsClient, job api.JobID, pv counts.Options, f *submitFlags) error {
+	st, err := watchJob(ctx, client, job, f.reconnect, cmd.ErrOrStderr())
+	if err != nil {
+		if pv.Wanted() {
+			err = fmt.Errorf("%w; `trigrid submit --job %s` with the same per-vertex flags fetches the counts later", err, job)
+		}
+		return err
+	}
+	var sum *counts.Summary
+	if pv.Wanted() && st.State == api.JobDone {
+		if sum, err = fetchCounts(ctx, client, job, st.Triangles, pv); err != nil {
+			return err
+		}
+	}
+	return printFinal(cmd.OutOrStdout(), st, sum, f.asJSON)
+}
+
+// followJob is submit --job: wait for a job submitted before and fetch
+// its per-vertex counts.
+func followJob(cmd *cobra.Command, args []string, f *submitFlags) error {
+	if len(args) > 0 || f.shards != "" {
+		return errors.New("--job follows a job submitted before: give no graph FILE or --shards")
+	}
+	for _, name := range []string{"partitions", "scheme", "kernel"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--job follows a job submitted before: --%s does not apply", name)
+		}
+	}
+	if err := api.CheckID("--job", f.job); err != nil {
+		return err
+	}
+	pv, err := f.perVertex.options(1)
+	if err != nil {
+		return err
+	}
+	conn, err := f.sec.dial(f.coordinator)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return waitAndFetch(ctx, cmd, pb.NewJobsClient(conn), api.JobID(f.job), pv, f)
 }

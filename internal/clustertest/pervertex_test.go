@@ -205,6 +205,19 @@ func TestPerVertexCluster(t *testing.T) {
 			sameRows(t, v, refV)
 			sameRows(t, e, refE)
 			checkAgainstBrute(t, v, e, tri, sup)
+
+			// submit --job fetches the done job's counts again, in
+			// another format.
+			zstFile, tsvFile := filepath.Join(dir, "again.tsv.zst"), filepath.Join(dir, "again.tsv")
+			for _, f := range []string{zstFile, tsvFile} {
+				if _, stderr, err := cli(t, time.Minute, "submit", "--coordinator", c.grpc, "--job", r.Job, "--per-vertex", f); err != nil {
+					t.Fatalf("submit --job: %v\n%s", err, stderr)
+				}
+			}
+			sameRows(t, tsvFile, refV)
+			if st, err := os.Stat(zstFile); err != nil || st.Size() == 0 {
+				t.Fatalf("submit --job wrote no zstd file: %v", err)
+			}
 		})
 	}
 	// The report lists the average clustering and the top K; a job that
@@ -223,6 +236,10 @@ func TestPerVertexCluster(t *testing.T) {
 	t.Run("no per-vertex", func(t *testing.T) {
 		r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", file)
 		checkDone(t, r, err, stderr, grqcTriangles)
+		_, stderr, err = cli(t, time.Minute, "submit", "--coordinator", c.grpc, "--job", r.Job, "--per-vertex", filepath.Join(t.TempDir(), "v.tsv"))
+		if err == nil || !strings.Contains(stderr, "did not ask for per-vertex counts") {
+			t.Fatalf("fetching the counts of a job without them: %v\n%s", err, stderr)
+		}
 	})
 }
 
