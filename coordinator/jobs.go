@@ -109,9 +109,11 @@ func (s *Server) Submit(ctx context.Context, spec api.JobSpec) (api.JobID, error
 		if _, err := storage.ParseScheme(spec.Scheme); err != nil {
 			return "", fmt.Errorf("coordinator: %w", err)
 		}
-		if _, err := os.Stat(spec.Graph); err != nil {
-			return "", fmt.Errorf("coordinator: graph file: %w", err)
+		real, err := graphPath(spec.Graph, s.dataDirs)
+		if err != nil {
+			return "", err
 		}
+		spec.Graph = real
 	}
 	now := time.Now()
 	rec := JobRecord{ID: newJobID(now), Spec: spec, Created: now, State: api.JobPreparing, Scheme: spec.Scheme, P: spec.Partitions,

@@ -62,6 +62,11 @@ type Config struct {
 	// (StateDir/jobs/ID/) when their job ends. false deletes them once the
 	// job is done, failed or cancelled; its record and final status stay.
 	KeepShards bool
+	// DataDirs are the directories a graph file submitted by path must
+	// lie in, checked after the path is cleaned and its symbolic links
+	// resolved; the error for a path outside them names it. Empty refuses
+	// every graph file (shard stores are still accepted).
+	DataDirs []string
 	// Registry receives the coordinator's Prometheus metrics. nil makes a
 	// new registry (see Server.Registry).
 	Registry *prometheus.Registry
@@ -142,15 +147,17 @@ func (c *Config) Lease() time.Duration { return time.Duration(c.Scheduler.LeaseT
 type Server struct {
 	pb.UnimplementedClusterServer
 
-	cfg     Config
-	log     *slog.Logger
-	db      *StateDB
-	met     *metrics
-	events  chan func()
-	fetches chan struct{} // FetchShard slots
-	running chan struct{} // closed when Run starts
-	done    chan struct{} // closed when Run returns
-	runOnce sync.Once
+	cfg Config
+	log *slog.Logger
+	db  *StateDB
+	// dataDirs are cfg.DataDirs resolved (absolute, links followed).
+	dataDirs []string
+	met      *metrics
+	events   chan func()
+	fetches  chan struct{} // FetchShard slots
+	running  chan struct{} // closed when Run starts
+	done     chan struct{} // closed when Run returns
+	runOnce  sync.Once
 
 	// Owned by the Run goroutine.
 	sched    *Scheduler
@@ -199,6 +206,9 @@ func NewServer(cfg Config) (*Server, error) {
 		s.cfg.Registry = cfg.Registry
 	}
 	if s.met, err = newMetrics(cfg.Registry); err != nil {
+		return nil, err
+	}
+	if s.dataDirs, err = resolveDataDirs(cfg.DataDirs); err != nil {
 		return nil, err
 	}
 	if cfg.StateDir != "" {

@@ -67,6 +67,7 @@ func startServer(t testing.TB, opts ...func(*Config)) *testServer {
 	// test machine (20 s).
 	cfg.Scheduler.LeaseTicks = 1000
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg.DataDirs = []string{filepath.Dir(testGraph)}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -42,6 +42,7 @@ type coordinatorFlags struct {
 	deviceMemory  string
 	stopTimeout   time.Duration
 	tuning        tuningFlags
+	dataDirs      []string
 }
 
 // gossipFlags are the memberlist flags of the coordinator and workers.
@@ -113,6 +114,7 @@ stops it at once.`,
 	fl.BoolVar(&f.verify, "verify", false, "count every subtask on two workers and settle disagreements with a third")
 	fl.StringVar(&f.deviceMemory, "device-memory", "0", "memory per subtask for choosing P when no worker reports its device memory (e.g. 8GiB; 0: such jobs fail)")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "how long a stop waits for streams to end before closing them")
+	fl.StringSliceVar(&f.dataDirs, "data-dir", nil, "directory whose graph files may be submitted by path (repeat or comma-separate for several; links are resolved first); default: none, only shard stores")
 	f.tuning.add(cmd)
 	f.gossipFlags.add(cmd, "127.0.0.1:7946", "coordinator")
 	f.sec.add(cmd)
@@ -152,6 +154,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err := f.tuning.apply(&cfg); err != nil {
 		return err
 	}
+	cfg.DataDirs = f.dataDirs
 	if cfg.DeviceMemory, err = parseBytes(f.deviceMemory); err != nil {
 		return fmt.Errorf("--device-memory: %w", err)
 	}

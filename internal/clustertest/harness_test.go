@@ -185,6 +185,7 @@ func startCoordinator(t testing.TB, extra ...string) *coord {
 	t.Helper()
 	args := append([]string{"coordinator", "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0",
 		"--metrics", "127.0.0.1:0", "--log-format", "json", "--state", t.TempDir()}, fastTimings...)
+	args = append(args, dataDirs()...)
 	args = append(args, extra...)
 	return launchCoordinator(t, args)
 }
@@ -407,4 +408,15 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// dataDirs are the --data-dir flags that let a test coordinator read the
+// repository's test graphs and the graphs tests write to their temporary
+// directories.
+func dataDirs() []string {
+	testdata, err := filepath.Abs(repoFile("testdata"))
+	if err != nil {
+		panic(err)
+	}
+	return []string{"--data-dir", testdata, "--data-dir", os.TempDir()}
 }

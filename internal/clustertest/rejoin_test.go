@@ -2,6 +2,8 @@ package clustertest
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +44,7 @@ func TestWorkerStartsBeforeCoordinator(t *testing.T) {
 	}
 	args := append([]string{"coordinator", "--listen", "127.0.0.1:0", "--gossip", gossip,
 		"--metrics", "127.0.0.1:0", "--log-format", "json", "--state", t.TempDir()}, fastTimings...)
+	args = append(args, dataDirs()...)
 	c := launchCoordinator(t, args)
 	w.logLine("worker ready", 30*time.Second)
 	r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", grqc(t))
@@ -90,4 +93,37 @@ func TestWorkerFollowsMovedCoordinator(t *testing.T) {
 	t.Logf("coordinator moved from %s to %s", c.grpc, c2.grpc)
 	r, stderr, err := waitJob(t, c2, job)
 	checkDone(t, r, err, stderr, grqcTriangles)
+}
+
+// A coordinator reads submitted graph files only under its --data-dir;
+// a path outside, or a link leading outside, is refused naming the path.
+func TestSubmitOutsideDataDir(t *testing.T) {
+	root := t.TempDir()
+	data, other := filepath.Join(root, "data"), filepath.Join(root, "other")
+	for _, d := range []string{data, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(other, "g.txt.gz")
+	raw, err := os.ReadFile(grqc(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(data, "g.txt.gz")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"coordinator", "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0",
+		"--log-format", "json", "--state", t.TempDir(), "--data-dir", data}, fastTimings...)
+	c := launchCoordinator(t, args)
+	for _, p := range []string{outside, link} {
+		_, stderr, err := cli(t, 30*time.Second, "submit", "--coordinator", c.grpc, "--partitions", "2", p)
+		if err == nil || !strings.Contains(stderr, p) || !strings.Contains(stderr, "data directories") {
+			t.Errorf("submit %s: %v, want a refusal naming it\n%s", p, err, stderr)
+		}
+	}
 }
