@@ -67,11 +67,12 @@ func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
 		}
 	}
 	j := &job{
-		spec:      spec,
-		tasks:     make([]subtask, len(spec.Subtasks)),
-		state:     JobQueued,
-		groupOf:   make(map[ijKey]*group),
-		perWorker: make(map[api.WorkerID]int),
+		kernelWait: -1,
+		spec:       spec,
+		tasks:      make([]subtask, len(spec.Subtasks)),
+		state:      JobQueued,
+		groupOf:    make(map[ijKey]*group),
+		perWorker:  make(map[api.WorkerID]int),
 	}
 	for idx, t := range spec.Subtasks {
 		st := &j.tasks[idx]

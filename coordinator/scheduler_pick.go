@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trigrid/trigrid/api"
 )
@@ -136,7 +137,7 @@ func (s *Scheduler) dispatch() {
 // from, then a group no worker has taken from yet, then any.
 func (s *Scheduler) pick(id api.WorkerID, w *worker) (*job, int, bool) {
 	for _, j := range s.order {
-		if j.state.Finished() {
+		if j.state.Finished() || !canRun(w, j) {
 			continue
 		}
 		for i := 0; i < len(j.retry); i++ {
@@ -270,7 +271,7 @@ func (s *Scheduler) findStragglers() *stragglers {
 func (s *Scheduler) speculate(w *worker, sp *stragglers) {
 	for i, c := range sp.list {
 		st := &c.j.tasks[c.idx]
-		if c.j.state != JobRunning || st.settled || st.speculated > 0 || st.running() != 1 || st.busyWith(w.id) {
+		if c.j.state != JobRunning || st.settled || st.speculated > 0 || st.running() != 1 || st.busyWith(w.id) || !canRun(w, c.j) {
 			continue
 		}
 		sp.list = slices.Delete(sp.list, i, i+1)
@@ -302,6 +303,9 @@ func (s *Scheduler) checkStarved() {
 		if j.state.Finished() {
 			continue
 		}
+		if s.kernelStarved(j) {
+			continue
+		}
 		for _, idx := range j.retry {
 			st := &j.tasks[idx]
 			if !s.wants(j, st) || s.qualified(st) {
@@ -320,4 +324,45 @@ func (s *Scheduler) checkStarved() {
 			}
 		}
 	}
+}
+
+// canRun says whether w may count j's subtasks: j names no kernel, w's
+// hello listed no kernels (it did not say), or the list has j's.
+func canRun(w *worker, j *job) bool {
+	return j.spec.Kernel == "" || len(w.hello.Kernels) == 0 || slices.Contains(w.hello.Kernels, j.spec.Kernel)
+}
+
+// kernelStarved fails j, and says so, when no connected sound worker has
+// had j's kernel for longer than RecountWaitTicks; a worker with the
+// kernel joining in time lets it go on.
+func (s *Scheduler) kernelStarved(j *job) bool {
+	if j.spec.Kernel == "" {
+		return false
+	}
+	var have []string
+	for _, w := range s.workerList {
+		if s.faulty[w.id] != nil {
+			continue
+		}
+		if canRun(w, j) {
+			j.kernelWait = -1
+			return false
+		}
+		for _, k := range w.hello.Kernels {
+			if !slices.Contains(have, k) {
+				have = append(have, k)
+			}
+		}
+	}
+	if j.kernelWait < 0 {
+		j.kernelWait = s.now
+		return false
+	}
+	if s.now-j.kernelWait <= s.cfg.RecountWaitTicks {
+		return false
+	}
+	slices.Sort(have)
+	s.failJob(j, fmt.Errorf("coordinator: job %s names kernel %q, and no connected worker has it (theirs: %s) after %d ticks",
+		j.spec.ID, j.spec.Kernel, strings.Join(have, ", "), s.cfg.RecountWaitTicks))
+	return true
 }

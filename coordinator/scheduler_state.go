@@ -190,6 +190,9 @@ type job struct {
 	// found faulty has its counts discarded; dropped when the job ends.
 	voted    map[api.WorkerID][]int
 	recounts int
+	// kernelWait is the tick since which no connected worker can run the
+	// job's kernel; -1 while one can.
+	kernelWait int64
 }
 
 // required is how many agreeing counts from different workers settle s.

@@ -127,3 +127,21 @@ func TestSubmitOutsideDataDir(t *testing.T) {
 		}
 	}
 }
+
+// A job naming a kernel no connected worker has (a GPU kernel with only
+// CPU workers) is not handed to them; it fails naming the kernel and the
+// kernels they have.
+func TestJobKernelNoWorkerHasIt(t *testing.T) {
+	c, _ := startCluster(t, 1, []string{"--recount-wait-ticks", "25"})
+	r, stderr, err := submitWait(t, c, time.Minute, "--partitions", "2", "--kernel", "wetric", grqc(t))
+	if err == nil || r.Triangles != nil {
+		t.Fatalf("job with no worker for its kernel: %+v, %v", r, err)
+	}
+	msg := r.Error + stderr
+	if !strings.Contains(msg, `kernel "wetric"`) || !strings.Contains(msg, "merge") {
+		t.Fatalf("the error does not name the kernel and the workers' kernels: %q", msg)
+	}
+	if r.Attempts != 0 {
+		t.Errorf("%d attempts were handed to a worker without the kernel", r.Attempts)
+	}
+}
