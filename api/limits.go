@@ -40,6 +40,11 @@ const (
 	MaxFileSize = int64(1) << 40
 	// MaxDuration bounds a reported duration (about 11.5 days).
 	MaxDuration = int64(1e15)
+	// MaxMessage bounds one gRPC message the coordinator receives (1 GiB):
+	// a Result's per-edge partial carries a count (a varint of 1 byte or
+	// more) for every edge of three blocks, so blocks of up to about 300
+	// million edges fit.
+	MaxMessage = 1 << 30
 )
 
 // CheckID checks a worker or job id: 1..MaxNameLen bytes of letters,

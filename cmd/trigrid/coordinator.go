@@ -174,7 +174,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	g := grpc.NewServer(opts...)
+	g := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(api.MaxMessage))...)
 	srv.Register(g)
 	grpcAddr := f.grpcAdvertise
 	if grpcAddr == "" {
