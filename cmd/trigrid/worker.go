@@ -71,7 +71,7 @@ once.`,
 	fl.StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (default: found through gossip)")
 	fl.StringVar(&f.device, "device", "auto", "where to count: auto (every usable GPU, else the CPU), cpu, gpu")
 	fl.StringVar(&f.devices, "devices", "", "GPU indexes to count on, e.g. 0,1 (default: every visible GPU)")
-	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with when a job names none; a CPU worker offers every CPU kernel, a GPU worker only this one, and the coordinator hands a job naming a kernel only to workers that offer it")
+	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with when a job names none; a CPU worker offers every CPU kernel, a GPU worker every GPU kernel, and the coordinator hands a job naming a kernel only to workers that offer it")
 	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
 	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
@@ -295,16 +295,18 @@ func parseSignedBytes(s string) (int64, error) {
 
 // workerKernels lists the kernels a worker tells the coordinator it runs,
 // its own first, so that jobs naming another are not handed to it: every
-// CPU kernel when all its slots count on the CPU (anyCPUKernel), else only
-// its own.
+// GPU kernel when it counts on GPUs (each slot makes any of them), every
+// CPU kernel when it counts on the CPU (anyCPUKernel).
 func workerKernels(own string, devices []api.Device) []string {
-	out := []string{own}
+	all := kernels.CPUKernelNames()
 	for _, d := range devices {
-		if d.Kind != "cpu" {
-			return out
+		if d.Kind == "gpu" {
+			all = gpu.Kernels()
+			break
 		}
 	}
-	for _, k := range kernels.CPUKernelNames() {
+	out := []string{own}
+	for _, k := range all {
 		if k != own {
 			out = append(out, k)
 		}
