@@ -36,6 +36,10 @@ const (
 	MaxErrorLen = 8192
 	// MaxChunk bounds the data of one shard chunk.
 	MaxChunk = 4 << 20
+	// MaxChunkMessage bounds a whole ShardChunk message (MaxChunk of data
+	// and its few header fields), the most a FetchShard or FetchCounts
+	// receiver must accept; gRPC's default of 4 MiB is too small for it.
+	MaxChunkMessage = MaxChunk + 64<<10
 	// MaxFileSize bounds a file served by FetchShard (1 TiB).
 	MaxFileSize = int64(1) << 40
 	// MaxDuration bounds a reported duration (about 11.5 days).

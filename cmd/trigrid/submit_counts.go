@@ -12,6 +12,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
@@ -63,7 +64,7 @@ func fetchCountsFile(ctx context.Context, client pb.JobsClient, job api.JobID, e
 			err = fmt.Errorf("job %s: fetching its %s counts: %w", job, what, err)
 		}
 	}()
-	stream, err := client.FetchCounts(ctx, &pb.FetchCountsRequest{Job: string(job), Edges: edges})
+	stream, err := client.FetchCounts(ctx, &pb.FetchCountsRequest{Job: string(job), Edges: edges}, grpc.MaxCallRecvMsgSize(api.MaxChunkMessage))
 	if err != nil {
 		return rpcError(err)
 	}

@@ -359,7 +359,9 @@ func TestPerVertexCoordinatorRestart(t *testing.T) {
 
 // Per-edge partials larger than gRPC's default 4 MiB message (rmat 19 at
 // P = 2: about 6 MB per subtask) reach the coordinator, and the files
-// equal those of `count --shards` on the same shards byte for byte.
+// equal those of `count --shards` on the same shards byte for byte. The
+// coordinator sends chunks of the largest size (4 MiB of data), which a
+// worker fetching its shards and submit fetching the counts both take.
 // Long: generating and counting rmat 19 takes tens of seconds on 2 cores.
 func TestPerEdgeLargePartials(t *testing.T) {
 	testlong.Skip(t)
@@ -371,7 +373,8 @@ func TestPerEdgeLargePartials(t *testing.T) {
 		"--per-vertex", refV, "--per-edge", refE); err != nil {
 		t.Fatalf("count: %v\n%s", err, stderr)
 	}
-	c, _ := startCluster(t, 2, nil)
+	c, _ := startCluster(t, 1, []string{"--chunk-size", "4MiB"})
+	startWorker(t, c, "fetcher", "--fetch-shards")
 	v, e := filepath.Join(dir, "v.bin"), filepath.Join(dir, "e.bin")
 	r, stderr, err := submitWait(t, c, 5*time.Minute, "--shards", shards, "--per-vertex", v, "--per-edge", e)
 	checkDone(t, r, err, stderr, wholeCount(t, file))
@@ -379,6 +382,9 @@ func TestPerEdgeLargePartials(t *testing.T) {
 		if !bytes.Equal(mustReadFile(t, f[0]), mustReadFile(t, f[1])) {
 			t.Errorf("%s differs from count's %s", f[0], f[1])
 		}
+	}
+	if sums, _ := metrics(t, c); sums["trigrid_coordinator_shard_bytes_served_total"] == 0 {
+		t.Error("the coordinator served no shard bytes to the worker that fetches them")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cespare/xxhash/v2"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -70,7 +71,8 @@ func (s *fetchStore) Get(ctx context.Context, name string) ([]byte, error) {
 	if err := api.CheckFileName("file name", name); err != nil {
 		return nil, fmt.Errorf("workerclient: %w", err)
 	}
-	stream, err := pb.NewClusterClient(s.c.cfg.Client).FetchShard(ctx, &pb.FetchShardRequest{Job: string(s.job), Name: name})
+	stream, err := pb.NewClusterClient(s.c.cfg.Client).FetchShard(ctx, &pb.FetchShardRequest{Job: string(s.job), Name: name},
+		grpc.MaxCallRecvMsgSize(api.MaxChunkMessage))
 	if err != nil {
 		return nil, fmt.Errorf("workerclient: fetch %s of job %s: %w", name, s.job, err)
 	}
