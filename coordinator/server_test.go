@@ -880,3 +880,41 @@ func TestServerDeletesEndedJobShards(t *testing.T) {
 		ts2.stop()
 	}
 }
+
+// A worker found faulty while its job still runs stays refused by a
+// coordinator restarted on the same state before the job ends.
+func TestServerRefusesFaultyAfterRestartMidJob(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, func(c *Config) { c.StateDir = dir; c.Scheduler.Verify = true })
+	slow := func(a api.Assignment, n uint64) (uint64, string) { time.Sleep(50 * time.Millisecond); return n, "" }
+	liar := &fakeWorker{id: "liar", answer: func(a api.Assignment, n uint64) (uint64, string) { return n + 1, "" }}
+	startWorkers(t, ts.addr, liar, &fakeWorker{id: "w1", answer: slow}, &fakeWorker{id: "w2", answer: slow})
+	waitSessions(t, ts, 3)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 4, Scheme: "hash"})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := ts.s.Status(context.Background(), api.JobID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Final() {
+			t.Skipf("the job ended (%s) before the stop; the finished-job case is tested above", st.State)
+		}
+		if len(st.Faulty) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the liar was not caught: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ts.stop()
+
+	ts2 := startServer(t, func(c *Config) { c.StateDir = dir })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := (&fakeWorker{id: "liar"}).run(ctx, dial(t, ts2.addr))
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "faulty") {
+		t.Fatalf("faulty worker connecting after a restart mid-job: %v", err)
+	}
+}
