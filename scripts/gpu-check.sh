@@ -24,9 +24,9 @@ cd "$ROOT"
 if [ "${1:-}" = "--prepare" ]; then
 	set -e
 	mkdir -p .dev/bin .dev/data
-	CGO_ENABLED=0 go build -o .dev/bin/trigrid ./cmd/trigrid
-	CGO_ENABLED=0 go test -c -o .dev/bin/gpu.test ./kernels/gpu/
-	CGO_ENABLED=0 go test -c -o .dev/bin/cmd.test ./cmd/trigrid/
+	CGO_ENABLED=0 go build -ldflags='-s -w' -o .dev/bin/trigrid ./cmd/trigrid
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o .dev/bin/gpu.test ./kernels/gpu/
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o .dev/bin/cmd.test ./cmd/trigrid/
 	cp ../shared/datasets/* .dev/data/ 2>/dev/null || echo "no ../shared/datasets: the conformance run will skip datasets"
 	du -sh .dev
 	exit 0
@@ -70,7 +70,7 @@ if [ -f "$DATA/MANIFEST.tsv" ]; then
 fi
 
 if [ -x "$BIN/gpu.test" ]; then
-	TRIGRID_MAX_SCALE=${MAX_SCALE:-22} timeout 240 "$BIN/gpu.test" -test.v -test.run Device -test.timeout 230s >"$OUT/conformance.log" 2>&1
+	(cd kernels/gpu && TRIGRID_MAX_SCALE=${MAX_SCALE:-22} timeout 240 "$BIN/gpu.test" -test.v -test.run Device -test.timeout 230s >"$OUT/conformance.log" 2>&1)
 	echo "conformance (kernels/gpu) rc=$?" | tee -a "$RES"
 	grep -E "^(--- FAIL|FAIL|ok|PASS)|_test.go" "$OUT/conformance.log" | head -20 | tee -a "$RES"
 fi

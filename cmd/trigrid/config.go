@@ -19,6 +19,19 @@ import (
 // their defaults are absent.
 type flagSources map[string]string
 
+// sourceAnnotation marks a flag whose value came from the environment or
+// the config file rather than the command line.
+const sourceAnnotation = "trigrid-source"
+
+// onCommandLine reports whether the user typed flag name for this run. A
+// value from the environment or the config file is a standing default: it
+// applies where it is relevant and is not an error where it is not (a
+// TRIGRID_CUDA_LIB in the environment does not make --device cpu fail).
+func onCommandLine(cmd *cobra.Command, name string) bool {
+	f := cmd.Flags().Lookup(name)
+	return f != nil && f.Changed && f.Annotations[sourceAnnotation] == nil
+}
+
 // bindConfig gives every flag the user did not set on the command line the
 // value from the environment or the config file, in that order, so a command
 // reads only its flags. A missing --config file is an error; no --config
@@ -65,6 +78,10 @@ func bindConfig(cmd *cobra.Command, configFile string) (flagSources, error) {
 			return
 		}
 		src[f.Name] = label
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[sourceAnnotation] = []string{label}
 	})
 	return src, firstErr
 }

@@ -18,7 +18,7 @@ func (f *countFlags) checkMode(cmd *cobra.Command) error {
 	changed := func(names ...string) []string {
 		var set []string
 		for _, n := range names {
-			if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed {
+			if onCommandLine(cmd, n) {
 				set = append(set, "--"+n)
 			}
 		}

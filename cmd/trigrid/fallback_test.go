@@ -55,6 +55,12 @@ func TestCountKernelFallbackReported(t *testing.T) {
 	if _, _, err := run(t, "count", "--progress", "none", "--device", "cpu", "--cuda-lib", notLib, graph); err == nil || !strings.Contains(err.Error(), "--cuda-lib") {
 		t.Errorf("--device cpu with --cuda-lib: %v, want an error naming --cuda-lib", err)
 	}
+	// A library from the environment is a standing default, not a request:
+	// --device cpu counts without it.
+	t.Setenv("TRIGRID_CUDA_LIB", notLib)
+	if _, stderr, err := run(t, "count", "--progress", "none", "--device", "cpu", graph); err != nil {
+		t.Errorf("--device cpu with TRIGRID_CUDA_LIB set: %v\n%s", err, stderr)
+	}
 	// --device gpu fails with the same reason instead.
 	if _, _, err := run(t, "count", "--progress", "none", "--device", "gpu", "--cuda-lib", notLib, graph); err == nil || !strings.Contains(err.Error(), "cannot be loaded") {
 		t.Errorf("--device gpu with a bad library: %v", err)
