@@ -374,8 +374,12 @@ func TestServerKilledWorkerRequeued(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := startServer(t)
-	startWorkers(t, ts.addr, &fakeWorker{id: "dies", stopAfter: 3}, &fakeWorker{id: "lives"})
+	// The doomed worker is alone when the job starts, so it is sure to hold
+	// an attempt when it dies; the other joins afterwards and finishes.
+	startWorkers(t, ts.addr, &fakeWorker{id: "dies", stopAfter: 3})
+	waitSessions(t, ts, 1)
 	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	startWorkers(t, ts.addr, &fakeWorker{id: "lives"})
 	st := waitJob(t, ts.addr, id)
 	if st.State != api.JobDone || st.Triangles != want {
 		t.Fatalf("status %+v, want done with %d", st, want)
