@@ -19,7 +19,8 @@ import (
 // CountFilePartitioned counts one graph file through P x P in-memory
 // blocks and P^3 subtasks (cfg.Scheme, cfg.P), run by the in-process
 // coordinator and workers exactly as workers count shards, without
-// writing any.
+// writing any. The forward graph is built on the first slot's device when
+// it can (loadForBlocks), else on the host.
 func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	start := time.Now()
 	rep := &Report{File: path, Device: cfg.Device}
 	perVertex := cfg.PerVertex.Wanted()
-	fwd, ids, err := Load(ctx, path, cfg, rep, perVertex)
+	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, perVertex)
 	if err != nil {
 		return nil, err
 	}

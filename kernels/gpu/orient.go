@@ -1,0 +1,54 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.DeviceOrienter = (*Counter)(nil)
+
+// PreprocessMinBytes is the least device memory tg_preprocess takes for
+// npairs pairs over n vertices (kernels/cuda/preprocess.cu): two 8-byte
+// buffers per pair, its counters, four vertex arrays (degrees and ranks of
+// 4 bytes, two key arrays of 8) and the slot of the forward graph with its
+// offsets, each allocation rounded as the library rounds it. The radix
+// sort's scratch and the forward columns come on top, so a context with
+// this much free may still run out; one with less always does.
+func PreprocessMinBytes(npairs, n uint64) int64 {
+	np, nv := int64(max(npairs, 1)), int64(max(n, 1))
+	b := 2*allocBytes(np*8) + allocBytes(4*4) + allocBytes(0)
+	b += 2*allocBytes(nv*4) + 2*allocBytes(nv*8)
+	return b + BlockBytes(int64(n), 0)
+}
+
+// OrientOnDevice implements kernels.DeviceOrienter: Preprocess with the
+// forward graph and the ranks copied back, after which the device copy is
+// freed. When the context's free memory is below PreprocessMinBytes the
+// library is not called; the error then wraps ErrOutOfMemory, as the
+// library's own does when the graph does not fit.
+func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, kernels.PrepStats{}, err
+	}
+	np := uint64(len(pairs) / 2)
+	need := PreprocessMinBytes(np, n)
+	if used, limit := c.MemUsage(); limit > 0 && (used >= limit || uint64(need) > limit-used) {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient on device: %d pairs over %d vertices need at least %d bytes, %d of %d are free: %w",
+			np, n, need, limit-min(used, limit), limit, ErrOutOfMemory)
+	}
+	p, err := c.Preprocess(pairs, n, true)
+	if err != nil {
+		return nil, nil, kernels.PrepStats{}, err
+	}
+	c.mu.Lock()
+	if c.ctx != 0 && c.resident {
+		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
+		c.slots[residentSlot] = slot{}
+		c.resident = false
+	}
+	c.mu.Unlock()
+	return p.Forward, p.Rank, kernels.PrepStats(p.Stats), nil
+}

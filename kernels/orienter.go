@@ -1,0 +1,26 @@
+package kernels
+
+import (
+	"context"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// DeviceOrienter is a Counter whose device can clean and orient a graph
+// (degree order) and hand the forward graph back to the host, for callers
+// that split it into blocks themselves. Callers ask for it with a type
+// assertion and build the forward graph on the host without it.
+type DeviceOrienter interface {
+	Counter
+	// OrientOnDevice builds the forward graph of pairs (n-vertex compact
+	// ids, u then v for each pair, any direction, duplicates and self-loops
+	// allowed) on the device and returns it with rank[compact id] =
+	// forward id: the CSR and ranks that graph.Clean then
+	// graph.Orient(OrderDegree) build from the same ids, every id in
+	// 0..n-1 kept. An error for which DoesNotFit is true means the graph
+	// does not fit the device and the host should build it instead.
+	OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (fwd *graph.CSR, rank []uint32, st PrepStats, err error)
+	// DoesNotFit reports whether err says a graph does not fit the
+	// device's memory.
+	DoesNotFit(err error) bool
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// loadForBlocks is Load for a count that splits the forward graph into
+// blocks. When the first slot's counter is a kernels.DeviceOrienter and the
+// order is by degree, the host reads the file and compacts its ids (as
+// CountFile's device path does) and the device cleans and orients them,
+// returning the forward graph and the ranks that map it back to the input's
+// ids; when the graph does not fit the device for that, the host finishes
+// cleaning from the compacted ids. The counter is closed before it returns,
+// so the device memory is free for the subtasks. With cfg.Verify the host
+// also builds the forward graph from the input and the two must be equal,
+// array for array.
+func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	if cfg.Order != graph.OrderDegree {
+		return Load(ctx, path, *cfg, rep, wantIDs)
+	}
+	counter, err := cfg.Slots[0].NewCounter("")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeCounter(counter, cfg.Logger)
+	dev, ok := counter.(kernels.DeviceOrienter)
+	if !ok {
+		return Load(ctx, path, *cfg, rep, wantIDs)
+	}
+	edges, err := readEdges(ctx, path, cfg, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Without --verify the compaction consumes edges (the pairs take
+	// their memory); --verify keeps them for an independent host build.
+	consume := !cfg.Verify
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	compact := graph.Compact
+	if consume {
+		compact = graph.CompactInPlace
+	}
+	c, err := compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	cfg.Progress.Done()
+	if consume {
+		edges = nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Clean = since(t)
+
+	t = time.Now()
+	cfg.Progress.Start("order", "", -1)
+	fwd, rank, st, err := dev.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
+	cfg.Progress.Done()
+	if dev.DoesNotFit(err) {
+		cfg.Logger.Info("the edge list does not fit the device for preprocessing; cleaning and orienting on the host", "err", err)
+		if edges != nil {
+			return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
+		}
+		return forwardOfCompacted(ctx, path, c, cfg, rep, wantIDs)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: orient with %s: %w", path, counter.Name(), err)
+	}
+	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Order = graph.OrderDegree.String()
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	var ids []uint64
+	if wantIDs {
+		ids = make([]uint64, len(rank))
+		for v, r := range rank {
+			ids[r] = c.OrigID[v]
+		}
+	}
+	c = nil
+	rep.Seconds.Order = since(t)
+	if cfg.Verify {
+		if err := checkDeviceForward(ctx, path, edges, fwd, ids, st, cfg, rep, wantIDs); err != nil {
+			return nil, nil, err
+		}
+	}
+	return fwd, ids, ctx.Err()
+}
+
+// checkDeviceForward builds the forward graph of edges on the host and
+// fails unless the device's (fwd, ids, st) are the same graph: equal
+// statistics, offsets, columns and input ids.
+func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fwd *graph.CSR, ids []uint64, st kernels.PrepStats, cfg *Config, rep *Report, wantIDs bool) error {
+	host := *rep
+	host.Removed = nil
+	hfwd, hids, err := forwardOf(ctx, path, edges, cfg, &host, wantIDs)
+	if err != nil {
+		return err
+	}
+	if err := checkDevicePrep(&deviceCount{stats: st}, &host); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case hfwd.NCols != fwd.NCols || !slices.Equal(hfwd.Offsets, fwd.Offsets):
+		return fmt.Errorf("%s: verify: the device's forward graph has other rows than the host's (%d and %d vertices)", path, fwd.NumRows(), hfwd.NumRows())
+	case !slices.Equal(hfwd.Cols, fwd.Cols):
+		return fmt.Errorf("%s: verify: the device's forward graph has other columns than the host's", path)
+	case !slices.Equal(hids, ids):
+		return fmt.Errorf("%s: verify: the device's ranks map forward ids to other input ids than the host's", path)
+	}
+	return nil
+}

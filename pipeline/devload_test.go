@@ -1,0 +1,229 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/gen"
+	"github.com/trigrid/trigrid/internal/testgraphs"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/storage"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// deviceLibrary is $TRIGRID_CUDA_LIB when set (the real library, on a GPU
+// machine); otherwise it compiles the plain-C reference implementation of
+// the same ABI (its tg_preprocess cleans and orients on the CPU, in C), or
+// skips without a C compiler.
+func deviceLibrary(t *testing.T) string {
+	t.Helper()
+	if lib := os.Getenv("TRIGRID_CUDA_LIB"); lib != "" {
+		return lib
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		if testgraphs.InCI() {
+			t.Fatal("no gcc: cannot build the reference CUDA-ABI library")
+		}
+		t.Skip("no gcc: cannot build the reference CUDA-ABI library")
+	}
+	src := filepath.Join("..", "kernels", "cuda")
+	files, _ := filepath.Glob(filepath.Join(src, "ref", "*.c"))
+	lib := filepath.Join(t.TempDir(), "libtrigrid_ref.so")
+	args := append([]string{"-O2", "-std=c11", "-fPIC", "-shared", "-I", src, "-o", lib}, files...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return lib
+}
+
+// orientSpy counts the calls that reach OrientOnDevice and those that
+// built the forward graph there.
+type orientSpy struct {
+	*gpu.Counter
+	calls, built *atomic.Int32
+}
+
+func (s orientSpy) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	s.calls.Add(1)
+	fwd, rank, st, err := s.Counter.OrientOnDevice(ctx, pairs, n)
+	if err == nil {
+		s.built.Add(1)
+	}
+	return fwd, rank, st, err
+}
+
+// deviceSlots returns n slots counting on the library at path with a
+// context capped at limit bytes (0: none), and the spy's tallies.
+func deviceSlots(t *testing.T, path string, n int, limit uint64) ([]worker.Slot, *atomic.Int32, *atomic.Int32) {
+	t.Helper()
+	lib, err := gpu.Open(gpu.Options{Path: path, MemLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, built := new(atomic.Int32), new(atomic.Int32)
+	slots := make([]worker.Slot, n)
+	for x := range slots {
+		slots[x] = worker.Slot{Device: api.Device{Kind: "gpu", Name: "lib"}, NewCounter: func(string) (kernels.Counter, error) {
+			c, err := lib.NewCounter("auto")
+			if err != nil {
+				return nil, err
+			}
+			return orientSpy{Counter: c, calls: calls, built: built}, nil
+		}}
+	}
+	return slots, calls, built
+}
+
+// writeMessy writes an rmat graph in spread-out 64-bit ids with
+// duplicates (both directions), self-loops and ids that appear only in
+// self-loops, as text.
+func writeMessy(t *testing.T, scale int, seed uint64) string {
+	t.Helper()
+	edges, err := gen.RMAT(scale, 8, seed, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(x uint64) uint64 { return x*0x9e3779b97f4a7c15 + 12345 }
+	var b strings.Builder
+	for i, e := range edges {
+		fmt.Fprintf(&b, "%d %d\n", id(e.U), id(e.V))
+		switch i % 17 {
+		case 3:
+			fmt.Fprintf(&b, "%d %d\n", id(e.V), id(e.U))
+		case 5:
+			fmt.Fprintf(&b, "%d %d\n", id(e.U), id(e.U))
+		case 7:
+			fmt.Fprintf(&b, "%d %d\n", uint64(i)<<40|7, uint64(i)<<40|7)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "messy.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPartitionedDeviceOrientation: a partitioned count whose forward
+// graph the device built (the library's tg_preprocess) gives the
+// brute-force totals, per-vertex and per-edge counts in the input's ids,
+// and the CPU path's report, for both schemes and P = 2, 3, 4 (3 on ca-GrQc); --verify
+// checks it array for array against the host's.
+func TestPartitionedDeviceOrientation(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	for _, path := range []string{writeMessy(t, 9, 5), filepath.Join("..", "testdata", "ca-GrQc.txt.gz")} {
+		ps := []int{2, 3, 4}
+		if strings.HasSuffix(path, ".gz") {
+			ps = []int{3} // a real graph, one P per scheme
+		}
+		want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+		cpu, err := CountFilePartitioned(ctx, path, func() Config {
+			c := testConfig(cpuSlots(2, "merge"))
+			c.P = 2
+			return c
+		}())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu.Triangles != want.Total {
+			t.Fatalf("%s: the CPU path counts %d, brute force %d", path, cpu.Triangles, want.Total)
+		}
+		dir := t.TempDir()
+		for _, sc := range []storage.Scheme{storage.SchemeHash, storage.SchemeRange} {
+			for _, p := range ps {
+				name := fmt.Sprintf("%s/%v-%d", filepath.Base(path), sc, p)
+				t.Run(name, func(t *testing.T) {
+					slots, calls, built := deviceSlots(t, lib, 2, 0)
+					cfg := testConfig(slots)
+					cfg.Scheme, cfg.P, cfg.Verify = sc, p, p == 3
+					cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(dir, fmt.Sprintf("%v%d.v.tsv", sc, p)), EdgesFile: filepath.Join(dir, fmt.Sprintf("%v%d.e.tsv", sc, p))}
+					rep, err := CountFilePartitioned(ctx, path, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if calls.Load() != 1 || built.Load() != 1 {
+						t.Fatalf("orientation on the device: %d calls, %d built; want 1 and 1", calls.Load(), built.Load())
+					}
+					checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
+					sameGraphReport(t, rep, cpu)
+					if cfg.Verify && !rep.Verified {
+						t.Fatal("--verify did not verify")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestPartitionedDeviceTooSmall: under a cap below what preprocessing
+// needs the host builds the forward graph (from the compacted ids, or
+// from the input with --verify) and the count is still exact.
+func TestPartitionedDeviceTooSmall(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	path := writeMessy(t, 9, 6)
+	want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+	full, err := CountFilePartitioned(ctx, path, func() Config {
+		c := testConfig(cpuSlots(1, "merge"))
+		c.P = 2
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cap that holds P = 4's subtasks but not preprocessing's buffers.
+	limit := uint64(gpu.PreprocessMinBytes(uint64(len(want.Support)), uint64(len(want.Degree))) / 2)
+	for _, verify := range []bool{false, true} {
+		slots, calls, built := deviceSlots(t, lib, 1, limit)
+		cfg := testConfig(slots)
+		cfg.P, cfg.Verify = 4, verify
+		cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(t.TempDir(), "v.tsv"), EdgesFile: filepath.Join(t.TempDir(), "e.tsv")}
+		rep, err := CountFilePartitioned(ctx, path, cfg)
+		if err != nil {
+			t.Fatalf("verify %v: %v", verify, err)
+		}
+		if calls.Load() != 1 || built.Load() != 0 {
+			t.Fatalf("verify %v: %d calls, %d built on the device; want 1 and 0", verify, calls.Load(), built.Load())
+		}
+		checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
+		sameGraphReport(t, rep, full)
+	}
+}
+
+// sameGraphReport compares what two reports say of the graph.
+func sameGraphReport(t *testing.T, got, want *Report) {
+	t.Helper()
+	type figures struct {
+		Triangles, Wedges uint64
+		Vertices, Edges   int64
+		MaxDegree, MaxOut int64
+		Removed           Removed
+		RawEdges          int64
+	}
+	of := func(r *Report) figures {
+		f := figures{Triangles: r.Triangles, Wedges: r.Wedges, Vertices: r.Vertices, Edges: r.Edges, MaxDegree: r.MaxDegree}
+		if r.MaxOutDegree != nil {
+			f.MaxOut = *r.MaxOutDegree
+		}
+		if r.Removed != nil {
+			f.Removed = *r.Removed
+		}
+		if r.Input != nil {
+			f.RawEdges = r.Input.RawEdges
+		}
+		return f
+	}
+	if g, w := of(got), of(want); g != w {
+		t.Fatalf("report\n got %+v\nwant %+v", g, w)
+	}
+}
