@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/trigrid/trigrid/graph"
@@ -174,13 +175,7 @@ func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model 
 		if err != nil {
 			return 0, err
 		}
-		counts := make([]int64, p*p)
-		for u := int64(0); u < fwd.NumRows(); u++ {
-			gi := l.Group(uint32(u))
-			for _, v := range fwd.Row(u) {
-				counts[gi*p+l.Group(v)]++
-			}
-		}
+		counts := blockEdgeCounts(fwd, l, p, workers)
 		stat := func(i, j int) BlockStat { return BlockStat{Rows: l.GroupSize(i), Edges: counts[i*p+j]} }
 		top := largest3(p, stat, m)
 		if p == 1 {
@@ -213,4 +208,35 @@ func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model 
 	}
 	return 0, fmt.Errorf("partition: no P up to %d fits the blocks of %d edges in %d bytes per subtask: the least that fits is %d bytes",
 		maxP, fwd.NumEdges(), budget, least)
+}
+
+// countRowsPerPart is the fewest rows a goroutine of blockEdgeCounts
+// takes (tests lower it to reach several on small graphs).
+var countRowsPerPart int64 = 1 << 14
+
+// blockEdgeCounts counts the edges of every block of l, P x P row-major,
+// on workers goroutines over row ranges, each with counts of its own that
+// are added up at the end.
+func blockEdgeCounts(fwd *graph.CSR, l *Layout, p, workers int) []int64 {
+	n := fwd.NumRows()
+	parts := int(min(int64(clampWorkers(workers)), max(1, n/countRowsPerPart)))
+	each := make([][]int64, parts)
+	_ = parallelFor(context.Background(), parts, parts, func(x int) {
+		c := make([]int64, p*p)
+		lo, hi := n*int64(x)/int64(parts), n*int64(x+1)/int64(parts)
+		for u := lo; u < hi; u++ {
+			row := c[l.Group(uint32(u))*p:]
+			for _, v := range fwd.Row(u) {
+				row[l.Group(v)]++
+			}
+		}
+		each[x] = c
+	})
+	counts := each[0]
+	for _, c := range each[1:] {
+		for i, x := range c {
+			counts[i] += x
+		}
+	}
+	return counts
 }

@@ -92,3 +92,33 @@ func TestChoosePErrors(t *testing.T) {
 		t.Errorf("the least budget %d: %v", least, err)
 	}
 }
+
+// blockEdgeCounts, on any number of workers, gives the edges of the
+// blocks that Split builds.
+func TestBlockEdgeCounts(t *testing.T) {
+	defer func(n int64) { countRowsPerPart = n }(countRowsPerPart)
+	countRowsPerPart = 100
+	fwd := refForward(rmatEdges(12, 16, 7))
+	for _, sc := range schemes {
+		for _, p := range []int{1, 3, 4} {
+			part, err := Split(fwd, sc, p, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []int{1, 3} {
+				l, err := NewLayout(fwd, sc, p, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := blockEdgeCounts(fwd, l, p, w)
+				for i := range p {
+					for j := range p {
+						if want := part.blockStat(i, j).Edges; got[i*p+j] != want {
+							t.Fatalf("%v P=%d workers %d: block (%d,%d) has %d edges, Split's %d", sc, p, w, i, j, got[i*p+j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -66,6 +66,9 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 		rowptr = make([]uint64, n+1)
 		cols = make([]uint32, np+1)
 		rank = make([]uint32, n+1)
+		prefault(rowptr)
+		prefault(cols)
+		prefault(rank)
 	}
 	var st [prepNStats]uint64
 	var ms float64
