@@ -83,6 +83,9 @@ type cleanPaths struct {
 	remap     int  // pathAuto, pathDense or pathSparse
 	perBucket int  // target entries per row bucket; 0 = bucketEntries
 	wide      bool // 64-bit bucket entries whatever the size
+	// upper lays out each pair once, in the row of its smaller endpoint
+	// (the upper triangle), instead of in both directions.
+	upper bool
 }
 
 func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, CleanStats, error) {

@@ -78,28 +78,34 @@ func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, pm *progress
 	}
 	// Buckets of 1<<shift rows; aim at perBucket entries each.
 	colBits := uint(bits.Len(uint(n - 1)))
-	want := max(1, 2*items/perBucket)
+	entries := 2 * items
+	if paths.upper {
+		entries = items
+	}
+	want := max(1, entries/perBucket)
 	shift := uint(max(0, int(colBits)-bits.Len(uint(want-1))))
+	up := paths.upper
 	if paths.wide {
-		return buildRows[uint64](src, n, colBits, shift, w, pm)
+		return buildRows[uint64](src, n, colBits, shift, up, w, pm)
 	}
 	if shift+colBits <= 32 {
-		return buildRows[uint32](src, n, colBits, shift, w, pm)
+		return buildRows[uint32](src, n, colBits, shift, up, w, pm)
 	}
 	// Narrower buckets keep 32-bit entries, up to 16 times as many
 	// buckets as wanted (beyond that the partition pass loses locality).
 	if colBits < 32 && shift-(32-colBits) <= 4 {
-		return buildRows[uint32](src, n, colBits, 32-colBits, w, pm)
+		return buildRows[uint32](src, n, colBits, 32-colBits, up, w, pm)
 	}
-	return buildRows[uint64](src, n, colBits, shift, w, pm)
+	return buildRows[uint64](src, n, colBits, shift, up, w, pm)
 }
 
 // entry is a packed (row within bucket, column) pair.
 type entry interface{ ~uint32 | ~uint64 }
 
 // buildRows is buildSymmetric for entries of type E: rows in buckets of
-// 1<<shift, columns in the low colBits bits.
-func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *progressMeter) *CSR {
+// 1<<shift, columns in the low colBits bits; with upper, each pair only in
+// the row of its smaller endpoint.
+func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, w int, pm *progressMeter) *CSR {
 	items := src.len()
 	nb := (n-1)>>shift + 1
 	parts := min(w, max(1, items/(1<<14)))
@@ -112,8 +118,15 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *p
 		buf := make([]uint32, 0, 2*pairBlock)
 		for b := lo; b < hi; b += pairBlock {
 			e := min(b+pairBlock, hi)
-			for _, x := range src.pairs(b, e, buf[:0]) {
-				c[x>>shift]++
+			ps := src.pairs(b, e, buf[:0])
+			if upper {
+				for i := 0; i+1 < len(ps); i += 2 {
+					c[min(ps[i], ps[i+1])>>shift]++
+				}
+			} else {
+				for _, x := range ps {
+					c[x>>shift]++
+				}
 			}
 			pm.add(int64(e - b))
 		}
@@ -139,12 +152,20 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *p
 		for b := lo; b < hi; b += pairBlock {
 			e := min(b+pairBlock, hi)
 			ps := src.pairs(b, e, buf[:0])
-			for i := 0; i+1 < len(ps); i += 2 {
-				u, v := ps[i], ps[i+1]
-				ent[c[u>>shift]] = E(u&mask)<<colBits | E(v)
-				c[u>>shift]++
-				ent[c[v>>shift]] = E(v&mask)<<colBits | E(u)
-				c[v>>shift]++
+			if upper {
+				for i := 0; i+1 < len(ps); i += 2 {
+					u, v := min(ps[i], ps[i+1]), max(ps[i], ps[i+1])
+					ent[c[u>>shift]] = E(u&mask)<<colBits | E(v)
+					c[u>>shift]++
+				}
+			} else {
+				for i := 0; i+1 < len(ps); i += 2 {
+					u, v := ps[i], ps[i+1]
+					ent[c[u>>shift]] = E(u&mask)<<colBits | E(v)
+					c[u>>shift]++
+					ent[c[v>>shift]] = E(v&mask)<<colBits | E(u)
+					c[v>>shift]++
+				}
 			}
 			pm.add(int64(e - b))
 		}
@@ -155,13 +176,17 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, w int, pm *p
 	// bucket's rows back at the front of its range of ent. deg[r] is row
 	// r's final length.
 	deg := make([]uint64, n+1)
+	perItem := int64(2) // entries per item, for progress
+	if upper {
+		perItem = 1
+	}
 	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		sc := bucketScratch[E]{colBits: colBits}
 		for b := lo; b < hi; b++ {
 			r0 := b << shift
 			r1 := min(n, (b+1)<<shift)
 			sc.build(ent[bstart[b]:bstart[b+1]], deg[r0:r1])
-			pm.add(int64(bstart[b+1]-bstart[b]) / 2)
+			pm.add(int64(bstart[b+1]-bstart[b]) / perItem)
 		}
 	})
 

@@ -75,7 +75,12 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config
 // forwardOfCompacted finishes on the host the cleaning of edges that were
 // compacted for a device that could not take them, then orients them. The
 // compaction's time, already in rep.Seconds.Clean, is kept and added to.
+// In degree order the forward graph is built straight from the pairs
+// (graph.ForwardCompacted), as the device does, its time in Order.
 func forwardOfCompacted(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	if cfg.Order == graph.OrderDegree {
+		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
+	}
 	prog := cfg.Progress
 	t := time.Now()
 	prog.Start("clean", "", -1)
@@ -86,6 +91,34 @@ func forwardOfCompacted(ctx context.Context, path string, c *graph.Compacted, cf
 	}
 	rep.Seconds.Clean += since(t)
 	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
+}
+
+// forwardOfPairs builds the degree-order forward graph of c on the host
+// with graph.ForwardCompacted.
+func forwardOfPairs(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	prog := cfg.Progress
+	t := time.Now()
+	prog.Start("order", "", -1)
+	fwd, rank, cs, os, err := graph.ForwardCompacted(c, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	prog.Done()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Vertices, rep.Edges = cs.Vertices, cs.Edges
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, cs.Duplicates, cs.IsolatedIDs
+	noteUnusedIDs(rep)
+	var ids []uint64
+	if wantIDs {
+		ids = make([]uint64, len(rank))
+		for v, r := range rank {
+			ids[r] = c.OrigID[v]
+		}
+	}
+	rep.Order = graph.OrderDegree.String()
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree, rep.Degeneracy = os.Wedges, os.MaxDegree, &os.MaxOutDegree, os.Degeneracy
+	rep.Seconds.Order = since(t)
+	return fwd, ids, ctx.Err()
 }
 
 // orientOf records what cleaning removed and orients und.

@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	"github.com/trigrid/trigrid/internal/parallel"
+)
+
+// ForwardCompacted builds the forward graph of c in degree order: the CSR,
+// ranks and statistics that CleanCompacted then Orient(OrderDegree) build
+// from the same pairs, array for array, without building the symmetric
+// adjacency. Each pair is laid out once, in the row of its smaller compact
+// id, and deduplicated there (the upper triangle, half the entries of the
+// symmetric rows); degrees are the row lengths plus the column counts;
+// the edges of the upper triangle, relabelled by rank, are laid out once
+// more in the row of their smaller rank. c.Pairs is only read; the input
+// ids stay in c.OrigID (rank[compact id] is the forward id).
+func ForwardCompacted(c *Compacted, opts CleanOptions) (fwd *CSR, rank []uint32, cs CleanStats, os OrientStats, err error) {
+	return forwardCompacted(c, opts, cleanPaths{})
+}
+
+// forwardCompacted is ForwardCompacted with the bucket sizes and entry
+// width of paths (tests force them).
+func forwardCompacted(c *Compacted, opts CleanOptions, paths cleanPaths) (fwd *CSR, rank []uint32, cs CleanStats, os OrientStats, err error) {
+	w := resolveWorkers(opts.Workers)
+	paths.upper = true
+	n := len(c.OrigID)
+	if uint64(n) > vertexLimit {
+		return nil, nil, cs, os, fmt.Errorf("graph: forward: %d vertices: %w", n, ErrTooManyVertices)
+	}
+	nonLoop := uint64(len(c.Pairs) / 2)
+	pm := newProgressMeter(opts.Progress, 5*int64(nonLoop))
+	up := buildSymmetric(&pairsSource{p: c.Pairs}, n, w, paths, pm)
+	m := up.NumEdges()
+
+	deg := make([]uint32, n)
+	parallel.Dynamic(n, orientChunk, w, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			row := up.Cols[up.Offsets[u]:up.Offsets[u+1]]
+			atomic.AddUint32(&deg[u], uint32(len(row)))
+			for _, v := range row {
+				atomic.AddUint32(&deg[v], 1)
+			}
+		}
+	})
+	os.Wedges, os.MaxDegree = countDegreeStats(deg, w)
+	rank = degreeRankCounts(deg, os.MaxDegree, w)
+	deg = nil
+	pm.set(3 * int64(nonLoop))
+
+	fwd = buildSymmetric(&rankedSource{off: up.Offsets, cols: up.Cols, rank: rank}, n, w, paths, pm)
+	os.MaxOutDegree = maxRowLen(fwd, w)
+	cs = c.Stats
+	cs.Vertices = int64(n)
+	cs.Edges = m
+	cs.Duplicates = nonLoop - uint64(m)
+	pm.set(pm.total)
+	return fwd, rank, cs, os, nil
+}
+
+// rankedSource yields the edges of an upper-triangle CSR, item i being
+// column entry i, as pairs of ranks.
+type rankedSource struct {
+	off  []uint64
+	cols []uint32
+	rank []uint32
+}
+
+func (s *rankedSource) len() int { return len(s.cols) }
+
+func (s *rankedSource) pairs(lo, hi int, dst []uint32) []uint32 {
+	n := len(s.off) - 1
+	// u is the row holding entry lo: the first whose end is past it.
+	u := sort.Search(n, func(r int) bool { return s.off[r+1] > uint64(lo) })
+	for i := lo; i < hi; i++ {
+		for s.off[u+1] <= uint64(i) {
+			u++
+		}
+		dst = append(dst, s.rank[u], s.rank[s.cols[i]])
+	}
+	return dst
+}
+
+// countDegreeStats is degreeStats over a degree array.
+func countDegreeStats(deg []uint32, w int) (wedges uint64, maxDeg int64) {
+	parts := min(w, max(1, len(deg)/(1<<16)))
+	ws := make([]uint64, parts)
+	ms := make([]int64, parts)
+	forEachStatic(len(deg), parts, func(p, lo, hi int) {
+		var s, m uint64
+		for _, d32 := range deg[lo:hi] {
+			d := uint64(d32)
+			s += d * (d - 1) / 2
+			m = max(m, d)
+		}
+		ws[p], ms[p] = s, int64(m)
+	})
+	for p := range ws {
+		wedges += ws[p]
+		maxDeg = max(maxDeg, ms[p])
+	}
+	return wedges, maxDeg
+}
+
+// degreeRankCounts is degreeRank over a degree array.
+func degreeRankCounts(deg []uint32, maxDeg int64, w int) []uint32 {
+	n := len(deg)
+	rank := make([]uint32, n)
+	nd := int(maxDeg) + 1
+	parts := min(w, max(1, n/(4*nd)), max(1, n/(1<<14)))
+	hist := make([]uint64, parts*nd)
+	forEachStatic(n, parts, func(p, lo, hi int) {
+		h := hist[p*nd : (p+1)*nd]
+		for _, d := range deg[lo:hi] {
+			h[d]++
+		}
+	})
+	var pos uint64
+	for d := 0; d < nd; d++ {
+		for p := 0; p < parts; p++ {
+			c := hist[p*nd+d]
+			hist[p*nd+d] = pos
+			pos += c
+		}
+	}
+	forEachStatic(n, parts, func(p, lo, hi int) {
+		h := hist[p*nd : (p+1)*nd]
+		for v := lo; v < hi; v++ {
+			d := deg[v]
+			rank[v] = uint32(h[d])
+			h[d]++
+		}
+	})
+	return rank
+}
+
+// maxRowLen is the longest row of a CSR.
+func maxRowLen(c *CSR, w int) int64 {
+	n := int(c.NumRows())
+	parts := min(w, max(1, n/(1<<16)))
+	ms := make([]uint64, parts)
+	forEachStatic(n, parts, func(p, lo, hi int) {
+		var m uint64
+		for v := lo; v < hi; v++ {
+			m = max(m, c.Offsets[v+1]-c.Offsets[v])
+		}
+		ms[p] = m
+	})
+	var m uint64
+	for _, x := range ms {
+		m = max(m, x)
+	}
+	return int64(m)
+}
