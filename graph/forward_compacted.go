@@ -15,8 +15,10 @@ import (
 // id, and deduplicated there (the upper triangle, half the entries of the
 // symmetric rows); degrees are the row lengths plus the column counts;
 // the edges of the upper triangle, relabelled by rank, are laid out once
-// more in the row of their smaller rank. c.Pairs is only read; the input
-// ids stay in c.OrigID (rank[compact id] is the forward id).
+// more in the row of their smaller rank. It releases c.Pairs (sets it to
+// nil) once the upper triangle is built, so that its memory can go before
+// the forward graph is; c.OrigID stays (rank[compact id] is the forward
+// id).
 func ForwardCompacted(c *Compacted, opts CleanOptions) (fwd *CSR, rank []uint32, cs CleanStats, os OrientStats, err error) {
 	return forwardCompacted(c, opts, cleanPaths{})
 }
@@ -33,6 +35,7 @@ func forwardCompacted(c *Compacted, opts CleanOptions, paths cleanPaths) (fwd *C
 	nonLoop := uint64(len(c.Pairs) / 2)
 	pm := newProgressMeter(opts.Progress, 5*int64(nonLoop))
 	up := buildSymmetric(&pairsSource{p: c.Pairs}, n, w, paths, pm)
+	c.Pairs = nil
 	m := up.NumEdges()
 
 	deg := make([]uint32, n)

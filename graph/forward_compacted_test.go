@@ -30,9 +30,14 @@ func TestForwardCompactedMatchesCleanThenOrient(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, paths := range []cleanPaths{{}, {perBucket: 7}, {perBucket: 5, wide: true}} {
-				fwd, rank, cs, os, err := forwardCompacted(c, CleanOptions{Workers: w}, paths)
+				cc := *c
+				cc.Pairs = slices.Clone(c.Pairs)
+				fwd, rank, cs, os, err := forwardCompacted(&cc, CleanOptions{Workers: w}, paths)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if cc.Pairs != nil {
+					t.Fatal("the pairs were not released")
 				}
 				if cs != wantCS || os != wantOS || fwd.NCols != wantFwd.NCols || !slices.Equal(fwd.Offsets, wantFwd.Offsets) ||
 					!slices.Equal(fwd.Cols, wantFwd.Cols) || !slices.Equal(rank, wantRank) {
