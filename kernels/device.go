@@ -13,6 +13,9 @@ type PrepStats struct {
 	Wedges     uint64 // sum of d(d-1)/2 over undirected degrees
 	MaxDegree  uint64 // undirected
 	MaxForward uint64 // largest forward degree
+	// IsolatedIDs are the input ids seen only in self-loops (dropped);
+	// set by PrepareResidentIDs only.
+	IsolatedIDs uint64
 }
 
 // DevicePreprocessor is a Counter that can clean, orient (degree order)
@@ -33,4 +36,34 @@ type DevicePreprocessor interface {
 	// DoesNotFit reports whether err says a graph or subtask does not fit
 	// the device's memory.
 	DoesNotFit(err error) bool
+}
+
+// IDPairs is an edge list in the input's own ids, u then v for each pair
+// (any direction, duplicates and self-loops allowed), in one of two
+// widths: P32 when every id is below 2^32, else P64. Exactly one is used:
+// P64 when it is not nil.
+type IDPairs struct {
+	P32 []uint32
+	P64 []uint64
+}
+
+// Pairs is the number of pairs.
+func (p IDPairs) Pairs() int {
+	if p.P64 != nil {
+		return len(p.P64) / 2
+	}
+	return len(p.P32) / 2
+}
+
+// IDPreprocessor is a DevicePreprocessor that also compacts the input's
+// own ids on its device, so the host neither compacts nor cleans.
+type IDPreprocessor interface {
+	DevicePreprocessor
+	// PrepareResidentIDs builds on the device the forward graph of p as
+	// PrepareResident does, after giving the ids with a non-loop edge
+	// compact ids in ascending order of their input ids (as graph.Compact
+	// does). Its stats' Vertices are those ids and IsolatedIDs the ids
+	// seen only in self-loops. DoesNotFit errors mean the host should
+	// compact.
+	PrepareResidentIDs(ctx context.Context, p IDPairs) (PrepStats, error)
 }

@@ -38,6 +38,13 @@ type Config struct {
 	// graph is counted on the first; a partitioned count runs one local
 	// worker slot per entry. Counting needs at least one.
 	Slots []worker.Slot
+	// Devices, when not nil, supplies Slots and Device in their place for
+	// CountFile, which calls it once, in a goroutine of its own, while the
+	// file is read, so that finding and starting a GPU (a fifth of a
+	// second) overlaps the read. An error from it stops the read and is
+	// CountFile's error, as it is. Nil: Slots and Device are used as set.
+	// The other commands of this package need Slots.
+	Devices func() (slots []worker.Slot, device string, err error)
 	// Device names where the counting runs, for the report ("cpu", the
 	// GPU's name); "" leaves the report's device empty.
 	Device string
@@ -92,8 +99,11 @@ func DefaultConfig() Config {
 }
 
 // validate checks c and fills in the meaning of zero values.
-func (c *Config) validate() error {
-	if len(c.Slots) == 0 {
+func (c *Config) validate() error { return c.check(false) }
+
+// check is validate where deferred allows Devices in place of Slots.
+func (c *Config) check(deferred bool) error {
+	if len(c.Slots) == 0 && (!deferred || c.Devices == nil) {
 		return errors.New("pipeline: config: no counting slots")
 	}
 	if c.P < 0 {

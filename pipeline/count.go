@@ -15,31 +15,58 @@ import (
 // CountFile counts the triangles of one graph file in this process: the
 // whole forward graph as one subtask on the first slot. When that slot's
 // counter is a kernels.DevicePreprocessor and the order is by degree, the
-// compacted edges go to the device, which cleans, orients and counts them
-// without a round trip through host memory; a graph that does not fit
-// takes the host path.
+// edges go to the device, which cleans, orients and counts them without a
+// round trip through host memory: in the input's own ids when it is a
+// kernels.IDPreprocessor (it compacts them too), else compacted on the
+// host. A graph that does not fit takes the host path. With cfg.Devices
+// the device is found and started while the file is read.
 func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.check(true); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &Report{File: path, Device: cfg.Device}
-	counter, err := cfg.Slots[0].NewCounter("")
-	if err != nil {
-		return nil, err
+	rep := &Report{File: path}
+	perVertex := cfg.PerVertex.Wanted()
+	dev := startCounter(ctx, &cfg)
+	// A device that cleans the input's own ids takes 32-bit binary files
+	// as they are on disk: half the memory of edges, nothing decoded.
+	var in input
+	var err error
+	if !perVertex && cfg.Order == graph.OrderDegree && dev.maybeDevice {
+		in, err = readIDs(dev.ctx, path, &cfg, rep)
+	} else {
+		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
+	}
+	counter, derr := dev.wait(&cfg)
+	if derr != nil {
+		return nil, derr
 	}
 	defer closeCounter(counter, cfg.Logger)
-	rep.Kernel = counter.Name()
-	edges, err := readEdges(ctx, path, &cfg, rep)
 	if err != nil {
 		return nil, err
 	}
-	perVertex := cfg.PerVertex.Wanted()
+	rep.Device = cfg.Device
+	rep.Kernel = counter.Name()
 	var (
 		onDevice  *deviceCount
 		compacted *graph.Compacted
 	)
-	if dp, ok := counter.(kernels.DevicePreprocessor); ok && cfg.Order == graph.OrderDegree && !perVertex {
+	dp, isDP := counter.(kernels.DevicePreprocessor)
+	if isDP && cfg.Order == graph.OrderDegree && !perVertex {
+		if ip, ok := counter.(kernels.IDPreprocessor); ok {
+			onDevice, err = countIDsOnDevice(ctx, ip, &in, &cfg, rep)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			if onDevice != nil && !cfg.Verify {
+				finish(rep, start)
+				return rep, nil
+			}
+		}
+	}
+	edges := in.toEdges(cfg.Workers)
+	in = input{}
+	if isDP && cfg.Order == graph.OrderDegree && !perVertex && onDevice == nil {
 		// Without --verify the compaction consumes edges (the pairs take
 		// their memory); --verify keeps them for an independent host clean.
 		consume := !cfg.Verify
@@ -101,6 +128,9 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 // deviceCount is what the device path found, kept for --verify.
 type deviceCount struct {
 	stats kernels.PrepStats
+	// ids: the device compacted the input's own ids, so it saw every
+	// self-loop and counted the ids seen only in them.
+	ids bool
 }
 
 // countOnDevice cleans, orients and counts on the device. When the graph
@@ -159,10 +189,17 @@ func checkDevicePrep(d *deviceCount, host *Report) error {
 	}
 	dev := figures{int64(st.Vertices), int64(st.Edges), int64(st.Wedges), int64(st.MaxDegree), int64(st.MaxForward), st.Duplicates, st.SelfLoops}
 	cpu := figures{host.Vertices, host.Edges, int64(host.Wedges), host.MaxDegree, *host.MaxOutDegree, host.Removed.Duplicates, host.Removed.SelfLoops}
-	// The device sees compacted pairs: self-loops of ids that appear only
-	// in self-loops are gone before it, so compare loops only through the
-	// host's count of them where the device saw any.
-	dev.SelfLoops, cpu.SelfLoops = 0, 0
+	// Compacted pairs lose the self-loops of ids that appear only in
+	// self-loops before the device sees them, so loops are compared only
+	// where the device had the input's own ids (and then its isolated ids
+	// too).
+	if d.ids {
+		if st.IsolatedIDs != host.Removed.IsolatedIDs {
+			return fmt.Errorf("verify: the device found %d ids only in self-loops, the host %d", st.IsolatedIDs, host.Removed.IsolatedIDs)
+		}
+	} else {
+		dev.SelfLoops, cpu.SelfLoops = 0, 0
+	}
 	if dev != cpu {
 		return fmt.Errorf("verify: the device's cleaning and orientation gave %+v, the host's %+v", dev, cpu)
 	}

@@ -33,11 +33,17 @@ func readEdges(ctx context.Context, path string, cfg *Config, rep *Report) ([]gr
 	if err != nil {
 		return nil, err
 	}
+	noteRead(rep, rs, t)
+	return edges, nil
+}
+
+// noteRead fills rep's input, bad lines and read time from a read that
+// began at t.
+func noteRead(rep *Report, rs edgeio.ReadStats, t time.Time) {
 	rep.Input = &Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
 		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices}
 	rep.removed().BadLines = rs.BadLines
 	rep.Seconds.Read = since(t)
-	return edges, nil
 }
 
 // noteUnusedIDs sets Removed.UnusedDeclaredIDs once cleaning has counted

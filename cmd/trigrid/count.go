@@ -132,7 +132,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if f.partitions != 1 || f.shards != "" {
 		kernelProg = nil
 	}
-	if err := f.device.apply(&cfg, kernelProg); err != nil {
+	if f.shards == "" && f.partitions == 1 && f.device.mayUseGPU() {
+		f.device.deferApply(&cfg, kernelProg)
+	} else if err := f.device.apply(&cfg, kernelProg); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()

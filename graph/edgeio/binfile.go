@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -24,21 +25,94 @@ const binSegment = 1 << 19
 // false when path is not such a file; the caller then streams it, which
 // also gives every error message for malformed files.
 func readBinaryFile(ctx context.Context, path string, opts ReadOptions) (edges []graph.Edge, st ReadStats, ok bool, err error) {
-	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatBin) {
-		return nil, st, false, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, h, ok := openBinaryFile(path, opts)
+	if !ok {
 		return nil, st, false, nil
 	}
 	defer f.Close()
+	st = ReadStats{Path: path, Format: FormatBin, Bytes: h.size, Edges: int64(h.m)}
+	edges = make([]graph.Edge, h.m)
+	err = readSegments(ctx, f, path, h, opts, func(lo, hi uint64, b []byte) {
+		decodePairs(edges[lo:hi], b, h.width)
+	})
+	if err != nil {
+		return nil, st, true, err
+	}
+	return edges, st, true, nil
+}
+
+// ReadBinaryPairs32 reads an uncompressed binary edge list of 32-bit ids
+// (its header says width 4 and its size matches) straight into pairs, u
+// then v for each edge in file order, with parallel positioned reads: half
+// the memory of ReadFile's edges and no decoding on little-endian hosts.
+// ok is false, with no error, when path is not such a file (standard
+// input, another format, 64-bit ids, compression, a size that does not
+// match its header); the caller then reads it with ReadFile, which also
+// gives every error message for malformed files.
+func ReadBinaryPairs32(ctx context.Context, path string, opts ReadOptions) (pairs []uint32, st ReadStats, ok bool, err error) {
+	f, h, ok := openBinaryFile(path, opts)
+	if !ok || h.width != 4 {
+		if f != nil {
+			f.Close()
+		}
+		return nil, st, false, nil
+	}
+	defer f.Close()
+	st = ReadStats{Path: path, Format: FormatBin, Bytes: h.size, Edges: int64(h.m)}
+	pairs = make([]uint32, 2*h.m)
+	native := nativeLittleEndian()
+	err = readSegments(ctx, f, path, h, opts, func(lo, hi uint64, b []byte) {
+		dst := pairs[2*lo : 2*hi]
+		if native {
+			return // read in place
+		}
+		for j := range dst {
+			dst[j] = binary.LittleEndian.Uint32(b[4*j:])
+		}
+	}, func(lo, hi uint64) []byte {
+		if !native {
+			return nil
+		}
+		return unsafe.Slice((*byte)(unsafe.Pointer(&pairs[2*lo])), 8*(hi-lo))
+	})
+	if err != nil {
+		return nil, st, true, err
+	}
+	return pairs, st, true, nil
+}
+
+func nativeLittleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// binFileHeader is what openBinaryFile read of a binary edge list's header.
+type binFileHeader struct {
+	width uint64 // bytes per id
+	m     uint64 // edges
+	size  int64  // file bytes
+}
+
+// openBinaryFile opens path when it is an uncompressed binary edge list
+// whose size matches its header; ok is false otherwise (and nothing is
+// left open).
+func openBinaryFile(path string, opts ReadOptions) (*os.File, binFileHeader, bool) {
+	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatBin) {
+		return nil, binFileHeader{}, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, binFileHeader{}, false
+	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, st, false, nil
+		f.Close()
+		return nil, binFileHeader{}, false
 	}
 	var hb [binHeaderSize]byte
 	if _, err := f.ReadAt(hb[:], 0); err != nil || [8]byte(hb[:8]) != binMagic {
-		return nil, st, false, nil
+		f.Close()
+		return nil, binFileHeader{}, false
 	}
 	version := binary.LittleEndian.Uint32(hb[8:])
 	width := uint64(binary.LittleEndian.Uint32(hb[12:]))
@@ -46,10 +120,20 @@ func readBinaryFile(ctx context.Context, path string, opts ReadOptions) (edges [
 	pair := 2 * width
 	if version != binVersion || (width != 4 && width != 8) || m > uint64(fi.Size())/pair ||
 		uint64(fi.Size()) != binHeaderSize+m*pair {
-		return nil, st, false, nil
+		f.Close()
+		return nil, binFileHeader{}, false
 	}
-	st = ReadStats{Path: path, Format: FormatBin, Bytes: fi.Size(), Edges: int64(m)}
-	edges = make([]graph.Edge, m)
+	return f, binFileHeader{width: width, m: m, size: fi.Size()}, true
+}
+
+// readSegments reads the edges of f in segments of binSegment edges on
+// opts.Workers goroutines and hands each segment's bytes to decode (edges
+// lo to hi). into, when given and returning a non-nil slice, names where a
+// segment's bytes are read to (the caller's own memory); otherwise each
+// goroutine reads into a buffer of its own.
+func readSegments(ctx context.Context, f *os.File, path string, h binFileHeader, opts ReadOptions,
+	decode func(lo, hi uint64, b []byte), into ...func(lo, hi uint64) []byte) error {
+	m, pair := h.m, 2*h.width
 	w := opts.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
@@ -63,7 +147,7 @@ func readBinaryFile(ctx context.Context, path string, opts ReadOptions) (edges [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, binSegment*pair)
+			var buf []byte
 			for {
 				s := next.Add(1) - 1
 				if s >= segments || ctx.Err() != nil {
@@ -71,13 +155,22 @@ func readBinaryFile(ctx context.Context, path string, opts ReadOptions) (edges [
 				}
 				lo := s * binSegment
 				hi := min(m, lo+binSegment)
-				b := buf[:(hi-lo)*pair]
+				var b []byte
+				if len(into) > 0 {
+					b = into[0](lo, hi)
+				}
+				if b == nil {
+					if buf == nil {
+						buf = make([]byte, binSegment*pair)
+					}
+					b = buf[:(hi-lo)*pair]
+				}
 				if _, err := f.ReadAt(b, int64(binHeaderSize+lo*pair)); err != nil {
 					once.Do(func() { firstErr = fmt.Errorf("graph/edgeio: %s: reading: %w", path, err) })
 					next.Store(segments)
 					return
 				}
-				decodePairs(edges[lo:hi], b, width)
+				decode(lo, hi, b)
 				done.Add(hi - lo)
 			}
 		}()
@@ -93,19 +186,16 @@ func readBinaryFile(ctx context.Context, path string, opts ReadOptions) (edges [
 			case <-finished:
 				break wait
 			case <-tick.C:
-				opts.Progress(binHeaderSize+int64(done.Load()*pair), fi.Size())
+				opts.Progress(binHeaderSize+int64(done.Load()*pair), h.size)
 			}
 		}
-		opts.Progress(fi.Size(), fi.Size())
+		opts.Progress(h.size, h.size)
 	}
 	<-finished
 	if firstErr != nil {
-		return nil, st, true, firstErr
+		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, st, true, err
-	}
-	return edges, st, true, nil
+	return ctx.Err()
 }
 
 func decodePairs(e []graph.Edge, b []byte, width uint64) {

@@ -65,3 +65,53 @@ func TestBinaryFileMatchesStream(t *testing.T) {
 		}
 	}
 }
+
+// ReadBinaryPairs32 gives the pairs of exactly the files of 32-bit ids
+// that the parallel path takes, in file order, and declines every other.
+func TestReadBinaryPairs32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	edges := make([]graph.Edge, 2*binSegment+5)
+	for i := range edges {
+		edges[i] = graph.Edge{U: rng.Uint64N(1 << 32), V: rng.Uint64N(1 << 32)}
+	}
+	p32 := filepath.Join(dir, "a.bin")
+	if err := WriteFile(p32, edges, WriteOptions{IDWidth: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 4} {
+		pairs, st, ok, err := ReadBinaryPairs32(context.Background(), p32, ReadOptions{Workers: w})
+		if !ok || err != nil {
+			t.Fatalf("workers %d: ok=%v err=%v", w, ok, err)
+		}
+		if st.Edges != int64(len(edges)) || st.Format != FormatBin || len(pairs) != 2*len(edges) {
+			t.Fatalf("workers %d: stats %+v, %d ids", w, st, len(pairs))
+		}
+		for i, e := range edges {
+			if uint64(pairs[2*i]) != e.U || uint64(pairs[2*i+1]) != e.V {
+				t.Fatalf("workers %d: pair %d is (%d, %d), want %v", w, i, pairs[2*i], pairs[2*i+1], e)
+			}
+		}
+	}
+	p64 := filepath.Join(dir, "b.bin")
+	if err := WriteFile(p64, edges[:10], WriteOptions{IDWidth: 8}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p32)
+	short := filepath.Join(dir, "short.bin")
+	if err := os.WriteFile(short, data[:len(data)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(dir, "c.bin.gz")
+	if err := WriteFile(gz, edges[:10], WriteOptions{IDWidth: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{p64, short, gz, filepath.Join(dir, "missing.bin"), "-"} {
+		if _, _, ok, err := ReadBinaryPairs32(context.Background(), q, ReadOptions{}); ok || err != nil {
+			t.Fatalf("%s: ok=%v err=%v, want declined", q, ok, err)
+		}
+	}
+	if _, _, ok, _ := ReadBinaryPairs32(context.Background(), p32, ReadOptions{Format: FormatEdgeList}); ok {
+		t.Fatal("a file read as text taken by the binary path")
+	}
+}

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 3
+#define TG_ABI_VERSION 4
 
 /* Status codes. */
 #define TG_OK 0
@@ -56,7 +56,8 @@ extern "C" {
 #define TG_PREP_WEDGES 5       /* sum over vertices of d(d-1)/2, undirected degree */
 #define TG_PREP_MAX_DEGREE 6   /* largest undirected degree */
 #define TG_PREP_MAX_FORWARD 7  /* largest forward (out-)degree */
-#define TG_PREP_NSTATS 8
+#define TG_PREP_ISOLATED 8     /* ids that appear only in self-loops (tg_prep_ids; 0 from tg_preprocess) */
+#define TG_PREP_NSTATS 9
 
 /* Kernel settings: tuning that changes speed only, never a count. Every
  * field is an int32_t; a field marked "auto" also takes TG_SETTING_AUTO,
@@ -177,13 +178,27 @@ int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *pea
  * rank_out are not NULL the forward CSR (nvertices+1 offsets, up to npairs
  * columns) and rank (nvertices entries: new id of each compact id) are
  * copied back. stats receives TG_PREP_NSTATS values; ms the CUDA-event time
- * of the GPU work including transfers. nvertices must be < 2^32 - 1 and
- * npairs < 2^31. */
+ * of the GPU work including transfers. nvertices must be < 2^32 - 1;
+ * npairs may be 2^31 or more. */
 int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges,
                       uint64_t npairs, uint64_t nvertices,
                       uint64_t *rowptr_out, uint32_t *cols_out,
                       uint32_t *rank_out, uint64_t *stats, double *ms,
                       char *err, uint64_t errlen);
+
+/* GPU preprocessing from the input's own ids: edges holds npairs (u, v)
+ * pairs in input order, each id a little-endian unsigned integer of width
+ * bytes (4 or 8), any value. The library compacts the ids as the host does
+ * (the ids with a non-loop edge, in ascending order, become 0..n-1; ids
+ * seen only in self-loops are counted in TG_PREP_ISOLATED and dropped),
+ * then does what tg_preprocess does with the compact pairs, building the
+ * forward CSR in slot (n rows). Nothing is copied back: stats receives
+ * TG_PREP_NSTATS values (TG_PREP_VERTICES is n), ms the CUDA-event time of
+ * the GPU work including the upload. More than 2^32 - 2 distinct ids is
+ * TG_ERR_INVALID; TG_ERR_OOM means the pairs do not fit the device. */
+int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges,
+                    uint64_t npairs, int32_t width, uint64_t *stats,
+                    double *ms, char *err, uint64_t errlen);
 
 #ifdef __cplusplus
 }

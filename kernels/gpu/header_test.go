@@ -71,6 +71,7 @@ func TestHeaderConstants(t *testing.T) {
 		"TG_PREP_WEDGES":      prepWedges,
 		"TG_PREP_MAX_DEGREE":  prepMaxDegree,
 		"TG_PREP_MAX_FORWARD": prepMaxForward,
+		"TG_PREP_ISOLATED":    prepIsolated,
 		"TG_PREP_NSTATS":      prepNStats,
 		"TG_SETTING_AUTO":     SettingAuto,
 		"TG_SETTINGS_FIELDS":  int64(len(settingNames)),

@@ -16,7 +16,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 3
+const ABIVersion = 4
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -68,6 +68,7 @@ type Library struct {
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 
 // errBufLen is the size of the message buffer handed to every call.
@@ -136,6 +137,7 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_count", &l.count},
 		{"tg_mem_usage", &l.memUsage},
 		{"tg_preprocess", &l.preprocess},
+		{"tg_prep_ids", &l.prepIDs},
 	}
 	var missing []string
 	addrs := make([]uintptr, len(syms))

@@ -19,6 +19,9 @@ type PrepStats struct {
 	Wedges     uint64 // sum of d(d-1)/2 over undirected degrees
 	MaxDegree  uint64 // undirected
 	MaxForward uint64 // largest forward degree
+	// IsolatedIDs are the input ids seen only in self-loops (PrepareIDs
+	// only).
+	IsolatedIDs uint64
 }
 
 // Prepared is the outcome of GPU preprocessing.
@@ -78,23 +81,30 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 	if err := status("tg_preprocess", rc, c.buf); err != nil {
 		return nil, fmt.Errorf("gpu: preprocess: %w", err)
 	}
-	p := &Prepared{
-		Stats: PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
-			Duplicates: st[prepDuplicates], Edges: st[prepEdges], Wedges: st[prepWedges],
-			MaxDegree: st[prepMaxDegree], MaxForward: st[prepMaxForward]},
-		GPUTime: time.Duration(ms * float64(time.Millisecond)),
-	}
-	c.resident = true
-	e, rows := int64(p.Stats.Edges), int64(n)
-	c.residentStats = kernels.SubtaskStats{Edges: e, Rows: rows, IKEdges: e, JKEdges: e, KCols: rows}
-	if rows > 0 {
-		c.residentStats.Wedges = float64(e) * 2 * float64(e) / float64(rows)
-	}
+	p := c.madeResident(&st, ms)
 	if copyBack {
 		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[prepEdges]], NCols: int64(n)}
 		p.Rank = rank[:n]
 	}
 	return p, nil
+}
+
+// madeResident records that the resident slot holds the graph whose
+// stats the library just returned and makes the Prepared for them.
+func (c *Counter) madeResident(st *[prepNStats]uint64, ms float64) *Prepared {
+	p := &Prepared{
+		Stats: PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
+			Duplicates: st[prepDuplicates], Edges: st[prepEdges], Wedges: st[prepWedges],
+			MaxDegree: st[prepMaxDegree], MaxForward: st[prepMaxForward], IsolatedIDs: st[prepIsolated]},
+		GPUTime: time.Duration(ms * float64(time.Millisecond)),
+	}
+	c.resident = true
+	e, rows := int64(p.Stats.Edges), int64(p.Stats.Vertices)
+	c.residentStats = kernels.SubtaskStats{Edges: e, Rows: rows, IKEdges: e, JKEdges: e, KCols: rows}
+	if rows > 0 {
+		c.residentStats.Wedges = float64(e) * 2 * float64(e) / float64(rows)
+	}
+	return p
 }
 
 // Indices of tg_preprocess's stats array (TG_PREP_* in trigrid.h).
@@ -107,6 +117,7 @@ const (
 	prepWedges
 	prepMaxDegree
 	prepMaxForward
+	prepIsolated
 	prepNStats
 )
 

@@ -282,8 +282,8 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t
         set_err(err, errlen, "tg_preprocess: bad context, slot, stats or edges");
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || npairs >= (1ull << 31)) {
-        set_err(err, errlen, "tg_preprocess: too many vertices or pairs");
+    if (nvertices >= 0xffffffffull) {
+        set_err(err, errlen, "tg_preprocess: too many vertices");
         return TG_ERR_INVALID;
     }
     double t0 = now_ms();
@@ -306,6 +306,124 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t
     }
     if (rowptr_out) memcpy(rowptr_out, c.rowptr, (size_t)(c.nrows + 1) * sizeof(uint64_t));
     if (cols_out && c.nnz > 0) memcpy(cols_out, c.cols, (size_t)c.nnz * sizeof(uint32_t));
+    s->csr = c;
+    s->loaded = 1;
+    if (ms) *ms = now_ms() - t0;
+    return TG_OK;
+}
+
+static uint64_t id_at(const void *edges, int32_t width, uint64_t i) {
+    return width == 4 ? ((const uint32_t *)edges)[i] : ((const uint64_t *)edges)[i];
+}
+
+/* Index of x in the sorted ids (n entries), or n when absent. */
+static uint64_t find_id(const uint64_t *ids, uint64_t n, uint64_t x) {
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && ids[lo] == x ? lo : n;
+}
+
+/* Sorts and dedupes ids in place; returns how many stay. */
+static int sort_unique(uint64_t *ids, uint64_t n, uint64_t *distinct) {
+    uint64_t *tmp = malloc((n + 1) * sizeof(uint64_t));
+    if (tmp == NULL || tg_cpu_sort64(ids, tmp, n, 64) != 0) {
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    uint64_t u = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (i == 0 || ids[i] != ids[i - 1]) ids[u++] = ids[i];
+    *distinct = u;
+    return 0;
+}
+
+int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t *stats,
+                    double *ms, char *err, uint64_t errlen) {
+    if (ctx == NULL || stats == NULL || slot < 0 || slot >= TG_MAX_SLOTS || (npairs > 0 && edges == NULL)) {
+        set_err(err, errlen, "tg_prep_ids: bad context, slot, stats or edges");
+        return TG_ERR_INVALID;
+    }
+    if (width != 4 && width != 8) {
+        set_err(err, errlen, "tg_prep_ids: id width %d: want 4 or 8 bytes", (int)width);
+        return TG_ERR_INVALID;
+    }
+    for (int i = 0; i < TG_PREP_NSTATS; i++) stats[i] = 0;
+    double t0 = now_ms();
+    ref_slot *s = &ctx->slots[slot];
+    slot_release(ctx, s);
+    /* The uploaded pairs and the keys, accounted as the CUDA library holds them. */
+    uint64_t held = npairs * 2 * (uint64_t)width;
+    if (!ref_alloc(ctx, held)) {
+        set_err(err, errlen, "tg_prep_ids: pair buffer: out of device memory");
+        return TG_ERR_OOM;
+    }
+    ctx->used -= alloc_bytes(held);
+    uint64_t *ids = malloc((2 * npairs + 1) * sizeof(uint64_t));
+    uint64_t *lids = malloc((npairs + 1) * sizeof(uint64_t));
+    uint32_t *pairs = malloc((2 * npairs + 1) * sizeof(uint32_t));
+    if (ids == NULL || lids == NULL || pairs == NULL) {
+        free(ids), free(lids), free(pairs);
+        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        return TG_ERR_OOM;
+    }
+    uint64_t ne = 0, nl = 0, n = 0, nlu = 0, iso = 0;
+    for (uint64_t i = 0; i < npairs; i++) {
+        uint64_t u = id_at(edges, width, 2 * i), v = id_at(edges, width, 2 * i + 1);
+        if (u == v) {
+            lids[nl++] = u;
+        } else {
+            ids[ne++] = u;
+            ids[ne++] = v;
+        }
+    }
+    if (sort_unique(ids, ne, &n) != 0 || sort_unique(lids, nl, &nlu) != 0) {
+        free(ids), free(lids), free(pairs);
+        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        return TG_ERR_OOM;
+    }
+    if (n >= 0xffffffffull) {
+        free(ids), free(lids), free(pairs);
+        set_err(err, errlen, "tg_prep_ids: %llu distinct ids exceed the GPU path (< 2^32-1)", (unsigned long long)n);
+        return TG_ERR_INVALID;
+    }
+    for (uint64_t i = 0; i < nlu; i++) iso += find_id(ids, n, lids[i]) == n;
+    /* Loops stay as pairs of one compact id so that the forward build
+     * counts them; an id seen only in loops maps to 0, which is valid
+     * whenever there is a vertex at all. */
+    for (uint64_t i = 0; i < 2 * npairs; i++) {
+        uint64_t j = find_id(ids, n, id_at(edges, width, i));
+        pairs[i] = (uint32_t)(j == n ? 0 : j);
+    }
+    for (uint64_t i = 0; i < npairs; i++) {
+        if (id_at(edges, width, 2 * i) == id_at(edges, width, 2 * i + 1)) pairs[2 * i + 1] = pairs[2 * i];
+    }
+    free(ids), free(lids);
+    tg_cpu_csr c;
+    int32_t rc = tg_cpu_forward(pairs, npairs, n > 0 ? n : 0, &c, NULL, stats);
+    free(pairs);
+    if (rc == TG_ERR_INVALID && n == 0) {
+        /* Only loops (or nothing): an empty graph. */
+        memset(&c, 0, sizeof c);
+        for (int i = 0; i < TG_PREP_NSTATS; i++) stats[i] = 0;
+        stats[TG_PREP_INPUT_PAIRS] = npairs;
+        stats[TG_PREP_SELF_LOOPS] = nl;
+        rc = TG_OK;
+    }
+    if (rc != TG_OK) {
+        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        return rc;
+    }
+    stats[TG_PREP_ISOLATED] = iso;
+    if (!slot_reserve(ctx, s, c.nrows, c.nnz)) {
+        tg_cpu_csr_free(&c);
+        set_err(err, errlen, "tg_prep_ids: out of device memory");
+        return TG_ERR_OOM;
+    }
     s->csr = c;
     s->loaded = 1;
     if (ms) *ms = now_ms() - t0;

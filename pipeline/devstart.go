@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// pendingCounter is the counter of a whole count, made in a goroutine of
+// its own while the file is read: starting a GPU (loading its driver,
+// creating its context) takes about as long as reading a few hundred
+// megabytes, and neither waits for the other.
+type pendingCounter struct {
+	// ctx is the read's context: cancelled when the device cannot be had.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// maybeDevice: the counter may be a GPU, so the read keeps the input
+	// in the form the device takes.
+	maybeDevice bool
+	done        chan struct{}
+	counter     kernels.Counter
+	slots       []worker.Slot
+	device      string
+	err         error
+}
+
+// startCounter starts making the counter of cfg's first slot, after
+// cfg.Devices when that is set.
+func startCounter(ctx context.Context, cfg *Config) *pendingCounter {
+	rctx, cancel := context.WithCancel(ctx)
+	pc := &pendingCounter{ctx: rctx, cancel: cancel, done: make(chan struct{}),
+		slots: cfg.Slots, device: cfg.Device}
+	devices := cfg.Devices
+	pc.maybeDevice = devices != nil || cfg.Slots[0].Device.Kind == "gpu"
+	go func() {
+		defer close(pc.done)
+		if devices != nil {
+			slots, device, err := devices()
+			if err == nil && len(slots) == 0 {
+				err = errors.New("pipeline: config: no counting slots")
+			}
+			if err != nil {
+				pc.err = err
+				cancel()
+				return
+			}
+			pc.slots, pc.device = slots, device
+		}
+		pc.counter, pc.err = pc.slots[0].NewCounter("")
+		if pc.err != nil {
+			cancel()
+		}
+	}()
+	return pc
+}
+
+// wait returns the counter once it is made and sets cfg's Slots and
+// Device to those it was made from.
+func (pc *pendingCounter) wait(cfg *Config) (kernels.Counter, error) {
+	<-pc.done
+	pc.cancel()
+	if pc.err != nil {
+		return nil, pc.err
+	}
+	cfg.Slots, cfg.Device = pc.slots, pc.device
+	return pc.counter, nil
+}
+
+// input is a file's edges as read: edges, or 32-bit pairs (u0, v0, ...)
+// read straight from a binary file or narrowed in place for a device.
+type input struct {
+	edges []graph.Edge
+	p32   []uint32
+}
+
+// toEdges gives the input as edges, widening 32-bit pairs into new
+// memory.
+func (in *input) toEdges(workers int) []graph.Edge {
+	if in.p32 != nil {
+		return graph.WidenPairs(in.p32, workers)
+	}
+	return in.edges
+}
+
+// readIDs reads path for a device that takes the input's own ids: a binary
+// file of 32-bit ids as it is on disk, anything else as edges.
+func readIDs(ctx context.Context, path string, cfg *Config, rep *Report) (input, error) {
+	t := time.Now()
+	cfg.Progress.Start("read", "bytes", -1)
+	ro := cfg.Read
+	ro.Progress = cfg.Progress.Update
+	pairs, rs, ok, err := edgeio.ReadBinaryPairs32(ctx, path, ro)
+	cfg.Progress.Done()
+	if !ok {
+		edges, err := readEdges(ctx, path, cfg, rep)
+		return input{edges: edges}, err
+	}
+	if err != nil {
+		return input{}, err
+	}
+	noteRead(rep, rs, t)
+	return input{p32: pairs}, nil
+}
+
+// countIDsOnDevice compacts, cleans, orients and counts the input on the
+// device from the input's own ids. Without --verify, edges are narrowed to
+// 32-bit pairs in their own memory when every id allows it (in then holds
+// the pairs). When the graph does not fit it returns a nil count and no
+// error, with in still holding the whole input.
+func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input, cfg *Config, rep *Report) (*deviceCount, error) {
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	var p kernels.IDPairs
+	if in.p32 != nil {
+		p.P32 = in.p32
+	} else {
+		edges := in.edges
+		if cfg.Verify {
+			edges = append([]graph.Edge(nil), edges...) // the host cleans the input as read
+		}
+		if p32, ok := graph.NarrowInPlace(edges, cfg.Workers); ok {
+			p.P32 = p32
+			if !cfg.Verify {
+				in.edges, in.p32 = nil, p32
+			}
+		} else {
+			p.P64 = graph.WideIDs(edges)
+		}
+	}
+	cfg.Progress.Done()
+	rep.Seconds.Clean = since(t)
+	t = time.Now()
+	st, err := ip.PrepareResidentIDs(ctx, p)
+	if ip.DoesNotFit(err) {
+		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Vertices, rep.Edges = int64(st.Vertices), int64(st.Edges)
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = st.SelfLoops, st.Duplicates, st.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Order = graph.OrderDegree.String()
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	rep.Seconds.Order = since(t)
+	t = time.Now()
+	res, err := ip.CountResident(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count with %s: %w", ip.Name(), err)
+	}
+	rep.Triangles = res.Triangles
+	rep.Kernel = worker.KernelName(ip)
+	rep.Seconds.Count = since(t)
+	rep.Seconds.Kernel = res.KernelTime.Seconds()
+	return &deviceCount{stats: st, ids: true}, nil
+}
