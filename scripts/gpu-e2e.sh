@@ -26,7 +26,7 @@ cd "$ROOT"
 if [ "${1:-}" = "--prepare" ]; then
 	set -e
 	mkdir -p .dev/e2e/data
-	CGO_ENABLED=0 go build -o .dev/e2e/trigrid ./cmd/trigrid
+	CGO_ENABLED=0 go build -ldflags='-s -w' -o .dev/e2e/trigrid ./cmd/trigrid
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o .dev/e2e/gpu.test ./kernels/gpu/
 	cp "${TRIGRID_DATA_DIR:-../shared/datasets}"/* .dev/e2e/data/ 2>/dev/null || echo "no ../shared/datasets: conformance skips the datasets"
 	du -sh .dev/e2e
