@@ -75,9 +75,7 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	defer wg.Wait()
 	defer cancel()
 
-	lines := lineBase
-	seenContent := false
-	var entries int64 // Matrix Market entries, good or bad
+	col := &collector{p: p, name: name, st: st, lines: lineBase}
 	for c := range ordered {
 		select {
 		case <-c.done:
@@ -85,50 +83,15 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 			return ctx.Err()
 		}
 		if c.err == errLineTooLong {
-			return fmt.Errorf("graph/edgeio: %s:%d: a line is longer than %d MiB: not a text edge list?", name, lines+1, maxLineLen>>20)
+			return fmt.Errorf("graph/edgeio: %s:%d: a line is longer than %d MiB: not a text edge list?", name, col.lines+1, maxLineLen>>20)
 		}
 		if c.err != nil {
 			return fmt.Errorf("graph/edgeio: %s: reading: %w", name, c.err)
 		}
 		res := &c.res
-		if h := res.header; h != nil {
-			h.Path, h.Line = name, lines+h.Line
-			switch {
-			case !seenContent && !res.mistyped:
-				st.HeaderLines++
-				st.HeaderLine, st.Header = h.Line, h.Text
-			case !seenContent && !p.skipBad:
-				h.Reason += "; a first line of digits with one stray character is taken for a mistyped edge, not a header"
-				return h
-			case p.skipBad:
-				st.BadLines++
-			default:
-				return h
-			}
+		if err := col.admit(res, c.data); err != nil {
+			return err
 		}
-		// The entry count is checked first: a parse error stops the chunk,
-		// so its counts cover only earlier lines, and an extra entry among
-		// them comes before the error.
-		if p.mtx {
-			nb := int64(len(res.edges)) + res.bad
-			if uint64(entries+nb) > p.nnz {
-				k := int64(p.nnz) - entries // entries of this chunk that fit
-				at := lines + nthEntryLine(c.data, k+1)
-				return &ParseError{Path: name, Line: at, Text: quoteText(lineAt(c.data, at-lines)),
-					Reason: fmt.Sprintf("entry %d, but the size line (line %d) declares %d entries", p.nnz+1, p.sizeLine, p.nnz)}
-			}
-			entries += nb
-		}
-		if res.err != nil {
-			res.err.Path, res.err.Line = name, lines+res.err.Line
-			return res.err
-		}
-		seenContent = seenContent || res.content
-		lines += res.lines
-		st.Lines = lines
-		st.Comments += res.comments
-		st.BadLines += res.bad
-		st.Edges += int64(len(res.edges))
 		if len(res.edges) > 0 {
 			if err := fn(res.edges); err != nil {
 				return err
@@ -140,10 +103,69 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if p.mtx && uint64(entries) != p.nnz {
+	if p.mtx && uint64(col.entries) != p.nnz {
 		return &ParseError{Path: name, Line: p.sizeLine, Text: p.sizeText,
-			Reason: fmt.Sprintf("size line declares %d entries but the file has %d", p.nnz, entries)}
+			Reason: fmt.Sprintf("size line declares %d entries but the file has %d", p.nnz, col.entries)}
 	}
+	return nil
+}
+
+// collector takes parsed chunks in file order: it turns their relative
+// line numbers into absolute ones, decides whether a first line that is
+// no edge is a header, counts Matrix Market entries and adds each chunk's
+// counts to st.
+type collector struct {
+	p           *lineParser
+	name        string
+	st          *ReadStats
+	lines       int64 // lines before the next chunk
+	seenContent bool
+	entries     int64 // Matrix Market entries, good or bad
+}
+
+// admit takes the next chunk's result (data is its text, read only on
+// errors): an error is the file's first bad line, a header that is not
+// one, or an entry beyond a Matrix Market file's count.
+func (col *collector) admit(res *chunkResult, data []byte) error {
+	p, name, st := col.p, col.name, col.st
+	if h := res.header; h != nil {
+		h.Path, h.Line = name, col.lines+h.Line
+		switch {
+		case !col.seenContent && !res.mistyped:
+			st.HeaderLines++
+			st.HeaderLine, st.Header = h.Line, h.Text
+		case !col.seenContent && !p.skipBad:
+			h.Reason += "; a first line of digits with one stray character is taken for a mistyped edge, not a header"
+			return h
+		case p.skipBad:
+			st.BadLines++
+		default:
+			return h
+		}
+	}
+	// The entry count is checked first: a parse error stops the chunk,
+	// so its counts cover only earlier lines, and an extra entry among
+	// them comes before the error.
+	if p.mtx {
+		nb := int64(len(res.edges)) + res.bad
+		if uint64(col.entries+nb) > p.nnz {
+			k := int64(p.nnz) - col.entries // entries of this chunk that fit
+			at := col.lines + nthEntryLine(data, k+1)
+			return &ParseError{Path: name, Line: at, Text: quoteText(lineAt(data, at-col.lines)),
+				Reason: fmt.Sprintf("entry %d, but the size line (line %d) declares %d entries", p.nnz+1, p.sizeLine, p.nnz)}
+		}
+		col.entries += nb
+	}
+	if res.err != nil {
+		res.err.Path, res.err.Line = name, col.lines+res.err.Line
+		return res.err
+	}
+	col.seenContent = col.seenContent || res.content
+	col.lines += res.lines
+	st.Lines = col.lines
+	st.Comments += res.comments
+	st.BadLines += res.bad
+	st.Edges += int64(len(res.edges))
 	return nil
 }
 

@@ -79,6 +79,9 @@ func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge,
 	if edges, st, ok, err := readBinaryFile(ctx, path, opts); ok {
 		return edges, st, err
 	}
+	if edges, st, ok, err := readTextFile(ctx, path, opts); ok {
+		return edges, st, err
+	}
 	// Batches are kept as they come (text batches are not reused, so no
 	// copy is needed) and joined once at the end: growing one slice by
 	// appending copies the edges again at every doubling and faults in

@@ -1,0 +1,127 @@
+package edgeio
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// messyText writes an edge list with what real files hold: comments at
+// the top and in the middle, a header line, blank lines, extra columns,
+// CRLF, a BOM, long ids, bad lines, no final newline.
+func messyText(rng *rand.Rand, lines int, bad bool) string {
+	var b strings.Builder
+	if rng.IntN(3) == 0 {
+		b.WriteString("\ufeff")
+	}
+	if rng.IntN(2) == 0 {
+		b.WriteString("# Directed graph\n# Nodes: 10 Edges: 20\n")
+	}
+	if rng.IntN(3) == 0 {
+		b.WriteString("FromNodeId\tToNodeId\n")
+	}
+	eol := "\n"
+	if rng.IntN(4) == 0 {
+		eol = "\r\n"
+	}
+	for i := range lines {
+		switch r := rng.IntN(100); {
+		case r < 2:
+			b.WriteString("% a comment" + eol)
+		case r < 4:
+			b.WriteString(eol)
+		case r < 5:
+			fmt.Fprintf(&b, "%d 18446744073709551615%s", rng.Uint64N(1000), eol)
+		case r < 6 && bad:
+			fmt.Fprintf(&b, "%d x%s", i, eol)
+		case r < 8:
+			fmt.Fprintf(&b, "%d,%d,1.5%s", rng.Uint64N(1<<40), rng.Uint64N(1000), eol)
+		default:
+			fmt.Fprintf(&b, "%d\t%d%s", rng.Uint64N(1000), rng.Uint64N(1<<33), eol)
+		}
+	}
+	if rng.IntN(2) == 0 {
+		b.WriteString("7 8") // no final newline
+	}
+	return b.String()
+}
+
+// The parallel text reader gives exactly what the streaming reader gives:
+// edges in order, every figure of the stats, and the same error (file,
+// line, text, reason) for the same first bad line; files it does not take
+// (lone CRs, lines too long for it) fall back without a trace.
+func TestReadTextFileMatchesStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	dir := t.TempDir()
+	for k := range 60 {
+		text := messyText(rng, 50+rng.IntN(3000), k%3 == 0)
+		if k%10 == 9 {
+			text = strings.ReplaceAll(text, "\n", "\r") // classic Mac: falls back
+		}
+		path := filepath.Join(dir, fmt.Sprintf("g%d.txt", k))
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, skip := range []bool{false, true} {
+			for _, ck := range []struct{ size, workers int }{{16, 1}, {64, 3}, {1000, 2}} {
+				opts := ReadOptions{chunkSize: ck.size, Workers: ck.workers, SkipBadLines: skip}
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wst, werr := Read(t.Context(), f, path, opts)
+				f.Close()
+				got, gst, ok, gerr := readTextFile(t.Context(), path, opts)
+				if !ok {
+					if k%10 != 9 && len(text) >= 2*ck.size {
+						t.Fatalf("%s chunk %d: not taken", path, ck.size)
+					}
+					continue
+				}
+				if k%10 == 9 {
+					t.Fatalf("%s: lone CRs taken by the parallel reader", path)
+				}
+				if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Fatalf("%s chunk %d skip %v: error %v, stream %v", path, ck.size, skip, gerr, werr)
+				}
+				if werr != nil {
+					continue
+				}
+				wst.Path = path
+				if gst != wst || len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
+					t.Fatalf("%s chunk %d skip %v: %d edges, stats %+v; stream %d edges, %+v", path, ck.size, skip, len(got), gst, len(want), wst)
+				}
+			}
+		}
+	}
+}
+
+// Small, compressed and Matrix Market files and standard input are left
+// to the streaming reader.
+func TestReadTextFileDeclines(t *testing.T) {
+	dir := t.TempDir()
+	edges := randomEdges(rand.New(rand.NewPCG(1, 1)), 3000, 100)
+	for _, name := range []string{"a.txt.gz", "a.mtx", "a.bin"} {
+		p := filepath.Join(dir, name)
+		if err := WriteFile(p, edges, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok, _ := readTextFile(t.Context(), p, ReadOptions{chunkSize: 64}); ok {
+			t.Fatalf("%s taken by the parallel text reader", name)
+		}
+	}
+	p := filepath.Join(dir, "a.txt")
+	if err := WriteFile(p, edges, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := readTextFile(t.Context(), p, ReadOptions{}); ok {
+		t.Fatal("a file smaller than two chunks taken by the parallel text reader")
+	}
+	if _, _, ok, _ := readTextFile(t.Context(), "-", ReadOptions{chunkSize: 64}); ok {
+		t.Fatal("standard input taken by the parallel text reader")
+	}
+}
