@@ -591,7 +591,7 @@ int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d
                    "id unique sizing");
         }
         void *tmp = nullptr;
-        const size_t tbytes = std::max(tb, tb2);
+        size_t tbytes = std::max(tb, tb2);
         TG_TRY(t.get(&tmp, tbytes), "id sort scratch");
         uint64_t *ids = ends, *lu = lids;
         if (ne > 0) {
