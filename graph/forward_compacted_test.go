@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/trigrid/trigrid/internal/testlong"
 )
 
 // ForwardCompacted must build, array for array, what CleanCompacted then
@@ -72,6 +74,9 @@ func TestForwardCompactedMatchesCleanThenOrient(t *testing.T) {
 	t.Run("spread-large", func(t *testing.T) {
 		check(t, spreadEdges(rng, 3000, 60_000, 1))
 		check(t, spreadEdges(rng, 3000, 60_000, 1<<40))
+		if testlong.Enabled() {
+			check(t, spreadEdges(rng, 300_000, 3_000_000, 1))
+		}
 	})
 }
 

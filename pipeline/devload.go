@@ -26,7 +26,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	}
 	counter, err := cfg.Slots[0].NewCounter("")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer closeCounter(counter, cfg.Logger)
 	dev, ok := counter.(kernels.DeviceOrienter)
