@@ -37,7 +37,9 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	} else {
 		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
 	}
+	t := time.Now()
 	counter, derr := dev.wait(&cfg)
+	rep.Seconds.DeviceWait = since(t)
 	if derr != nil {
 		return nil, derr
 	}

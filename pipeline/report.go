@@ -92,7 +92,11 @@ type Phases struct {
 	Partition float64 `json:"partition,omitempty"`
 	Count     float64 `json:"count"`
 	Kernel    float64 `json:"kernel"`
-	Total     float64 `json:"total"`
+	// DeviceWait is how long the count waited, once the file was read,
+	// for its device to be found and started (which begins with the read);
+	// zero when the device was ready first.
+	DeviceWait float64 `json:"device_wait,omitempty"`
+	Total      float64 `json:"total"`
 }
 
 // PartitionInfo describes a count that went through 2D partitions.

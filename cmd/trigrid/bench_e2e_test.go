@@ -69,7 +69,7 @@ func TestBenchE2ECountsAndPhases(t *testing.T) {
 	if err := printE2E(cmd, rows, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"messy.txt", "ca-GrQc.txt.gz", "whole process s", "(outside s)", "host peak", fmt.Sprint(want.Total), "48260"} {
+	for _, s := range []string{"messy.txt", "ca-GrQc.txt.gz", "whole process s", "(outside s)", "(device wait s)", "host peak", fmt.Sprint(want.Total), "48260"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}

@@ -243,6 +243,9 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	}
 	s := rep.Seconds
 	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)
+	if s.DeviceWait >= 0.0005 {
+		times = fmt.Sprintf("read %.3fs  device wait %.3fs  clean %.3fs  order %.3fs", s.Read, s.DeviceWait, s.Clean, s.Order)
+	}
 	if s.Partition > 0 {
 		times += fmt.Sprintf("  partition %.3fs", s.Partition)
 	}
