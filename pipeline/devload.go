@@ -17,25 +17,25 @@ import (
 // returning the forward graph and the ranks that map it back to the input's
 // ids; when the graph does not fit the device for that, the host finishes
 // cleaning from the compacted ids. The counter is closed before it returns,
-// so the device memory is free for the subtasks. With cfg.Verify the host
+// so the device memory is free for the subtasks. With cfg.Devices the
+// device is found and started while the file is read (cfg's Slots and
+// Device are set from it). With cfg.Verify the host
 // also builds the forward graph from the input and the two must be equal,
 // array for array.
 func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
-	if cfg.Order != graph.OrderDegree {
-		return Load(ctx, path, *cfg, rep, wantIDs)
-	}
-	counter, err := cfg.Slots[0].NewCounter("")
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer closeCounter(counter, cfg.Logger)
-	dev, ok := counter.(kernels.DeviceOrienter)
-	if !ok {
-		return Load(ctx, path, *cfg, rep, wantIDs)
-	}
-	edges, err := readEdges(ctx, path, cfg, rep)
+	dev := startCounter(ctx, cfg)
+	edges, rerr := readEdges(dev.ctx, path, cfg, rep)
+	counter, err := dev.wait(cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	defer closeCounter(counter, cfg.Logger)
+	if rerr != nil {
+		return nil, nil, rerr
+	}
+	orienter, ok := counter.(kernels.DeviceOrienter)
+	if !ok || cfg.Order != graph.OrderDegree {
+		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
 	}
 	// Without --verify the compaction consumes edges (the pairs take
 	// their memory); --verify keeps them for an independent host build.
@@ -58,9 +58,9 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 
 	t = time.Now()
 	cfg.Progress.Start("order", "", -1)
-	fwd, rank, st, err := dev.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
+	fwd, rank, st, err := orienter.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
 	cfg.Progress.Done()
-	if dev.DoesNotFit(err) {
+	if orienter.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing; cleaning and orienting on the host", "err", err)
 		if edges != nil {
 			return forwardOf(ctx, path, edges, cfg, rep, wantIDs)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -146,6 +147,10 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 					slots, calls, built := deviceSlots(t, lib, 2, 0)
 					cfg := testConfig(slots)
 					cfg.Scheme, cfg.P, cfg.Verify = sc, p, p == 3
+					if p == 2 {
+						// The device found and started while the file is read.
+						cfg.Slots, cfg.Devices = nil, func() ([]worker.Slot, string, error) { return slots, "lib", nil }
+					}
 					cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(dir, fmt.Sprintf("%v%d.v.tsv", sc, p)), EdgesFile: filepath.Join(dir, fmt.Sprintf("%v%d.e.tsv", sc, p))}
 					rep, err := CountFilePartitioned(ctx, path, cfg)
 					if err != nil {
@@ -156,6 +161,9 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 					}
 					checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
 					sameGraphReport(t, rep, cpu)
+					if p == 2 && rep.Device != "lib" {
+						t.Fatalf("device %q, want the one Devices gave", rep.Device)
+					}
 					if cfg.Verify && !rep.Verified {
 						t.Fatal("--verify did not verify")
 					}
@@ -225,5 +233,15 @@ func sameGraphReport(t *testing.T, got, want *Report) {
 	}
 	if g, w := of(got), of(want); g != w {
 		t.Fatalf("report\n got %+v\nwant %+v", g, w)
+	}
+}
+
+// An error finding the devices is the count's error, and the read stops.
+func TestPartitionedDevicesError(t *testing.T) {
+	cfg := testConfig(nil)
+	cfg.P = 2
+	cfg.Devices = func() ([]worker.Slot, string, error) { return nil, "", errors.New("no such GPU") }
+	if _, err := CountFilePartitioned(context.Background(), writeMessy(t, 8, 1), cfg); err == nil || !strings.Contains(err.Error(), "no such GPU") {
+		t.Fatalf("err %v, want the devices' error", err)
 	}
 }

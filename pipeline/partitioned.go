@@ -20,18 +20,20 @@ import (
 // blocks and P^3 subtasks (cfg.Scheme, cfg.P), run by the in-process
 // coordinator and workers exactly as workers count shards, without
 // writing any. The forward graph is built on the first slot's device when
-// it can (loadForBlocks), else on the host.
+// it can (loadForBlocks), else on the host. With cfg.Devices the device is
+// found and started while the file is read.
 func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.check(true); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	rep := &Report{File: path, Device: cfg.Device}
+	rep := &Report{File: path}
 	perVertex := cfg.PerVertex.Wanted()
 	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, perVertex)
 	if err != nil {
 		return nil, err
 	}
+	rep.Device = cfg.Device
 	t := time.Now()
 	p := cfg.P
 	if p == 0 {

@@ -132,7 +132,8 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if f.partitions != 1 || f.shards != "" {
 		kernelProg = nil
 	}
-	if f.shards == "" && f.partitions == 1 && f.device.mayUseGPU() {
+	// P = 0 sizes its blocks by the selected device, so it selects first.
+	if f.shards == "" && f.partitions != 0 && f.device.mayUseGPU() {
 		f.device.deferApply(&cfg, kernelProg)
 	} else if err := f.device.apply(&cfg, kernelProg); err != nil {
 		return err
