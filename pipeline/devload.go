@@ -25,7 +25,9 @@ import (
 func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	dev := startCounter(ctx, cfg)
 	edges, rerr := readEdges(dev.ctx, path, cfg, rep)
+	t := time.Now()
 	counter, err := dev.wait(cfg)
+	rep.Seconds.DeviceWait = since(t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +42,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	// Without --verify the compaction consumes edges (the pairs take
 	// their memory); --verify keeps them for an independent host build.
 	consume := !cfg.Verify
-	t := time.Now()
+	t = time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	compact := graph.Compact
 	if consume {
