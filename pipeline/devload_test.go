@@ -245,3 +245,21 @@ func TestPartitionedDevicesError(t *testing.T) {
 		t.Fatalf("err %v, want the devices' error", err)
 	}
 }
+
+// A device counter leaves a degeneracy-order count to the host, which
+// orients as asked.
+func TestPartitionedDeviceDegeneracyOnHost(t *testing.T) {
+	lib := deviceLibrary(t)
+	path := writeMessy(t, 8, 2)
+	want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+	slots, calls, _ := deviceSlots(t, lib, 1, 0)
+	cfg := testConfig(slots)
+	cfg.P, cfg.Order = 3, graph.OrderDegeneracy
+	rep, err := CountFilePartitioned(context.Background(), path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Triangles != want.Total || rep.Order != "degeneracy" || calls.Load() != 0 {
+		t.Fatalf("%d triangles in order %s with %d device orientations; want %d, degeneracy, none", rep.Triangles, rep.Order, calls.Load(), want.Total)
+	}
+}
