@@ -36,6 +36,11 @@ type Subtask struct {
 	// TailOffset is the offset of the clip, used only with Clip. Values
 	// beyond ±2^32 act as ±2^32: every w qualifies, or none.
 	TailOffset int64
+	// Ahead lists, in order and as far as the caller knows them, the
+	// subtasks the same counter will count next. A counter with a block
+	// cache may upload their blocks while it counts this one and keep the
+	// blocks they need; Ahead never changes a count, and nil is fine.
+	Ahead []Subtask
 }
 
 // Whole returns the subtask that counts an entire forward graph.

@@ -11,6 +11,9 @@ type DeviceStats struct {
 	CopiedBytes uint64
 	// Uploads counts the blocks copied.
 	Uploads int
+	// Ahead counts the uploads made for a later subtask while an earlier
+	// one counted (Subtask.Ahead), beside its kernel.
+	Ahead int
 	// Splits counts subtasks (or parts of them) counted in two halves
 	// because they did not fit the device's memory whole.
 	Splits int

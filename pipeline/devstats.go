@@ -17,6 +17,9 @@ type DeviceReport struct {
 	CopiedBytes uint64 `json:"copied_bytes"`
 	// Uploads counts the blocks copied.
 	Uploads int `json:"uploads"`
+	// UploadsAhead counts the uploads made for a later subtask while an
+	// earlier one counted, their copies overlapping its kernel.
+	UploadsAhead int `json:"uploads_ahead"`
 	// Splits counts subtasks (or parts) counted in two halves because they
 	// did not fit a device whole.
 	Splits int `json:"splits"`
@@ -60,6 +63,7 @@ func (d *deviceTally) report(countSeconds float64) *DeviceReport {
 		r.PeakBytes = max(r.PeakBytes, s.PeakBytes)
 		r.CopiedBytes += s.CopiedBytes
 		r.Uploads += s.Uploads
+		r.UploadsAhead += s.Ahead
 		r.Splits += s.Splits
 		busy += s.Busy.Seconds()
 	}

@@ -55,6 +55,9 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	rep.Seconds.Partition = since(t)
 	src := worker.PartitionSource{Part: part}
 	tasks := part.Subtasks()
+	if oneDevice(&cfg) {
+		tasks = reuseOrder(tasks)
+	}
 	blockEdges := func(i, j int) int64 { return part.Block(i, j).NumEdges() }
 	var sums *counts.Blocks
 	if perVertex {
@@ -109,6 +112,9 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 	}
 	src := worker.StoreSource{Store: store, Manifest: m}
 	tasks := partition.Subtasks(m)
+	if oneDevice(&cfg) {
+		tasks = reuseOrder(tasks)
+	}
 	sums, ids, err := shardSums(ctx, store, m, cfg.PerVertex)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", store.URL(), err)
@@ -140,7 +146,11 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 
 func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg *Config, rep *Report, sums *counts.Blocks) error {
 	t := time.Now()
-	res, err := runLocal(ctx, src, store, tasks, *cfg, sums)
+	rc := *cfg
+	if oneDevice(cfg) {
+		rc.Prefetch = max(rc.Prefetch, deviceAhead)
+	}
+	res, err := runLocal(ctx, src, store, tasks, rc, sums)
 	if err != nil {
 		return err
 	}

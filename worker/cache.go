@@ -81,6 +81,25 @@ func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx contex
 	return b, lt, err
 }
 
+// peek returns the block key names when it is loaded, without loading it,
+// waiting for a load or counting as a use; nil otherwise.
+func (c *blockCache) peek(key blockKey) *graph.CSR {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	select {
+	case <-e.ready:
+		if e.err == nil {
+			return e.b
+		}
+	default:
+	}
+	return nil
+}
+
 // evict drops least recently used blocks until the cache fits, keeping
 // keep (the block just loaded) even if it alone is over the limit.
 func (c *blockCache) evict(keep blockKey) {

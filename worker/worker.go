@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,7 @@ type Worker struct {
 
 	heldMu sync.Mutex
 	held   map[api.SubtaskRef]*task // pulled and not yet reported
+	queued []*task                  // held tasks in the order pulled
 	// early holds cancels that arrived before their assignment was held
 	// (a transport may deliver them out of order with the batch).
 	early map[api.Cancel]struct{}
@@ -354,7 +356,8 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	if cancelled {
 		return r
 	}
-	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset}
+	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset,
+		Ahead: w.ahead(t, key)}
 	var res kernels.Result
 	if a.PerVertex || a.PerEdge {
 		counter, err = st.localCounter(counter, w.cfg.Cores, w.log)
@@ -377,6 +380,34 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	w.log.Debug("subtask done", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K,
 		"triangles", r.Triangles, "kernel", r.KernelTime, "slot", st.index)
 	return r
+}
+
+// ahead is the subtasks pulled after t and not yet started whose blocks
+// are loaded, in order, up to the first whose blocks are not: the counter
+// may upload them while it counts t (kernels.Subtask.Ahead). With several
+// slots another slot may count some of them; that costs an upload, never a
+// count.
+func (w *Worker) ahead(t *task, key string) []kernels.Subtask {
+	w.heldMu.Lock()
+	after := w.queued[slices.Index(w.queued, t)+1:]
+	next := make([]*task, 0, len(after))
+	for _, n := range after {
+		if !n.started.Load() && !n.isCancelled() && n.a.Store == t.a.Store && n.a.Ref.Job == t.a.Ref.Job {
+			next = append(next, n)
+		}
+	}
+	w.heldMu.Unlock()
+	var out []kernels.Subtask
+	for _, n := range next {
+		var b [3]*graph.CSR
+		for x, ij := range blocksOf(n.a) {
+			if b[x] = w.cache.peek(blockKey{key, ij[0], ij[1]}); b[x] == nil {
+				return out
+			}
+		}
+		out = append(out, kernels.Subtask{IJ: b[0], IK: b[1], JK: b[2], Clip: n.a.Clip, TailOffset: n.a.TailOffset})
+	}
+	return out
 }
 
 func (w *Worker) handBack(a api.Assignment, why string) api.Result {
@@ -456,6 +487,7 @@ func (w *Worker) source(ctx context.Context, a api.Assignment) (Source, string, 
 func (w *Worker) hold(t *task) {
 	w.heldMu.Lock()
 	w.held[t.a.Ref] = t
+	w.queued = append(w.queued, t)
 	key := api.Cancel{Ref: t.a.Ref, Attempt: t.a.Attempt}
 	_, cancelled := w.early[key]
 	delete(w.early, key)
@@ -472,6 +504,9 @@ func (w *Worker) release(t *task) {
 	w.heldMu.Lock()
 	if w.held[t.a.Ref] == t {
 		delete(w.held, t.a.Ref)
+	}
+	if i := slices.Index(w.queued, t); i >= 0 {
+		w.queued = slices.Delete(w.queued, i, i+1)
 	}
 	w.heldMu.Unlock()
 }

@@ -239,8 +239,8 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 		row("settings", set.String())
 	}
 	if d := rep.DeviceMemory; d != nil {
-		row("device", fmt.Sprintf("peak %s, %s copied in %d uploads, %d split, idle %.0f%%",
-			humanBytes(int64(d.PeakBytes)), humanBytes(int64(d.CopiedBytes)), d.Uploads, d.Splits, 100*d.IdleShare))
+		row("device", fmt.Sprintf("peak %s, %s copied in %d uploads (%d ahead of their subtask), %d split, idle %.0f%%",
+			humanBytes(int64(d.PeakBytes)), humanBytes(int64(d.CopiedBytes)), d.Uploads, d.UploadsAhead, d.Splits, 100*d.IdleShare))
 	}
 	s := rep.Seconds
 	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)

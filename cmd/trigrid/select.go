@@ -17,11 +17,15 @@ func selectCounter(f *deviceFlags, workers int, prog *progress) (*gpu.Selection,
 	if err != nil {
 		return nil, err
 	}
+	pinned, err := f.pinnedHost()
+	if err != nil {
+		return nil, err
+	}
 	if len(set) > 0 && f.device == "cpu" {
 		return nil, fmt.Errorf("--kernel-setting %s: settings tune the GPU kernels; --device cpu uses none", set)
 	}
 	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
-		Library:  gpu.Options{Path: f.cudaLib, MemLimit: lim, Settings: set},
+		Library:  gpu.Options{Path: f.cudaLib, MemLimit: lim, Settings: set, PinnedHost: pinned},
 		Workers:  workers,
 		Progress: prog.Func(),
 		Logger:   slog.Default(),
@@ -43,6 +47,22 @@ func (f *deviceFlags) deviceLimit() (uint64, error) {
 		return 0, fmt.Errorf("--device-mem-limit: %w", err)
 	}
 	return uint64(n), nil
+}
+
+// pinnedHost is --pinned-host-mem as gpu.Options.PinnedHost: 0 is none
+// (negative there).
+func (f *deviceFlags) pinnedHost() (int64, error) {
+	if f.pinned == "" {
+		return 0, nil
+	}
+	n, err := parseBytes(f.pinned)
+	if err != nil {
+		return 0, fmt.Errorf("--pinned-host-mem: %w", err)
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return n, nil
 }
 
 // budget is the memory one subtask may use when P is chosen automatically:

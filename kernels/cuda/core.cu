@@ -240,6 +240,11 @@ extern "C" int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **ou
         delete ctx;
         return tg_cuda_status(e, err, errlen, "tg_ctx_create: cudaStreamCreate");
     }
+    if ((e = cudaStreamCreateWithFlags(&ctx->copy, cudaStreamNonBlocking)) != cudaSuccess) {
+        ctx->copy = nullptr;
+        tg_ctx_destroy(ctx);
+        return tg_cuda_status(e, err, errlen, "tg_ctx_create: cudaStreamCreate (copies)");
+    }
     if ((e = cudaEventCreate(&ctx->ev_start)) != cudaSuccess ||
         (e = cudaEventCreate(&ctx->ev_stop)) != cudaSuccess) {
         tg_ctx_destroy(ctx);
@@ -273,7 +278,10 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx == nullptr) return;
     cudaSetDevice(ctx->device);
     if (ctx->stream) cudaStreamSynchronize(ctx->stream);
+    if (ctx->copy) cudaStreamSynchronize(ctx->copy);
     for (int i = 0; i < TG_MAX_SLOTS; i++) {
+        ctx->slots[i].pending = false;
+        if (ctx->slots[i].copied) cudaEventDestroy(ctx->slots[i].copied);
         tg_slot_drop_index(ctx, &ctx->slots[i]);
         tg_ctx_free(ctx, ctx->slots[i].rowptr);
         tg_ctx_free(ctx, ctx->slots[i].cols);
@@ -284,6 +292,7 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx->ev_start) cudaEventDestroy(ctx->ev_start);
     if (ctx->ev_stop) cudaEventDestroy(ctx->ev_stop);
     if (ctx->stream) cudaStreamDestroy(ctx->stream);
+    if (ctx->copy) cudaStreamDestroy(ctx->copy);
     cudaGetLastError();
     delete ctx;
 }

@@ -30,6 +30,16 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
         return TG_ERR_INVALID;
     }
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count: cudaSetDevice");
+    // Loads still pending (tg_load_block_async) complete first, outside the
+    // timed region: they are the upload's work, not the subtask's.
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
+        const int32_t rc = tg_slot_complete(ctx, slots[i], err, errlen);
+        if (rc != TG_OK) return rc;
+    }
     for (int i = 0; i < 3; i++) {
         if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
             tg_set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
@@ -62,9 +72,6 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
         tg_set_err(err, errlen, "tg_count: kernel id %d has no implementation", kernel);
         return TG_ERR_INTERNAL;
     }
-    cudaError_t e;
-    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_count: cudaSetDevice");
     // The result word is zeroed before the timer starts (an 8-byte memset
     // is not the subtask's work). The kernel starts the timer itself after
     // its host-side setup (tg_kernel_env.begin); scratch growth inside it

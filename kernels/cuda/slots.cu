@@ -1,6 +1,7 @@
 // Block slots: device copies of CSR blocks, kept across subtasks so that a
 // worker uploads a block once for all the subtasks that read it.
 #include <algorithm>
+#include <cstdio>
 
 #include "tg_core.cuh"
 
@@ -56,11 +57,13 @@ static cudaError_t slot_reserve_once(tg_ctx *ctx, tg_slot *s, int64_t nrows, int
 // A block's indexes never stand in the way of another block: when there is no
 // room, the other slots' indexes go first.
 cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
+    cudaError_t se = tg_slot_settle(s);
+    if (se != cudaSuccess) return se;
     s->loaded = false;
     tg_slot_drop_index(ctx, s);
     cudaError_t e = slot_reserve_once(ctx, s, nrows, nnz);
     if (e == cudaErrorMemoryAllocation) {
-        cudaError_t se = cudaStreamSynchronize(ctx->stream);
+        se = cudaStreamSynchronize(ctx->stream);
         if (se != cudaSuccess) return se;
         if (tg_drop_idle_indexes(ctx)) e = slot_reserve_once(ctx, s, nrows, nnz);
     }
@@ -214,57 +217,139 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
     return TG_OK;
 }
 
-extern "C" int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
-                                 const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
-                                 uint64_t errlen) {
+cudaError_t tg_slot_settle(tg_slot *s) {
+    if (!s->pending) return cudaSuccess;
+    s->pending = false;
+    return cudaEventSynchronize(s->copied);
+}
+
+int32_t tg_slot_complete(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
+    tg_slot *s = &ctx->slots[slot];
+    if (!s->pending) return TG_OK;
+    s->pending = false;
+    cudaError_t e = cudaStreamWaitEvent(ctx->stream, s->copied, 0);
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_load_block_async: wait for the copy");
+    return tg_slot_finish(ctx, s, err, errlen);
+}
+
+// One load of tg_load_block (async false: copied on the kernels' stream and
+// finished before returning) or tg_load_block_async (copied on the copy
+// stream and left pending). name prefixes the messages.
+static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
+                          int64_t nnz, int64_t ncols, bool async, const char *name, char *err, uint64_t errlen) {
     if (ctx == nullptr) {
-        tg_set_err(err, errlen, "tg_load_block: context is NULL");
+        tg_set_err(err, errlen, "%s: context is NULL", name);
         return TG_ERR_INVALID;
     }
     if (slot < 0 || slot >= TG_MAX_SLOTS) {
-        tg_set_err(err, errlen, "tg_load_block: slot %d out of range [0, %d)", slot, TG_MAX_SLOTS);
+        tg_set_err(err, errlen, "%s: slot %d out of range [0, %d)", name, slot, TG_MAX_SLOTS);
         return TG_ERR_INVALID;
     }
     if (nrows < 0 || nnz < 0 || ncols < 0 || ncols > (int64_t(1) << 32)) {
-        tg_set_err(err, errlen, "tg_load_block: bad sizes nrows=%lld nnz=%lld ncols=%lld", (long long)nrows,
+        tg_set_err(err, errlen, "%s: bad sizes nrows=%lld nnz=%lld ncols=%lld", name, (long long)nrows,
                    (long long)nnz, (long long)ncols);
         return TG_ERR_INVALID;
     }
     if ((nrows > 0 && rowptr == nullptr) || (nnz > 0 && cols == nullptr)) {
-        tg_set_err(err, errlen, "tg_load_block: NULL array for a non-empty block");
+        tg_set_err(err, errlen, "%s: NULL array for a non-empty block", name);
         return TG_ERR_INVALID;
     }
     if (nrows > 0 && (rowptr[0] != 0 || rowptr[nrows] != (uint64_t)nnz)) {
-        tg_set_err(err, errlen, "tg_load_block: offsets run from %llu to %llu, want 0 to nnz=%lld",
+        tg_set_err(err, errlen, "%s: offsets run from %llu to %llu, want 0 to nnz=%lld", name,
                    (unsigned long long)rowptr[0], (unsigned long long)rowptr[nrows], (long long)nnz);
         return TG_ERR_INVALID;
     }
     if (nrows == 0 && nnz != 0) {
-        tg_set_err(err, errlen, "tg_load_block: %lld columns but no rows", (long long)nnz);
+        tg_set_err(err, errlen, "%s: %lld columns but no rows", name, (long long)nnz);
         return TG_ERR_INVALID;
     }
+    char where[64];
     cudaError_t e;
-    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_load_block: cudaSetDevice");
-    tg_slot *s = &ctx->slots[slot];
-    if ((e = tg_slot_reserve(ctx, s, nrows, nnz)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_load_block: slot allocation");
-    if (nrows > 0) {
-        e = cudaMemcpyAsync(s->rowptr, rowptr, (size_t)(nrows + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice,
-                            ctx->stream);
-    } else {
-        e = cudaMemsetAsync(s->rowptr, 0, sizeof(uint64_t), ctx->stream);
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess) {
+        snprintf(where, sizeof where, "%s: cudaSetDevice", name);
+        return tg_cuda_status(e, err, errlen, where);
     }
-    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_load_block: copy offsets");
+    tg_slot *s = &ctx->slots[slot];
+    if ((e = tg_slot_reserve(ctx, s, nrows, nnz)) != cudaSuccess) {
+        snprintf(where, sizeof where, "%s: slot allocation", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
+    cudaStream_t st = async ? ctx->copy : ctx->stream;
+    if (nrows > 0) {
+        e = cudaMemcpyAsync(s->rowptr, rowptr, (size_t)(nrows + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice, st);
+    } else {
+        e = cudaMemsetAsync(s->rowptr, 0, sizeof(uint64_t), st);
+    }
+    if (e != cudaSuccess) {
+        snprintf(where, sizeof where, "%s: copy offsets", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
     if (nnz > 0 &&
-        (e = cudaMemcpyAsync(s->cols, cols, (size_t)nnz * sizeof(uint32_t), cudaMemcpyHostToDevice, ctx->stream)) !=
-            cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_load_block: copy columns");
+        (e = cudaMemcpyAsync(s->cols, cols, (size_t)nnz * sizeof(uint32_t), cudaMemcpyHostToDevice, st)) !=
+            cudaSuccess) {
+        snprintf(where, sizeof where, "%s: copy columns", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
     s->blk = tg_dblock{};
     s->blk.nrows = nrows;
     s->blk.nnz = nnz;
     s->blk.ncols = ncols;
-    return tg_slot_finish(ctx, s, err, errlen);
+    if (!async) return tg_slot_finish(ctx, s, err, errlen);
+    if (s->copied == nullptr && (e = cudaEventCreateWithFlags(&s->copied, cudaEventDisableTiming)) != cudaSuccess) {
+        s->copied = nullptr;
+        snprintf(where, sizeof where, "%s: cudaEventCreate", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
+    if ((e = cudaEventRecord(s->copied, st)) != cudaSuccess) {
+        snprintf(where, sizeof where, "%s: cudaEventRecord", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
+    s->pending = true;
+    return TG_OK;
+}
+
+extern "C" int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
+                                 const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
+                                 uint64_t errlen) {
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, false, "tg_load_block", err, errlen);
+}
+
+extern "C" int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
+                                       const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
+                                       uint64_t errlen) {
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, true, "tg_load_block_async", err, errlen);
+}
+
+extern "C" int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
+    if (ctx == nullptr || slot < 0 || slot >= TG_MAX_SLOTS) {
+        tg_set_err(err, errlen, "tg_load_wait: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_wait: cudaSetDevice");
+    return tg_slot_complete(ctx, slot, err, errlen);
+}
+
+extern "C" int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen) {
+    if (out == nullptr) {
+        tg_set_err(err, errlen, "tg_host_alloc: out is NULL");
+        return TG_ERR_INVALID;
+    }
+    *out = nullptr;
+    cudaError_t e = cudaHostAlloc(out, (size_t)(bytes > 0 ? bytes : 1), cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        *out = nullptr;
+        cudaGetLastError();
+        tg_set_err(err, errlen, "tg_host_alloc: %llu bytes of pinned host memory: %s", (unsigned long long)bytes,
+                   cudaGetErrorString(e));
+        return e == cudaErrorMemoryAllocation ? TG_ERR_OOM : TG_ERR_CUDA;
+    }
+    return TG_OK;
+}
+
+extern "C" void tg_host_free(void *p) {
+    if (p != nullptr) cudaFreeHost(p);
 }
 
 extern "C" int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
@@ -278,9 +363,12 @@ extern "C" int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t 
     if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_free_block: synchronize");
     tg_slot *s = &ctx->slots[slot];
+    if ((e = tg_slot_settle(s)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_free_block: pending copy");
     tg_slot_drop_index(ctx, s);
     tg_ctx_free(ctx, s->rowptr);
     tg_ctx_free(ctx, s->cols);
+    const cudaEvent_t copied = s->copied;
     *s = tg_slot{};
+    s->copied = copied;
     return TG_OK;
 }

@@ -26,6 +26,11 @@ struct tg_slot {
     uint32_t *bm_bits = nullptr;
     uint32_t *erow = nullptr;
     tg_dblock blk = {};
+    // pending: tg_load_block_async enqueued the copies into rowptr and cols
+    // on the copy stream, recorded copied after them, and tg_slot_complete
+    // has not yet checked the block (loaded is false until it has).
+    bool pending = false;
+    cudaEvent_t copied = nullptr; // created on first use, kept across loads
 };
 
 struct tg_alloc {
@@ -36,6 +41,9 @@ struct tg_alloc {
 struct tg_ctx {
     int device = 0;
     cudaStream_t stream = nullptr;
+    // copy: host-to-device copies of tg_load_block_async, so that they run
+    // beside the kernels of stream.
+    cudaStream_t copy = nullptr;
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
     uint64_t limit = 0; // bytes this context may hold on the device
     uint64_t used = 0;
@@ -74,3 +82,10 @@ bool tg_drop_idle_indexes(tg_ctx *ctx);
 // Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
 // fills blk.max_degree and upper. Synchronizes the stream.
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);
+// Completes a pending load of slot (tg_load_block_async): the stream waits
+// for its copy, then tg_slot_finish checks it and builds its indexes. A slot
+// that is not pending is left as it is.
+int32_t tg_slot_complete(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
+// Waits for a pending copy into s's buffers and drops the pending load, so
+// that the buffers can be reused or freed.
+cudaError_t tg_slot_settle(tg_slot *s);

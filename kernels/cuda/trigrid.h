@@ -152,6 +152,36 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
                       int64_t nrows, const uint32_t *cols, int64_t nnz,
                       int64_t ncols, char *err, uint64_t errlen);
 
+/* tg_load_block that returns once the copies are enqueued on the
+ * context's copy stream, a stream of its own beside the one kernels run on,
+ * so that the copy overlaps the kernels of later tg_count calls on other
+ * slots. From pinned memory (tg_host_alloc) the copy engine reads the
+ * arrays after the call returns; from other host memory the copy may be
+ * done before it returns. Either way the arrays must stay allocated and
+ * unchanged until the load completes: at tg_load_wait for the slot, at a
+ * tg_count, tg_load_block, tg_load_block_async or tg_free_block naming the
+ * slot, or at tg_ctx_destroy. The arguments are checked as tg_load_block
+ * checks them and the slot's device memory is reserved here (TG_ERR_OOM
+ * leaves the slot empty); the block's device-side check, its maximum degree
+ * and its indexes are made when the load completes, and a malformed block
+ * is reported by the call that completes it (TG_ERR_INVALID). */
+int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
+                            int64_t nrows, const uint32_t *cols, int64_t nnz,
+                            int64_t ncols, char *err, uint64_t errlen);
+
+/* Completes slot's pending load (tg_load_block_async), if it has one:
+ * waits for its copy, checks the block and builds its indexes. */
+int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
+
+/* Pinned (page-locked) host memory of bytes bytes (0 is taken as 1) in
+ * *out, from which tg_load_block_async copies without staging; NULL and
+ * TG_ERR_OOM when the host has none to give. Needs no context and may be
+ * called from any thread; tg_host_free releases it (NULL is a no-op) and
+ * must not be called while a load from it is pending. The reference library
+ * hands out ordinary host memory. */
+int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen);
+void tg_host_free(void *p);
+
 /* Releases a slot's device memory. */
 int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
 

@@ -44,6 +44,10 @@ type slot struct {
 	// loaded: the library's slot holds device memory (a block that was
 	// collected on the host still occupies it until released).
 	loaded bool
+	// pending: loaded by tg_load_block_async from the pinned copy from,
+	// and not yet completed by the library (settle).
+	pending bool
+	from    *hostCopy
 }
 
 // Counter counts subtasks with one GPU kernel on one device context. It
@@ -59,7 +63,9 @@ type Counter struct {
 	slots   [maxSlots]slot
 	tick    uint64
 	uploads int
+	ahead   int    // uploads made for a later subtask, beside a kernel
 	copied  uint64 // bytes copied to the device by block uploads
+	pinned  *pinnedCache
 	splits  int    // subtasks or row ranges counted in two halves
 	peak    uint64 // the context's peak, kept past Close
 	busy    time.Duration
@@ -95,7 +101,14 @@ func (l *Library) NewCounterOn(device int, kernel string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: new counter on device %d: %w", device, err)
 	}
-	return &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}, nil
+	c := &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}
+	if pin := l.opts.PinnedHost; pin >= 0 {
+		if pin == 0 {
+			pin = DefaultPinnedHost
+		}
+		c.pinned = newPinnedCache(l, pin)
+	}
+	return c, nil
 }
 
 // Name is the kernel name ("auto" for the choosing counter).
@@ -121,8 +134,11 @@ func (c *Counter) Close() error {
 	defer c.mu.Unlock()
 	if c.ctx != 0 {
 		c.notePeak()
+		// Destroying the context completes every pending load, so the
+		// pinned copies can go after it.
 		c.lib.ctxDestroy(c.ctx)
 		c.ctx = 0
+		c.pinned.close()
 	}
 	return nil
 }
@@ -174,19 +190,23 @@ func (c *Counter) countWhole(t kernels.Subtask) (kernels.Result, error) {
 	return res, err
 }
 
-// tryWhole is one attempt of countWhole. c.mu is held.
+// tryWhole is one attempt of countWhole: the subtask's blocks are made
+// resident, uploads of the next subtasks' blocks are started where memory
+// allows (they run on the copy engine beside this subtask's kernel), and
+// the kernel runs. c.mu is held.
 func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	var s [3]int32
 	var pinned [maxSlots]bool
 	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
 		var err error
-		if s[i], err = c.slotFor(b, &pinned); err != nil {
+		if s[i], err = c.slotFor(b, &pinned, t); err != nil {
 			return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 		}
 	}
+	c.prefetch(t, pinned)
 	for {
 		res, err := c.countSlots(kernels.Stats(t), s)
-		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned) {
+		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
 			return res, err
 		}
 	}
@@ -206,7 +226,23 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Resul
 	var tri uint64
 	var ms float64
 	rc := c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
-	if err := status("tg_count", rc, c.buf); err != nil {
+	err = status("tg_count", rc, c.buf)
+	// tg_count completed the pending loads of the three slots, up to the
+	// first that failed; tg_load_wait completes the rest.
+	for _, i := range s {
+		if c.slots[i].pending && err != nil {
+			c.lib.loadWait(c.ctx, i, &c.buf[0], errBufLen)
+		}
+		c.settle(int(i))
+	}
+	if err != nil {
+		if !errors.Is(err, ErrOutOfMemory) {
+			// A block the library found malformed is not resident: forget
+			// what the three slots hold (their memory stays for releaseIdle).
+			for _, i := range s {
+				c.slots[i] = slot{loaded: true}
+			}
+		}
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}
 	c.last = kernel
@@ -215,71 +251,193 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Resul
 	return kernels.Result{Triangles: tri, KernelTime: kt}, nil
 }
 
-// slotFor returns the slot holding b, uploading it into the least recently
-// used slot not pinned by this subtask when it is not resident.
-func (c *Counter) slotFor(b *graph.CSR, pinned *[maxSlots]bool) (int32, error) {
-	c.tick++
-	victim := -1
+// find returns the slot holding b, or -1.
+func (c *Counter) find(b *graph.CSR) int {
 	for i := range c.slots {
 		s := &c.slots[i]
 		if s.block.Value() == b && s.nOff == len(b.Offsets) && s.nCols == len(b.Cols) && s.ncols == b.NCols {
-			s.used = c.tick
-			pinned[i] = true
-			return int32(i), nil
-		}
-		if pinned[i] || c.resident && i == residentSlot {
-			continue
-		}
-		if victim < 0 || age(s) < age(&c.slots[victim]) {
-			victim = i
+			return i
 		}
 	}
-	if victim < 0 {
+	return -1
+}
+
+// slotFor returns the slot holding b, uploading it when it is not
+// resident into the slot victim chooses among those t does not use. When
+// memory runs out it releases idle slots and tries again.
+func (c *Counter) slotFor(b *graph.CSR, pinned *[maxSlots]bool, t kernels.Subtask) (int32, error) {
+	c.tick++
+	if i := c.find(b); i >= 0 {
+		c.slots[i].used = c.tick
+		pinned[i] = true
+		return int32(i), nil
+	}
+	v := c.victim(pinned, t.Ahead)
+	if v < 0 {
 		return 0, fmt.Errorf("no free slot")
 	}
-	nrows := b.NumRows()
 	for {
-		rc := c.lib.loadBlock(c.ctx, int32(victim), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
-		err := status("tg_load_block", rc, c.buf)
+		err := c.upload(v, b, t)
 		if err == nil {
 			break
 		}
 		// A failed load may leave buffers in the slot: it stays loaded
 		// (holding memory, no block) so that releaseIdle can free it.
-		c.slots[victim] = slot{loaded: true}
-		pinned[victim] = true // the slot being loaded is not released for room
-		again := errors.Is(err, ErrOutOfMemory) && c.releaseIdle(pinned)
-		pinned[victim] = false
+		c.slots[v] = slot{loaded: true}
+		pinned[v] = true // the slot being loaded is not released for room
+		again := errors.Is(err, ErrOutOfMemory) && c.releaseIdle(pinned, t.Ahead)
+		pinned[v] = false
 		if !again {
 			return 0, err
 		}
 	}
-	c.copied += uint64(CopyBytes(nrows, b.NumEdges()))
-	c.uploads++
-	c.slots[victim] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick, loaded: true}
-	pinned[victim] = true
-	return int32(victim), nil
+	pinned[v] = true
+	return int32(v), nil
 }
 
-// releaseIdle frees the least recently used loaded slot that the current
-// subtask does not use (nor the preprocessed graph), and reports whether
-// there was one. c.mu is held.
-func (c *Counter) releaseIdle(pinned *[maxSlots]bool) bool {
-	victim := -1
+// victim is the slot to load into: among those not pinned (nor holding
+// the preprocessed graph), pickVictim's choice with ahead known. -1 when
+// every slot is pinned.
+func (c *Counter) victim(pinned *[maxSlots]bool, ahead []kernels.Subtask) int {
+	var cs [maxSlots]candidate
+	n := 0
 	for i := range c.slots {
-		s := &c.slots[i]
-		if pinned[i] || c.resident && i == residentSlot || !s.loaded {
+		if pinned[i] || c.resident && i == residentSlot {
 			continue
 		}
-		if victim < 0 || age(s) < age(&c.slots[victim]) {
-			victim = i
+		cs[n] = c.candidate(i, ahead)
+		n++
+	}
+	return pickVictim(cs[:n])
+}
+
+func (c *Counter) candidate(i int, ahead []kernels.Subtask) candidate {
+	s := &c.slots[i]
+	b := s.block.Value()
+	if b == nil {
+		return candidate{slot: i, next: never}
+	}
+	return candidate{slot: i, next: nextUse(ahead, b), age: s.used}
+}
+
+// upload copies b into slot i: from its pinned copy without waiting
+// (tg_load_block_async; the load completes in the tg_count that reads
+// it), or from b itself when it has none. c.mu is held.
+func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
+	if c.slots[i].pending {
+		// The library completes a replaced pending load before reusing
+		// the slot's buffers; waiting here keeps the count of the pinned
+		// copy's readers exact.
+		c.lib.loadWait(c.ctx, int32(i), &c.buf[0], errBufLen)
+		c.settle(i)
+	}
+	keep := func(x *graph.CSR) bool {
+		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
+	}
+	nrows := b.NumRows()
+	hc := c.pinned.get(b, c.tick, keep)
+	var rc int32
+	name := "tg_load_block"
+	if hc != nil {
+		name = "tg_load_block_async"
+		rc = c.lib.loadBlockAsync(c.ctx, int32(i), ptr(hc.off), nrows, ptr(hc.cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
+	} else {
+		rc = c.lib.loadBlock(c.ctx, int32(i), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
+	}
+	if err := status(name, rc, c.buf); err != nil {
+		return err
+	}
+	c.copied += uint64(CopyBytes(nrows, b.NumEdges()))
+	c.uploads++
+	c.slots[i] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick, loaded: true}
+	if hc != nil {
+		c.slots[i].pending, c.slots[i].from = true, hc
+		hc.readers++
+	}
+	return nil
+}
+
+// settle records that the library has completed (or dropped) slot i's
+// pending load: its pinned copy is no longer read.
+func (c *Counter) settle(i int) {
+	s := &c.slots[i]
+	if s.pending {
+		s.from.readers--
+		s.pending, s.from = false, nil
+	}
+}
+
+// maxAhead is how many of the next subtasks prefetch uploads blocks for.
+const maxAhead = 2
+
+// prefetch uploads the blocks of the next subtasks (t.Ahead), in order,
+// into memory that is free or held by blocks needed later than they are,
+// keeping a sixteenth of the limit free for the kernel's scratch. It stops
+// at the first block that does not fit. The uploads are asynchronous when
+// the blocks have pinned copies. c.mu is held.
+func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
+	if c.pinned == nil {
+		return
+	}
+	var used, limit uint64
+	c.lib.memUsage(c.ctx, &used, &limit, nil)
+	headroom := limit / 16
+	for n, a := range t.Ahead[:min(len(t.Ahead), maxAhead)] {
+		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
+			if b == nil {
+				return
+			}
+			if i := c.find(b); i >= 0 {
+				keep[i] = true
+				continue
+			}
+			v := c.victim(&keep, t.Ahead)
+			if v < 0 {
+				return
+			}
+			var freed uint64
+			if vs := &c.slots[v]; vs.loaded {
+				if c.candidate(v, t.Ahead).next <= n {
+					return // it would evict a block needed as soon
+				}
+				freed = uint64(BlockBytes(int64(vs.nOff-1), int64(vs.nCols)))
+			}
+			need := uint64(BlockBytes(b.NumRows(), b.NumEdges()))
+			if used+need+headroom > limit+freed {
+				return
+			}
+			c.tick++
+			if err := c.upload(v, b, t); err != nil {
+				c.slots[v] = slot{loaded: true}
+				return
+			}
+			c.ahead++
+			keep[v] = true
+			c.lib.memUsage(c.ctx, &used, nil, nil)
 		}
 	}
-	if victim < 0 {
+}
+
+// releaseIdle frees the loaded slot that the current subtask does not use
+// (nor the preprocessed graph) whose block is needed furthest ahead, and
+// reports whether there was one. c.mu is held.
+func (c *Counter) releaseIdle(pinned *[maxSlots]bool, ahead []kernels.Subtask) bool {
+	var cs [maxSlots]candidate
+	n := 0
+	for i := range c.slots {
+		if pinned[i] || c.resident && i == residentSlot || !c.slots[i].loaded {
+			continue
+		}
+		cs[n] = c.candidate(i, ahead)
+		n++
+	}
+	v := pickVictim(cs[:n])
+	if v < 0 {
 		return false
 	}
-	c.lib.freeBlock(c.ctx, int32(victim), &c.buf[0], errBufLen)
-	c.slots[victim] = slot{}
+	c.lib.freeBlock(c.ctx, int32(v), &c.buf[0], errBufLen)
+	c.settle(v)
+	c.slots[v] = slot{}
 	return true
 }
 
@@ -288,19 +446,10 @@ func (c *Counter) releaseIdle(pinned *[maxSlots]bool) bool {
 func (c *Counter) releaseAll() bool {
 	var none [maxSlots]bool
 	any := false
-	for c.releaseIdle(&none) {
+	for c.releaseIdle(&none, nil) {
 		any = true
 	}
 	return any
-}
-
-// age orders eviction candidates: empty slots and slots whose block was
-// collected first, then the least recently used.
-func age(s *slot) uint64 {
-	if s.block.Value() == nil {
-		return 0
-	}
-	return s.used
 }
 
 // DeviceStats reports the counter's figures so far; the peak stays known
@@ -309,7 +458,7 @@ func (c *Counter) DeviceStats() kernels.DeviceStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.notePeak()
-	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Splits: c.splits, Busy: c.busy}
+	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead, Splits: c.splits, Busy: c.busy}
 }
 
 // notePeak reads the context's peak while it exists. c.mu is held.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -30,6 +31,14 @@ type Options struct {
 	// scratch, preprocessing). 0 lets the library use the free memory at
 	// context creation less a 5% reserve. Exceeding it is ErrOutOfMemory.
 	MemLimit uint64
+	// PinnedHost bounds the pinned (page-locked) host memory each counter
+	// keeps copies of blocks in. A block uploaded from its pinned copy is
+	// copied by the copy engine while kernels run, and a block uploaded
+	// again (evicted, then needed by a later subtask) is copied from host
+	// memory at the bus's full rate without being staged again. 0 means
+	// DefaultPinnedHost; negative pins nothing: blocks are copied from the
+	// Go heap before each count, with the GPU idle meanwhile.
+	PinnedHost int64
 	// Settings override the kernels' tuning (SettingNames); nil keeps the
 	// library's defaults. A value the library rejects fails NewCounter with
 	// its message naming the setting.
@@ -64,12 +73,20 @@ type Library struct {
 	ctxCreate       func(dev int32, limit uint64, out *uintptr, err *byte, errlen uint64) int32
 	ctxDestroy      func(ctx uintptr)
 	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
+	loadBlockAsync  func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
+	loadWait        func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
+	hostAlloc       func(bytes uint64, out *unsafe.Pointer, err *byte, errlen uint64) int32
+	hostFree        func(p unsafe.Pointer)
 	freeBlock       func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 }
+
+// DefaultPinnedHost is Options.PinnedHost's zero value: enough for the
+// blocks of a graph of some 500M edges.
+const DefaultPinnedHost = 2 << 30
 
 // errBufLen is the size of the message buffer handed to every call.
 const errBufLen = 512
@@ -133,6 +150,10 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_ctx_create", &l.ctxCreate},
 		{"tg_ctx_destroy", &l.ctxDestroy},
 		{"tg_load_block", &l.loadBlock},
+		{"tg_load_block_async", &l.loadBlockAsync},
+		{"tg_load_wait", &l.loadWait},
+		{"tg_host_alloc", &l.hostAlloc},
+		{"tg_host_free", &l.hostFree},
 		{"tg_free_block", &l.freeBlock},
 		{"tg_count", &l.count},
 		{"tg_mem_usage", &l.memUsage},

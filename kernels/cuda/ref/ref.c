@@ -31,6 +31,13 @@
 typedef struct {
     tg_cpu_csr csr;
     int loaded;
+    /* pending: a tg_load_block_async whose arrays are read when the load
+     * completes (slot_complete), as the copy engine reads them after the
+     * CUDA library's call returns, so that tests catch a caller that
+     * changes or frees them too early. */
+    int pending;
+    const uint64_t *p_rowptr;
+    const uint32_t *p_cols;
     uint64_t rowptr_cap, cols_cap; /* entries the "device" buffers hold */
 } ref_slot;
 
@@ -70,12 +77,14 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
     s->rowptr_cap = s->cols_cap = 0;
     tg_cpu_csr_free(&s->csr);
     s->loaded = 0;
+    s->pending = 0;
 }
 
 /* Makes room for nrows + 1 offsets and max(nnz, 1) columns, keeping
  * buffers that are large enough (slot_reserve_once in slots.cu). */
 static int slot_reserve(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz) {
     uint64_t need_r = (uint64_t)nrows + 1, need_c = nnz > 0 ? (uint64_t)nnz : 1;
+    s->pending = 0;
     tg_cpu_csr_free(&s->csr);
     s->loaded = 0;
     if (s->rowptr_cap < need_r) {
@@ -172,46 +181,36 @@ void tg_ctx_destroy(tg_ctx *ctx) {
     free(ctx);
 }
 
-int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
-                      int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
-    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
-        set_err(err, errlen, "tg_load_block: bad context or slot %d", slot);
-        return TG_ERR_INVALID;
-    }
-    if (nrows < 0 || nnz < 0 || ncols < 0 || ncols > (1ll << 32) || (nrows == 0 && nnz != 0) ||
-        (nrows > 0 && (rowptr == NULL || rowptr[0] != 0 || rowptr[nrows] != (uint64_t)nnz)) ||
-        (nnz > 0 && cols == NULL)) {
-        set_err(err, errlen, "tg_load_block: malformed block (nrows=%lld nnz=%lld ncols=%lld)", (long long)nrows,
-                (long long)nnz, (long long)ncols);
-        return TG_ERR_INVALID;
-    }
+/* Checks a block's rows (what the CUDA library's check kernel checks). */
+static int32_t check_rows(const uint64_t *rowptr, int64_t nrows, const uint32_t *cols, int64_t ncols,
+                          const char *name, char *err, uint64_t errlen) {
     for (int64_t r = 0; r < nrows; r++) {
         if (rowptr[r + 1] < rowptr[r]) {
-            set_err(err, errlen, "tg_load_block: offsets decrease at row %lld", (long long)r);
+            set_err(err, errlen, "%s: offsets decrease at row %lld", name, (long long)r);
             return TG_ERR_INVALID;
         }
         for (uint64_t k = rowptr[r]; k < rowptr[r + 1]; k++) {
             if ((int64_t)cols[k] >= ncols || (k > rowptr[r] && cols[k - 1] >= cols[k])) {
-                set_err(err, errlen, "tg_load_block: malformed row %lld", (long long)r);
+                set_err(err, errlen, "%s: malformed row %lld", name, (long long)r);
                 return TG_ERR_INVALID;
             }
         }
     }
-    ref_slot *s = &ctx->slots[slot];
+    return TG_OK;
+}
+
+/* Copies a checked block into the slot's host "device" copy. */
+static int32_t slot_copy(ref_slot *s, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols, int64_t nnz,
+                         int64_t ncols, const char *name, char *err, uint64_t errlen) {
     tg_cpu_csr c = {0};
     c.nrows = nrows;
     c.nnz = nnz;
     c.ncols = ncols;
-    if (!slot_reserve(ctx, s, nrows, nnz)) {
-        set_err(err, errlen, "tg_load_block: slot allocation: out of device memory (%llu of %llu bytes in use)",
-                (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
-        return TG_ERR_OOM;
-    }
     c.rowptr = malloc((size_t)(nrows + 1) * sizeof(uint64_t));
     c.cols = malloc((size_t)(nnz + 1) * sizeof(uint32_t));
     if (c.rowptr == NULL || c.cols == NULL) {
         tg_cpu_csr_free(&c);
-        set_err(err, errlen, "tg_load_block: out of host memory");
+        set_err(err, errlen, "%s: out of host memory", name);
         return TG_ERR_OOM;
     }
     if (nrows > 0) memcpy(c.rowptr, rowptr, (size_t)(nrows + 1) * sizeof(uint64_t));
@@ -222,11 +221,108 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t
     return TG_OK;
 }
 
+/* Completes a pending load: reads the caller's arrays now. */
+static int32_t slot_complete(ref_slot *s, char *err, uint64_t errlen) {
+    if (!s->pending) return TG_OK;
+    s->pending = 0;
+    const char *name = "tg_load_block_async";
+    int32_t rc = check_rows(s->p_rowptr, s->csr.nrows, s->p_cols, s->csr.ncols, name, err, errlen);
+    if (rc == TG_OK && s->csr.nrows > 0 && s->p_rowptr[s->csr.nrows] != (uint64_t)s->csr.nnz) {
+        set_err(err, errlen, "%s: the offsets changed before the load completed", name);
+        rc = TG_ERR_INVALID;
+    }
+    if (rc == TG_OK) rc = slot_copy(s, s->p_rowptr, s->csr.nrows, s->p_cols, s->csr.nnz, s->csr.ncols, name, err, errlen);
+    s->p_rowptr = NULL;
+    s->p_cols = NULL;
+    return rc;
+}
+
+/* tg_load_block (async 0) and tg_load_block_async (async 1). */
+static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
+                          int64_t nnz, int64_t ncols, int async, const char *name, char *err, uint64_t errlen) {
+    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "%s: bad context or slot %d", name, slot);
+        return TG_ERR_INVALID;
+    }
+    if (nrows < 0 || nnz < 0 || ncols < 0 || ncols > (1ll << 32) || (nrows == 0 && nnz != 0) ||
+        (nrows > 0 && (rowptr == NULL || rowptr[0] != 0 || rowptr[nrows] != (uint64_t)nnz)) ||
+        (nnz > 0 && cols == NULL)) {
+        set_err(err, errlen, "%s: malformed block (nrows=%lld nnz=%lld ncols=%lld)", name, (long long)nrows,
+                (long long)nnz, (long long)ncols);
+        return TG_ERR_INVALID;
+    }
+    ref_slot *s = &ctx->slots[slot];
+    s->pending = 0;
+    if (!async) {
+        int32_t rc = check_rows(rowptr, nrows, cols, ncols, name, err, errlen);
+        if (rc != TG_OK) return rc;
+    }
+    if (!slot_reserve(ctx, s, nrows, nnz)) {
+        set_err(err, errlen, "%s: slot allocation: out of device memory (%llu of %llu bytes in use)", name,
+                (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
+        return TG_ERR_OOM;
+    }
+    if (!async) return slot_copy(s, rowptr, nrows, cols, nnz, ncols, name, err, errlen);
+    s->csr.nrows = nrows;
+    s->csr.nnz = nnz;
+    s->csr.ncols = ncols;
+    s->p_rowptr = rowptr;
+    s->p_cols = cols;
+    s->pending = 1;
+    return TG_OK;
+}
+
+int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
+                      int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, 0, "tg_load_block", err, errlen);
+}
+
+int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
+                            int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, 1, "tg_load_block_async", err, errlen);
+}
+
+int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
+    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "tg_load_wait: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    return slot_complete(&ctx->slots[slot], err, errlen);
+}
+
+/* Ordinary host memory with its size in front, so that tg_host_free can
+ * overwrite it before freeing: a load still reading it then fails its
+ * check instead of passing silently. */
+int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen) {
+    if (out == NULL) {
+        set_err(err, errlen, "tg_host_alloc: out is NULL");
+        return TG_ERR_INVALID;
+    }
+    if (bytes == 0) bytes = 1;
+    uint64_t *p = malloc((size_t)bytes + 16);
+    *out = NULL;
+    if (p == NULL) {
+        set_err(err, errlen, "tg_host_alloc: %llu bytes: out of host memory", (unsigned long long)bytes);
+        return TG_ERR_OOM;
+    }
+    p[0] = bytes;
+    *out = p + 2;
+    return TG_OK;
+}
+
+void tg_host_free(void *q) {
+    if (q == NULL) return;
+    uint64_t *p = (uint64_t *)q - 2;
+    memset(q, 0xff, (size_t)p[0]);
+    free(p);
+}
+
 int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
     if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
         set_err(err, errlen, "tg_free_block: bad context or slot %d", slot);
         return TG_ERR_INVALID;
     }
+    ctx->slots[slot].pending = 0;
     slot_release(ctx, &ctx->slots[slot]);
     return TG_OK;
 }
@@ -250,6 +346,11 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
         return TG_ERR_INVALID;
     }
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
+        int32_t rc = slot_complete(&ctx->slots[slots[i]], err, errlen);
+        if (rc != TG_OK) return rc;
+    }
     for (int i = 0; i < 3; i++) {
         if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
             set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
