@@ -35,7 +35,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	}
 	rep.Device = cfg.Device
 	t := time.Now()
-	p := cfg.P
+	p, pFit := cfg.P, 0
 	if p == 0 {
 		if cfg.Budget <= 0 {
 			return nil, errors.New("pipeline: --partitions 0 needs a memory budget")
@@ -44,7 +44,11 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		if err != nil {
 			return nil, fmt.Errorf("%s: choosing P: %w", path, err)
 		}
-		cfg.Logger.Info("chose P", "p", p, "budget", cfg.Budget)
+		pFit = p
+		if oneDevice(&cfg) && cfg.Scheme == storage.SchemeHash {
+			p = fastP(DefaultSpeedModel(), fwd.NumRows(), fwd.NumEdges(), pFit, cfg.Budget)
+		}
+		cfg.Logger.Info("chose P", "p", p, "smallest that fits", pFit, "budget", cfg.Budget)
 	}
 	cfg.Progress.Start("partition", "", -1)
 	part, err := partition.PartitionInMemory(ctx, fwd, partition.Config{Scheme: cfg.Scheme, P: p, Workers: cfg.Workers})
@@ -66,7 +70,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep, sums); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rep.Partition.Scheme, rep.Partition.P = cfg.Scheme.String(), p
+	rep.Partition.Scheme, rep.Partition.P, rep.Partition.PFit = cfg.Scheme.String(), p, pFit
 	rep.Partition.Blocks = part.Balance().NonEmpty
 	if cfg.Verify {
 		// The whole graph through the reference kernel: independent of the

@@ -101,8 +101,11 @@ type Phases struct {
 
 // PartitionInfo describes a count that went through 2D partitions.
 type PartitionInfo struct {
-	Scheme   string          `json:"scheme"`
-	P        int             `json:"p"`
+	Scheme string `json:"scheme"`
+	P      int    `json:"p"`
+	// PFit is, when P was chosen (P = 0), the smallest P whose subtasks
+	// fit; P is larger when a larger one was modelled faster (one GPU).
+	PFit     int             `json:"p_fit,omitempty"`
 	Blocks   int             `json:"blocks"`
 	Subtasks []SubtaskReport `json:"subtasks"`
 }
