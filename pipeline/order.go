@@ -52,4 +52,3 @@ func oneDevice(cfg *Config) bool {
 // counter sees that many of its next subtasks (kernels.Subtask.Ahead), to
 // upload their blocks early and keep those it will need.
 const deviceAhead = 16
-
