@@ -14,7 +14,8 @@
 # Results go under $OUT (results.txt is the summary); each step is bounded
 # by time so that a slow step leaves the rest its share. Knobs: SWEEP (rmat
 # scales swept), TABLE_SCALE, RUNS, DIVS (caps as fractions of the CSR),
-# SKIP_TESTS=1.
+# EXTRA_P4 and EXTRA_P20 (P forced at a quarter and a twentieth of the
+# CSR), SKIP_TESTS=1, SKIP_SWEEP=1.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -58,11 +59,11 @@ fi
 echo "build ok ($(elapsed) s)" | tee -a "$RES"
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-	(cd kernels/gpu && TRIGRID_MAX_SCALE=18 timeout 120 "$D/bin/gpu.test" -test.v -test.timeout 110s \
+	(cd kernels/gpu && TRIGRID_MAX_SCALE=${MAX_SCALE:-16} timeout 100 "$D/bin/gpu.test" -test.v -test.timeout 90s \
 		-test.run 'Device|CountAhead|CountUnderMemoryCaps|BlockBytes' >"$OUT/gpu-test.log" 2>&1)
 	echo "kernels/gpu tests on the GPU rc=$? ($(elapsed) s)" | tee -a "$RES"
 	grep -E "^(--- FAIL|FAIL|ok|PASS)" "$OUT/gpu-test.log" | head -10 | tee -a "$RES"
-	(cd cmd/trigrid && timeout 120 "$D/bin/cmd.test" -test.v -test.timeout 110s -test.run 'Device|OutOfCore' >"$OUT/cmd-test.log" 2>&1)
+	(cd cmd/trigrid && timeout 100 "$D/bin/cmd.test" -test.v -test.timeout 90s -test.run 'Device|OutOfCore' >"$OUT/cmd-test.log" 2>&1)
 	echo "cmd/trigrid tests on the GPU rc=$? ($(elapsed) s)" | tee -a "$RES"
 	grep -E "^(--- FAIL|FAIL|ok|PASS)" "$OUT/cmd-test.log" | head -10 | tee -a "$RES"
 fi
@@ -85,26 +86,28 @@ G=/tmp/r$TABLE_SCALE.bin
 base=$("$BIN" count --device gpu --json --progress none --log-level warn "$G")
 csr=$(echo "$base" | field '8*(r["vertices"]+1)+4*r["edges"]')
 echo "rmat $TABLE_SCALE: CSR $csr bytes, $(echo "$base" | field 'r["triangles"]') triangles" | tee -a "$RES"
-row() { # label, extra args...
-	local label=$1
-	shift
-	for run in $(seq "$RUNS"); do
+row() { # runs, label, extra args...
+	local n=$1 label=$2
+	shift 2
+	for run in $(seq "$n"); do
 		out=$("$BIN" count --device gpu --json --progress none --log-level error "$@" "$G" 2>&1) || { echo "$label: FAILED: $(echo "$out" | tail -1)" | tee -a "$RES"; return; }
 		echo "$out" >"$OUT/table-$(echo "$label" | tr ' /' '__')-$run.json"
 		echo "$out" | field '"%-28s P=%-3s tri %d count %.3f kernel %.3f part %.3f total %.3f peak %s copied %s uploads %s ahead %s splits %s idle %s" % (sys.argv[2], (r.get("partition") or {}).get("p", "-"), r["triangles"], r["seconds"]["count"], r["seconds"].get("kernel", 0), r["seconds"].get("partition", 0), r["seconds"]["total"], *(["-"]*6 if not r.get("device_memory") else [r["device_memory"][k] for k in ("peak_bytes", "copied_bytes", "uploads", "uploads_ahead", "splits", "idle_share")]))' "$label" | tee -a "$RES"
 	done
 }
-row "uncapped"
+row "$RUNS" "uncapped"
 q=$((csr / 4))
 t=$((csr / 20))
-row "CSR/4 P=0" --partitions 0 --device-mem-limit "$q"
-row "CSR/4 P=0 unpinned" --partitions 0 --device-mem-limit "$q" --pinned-host-mem 0
-row "CSR/20 P=0" --partitions 0 --device-mem-limit "$t"
-row "CSR/20 P=0 unpinned" --partitions 0 --device-mem-limit "$t" --pinned-host-mem 0
-for p in ${EXTRA_P4:-6 8}; do row "CSR/4 P=$p" --partitions "$p" --device-mem-limit "$q"; done
-for p in ${EXTRA_P20:-12 16}; do row "CSR/20 P=$p" --partitions "$p" --device-mem-limit "$t"; done
-row "P=4 uncapped" --partitions 4
+row "$RUNS" "CSR/4 P=0" --partitions 0 --device-mem-limit "$q"
+row "$RUNS" "CSR/20 P=0" --partitions 0 --device-mem-limit "$t"
+row "$RUNS" "P=4 uncapped" --partitions 4
+# One run each: the old path (no pinned copies) and other P.
+row 1 "CSR/4 P=0 unpinned" --partitions 0 --device-mem-limit "$q" --pinned-host-mem 0
+row 1 "CSR/20 P=0 unpinned" --partitions 0 --device-mem-limit "$t" --pinned-host-mem 0
+for p in ${EXTRA_P4:-4 5 6 8}; do row 1 "CSR/4 P=$p" --partitions "$p" --device-mem-limit "$q"; done
+for p in ${EXTRA_P20:-10 12}; do row 1 "CSR/20 P=$p" --partitions "$p" --device-mem-limit "$t"; done
 echo "table done ($(elapsed) s)" | tee -a "$RES"
+[ "${SKIP_SWEEP:-0}" = 1 ] && exit 0
 
 # The cap sweep: exact at every cap.
 graphs=""
