@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -110,8 +112,20 @@ func TestPlanUploadsBeladyNotWorse(t *testing.T) {
 // load's arrays only when it completes and overwrites freed pinned memory,
 // so a pinned copy freed or reused too early shows as an error or a wrong
 // count.
+//
+// With $TRIGRID_CUDA_LIB set it runs on the GPU as well.
 func TestCountAhead(t *testing.T) {
 	good, _ := refLibs(t)
+	libs := []string{good}
+	if dev := os.Getenv(EnvLibrary); dev != "" {
+		libs = append(libs, dev)
+	}
+	for _, path := range libs {
+		t.Run(filepath.Base(path), func(t *testing.T) { countAhead(t, path) })
+	}
+}
+
+func countAhead(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(600), randomEdges(600, 5000, 5)...))
 	for _, p := range []int{2, 3} {
 		ts := partitioned(g, p, "hash")
