@@ -205,7 +205,7 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	}
 	c.prefetch(t, pinned)
 	for {
-		res, err := c.countSlots(kernels.Stats(t), s)
+		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) })
 		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
 			return res, err
 		}
@@ -214,7 +214,10 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 
 // countSlots runs the counter's kernel (or auto's choice) on three loaded
 // slots. c.mu is held.
-func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Result, error) {
+//
+// during, when not nil, runs while the kernel does, on this goroutine; it
+// must not call the library on the context.
+func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func()) (kernels.Result, error) {
 	kernel := c.kernel
 	if kernel == "auto" {
 		kernel = pickKernel(st)
@@ -225,7 +228,18 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32) (kernels.Resul
 	}
 	var tri uint64
 	var ms float64
-	rc := c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
+	var rc int32
+	if during == nil {
+		rc = c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
+	} else {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rc = c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
+		}()
+		during()
+		<-done
+	}
 	err = status("tg_count", rc, c.buf)
 	// tg_count completed the pending loads of the three slots, up to the
 	// first that failed; tg_load_wait completes the rest.
@@ -391,6 +405,9 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 				keep[i] = true
 				continue
 			}
+			if !c.pinned.has(b) {
+				return // stage copies it while the kernel runs; a later subtask uploads it
+			}
 			v := c.victim(&keep, t.Ahead)
 			if v < 0 {
 				return
@@ -414,6 +431,26 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 			c.ahead++
 			keep[v] = true
 			c.lib.memUsage(c.ctx, &used, nil, nil)
+		}
+	}
+}
+
+// stage makes the pinned copies of the next subtasks' blocks that are
+// not resident, so that a later prefetch uploads them without a host copy
+// on the way to the kernel. It runs while a kernel does: it touches the
+// pinned cache only (tg_host_alloc needs no context).
+func (c *Counter) stage(t kernels.Subtask) {
+	if c.pinned == nil {
+		return
+	}
+	keep := func(x *graph.CSR) bool {
+		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
+	}
+	for _, a := range t.Ahead[:min(len(t.Ahead), maxAhead+1)] {
+		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
+			if b != nil && c.find(b) < 0 && c.pinned.get(b, c.tick, keep) == nil {
+				return
+			}
 		}
 	}
 }

@@ -177,7 +177,7 @@ func countAhead(t *testing.T, good string) {
 					if !withAhead && st.Ahead != 0 {
 						t.Errorf("%s: %d uploads ahead with no subtask ahead", name, st.Ahead)
 					}
-					if withAhead && pin >= 0 && limit == 2*total && st.Ahead == 0 {
+					if withAhead && pin == 0 && limit == 2*total && st.Ahead == 0 {
 						t.Errorf("%s: room for every block, yet nothing uploaded ahead (%+v)", name, st)
 					}
 					uploads[withAhead] = st.Uploads

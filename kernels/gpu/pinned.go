@@ -76,6 +76,15 @@ func (p *pinnedCache) get(b *graph.CSR, tick uint64, keep func(*graph.CSR) bool)
 	return hc
 }
 
+// has reports whether b has a pinned copy.
+func (p *pinnedCache) has(b *graph.CSR) bool {
+	if p == nil {
+		return false
+	}
+	hc := p.copies[weak.Make(b)]
+	return hc != nil && len(hc.off) == len(b.Offsets) && len(hc.cols) == len(b.Cols)
+}
+
 // buffer finds room for need bytes: a spare buffer of about that size, or
 // a new one after freeing spare buffers and evicting copies, least
 // recently used first.
@@ -158,7 +167,7 @@ func (p *pinnedCache) String() string {
 // staging a block into pinned memory is a memory copy that one core does
 // at a fraction of the host's bandwidth.
 func parallelCopy(dst, src []uint32) {
-	const chunk = 4 << 20 // entries
+	const chunk = 1 << 20 // entries
 	if len(src) <= chunk {
 		copy(dst, src)
 		return
