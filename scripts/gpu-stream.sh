@@ -86,13 +86,26 @@ G=/tmp/r$TABLE_SCALE.bin
 base=$("$BIN" count --device gpu --json --progress none --log-level warn "$G")
 csr=$(echo "$base" | field '8*(r["vertices"]+1)+4*r["edges"]')
 echo "rmat $TABLE_SCALE: CSR $csr bytes, $(echo "$base" | field 'r["triangles"]') triangles" | tee -a "$RES"
+# summary LABEL < JSON: one line of the figures.
+summary() {
+	python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+d = r.get("device_memory") or {}
+p = r.get("partition") or {}
+s = r["seconds"]
+print("%-22s P=%-3s fit=%-3s tri %d count %.3f kernel %.3f part %.3f total %.3f peak %s copied %s uploads %s ahead %s splits %s idle %.3f" % (
+    sys.argv[1], p.get("p", "-"), p.get("p_fit", "-"), r["triangles"], s["count"], s.get("kernel", 0), s.get("partition", 0), s["total"],
+    d.get("peak_bytes", "-"), d.get("copied_bytes", "-"), d.get("uploads", "-"), d.get("uploads_ahead", "-"), d.get("splits", "-"), d.get("idle_share", 0)))
+' "$1"
+}
 row() { # runs, label, extra args...
 	local n=$1 label=$2
 	shift 2
 	for run in $(seq "$n"); do
 		out=$("$BIN" count --device gpu --json --progress none --log-level error "$@" "$G" 2>&1) || { echo "$label: FAILED: $(echo "$out" | tail -1)" | tee -a "$RES"; return; }
-		echo "$out" >"$OUT/table-$(echo "$label" | tr ' /' '__')-$run.json"
-		echo "$out" | field '"%-28s P=%-3s tri %d count %.3f kernel %.3f part %.3f total %.3f peak %s copied %s uploads %s ahead %s splits %s idle %s" % (sys.argv[2], (r.get("partition") or {}).get("p", "-"), r["triangles"], r["seconds"]["count"], r["seconds"].get("kernel", 0), r["seconds"].get("partition", 0), r["seconds"]["total"], *(["-"]*6 if not r.get("device_memory") else [r["device_memory"][k] for k in ("peak_bytes", "copied_bytes", "uploads", "uploads_ahead", "splits", "idle_share")]))' "$label" | tee -a "$RES"
+		echo "$out" >"$OUT/table-$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')-$run.json"
+		echo "$out" | summary "$label" | tee -a "$RES"
 	done
 }
 row "$RUNS" "uncapped"
