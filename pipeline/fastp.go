@@ -1,34 +1,35 @@
 package pipeline
 
 import (
-	"math"
-
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
 )
 
 // Choosing P for speed on one GPU. The smallest P whose subtasks fit the
-// device is not always the fastest: its blocks leave no room beside the
-// three of a subtask for the next subtask's uploads (no copy overlaps a
-// kernel) nor for the blocks' indexes (the kernels run slower), while a
-// larger P copies more (each subtask uploads about two blocks, and there
-// are P^3 subtasks of |E|/P^2 edges). fastP models the count phase for
-// each candidate and keeps the fastest.
+// device is not always the fastest: its blocks may leave no room beside
+// the three of a subtask for the blocks' indexes (the kernels run slower),
+// while a larger P copies more (each subtask uploads about two blocks, and
+// there are P^3 subtasks of |E|/P^2 edges) and pays the fixed cost of more
+// uploads and subtasks. fastP models the count phase for each candidate
+// and keeps the fastest.
 
 // SpeedModel holds the rates fastP models a one-GPU count phase with.
 type SpeedModel struct {
-	// CopyRate is the bytes per second of uploads from pinned memory.
+	// CopyRate is the bytes per second of uploads.
 	CopyRate float64
+	// UploadSeconds is the fixed cost of one upload (the block's check,
+	// its indexes, synchronizations).
+	UploadSeconds float64
+	// SubtaskSeconds is the fixed cost of one subtask (scheduling, the
+	// kernel's launches and preparation).
+	SubtaskSeconds float64
 	// EdgeSeconds is kernel seconds per forward edge of the graph with
 	// the blocks' indexes resident (the kernel work of all subtasks
-	// together grows little with P).
+	// together, less their fixed costs).
 	EdgeSeconds float64
 	// NoIndexFactor multiplies the kernel time when the indexes do not
 	// fit beside a subtask's blocks.
 	NoIndexFactor float64
-	// SubtaskSeconds is the fixed cost of one subtask (launches, block
-	// checks, synchronizations).
-	SubtaskSeconds float64
 	// IndexShare is the indexes' size as a share of their block's.
 	IndexShare float64
 }
@@ -36,7 +37,8 @@ type SpeedModel struct {
 // DefaultSpeedModel holds rates measured on one NVIDIA H200 (rmat graphs;
 // docs/benchmarks.md).
 func DefaultSpeedModel() SpeedModel {
-	return SpeedModel{CopyRate: 40e9, EdgeSeconds: 0.5e-9, NoIndexFactor: 2, SubtaskSeconds: 150e-6, IndexShare: 1}
+	return SpeedModel{CopyRate: 25e9, UploadSeconds: 0.3e-3, SubtaskSeconds: 0.6e-3, EdgeSeconds: 0.5e-9,
+		NoIndexFactor: 2, IndexShare: 1}
 }
 
 // seconds is the modelled count phase of a graph of n vertices and e
@@ -46,25 +48,19 @@ func (m SpeedModel) seconds(n, e int64, p int, budget int64) float64 {
 	pp := int64(p)
 	rows, edges := (n+pp-1)/pp, e/(pp*pp)
 	block := gpu.BlockBytes(rows, edges)
-	room := budget - gpu.ContextBytes - budget/16 // the counter keeps a sixteenth free for scratch
+	room := budget - gpu.ContextBytes
 	ids := func(i, j int) int { return i*p + j }
 	var seq [][3]int
 	for _, t := range reuseOrder(hashTasks(p)) {
 		seq = append(seq, [3]int{ids(t.I, t.J), ids(t.I, t.K), ids(t.J, t.K)})
 	}
 	plan := gpu.PlanUploads(seq, func(int) int64 { return rows }, func(int) int64 { return edges }, room, maxDeviceSlots, deviceAhead)
-	copySec := float64(plan.Bytes) / m.CopyRate
 	kernel := float64(e) * m.EdgeSeconds
 	if float64(3*block)*(1+m.IndexShare) > float64(room) {
 		kernel *= m.NoIndexFactor
 	}
-	fixed := float64(len(seq)) * m.SubtaskSeconds
-	if 5*block > room {
-		// No room for the next subtask's two new blocks beside the
-		// current three: copies and kernels take turns.
-		return copySec + kernel + fixed
-	}
-	return math.Max(copySec, kernel) + fixed
+	return float64(plan.Bytes)/m.CopyRate + float64(plan.Uploads)*m.UploadSeconds +
+		float64(len(seq))*m.SubtaskSeconds + kernel
 }
 
 // maxDeviceSlots is the blocks a GPU counter keeps resident (TG_MAX_SLOTS).
@@ -88,7 +84,7 @@ func hashTasks(p int) []partition.Subtask {
 // since the model leaves out what grows with P (scheduling, partitioning).
 func fastP(m SpeedModel, n, e int64, pFit int, budget int64) int {
 	best, bestSec := pFit, m.seconds(n, e, pFit, budget)
-	for p := pFit + 1; p <= 2*pFit && p <= 64; p++ {
+	for p := pFit + 1; p <= 2*pFit && p <= 32; p++ {
 		if s := m.seconds(n, e, p, budget); s < 0.9*bestSec {
 			best, bestSec = p, s
 		}

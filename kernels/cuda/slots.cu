@@ -9,9 +9,12 @@ void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s) {
     tg_ctx_free(ctx, s->bm_off);
     tg_ctx_free(ctx, s->bm_bits);
     tg_ctx_free(ctx, s->erow);
+    tg_ctx_free(ctx, s->bm_tmp);
     s->bm_off = nullptr;
     s->bm_bits = nullptr;
     s->erow = nullptr;
+    s->bm_tmp = nullptr;
+    s->bm_off_cap = s->bm_bits_cap = s->erow_cap = s->bm_tmp_cap = 0;
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
 }
@@ -21,12 +24,28 @@ bool tg_drop_idle_indexes(tg_ctx *ctx) {
     for (int i = 0; i < TG_MAX_SLOTS; i++) {
         if (i == ctx->active[0] || i == ctx->active[1] || i == ctx->active[2]) continue;
         tg_slot *s = &ctx->slots[i];
-        if (s->bm_bits || s->bm_off || s->erow) {
+        if (s->bm_bits || s->bm_off || s->erow || s->bm_tmp) {
             tg_slot_drop_index(ctx, s);
             freed = true;
         }
     }
     return freed;
+}
+
+// Makes *p an index buffer of at least bytes, keeping the one it has when
+// that is large enough (*cap bytes).
+static cudaError_t index_buf(tg_ctx *ctx, void **p, size_t *cap, size_t bytes) {
+    if (*p != nullptr && *cap >= bytes) return cudaSuccess;
+    tg_ctx_free(ctx, *p);
+    *p = nullptr;
+    *cap = 0;
+    cudaError_t e = tg_ctx_malloc(ctx, p, bytes);
+    if (e != cudaSuccess) {
+        *p = nullptr;
+        return e;
+    }
+    *cap = bytes;
+    return cudaSuccess;
 }
 
 static cudaError_t slot_reserve_once(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
@@ -60,7 +79,9 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
     cudaError_t se = tg_slot_settle(s);
     if (se != cudaSuccess) return se;
     s->loaded = false;
-    tg_slot_drop_index(ctx, s);
+    // The old block's indexes are void; their buffers stay for the new one.
+    s->blk.bm = tg_bitmap{};
+    s->blk.erow = nullptr;
     cudaError_t e = slot_reserve_once(ctx, s, nrows, nnz);
     if (e == cudaErrorMemoryAllocation) {
         se = cudaStreamSynchronize(ctx->stream);
@@ -76,45 +97,37 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
 // every call. Best effort: where there is no room for it, or it would take
 // more than twice the block's own bytes, the block is loaded without it and
 // the kernels build what they need in scratch. The setting slot_bitmap = 0
-// turns it off. Synchronizes the stream.
+// turns it off. Synchronizes the stream once (the layout's size).
 static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
     if (b.nnz <= 0 || b.max_degree < 32 || ctx->set.slot_bitmap == 0) return cudaSuccess;
     if ((uint64_t)2 * b.nnz + (uint64_t)b.nrows + 1 >= (1ull << 32)) return cudaSuccess; // offsets are 32-bit
     const size_t off_bytes = ((size_t)b.nrows + 1) * sizeof(uint32_t);
     const size_t csr_bytes = ((size_t)b.nrows + 1) * sizeof(uint64_t) + (size_t)b.nnz * sizeof(uint32_t);
-    void *p = nullptr, *tmp = nullptr;
-    cudaError_t e = tg_ctx_malloc(ctx, &p, off_bytes);
+    cudaError_t e = index_buf(ctx, (void **)&s->bm_off, &s->bm_off_cap, off_bytes);
     if (e == cudaErrorMemoryAllocation) return cudaSuccess;
     if (e != cudaSuccess) return e;
-    s->bm_off = (uint32_t *)p;
     const size_t tmp_bytes = tg_bitmap_layout_tmp(b.nrows);
-    e = tg_ctx_malloc(ctx, &tmp, tmp_bytes);
-    if (e == cudaSuccess) e = tg_bitmap_layout(&b, TG_BM_RATIO, TG_BM_MINLEN, s->bm_off, tmp, tmp_bytes, ctx->stream);
+    e = index_buf(ctx, &s->bm_tmp, &s->bm_tmp_cap, tmp_bytes);
+    if (e == cudaSuccess) e = tg_bitmap_layout(&b, TG_BM_RATIO, TG_BM_MINLEN, s->bm_off, s->bm_tmp, tmp_bytes, ctx->stream);
     uint32_t *h = (uint32_t *)ctx->h_count;
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(h, s->bm_off + b.nrows, sizeof(uint32_t), cudaMemcpyDeviceToHost, ctx->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
-    if (tmp) tg_ctx_free(ctx, tmp);
     if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);
         return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
     }
     const size_t words = (size_t)h[0] * 4 + 2 * TG_BM_PAD;
-    if (off_bytes + words * sizeof(uint32_t) > 2 * csr_bytes) {
-        tg_slot_drop_index(ctx, s);
-        return cudaSuccess;
-    }
-    e = tg_ctx_malloc(ctx, &p, words * sizeof(uint32_t));
+    if (off_bytes + words * sizeof(uint32_t) > 2 * csr_bytes) return cudaSuccess; // not worth it: none
+    e = index_buf(ctx, (void **)&s->bm_bits, &s->bm_bits_cap, words * sizeof(uint32_t));
     if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);
         return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
     }
-    s->bm_bits = (uint32_t *)p;
     uint32_t *bits = s->bm_bits + TG_BM_PAD;
     e = cudaMemsetAsync(s->bm_bits, 0, words * sizeof(uint32_t), ctx->stream);
     if (e == cudaSuccess) e = tg_bitmap_fill(&b, TG_BM_RATIO, TG_BM_MINLEN, 0, s->bm_off, bits, false, 4, ctx->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
     if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);
         return e;
@@ -124,19 +137,17 @@ static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
 }
 
 // The edge-row index (tg_internal.cuh): 4 bytes per 256 edges. Best effort
-// like the bitmaps.
+// like the bitmaps. Enqueued only: the kernels that read it run on the same
+// stream.
 static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
     if (b.nnz <= 0 || b.nrows <= 0 || b.nrows > (int64_t(1) << 32)) return cudaSuccess;
-    void *p = nullptr;
-    cudaError_t e = tg_ctx_malloc(ctx, &p, (size_t)tg_edge_rows_len(b.nnz) * sizeof(uint32_t));
+    cudaError_t e =
+        index_buf(ctx, (void **)&s->erow, &s->erow_cap, (size_t)tg_edge_rows_len(b.nnz) * sizeof(uint32_t));
     if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
-    s->erow = (uint32_t *)p;
     e = tg_edge_rows(&b, s->erow, ctx->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
     if (e != cudaSuccess) {
-        tg_ctx_free(ctx, s->erow);
-        s->erow = nullptr;
+        tg_slot_drop_index(ctx, s);
         return e;
     }
     s->blk.erow = s->erow;

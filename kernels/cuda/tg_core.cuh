@@ -21,10 +21,16 @@ struct tg_slot {
     // forward graph). Kernels use it to search only the tail of a row when
     // all three blocks are this one.
     bool upper = false;
-    // The block's indexes (blk.bm, blk.erow), when built at load.
+    // The block's indexes (blk.bm, blk.erow), when built at load. Their
+    // buffers (and the bitmap layout's temporary) are kept across loads of
+    // the slot, of cap bytes each, so that reloading a slot allocates
+    // nothing when they are large enough; idle ones are freed first when
+    // memory is needed (tg_drop_idle_indexes).
     uint32_t *bm_off = nullptr;
     uint32_t *bm_bits = nullptr;
     uint32_t *erow = nullptr;
+    void *bm_tmp = nullptr;
+    size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, bm_tmp_cap = 0;
     tg_dblock blk = {};
     // pending: tg_load_block_async enqueued the copies into rowptr and cols
     // on the copy stream, recorded copied after them, and tg_slot_complete
@@ -72,7 +78,7 @@ size_t tg_alloc_forget(tg_ctx *ctx, void *p);
 // Makes sure slot s has room for nrows+1 offsets and nnz columns, keeping
 // its buffers when they are large enough.
 cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz);
-// Frees a slot's indexes (not its CSR).
+// Frees a slot's indexes and their buffers (not its CSR).
 void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s);
 // Frees the indexes of every slot but the active ones, to make room (they
 // are an accelerator: kernels rebuild what they need in scratch or do

@@ -66,11 +66,15 @@ type Counter struct {
 	ahead   int    // uploads made for a later subtask, beside a kernel
 	copied  uint64 // bytes copied to the device by block uploads
 	pinned  *pinnedCache
-	splits  int    // subtasks or row ranges counted in two halves
-	peak    uint64 // the context's peak, kept past Close
-	busy    time.Duration
-	last    string
-	buf     []byte
+	// uploaded remembers the blocks uploaded before: a block gets a pinned
+	// copy when it is uploaded again (pinning costs more than one copy
+	// from pageable memory, and many blocks are uploaded once).
+	uploaded map[weak.Pointer[graph.CSR]]struct{}
+	splits   int    // subtasks or row ranges counted in two halves
+	peak     uint64 // the context's peak, kept past Close
+	busy     time.Duration
+	last     string
+	buf      []byte
 
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
@@ -101,7 +105,7 @@ func (l *Library) NewCounterOn(device int, kernel string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: new counter on device %d: %w", device, err)
 	}
-	c := &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}
+	c := &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen), uploaded: map[weak.Pointer[graph.CSR]]struct{}{}}
 	if pin := l.opts.PinnedHost; pin >= 0 {
 		if pin == 0 {
 			pin = DefaultPinnedHost
@@ -349,7 +353,10 @@ func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
 	}
 	nrows := b.NumRows()
-	hc := c.pinned.get(b, c.tick, keep)
+	var hc *hostCopy
+	if c.again(b) {
+		hc = c.pinned.get(b, c.tick, keep)
+	}
 	var rc int32
 	name := "tg_load_block"
 	if hc != nil {
@@ -371,6 +378,26 @@ func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 	return nil
 }
 
+// again reports whether b was uploaded before, and remembers it.
+func (c *Counter) again(b *graph.CSR) bool {
+	if c.pinned == nil {
+		return false
+	}
+	k := weak.Make(b)
+	if _, ok := c.uploaded[k]; ok {
+		return true
+	}
+	if len(c.uploaded) >= 1<<12 {
+		for k := range c.uploaded {
+			if k.Value() == nil {
+				delete(c.uploaded, k)
+			}
+		}
+	}
+	c.uploaded[k] = struct{}{}
+	return false
+}
+
 // settle records that the library has completed (or dropped) slot i's
 // pending load: its pinned copy is no longer read.
 func (c *Counter) settle(i int) {
@@ -385,17 +412,17 @@ func (c *Counter) settle(i int) {
 const maxAhead = 2
 
 // prefetch uploads the blocks of the next subtasks (t.Ahead), in order,
-// into memory that is free or held by blocks needed later than they are,
-// keeping a sixteenth of the limit free for the kernel's scratch. It stops
-// at the first block that does not fit. The uploads are asynchronous when
-// the blocks have pinned copies. c.mu is held.
+// when they have pinned copies: into free memory, or memory it frees by
+// releasing blocks needed later than the one uploaded (never one of this
+// subtask's). It stops at the first block it cannot upload so. The
+// uploads are asynchronous: their copies run beside this subtask's
+// kernel. c.mu is held.
 func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 	if c.pinned == nil {
 		return
 	}
 	var used, limit uint64
 	c.lib.memUsage(c.ctx, &used, &limit, nil)
-	headroom := limit / 16
 	for n, a := range t.Ahead[:min(len(t.Ahead), maxAhead)] {
 		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
 			if b == nil {
@@ -408,19 +435,28 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 			if !c.pinned.has(b) {
 				return // stage copies it while the kernel runs; a later subtask uploads it
 			}
-			v := c.victim(&keep, t.Ahead)
-			if v < 0 {
-				return
-			}
-			var freed uint64
-			if vs := &c.slots[v]; vs.loaded {
-				if c.candidate(v, t.Ahead).next <= n {
-					return // it would evict a block needed as soon
-				}
-				freed = uint64(BlockBytes(int64(vs.nOff-1), int64(vs.nCols)))
-			}
 			need := uint64(BlockBytes(b.NumRows(), b.NumEdges()))
-			if used+need+headroom > limit+freed {
+			v := -1
+			for {
+				if used+need <= limit {
+					v = c.victim(&keep, t.Ahead)
+					break
+				}
+				lv := c.loadedVictim(&keep, t.Ahead)
+				if lv < 0 || c.candidate(lv, t.Ahead).next <= n {
+					return // no block needed later than this one to give up
+				}
+				ls := &c.slots[lv]
+				if used+need <= limit+uint64(BlockBytes(int64(ls.nOff-1), int64(ls.nCols))) {
+					v = lv // its buffers, reused or freed, make room
+					break
+				}
+				c.lib.freeBlock(c.ctx, int32(lv), &c.buf[0], errBufLen)
+				c.settle(lv)
+				c.slots[lv] = slot{}
+				c.lib.memUsage(c.ctx, &used, nil, nil)
+			}
+			if v < 0 {
 				return
 			}
 			c.tick++
@@ -436,7 +472,7 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 }
 
 // stage makes the pinned copies of the next subtasks' blocks that are
-// not resident, so that a later prefetch uploads them without a host copy
+// not resident and were uploaded before, so that a later prefetch uploads them without a host copy
 // on the way to the kernel. It runs while a kernel does: it touches the
 // pinned cache only (tg_host_alloc needs no context).
 func (c *Counter) stage(t kernels.Subtask) {
@@ -448,17 +484,19 @@ func (c *Counter) stage(t kernels.Subtask) {
 	}
 	for _, a := range t.Ahead[:min(len(t.Ahead), maxAhead+1)] {
 		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
-			if b != nil && c.find(b) < 0 && c.pinned.get(b, c.tick, keep) == nil {
+			if b == nil || c.find(b) >= 0 {
+				continue
+			}
+			if _, ok := c.uploaded[weak.Make(b)]; ok && c.pinned.get(b, c.tick, keep) == nil {
 				return
 			}
 		}
 	}
 }
 
-// releaseIdle frees the loaded slot that the current subtask does not use
-// (nor the preprocessed graph) whose block is needed furthest ahead, and
-// reports whether there was one. c.mu is held.
-func (c *Counter) releaseIdle(pinned *[maxSlots]bool, ahead []kernels.Subtask) bool {
+// loadedVictim is pickVictim's choice among the loaded slots not pinned
+// (nor holding the preprocessed graph); -1 when there is none.
+func (c *Counter) loadedVictim(pinned *[maxSlots]bool, ahead []kernels.Subtask) int {
 	var cs [maxSlots]candidate
 	n := 0
 	for i := range c.slots {
@@ -468,7 +506,14 @@ func (c *Counter) releaseIdle(pinned *[maxSlots]bool, ahead []kernels.Subtask) b
 		cs[n] = c.candidate(i, ahead)
 		n++
 	}
-	v := pickVictim(cs[:n])
+	return pickVictim(cs[:n])
+}
+
+// releaseIdle frees the loaded slot that the current subtask does not use
+// (nor the preprocessed graph) whose block is needed furthest ahead, and
+// reports whether there was one. c.mu is held.
+func (c *Counter) releaseIdle(pinned *[maxSlots]bool, ahead []kernels.Subtask) bool {
+	v := c.loadedVictim(pinned, ahead)
 	if v < 0 {
 		return false
 	}
