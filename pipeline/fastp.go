@@ -38,7 +38,7 @@ type SpeedModel struct {
 // docs/benchmarks.md).
 func DefaultSpeedModel() SpeedModel {
 	return SpeedModel{CopyRate: 25e9, UploadSeconds: 0.3e-3, SubtaskSeconds: 0.6e-3, EdgeSeconds: 0.5e-9,
-		NoIndexFactor: 2, IndexShare: 1}
+		NoIndexFactor: 1.5, IndexShare: 1}
 }
 
 // seconds is the modelled count phase of a graph of n vertices and e
@@ -80,12 +80,13 @@ func hashTasks(p int) []partition.Subtask {
 }
 
 // fastP is the P from pFit (the smallest that fits) up to 2 pFit whose
-// modelled count phase is the shortest; a larger P wins only by a tenth,
-// since the model leaves out what grows with P (scheduling, partitioning).
+// modelled count phase is the shortest; a larger P must win by a quarter,
+// since the model leaves out what grows with P (partitioning) and its
+// rates are rough.
 func fastP(m SpeedModel, n, e int64, pFit int, budget int64) int {
 	best, bestSec := pFit, m.seconds(n, e, pFit, budget)
 	for p := pFit + 1; p <= 2*pFit && p <= 32; p++ {
-		if s := m.seconds(n, e, p, budget); s < 0.9*bestSec {
+		if s := m.seconds(n, e, p, budget); s < 0.75*bestSec {
 			best, bestSec = p, s
 		}
 	}

@@ -79,7 +79,7 @@ func TestReuseOrderCopiesLess(t *testing.T) {
 // whose blocks leave room for overlap.
 func TestFastP(t *testing.T) {
 	m := DefaultSpeedModel()
-	const n, e = 8 << 20, 129 << 20
+	const n, e = 8 << 20, 129 << 20 // rmat 23
 	csr := 8*(n+1) + 4*int64(e)
 	for _, tc := range []struct {
 		div  int64
