@@ -89,24 +89,21 @@ func (in *input) toEdges(workers int) []graph.Edge {
 	return in.edges
 }
 
-// readIDs reads path for a device that takes the input's own ids: a binary
-// file of 32-bit ids as it is on disk, anything else as edges.
+// readIDs reads path for a device that takes the input's own ids: as
+// 32-bit pairs when every id allows it and the file is a binary file or an
+// uncompressed edge list (edgeio.ReadFileIDs), else as edges.
 func readIDs(ctx context.Context, path string, cfg *Config, rep *Report) (input, error) {
 	t := time.Now()
 	cfg.Progress.Start("read", "bytes", -1)
 	ro := cfg.Read
 	ro.Progress = cfg.Progress.Update
-	pairs, rs, ok, err := edgeio.ReadBinaryPairs32(ctx, path, ro)
+	p32, edges, rs, err := edgeio.ReadFileIDs(ctx, path, ro)
 	cfg.Progress.Done()
-	if !ok {
-		edges, err := readEdges(ctx, path, cfg, rep)
-		return input{edges: edges}, err
-	}
 	if err != nil {
 		return input{}, err
 	}
 	noteRead(rep, rs, t)
-	return input{p32: pairs}, nil
+	return input{p32: p32, edges: edges}, nil
 }
 
 // countIDsOnDevice compacts, cleans, orients and counts the input on the

@@ -23,7 +23,12 @@ type lineParser struct {
 // relative to the chunk (1 = its first line); the collector adds the number
 // of lines in earlier chunks.
 type chunkResult struct {
-	edges    []graph.Edge
+	edges []graph.Edge
+	// p32, when not nil, receives the edges instead of edges, as 32-bit
+	// pairs (u, v); a first id of 2^32 or more stops the parse with wide
+	// set (the caller reads the file again into edges).
+	p32      []uint32
+	wide     bool
 	lines    int64
 	comments int64
 	bad      int64
@@ -47,6 +52,9 @@ func (r *chunkResult) reset() {
 	*r = chunkResult{edges: r.edges[:0]}
 }
 
+// n is the number of edges parsed.
+func (r *chunkResult) n() int { return len(r.edges) + len(r.p32)/2 }
+
 // isSep reports the bytes that separate fields. '\r' is a separator so that
 // CRLF needs no special case: "1 2\r\n" is two fields and a separator.
 func isSep(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == '\r' }
@@ -55,7 +63,8 @@ func isSep(c byte) bool { return c == ' ' || c == '\t' || c == ',' || c == '\r' 
 // res. It never allocates per line: edges are appended to res.edges, which
 // keeps its capacity across chunks.
 func (p *lineParser) parse(data []byte, res *chunkResult) {
-	edges := res.edges
+	edges, p32 := res.edges, res.p32
+	narrow := p32 != nil
 	n := len(data)
 	i := 0
 	var line int64
@@ -129,7 +138,15 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 				u--
 				v--
 			}
-			edges = append(edges, graph.Edge{U: u, V: v})
+			if narrow {
+				if (u|v)>>32 != 0 {
+					res.wide = true
+					break
+				}
+				p32 = append(p32, uint32(u), uint32(v))
+			} else {
+				edges = append(edges, graph.Edge{U: u, V: v})
+			}
 			res.content = true
 			// Skip extra columns and the line ending.
 			if i < n && data[i] == '\n' {
@@ -156,7 +173,14 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 				end += start
 			}
 			e, reason, ok := p.parseLineSlow(data[start:end])
-			if ok {
+			if ok && narrow {
+				if (e.U|e.V)>>32 != 0 {
+					res.wide = true
+					break
+				}
+				p32 = append(p32, uint32(e.U), uint32(e.V))
+				res.content = true
+			} else if ok {
 				edges = append(edges, e)
 				res.content = true
 			} else {
@@ -168,7 +192,7 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 					res.bad++
 				} else {
 					res.err = pe
-					res.edges = edges
+					res.edges, res.p32 = edges, p32
 					res.lines = line
 					return
 				}
@@ -180,7 +204,7 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 			}
 		}
 	}
-	res.edges = edges
+	res.edges, res.p32 = edges, p32
 	res.lines = line
 }
 

@@ -147,7 +147,7 @@ func (col *collector) admit(res *chunkResult, data []byte) error {
 	// so its counts cover only earlier lines, and an extra entry among
 	// them comes before the error.
 	if p.mtx {
-		nb := int64(len(res.edges)) + res.bad
+		nb := int64(res.n()) + res.bad
 		if uint64(col.entries+nb) > p.nnz {
 			k := int64(p.nnz) - col.entries // entries of this chunk that fit
 			at := col.lines + nthEntryLine(data, k+1)
@@ -165,7 +165,7 @@ func (col *collector) admit(res *chunkResult, data []byte) error {
 	st.Lines = col.lines
 	st.Comments += res.comments
 	st.BadLines += res.bad
-	st.Edges += int64(len(res.edges))
+	st.Edges += int64(res.n())
 	return nil
 }
 

@@ -42,28 +42,47 @@ type textChunk struct {
 // file this one does not (ok false): standard input, compressed or small
 // files, other formats, lines longer than textLongLine, lone CRs.
 func readTextFile(ctx context.Context, path string, opts ReadOptions) (edges []graph.Edge, st ReadStats, ok bool, err error) {
+	edges, _, st, ok, _, err = readText(ctx, path, opts, false)
+	return edges, st, ok, err
+}
+
+// errWide stops a narrow parse at the first id of 2^32 or more.
+var errWide = errors.New("an id needs 64 bits")
+
+// readText is readTextFile, which with narrow parses into 32-bit pairs
+// (p32) instead, unless some id needs 64 bits: then wide is set and
+// nothing is returned (the file has to be read again into edges).
+func readText(ctx context.Context, path string, opts ReadOptions, narrow bool) (edges []graph.Edge, p32 []uint32, st ReadStats, ok, wide bool, err error) {
+	edges, p32, st, ok, err = readTextInto(ctx, path, opts, narrow)
+	if err == errWide {
+		return nil, nil, ReadStats{}, true, true, nil
+	}
+	return edges, p32, st, ok, false, err
+}
+
+func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow bool) (edges []graph.Edge, p32 []uint32, st ReadStats, ok bool, err error) {
 	size := opts.chunkSize
 	if size <= 0 {
 		size = defaultChunkSize
 	}
 	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 2*int64(size) {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	head := make([]byte, len(mmBanner)+len(utf8BOM))
 	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	if sniffCompression(head) != compNone {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	base := int64(0)
 	if bytes.HasPrefix(head, utf8BOM) {
@@ -77,14 +96,14 @@ func readTextFile(ctx context.Context, path string, opts ReadOptions) (edges []g
 		format = orDefault(FormatAuto, formatFromName(path))
 	}
 	if format != FormatEdgeList && format != FormatTSV {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	chunks, err := cutLines(f, base, fi.Size(), int64(size))
 	if err == errNotFast {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	if err != nil {
-		return nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
+		return nil, nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
 	}
 	st = ReadStats{Path: path, Format: format, Bytes: fi.Size()}
 	nw := workers(opts)
@@ -102,16 +121,22 @@ func readTextFile(ctx context.Context, path string, opts ReadOptions) (edges []g
 		}
 		return nil
 	}); err != nil {
-		return nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
+		return nil, nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
 	}
 	if lone {
-		return nil, st, false, nil
+		return nil, nil, st, false, nil
 	}
 	for i := range chunks {
 		chunks[i].off = total
 		total += chunks[i].lines
 	}
-	out := make([]graph.Edge, total)
+	var out []graph.Edge
+	var out32 []uint32
+	if narrow {
+		out32 = make([]uint32, 2*total)
+	} else {
+		out = make([]graph.Edge, total)
+	}
 	p := &lineParser{skipBad: opts.SkipBadLines}
 	var done atomic.Int64
 	progress := func() {}
@@ -119,19 +144,29 @@ func readTextFile(ctx context.Context, path string, opts ReadOptions) (edges []g
 		progress = func() { opts.Progress(base+done.Load(), fi.Size()) }
 	}
 	err = forChunks(ctx, f, chunks, nw, progress, func(c *textChunk, b []byte) error {
-		c.res.edges = out[c.off : c.off : c.off+c.lines]
+		if narrow {
+			c.res.p32 = out32[2*c.off : 2*c.off : 2*(c.off+c.lines)]
+		} else {
+			c.res.edges = out[c.off : c.off : c.off+c.lines]
+		}
 		p.parse(b, &c.res)
-		if len(c.res.edges) > 0 && &c.res.edges[0] != &out[c.off] {
+		if c.res.wide {
+			return errWide
+		}
+		if (len(c.res.edges) > 0 && &c.res.edges[0] != &out[c.off]) || (len(c.res.p32) > 0 && &c.res.p32[0] != &out32[2*c.off]) {
 			return fmt.Errorf("graph/edgeio: internal error: lines %d to %d parsed to more edges than lines", c.off+1, c.off+c.lines)
 		}
 		done.Add(c.end - c.start)
 		return nil
 	})
+	if err == errWide {
+		return nil, nil, st, true, err
+	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, st, true, ctx.Err()
+			return nil, nil, st, true, ctx.Err()
 		}
-		return nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
+		return nil, nil, st, true, fmt.Errorf("graph/edgeio: %s: reading: %w", path, err)
 	}
 	if opts.Progress != nil {
 		opts.Progress(fi.Size(), fi.Size())
@@ -139,10 +174,13 @@ func readTextFile(ctx context.Context, path string, opts ReadOptions) (edges []g
 	col := &collector{p: p, name: path, st: &st}
 	for i := range chunks {
 		if err := col.admit(&chunks[i].res, nil); err != nil {
-			return nil, st, true, err
+			return nil, nil, st, true, err
 		}
 	}
-	return closeGaps(out, chunks), st, true, nil
+	if narrow {
+		return nil, closeGaps(out32, 2, chunks), st, true, nil
+	}
+	return closeGaps(out, 1, chunks), nil, st, true, nil
 }
 
 // cutLines cuts [base, size) of f into runs of whole lines of about size
@@ -252,26 +290,43 @@ func forChunks(ctx context.Context, f *os.File, chunks []textChunk, w int, progr
 	return firstErr
 }
 
-// closeGaps returns the edges of all runs, in order, as one slice of out:
-// a run with fewer edges than lines (comments, blank or bad lines, a
-// header) leaves a gap after its edges. Runs move right, from the last to
-// the first, by the gaps at or after them, so runs after the last gap stay
-// where they are (a file whose only comments are at its top moves its
-// first run alone).
-func closeGaps(out []graph.Edge, chunks []textChunk) []graph.Edge {
+// closeGaps returns the edges of all runs, in order, as one slice of out
+// (per elements an edge): a run with fewer edges than lines (comments,
+// blank or bad lines, a header) leaves a gap after its edges. Runs move
+// right, from the last to the first, by the gaps at or after them, so
+// runs after the last gap stay where they are (a file whose only comments
+// are at its top moves its first run alone).
+func closeGaps[T any](out []T, per int64, chunks []textChunk) []T {
 	var shift, total int64
 	for i := len(chunks) - 1; i >= 0; i-- {
 		c := &chunks[i]
-		e := int64(len(c.res.edges))
+		e := int64(c.res.n())
 		total += e
 		shift += c.lines - e
 		if shift > 0 && e > 0 {
-			copy(out[c.off+shift:c.off+shift+e], out[c.off:c.off+e])
+			copy(out[per*(c.off+shift):per*(c.off+shift+e)], out[per*c.off:per*(c.off+e)])
 		}
-		c.res.edges = nil
+		c.res.edges, c.res.p32 = nil, nil
 	}
 	if total == 0 {
 		return nil
 	}
-	return out[shift : shift+total : shift+total]
+	return out[per*shift : per*(shift+total) : per*(shift+total)]
+}
+
+// ReadFileIDs reads path as ReadFile does, for a consumer that takes
+// 32-bit ids: a binary file of 32-bit ids, or an uncompressed edge list
+// that the parallel reader takes and whose ids are all below 2^32, comes
+// as 32-bit pairs (p32: u0, v0, u1, v1, ... in file order, half the memory
+// of edges); anything else as edges (an edge list with a larger id is
+// parsed again for them). At most one of p32 and edges is not nil.
+func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint32, edges []graph.Edge, st ReadStats, err error) {
+	if pairs, st, ok, err := ReadBinaryPairs32(ctx, path, opts); ok {
+		return pairs, nil, st, err
+	}
+	if _, pairs, st, ok, wide, err := readText(ctx, path, opts, true); ok && !wide {
+		return pairs, nil, st, err
+	}
+	edges, st, err = ReadFile(ctx, path, opts)
+	return nil, edges, st, err
 }

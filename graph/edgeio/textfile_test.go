@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/trigrid/trigrid/graph"
 )
 
 // messyText writes an edge list with what real files hold: comments at
@@ -123,5 +125,59 @@ func TestReadTextFileDeclines(t *testing.T) {
 	}
 	if _, _, ok, _ := readTextFile(t.Context(), "-", ReadOptions{chunkSize: 64}); ok {
 		t.Fatal("standard input taken by the parallel text reader")
+	}
+}
+
+// ReadFileIDs gives what ReadFile gives, as 32-bit pairs where it can:
+// same edges in the same order, same stats, same errors.
+func TestReadFileIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	dir := t.TempDir()
+	small := randomEdges(rng, 5000, 1<<32)
+	big := append(randomEdges(rng, 5000, 1<<32), graph.Edge{U: 1 << 32, V: 3})
+	var files []string
+	for name, edges := range map[string][]graph.Edge{"s.txt": small, "s.bin": small, "s.txt.gz": small, "b.txt": big, "b.bin": big} {
+		p := filepath.Join(dir, name)
+		if err := WriteFile(p, edges, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for k := range 20 {
+		p := filepath.Join(dir, fmt.Sprintf("m%d.txt", k))
+		if err := os.WriteFile(p, []byte(messyText(rng, 500+rng.IntN(2000), k%2 == 0)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	narrowed := 0
+	for _, p := range files {
+		for _, skip := range []bool{false, true} {
+			opts := ReadOptions{chunkSize: 256, Workers: 3, SkipBadLines: skip}
+			want, wst, werr := ReadFile(t.Context(), p, opts)
+			p32, edges, st, err := ReadFileIDs(t.Context(), p, opts)
+			if fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Fatalf("%s: error %v, ReadFile's %v", p, err, werr)
+			}
+			if werr != nil {
+				continue
+			}
+			if p32 != nil && edges != nil {
+				t.Fatalf("%s: both pairs and edges", p)
+			}
+			if p32 != nil {
+				narrowed++
+				edges = make([]graph.Edge, len(p32)/2)
+				for i := range edges {
+					edges[i] = graph.Edge{U: uint64(p32[2*i]), V: uint64(p32[2*i+1])}
+				}
+			}
+			if st != wst || len(edges) != len(want) || (len(want) > 0 && !reflect.DeepEqual(edges, want)) {
+				t.Fatalf("%s: %d edges, stats %+v; ReadFile %d, %+v", p, len(edges), st, len(want), wst)
+			}
+		}
+	}
+	if narrowed < 4 {
+		t.Fatalf("only %d reads came as 32-bit pairs", narrowed)
 	}
 }
