@@ -40,8 +40,8 @@ type Config struct {
 	Slots []worker.Slot
 	// Devices, when not nil, supplies Slots and Device in their place for
 	// CountFile, which calls it once, in a goroutine of its own, while the
-	// file is read, so that finding and starting a GPU (a fifth of a
-	// second) overlaps the read. An error from it stops the read and is
+	// file is read, so that finding and starting a GPU overlaps the
+	// read. An error from it stops the read and is
 	// CountFile's error, as it is. Nil: Slots and Device are used as set.
 	// The other commands of this package need Slots.
 	Devices func() (slots []worker.Slot, device string, err error)

@@ -15,8 +15,7 @@ import (
 
 // pendingCounter is the counter of a whole count, made in a goroutine of
 // its own while the file is read: starting a GPU (loading its driver,
-// creating its context) takes about as long as reading a few hundred
-// megabytes, and neither waits for the other.
+// creating its context) and reading need not wait for each other.
 type pendingCounter struct {
 	// ctx is the read's context: cancelled when the device cannot be had.
 	ctx    context.Context
@@ -153,7 +152,8 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	t = time.Now()
 	// The graph is on the device: unless --verify needs the input, its
 	// memory goes back to the operating system while the device counts,
-	// rather than at the process's exit (about 60 ms a gigabyte).
+	// rather than at the process's exit, where freeing it would add to the
+	// run.
 	released := make(chan struct{})
 	if cfg.Verify {
 		close(released)

@@ -11,8 +11,8 @@ import (
 
 // deferApply leaves the choice of device to the count itself: cfg.Devices
 // runs apply once, the first time a count asks, in the goroutine that
-// starts the device while the file is read (finding and initialising a
-// GPU takes about a fifth of a second). Errors are apply's, unchanged.
+// starts the device while the file is read, so that finding and
+// initialising a GPU overlaps the read. Errors are apply's, unchanged.
 func (f *deviceFlags) deferApply(cfg *pipeline.Config, prog *progress) {
 	var (
 		once sync.Once
