@@ -46,6 +46,13 @@ func denseRemap(edges []Edge, maxID uint64, w int, pm *progressMeter) (table []u
 		pm.add(int64(hi - lo))
 	})
 
+	return numberTable(table, w)
+}
+
+// numberTable numbers the ids marked active in table in ascending order,
+// writing each one's compact id over its mark, and counts the ids marked
+// as seen only in self-loops.
+func numberTable(table []uint32, w int) (_ []uint32, origID []uint64, isolated uint64, err error) {
 	parts := min(w, max(1, len(table)/(1<<16)))
 	active := make([]uint64, parts)
 	loops := make([]uint64, parts)

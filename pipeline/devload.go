@@ -12,8 +12,9 @@ import (
 
 // loadForBlocks is Load for a count that splits the forward graph into
 // blocks. When the first slot's counter is a kernels.DeviceOrienter and the
-// order is by degree, the host reads the file and compacts its ids (as
-// CountFile's device path does) and the device cleans and orients them,
+// order is by degree, the host reads the file and compacts its ids (in
+// place: in the memory of the edges, or of the 32-bit pairs of a binary
+// file read as it is) and the device cleans and orients them,
 // returning the forward graph and the ranks that map it back to the input's
 // ids; when the graph does not fit the device for that, the host finishes
 // cleaning from the compacted ids. The counter is closed before it returns,
@@ -24,7 +25,17 @@ import (
 // array for array.
 func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	dev := startCounter(ctx, cfg)
-	edges, rerr := readEdges(dev.ctx, path, cfg, rep)
+	// Without --verify a binary file of 32-bit ids is read as it is on
+	// disk (half the memory of edges) and compacted in place.
+	var (
+		in   input
+		rerr error
+	)
+	if cfg.Order == graph.OrderDegree && dev.maybeDevice && !cfg.Verify {
+		in, rerr = readIDs(dev.ctx, path, cfg, rep)
+	} else {
+		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
+	}
 	t := time.Now()
 	counter, err := dev.wait(cfg)
 	rep.Seconds.DeviceWait = since(t)
@@ -37,22 +48,30 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	}
 	orienter, ok := counter.(kernels.DeviceOrienter)
 	if !ok || cfg.Order != graph.OrderDegree {
+		edges := in.toEdges(cfg.Workers)
+		in = input{}
 		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
 	}
-	// Without --verify the compaction consumes edges (the pairs take
-	// their memory); --verify keeps them for an independent host build.
-	consume := !cfg.Verify
+	// Without --verify the compaction consumes the input (the pairs take
+	// its memory); --verify keeps the edges for an independent host build.
 	t = time.Now()
 	cfg.Progress.Start("clean", "", -1)
-	compact := graph.Compact
-	if consume {
-		compact = graph.CompactInPlace
+	opts := graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update}
+	var (
+		c     *graph.Compacted
+		edges []graph.Edge
+	)
+	switch {
+	case in.p32 != nil:
+		c, err = graph.CompactPairsInPlace(in.p32, opts)
+	case cfg.Verify:
+		edges = in.edges
+		c, err = graph.Compact(edges, opts)
+	default:
+		c, err = graph.CompactInPlace(in.edges, opts)
 	}
-	c, err := compact(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	in = input{}
 	cfg.Progress.Done()
-	if consume {
-		edges = nil
-	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

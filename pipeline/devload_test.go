@@ -14,6 +14,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/graph/gen"
 	"github.com/trigrid/trigrid/internal/testgraphs"
 	"github.com/trigrid/trigrid/kernels"
@@ -114,6 +115,42 @@ func writeMessy(t *testing.T, scale int, seed uint64) string {
 	return path
 }
 
+// writeMessyBin writes an rmat graph with duplicates, self-loops and ids
+// seen only in self-loops as a binary edge list of 32-bit ids, which the
+// device path reads as it is on disk.
+func writeMessyBin(t *testing.T, scale int, seed uint64) (string, [][2]uint64) {
+	t.Helper()
+	edges, err := gen.RMAT(scale, 8, seed, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []graph.Edge
+	for i, e := range edges {
+		out = append(out, e)
+		switch i % 13 {
+		case 2:
+			out = append(out, graph.Edge{U: e.V, V: e.U})
+		case 4:
+			out = append(out, graph.Edge{U: e.U, V: e.U})
+		case 6:
+			x := uint64(1)<<scale + uint64(i)
+			out = append(out, graph.Edge{U: x, V: x})
+		}
+	}
+	path := filepath.Join(t.TempDir(), "messy.bin")
+	if err := edgeio.WriteFile(path, out, edgeio.WriteOptions{Format: edgeio.FormatBin, IDWidth: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := edgeio.ReadBinaryPairs32(context.Background(), path, edgeio.ReadOptions{}); !ok || err != nil {
+		t.Fatalf("%s is not read as 32-bit pairs (%v)", path, err)
+	}
+	list := make([][2]uint64, len(out))
+	for i, e := range out {
+		list[i] = [2]uint64{e.U, e.V}
+	}
+	return path, list
+}
+
 // TestPartitionedDeviceOrientation: a partitioned count whose forward
 // graph the device built (the library's tg_preprocess) gives the
 // brute-force totals, per-vertex and per-edge counts in the input's ids,
@@ -122,12 +159,18 @@ func writeMessy(t *testing.T, scale int, seed uint64) string {
 func TestPartitionedDeviceOrientation(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	for _, path := range []string{writeMessy(t, 9, 5), filepath.Join("..", "testdata", "ca-GrQc.txt.gz")} {
+	bin, binEdges := writeMessyBin(t, 9, 4)
+	for _, path := range []string{writeMessy(t, 9, 5), bin, filepath.Join("..", "testdata", "ca-GrQc.txt.gz")} {
 		ps := []int{2, 3, 4}
 		if strings.HasSuffix(path, ".gz") {
 			ps = []int{3} // a real graph, one P per scheme
 		}
-		want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+		var want *testgraphs.Local
+		if path == bin {
+			want = testgraphs.LocalCounts(binEdges)
+		} else {
+			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+		}
 		cpu, err := CountFilePartitioned(ctx, path, func() Config {
 			c := testConfig(cpuSlots(2, "merge"))
 			c.P = 2
@@ -179,32 +222,39 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 func TestPartitionedDeviceTooSmall(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	path := writeMessy(t, 9, 6)
-	want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
-	full, err := CountFilePartitioned(ctx, path, func() Config {
-		c := testConfig(cpuSlots(1, "merge"))
-		c.P = 2
-		return c
-	}())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A cap that holds P = 4's subtasks but not preprocessing's buffers.
-	limit := uint64(gpu.PreprocessMinBytes(uint64(len(want.Support)), uint64(len(want.Degree))) / 2)
-	for _, verify := range []bool{false, true} {
-		slots, calls, built := deviceSlots(t, lib, 1, limit)
-		cfg := testConfig(slots)
-		cfg.P, cfg.Verify = 4, verify
-		cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(t.TempDir(), "v.tsv"), EdgesFile: filepath.Join(t.TempDir(), "e.tsv")}
-		rep, err := CountFilePartitioned(ctx, path, cfg)
+	bin, binEdges := writeMessyBin(t, 9, 7)
+	for _, path := range []string{writeMessy(t, 9, 6), bin} {
+		var want *testgraphs.Local
+		if path == bin {
+			want = testgraphs.LocalCounts(binEdges)
+		} else {
+			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+		}
+		full, err := CountFilePartitioned(ctx, path, func() Config {
+			c := testConfig(cpuSlots(1, "merge"))
+			c.P = 2
+			return c
+		}())
 		if err != nil {
-			t.Fatalf("verify %v: %v", verify, err)
+			t.Fatal(err)
 		}
-		if calls.Load() != 1 || built.Load() != 0 {
-			t.Fatalf("verify %v: %d calls, %d built on the device; want 1 and 0", verify, calls.Load(), built.Load())
+		// A cap that holds P = 4's subtasks but not preprocessing's buffers.
+		limit := uint64(gpu.PreprocessMinBytes(uint64(len(want.Support)), uint64(len(want.Degree))) / 2)
+		for _, verify := range []bool{false, true} {
+			slots, calls, built := deviceSlots(t, lib, 1, limit)
+			cfg := testConfig(slots)
+			cfg.P, cfg.Verify = 4, verify
+			cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(t.TempDir(), "v.tsv"), EdgesFile: filepath.Join(t.TempDir(), "e.tsv")}
+			rep, err := CountFilePartitioned(ctx, path, cfg)
+			if err != nil {
+				t.Fatalf("%s verify %v: %v", path, verify, err)
+			}
+			if calls.Load() != 1 || built.Load() != 0 {
+				t.Fatalf("%s verify %v: %d calls, %d built on the device; want 1 and 0", path, verify, calls.Load(), built.Load())
+			}
+			checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
+			sameGraphReport(t, rep, full)
 		}
-		checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
-		sameGraphReport(t, rep, full)
 	}
 }
 
