@@ -38,10 +38,13 @@ func startCounter(ctx context.Context, cfg *Config) *pendingCounter {
 		slots: cfg.Slots, device: cfg.Device}
 	devices := cfg.Devices
 	pc.maybeDevice = devices != nil || cfg.Slots[0].Device.Kind == "gpu"
+	log := cfg.Logger
 	go func() {
 		defer close(pc.done)
+		t := time.Now()
 		if devices != nil {
 			slots, device, err := devices()
+			log.Debug("device selected", "device", device, "seconds", since(t), "err", err)
 			if err == nil && len(slots) == 0 {
 				err = errors.New("pipeline: config: no counting slots")
 			}
@@ -52,7 +55,9 @@ func startCounter(ctx context.Context, cfg *Config) *pendingCounter {
 			}
 			pc.slots, pc.device = slots, device
 		}
+		t = time.Now()
 		pc.counter, pc.err = pc.slots[0].NewCounter("")
+		log.Debug("counter created", "seconds", since(t), "err", pc.err)
 		if pc.err != nil {
 			cancel()
 		}
