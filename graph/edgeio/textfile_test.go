@@ -181,3 +181,28 @@ func TestReadFileIDs(t *testing.T) {
 		t.Fatalf("only %d reads came as 32-bit pairs", narrowed)
 	}
 }
+
+// A line longer than the parallel reader looks for a line end in goes to
+// the streaming reader, which reads the file the same way it reads any.
+func TestReadTextFileLongLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "%d %d\n", i, i+1)
+	}
+	b.WriteString("5 6" + strings.Repeat(" 7", textLongLine) + "\n") // extra columns
+	for i := range 2000 {
+		fmt.Fprintf(&b, "%d %d\n", i, i+2)
+	}
+	p := filepath.Join(t.TempDir(), "long.txt")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := ReadOptions{chunkSize: 4096, Workers: 2}
+	if _, _, ok, err := readTextFile(t.Context(), p, opts); ok || err != nil {
+		t.Fatalf("a line of %d bytes taken by the parallel reader (err %v)", textLongLine*2, err)
+	}
+	got, st, err := ReadFile(t.Context(), p, opts)
+	if err != nil || len(got) != 4001 || got[2000] != (graph.Edge{U: 5, V: 6}) || st.Lines != 4001 {
+		t.Fatalf("%d edges, stats %+v, err %v", len(got), st, err)
+	}
+}
