@@ -11,27 +11,29 @@ import (
 )
 
 // loadForBlocks is Load for a count that splits the forward graph into
-// blocks. When the first slot's counter is a kernels.DeviceOrienter and the
-// order is by degree, the host reads the file and compacts its ids (in
-// place: in the memory of the edges, or of the 32-bit pairs of a binary
-// file read as it is) and the device cleans and orients them,
+// blocks. In degree order the file is read as 32-bit pairs where its ids
+// allow (half the memory of edges), and the host compacts the ids in the
+// input's own memory. When the first slot's counter is a
+// kernels.DeviceOrienter the device then cleans and orients them,
 // returning the forward graph and the ranks that map it back to the input's
-// ids; when the graph does not fit the device for that, the host finishes
-// cleaning from the compacted ids. The counter is closed before it returns,
-// so the device memory is free for the subtasks. With cfg.Devices the
-// device is found and started while the file is read (cfg's Slots and
-// Device are set from it). With cfg.Verify the host
-// also builds the forward graph from the input and the two must be equal,
-// array for array.
+// ids; without one, or when the graph does not fit the device for that, the
+// host builds the same forward graph from the compacted ids
+// (graph.ForwardCompacted). Input in 64-bit ids (or another order) on the
+// host takes Load's path. The counter is closed before it returns, so the
+// device memory is free for the subtasks. With cfg.Devices the device is
+// found and started while the file is read (cfg's Slots and Device are set
+// from it). With cfg.Verify on a device the host also builds the forward
+// graph from the input and the two must be equal, array for array.
 func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	dev := startCounter(ctx, cfg)
-	// Without --verify a binary file of 32-bit ids is read as it is on
-	// disk (half the memory of edges) and compacted in place.
+	// --verify on a device keeps the input as edges for an independent
+	// host build.
+	keepEdges := cfg.Verify && dev.maybeDevice
 	var (
 		in   input
 		rerr error
 	)
-	if cfg.Order == graph.OrderDegree && dev.maybeDevice && !cfg.Verify {
+	if cfg.Order == graph.OrderDegree && !keepEdges {
 		in, rerr = readIDs(dev.ctx, path, cfg, rep)
 	} else {
 		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
@@ -46,14 +48,12 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	if rerr != nil {
 		return nil, nil, rerr
 	}
-	orienter, ok := counter.(kernels.DeviceOrienter)
-	if !ok || cfg.Order != graph.OrderDegree {
+	orienter, onDevice := counter.(kernels.DeviceOrienter)
+	if cfg.Order != graph.OrderDegree || !onDevice && in.p32 == nil {
 		edges := in.toEdges(cfg.Workers)
 		in = input{}
 		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
 	}
-	// Without --verify the compaction consumes the input (the pairs take
-	// its memory); --verify keeps the edges for an independent host build.
 	t = time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	opts := graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update}
@@ -64,7 +64,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	switch {
 	case in.p32 != nil:
 		c, err = graph.CompactPairsInPlace(in.p32, opts)
-	case cfg.Verify:
+	case keepEdges:
 		edges = in.edges
 		c, err = graph.Compact(edges, opts)
 	default:
@@ -76,6 +76,9 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Seconds.Clean = since(t)
+	if !onDevice {
+		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
+	}
 
 	t = time.Now()
 	cfg.Progress.Start("order", "", -1)
