@@ -15,7 +15,9 @@
 # by time so that a slow step leaves the rest its share. Knobs: SWEEP (rmat
 # scales swept), TABLE_SCALE, RUNS, DIVS (caps as fractions of the CSR),
 # EXTRA_P4 and EXTRA_P20 (P forced at a quarter and a twentieth of the
-# CSR), SKIP_TESTS=1, SKIP_SWEEP=1.
+# CSR), SKIP_TESTS=1, SKIP_SWEEP=1; OLD_CUDA=DIR (a kernels/cuda tree of
+# another revision) builds it too and, with TABLE=ab, times the capped rows
+# with both libraries in turn instead of the table.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -57,6 +59,15 @@ if ! make -C kernels/cuda -j16 all >"$OUT/build.log" 2>&1; then
 	exit 1
 fi
 echo "build ok ($(elapsed) s)" | tee -a "$RES"
+OLD_LIB=""
+if [ -n "${OLD_CUDA:-}" ]; then
+	if make -C "$OLD_CUDA" -j16 all >"$OUT/build-old.log" 2>&1; then
+		OLD_LIB=$OLD_CUDA/libtrigrid_cuda.so
+		echo "old library built ($(elapsed) s)" | tee -a "$RES"
+	else
+		echo "old library: build failed" | tee -a "$RES"
+	fi
+fi
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 	(cd kernels/gpu && TRIGRID_MAX_SCALE=${MAX_SCALE:-16} timeout 100 "$D/bin/gpu.test" -test.v -test.timeout 90s \
@@ -108,9 +119,19 @@ row() { # runs, label, extra args...
 		echo "$out" | summary "$label" | tee -a "$RES"
 	done
 }
-row "$RUNS" "uncapped"
 q=$((csr / 4))
 t=$((csr / 20))
+if [ "${TABLE:-}" = ab ] && [ -n "$OLD_LIB" ]; then
+	for run in $(seq "$RUNS"); do
+		row 1 "CSR/20 P=0 new" --partitions 0 --device-mem-limit "$t"
+		row 1 "CSR/20 P=0 old" --partitions 0 --device-mem-limit "$t" --cuda-lib "$OLD_LIB"
+		row 1 "CSR/4 P=0 new" --partitions 0 --device-mem-limit "$q"
+		row 1 "CSR/4 P=0 old" --partitions 0 --device-mem-limit "$q" --cuda-lib "$OLD_LIB"
+	done
+	echo "a/b done ($(elapsed) s)" | tee -a "$RES"
+	exit 0
+fi
+row "$RUNS" "uncapped"
 row "$RUNS" "CSR/4 P=0" --partitions 0 --device-mem-limit "$q"
 row "$RUNS" "CSR/20 P=0" --partitions 0 --device-mem-limit "$t"
 row "$RUNS" "P=4 uncapped" --partitions 4
