@@ -17,7 +17,8 @@
 # EXTRA_P4 and EXTRA_P20 (P forced at a quarter and a twentieth of the
 # CSR), SKIP_TESTS=1, SKIP_SWEEP=1; OLD_CUDA=DIR (a kernels/cuda tree of
 # another revision) builds it too and, with TABLE=ab, times the capped rows
-# with both libraries in turn instead of the table.
+# with both libraries in turn instead of the table; TABLE=capped times
+# only the capped rows.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -129,6 +130,11 @@ if [ "${TABLE:-}" = ab ] && [ -n "$OLD_LIB" ]; then
 		row 1 "CSR/4 P=0 old" --partitions 0 --device-mem-limit "$q" --cuda-lib "$OLD_LIB"
 	done
 	echo "a/b done ($(elapsed) s)" | tee -a "$RES"
+	exit 0
+fi
+if [ "${TABLE:-}" = capped ]; then
+	row "$RUNS" "CSR/20 P=0" --partitions 0 --device-mem-limit "$t"
+	row "$RUNS" "CSR/4 P=0" --partitions 0 --device-mem-limit "$q"
 	exit 0
 fi
 row "$RUNS" "uncapped"

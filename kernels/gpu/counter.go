@@ -412,9 +412,9 @@ func (c *Counter) settle(i int) {
 const maxAhead = 2
 
 // prefetch uploads the blocks of the next subtasks (t.Ahead), in order,
-// when they have pinned copies: into free memory, or memory it frees by
-// releasing blocks needed later than the one uploaded (never one of this
-// subtask's). It stops at the first block it cannot upload so. The
+// when they have pinned copies: into free memory, or into the slot of a
+// block needed later than the one uploaded (never one of this subtask's)
+// when that makes room. It stops at the first block it cannot upload so. The
 // uploads are asynchronous: their copies run beside this subtask's
 // kernel. c.mu is held.
 func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
@@ -435,26 +435,18 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 			if !c.pinned.has(b) {
 				return // stage copies it while the kernel runs; a later subtask uploads it
 			}
+			// Free memory, else the buffers of one block needed later than
+			// this one, reused in place (freeing several would cost device
+			// synchronizations and allocations on the way to the kernel).
 			need := uint64(BlockBytes(b.NumRows(), b.NumEdges()))
 			v := -1
-			for {
-				if used+need <= limit {
-					v = c.victim(&keep, t.Ahead)
-					break
-				}
-				lv := c.loadedVictim(&keep, t.Ahead)
-				if lv < 0 || c.candidate(lv, t.Ahead).next <= n {
-					return // no block needed later than this one to give up
-				}
+			if used+need <= limit {
+				v = c.victim(&keep, t.Ahead)
+			} else if lv := c.loadedVictim(&keep, t.Ahead); lv >= 0 && c.candidate(lv, t.Ahead).next > n {
 				ls := &c.slots[lv]
 				if used+need <= limit+uint64(BlockBytes(int64(ls.nOff-1), int64(ls.nCols))) {
-					v = lv // its buffers, reused or freed, make room
-					break
+					v = lv
 				}
-				c.lib.freeBlock(c.ctx, int32(lv), &c.buf[0], errBufLen)
-				c.settle(lv)
-				c.slots[lv] = slot{}
-				c.lib.memUsage(c.ctx, &used, nil, nil)
 			}
 			if v < 0 {
 				return
