@@ -56,7 +56,11 @@ func (m SpeedModel) seconds(n, e int64, p int, budget int64) float64 {
 	}
 	plan := gpu.PlanUploads(seq, func(int) int64 { return rows }, func(int) int64 { return edges }, room, maxDeviceSlots, deviceAhead)
 	kernel := float64(e) * m.EdgeSeconds
-	if float64(3*block)*(1+m.IndexShare) > float64(room) {
+	distinct := int64(3) // the largest subtask's blocks; P = 1 has one
+	if p == 1 {
+		distinct = 1
+	}
+	if float64(distinct*block)*(1+m.IndexShare) > float64(room) {
 		kernel *= m.NoIndexFactor
 	}
 	return float64(plan.Bytes)/m.CopyRate + float64(plan.Uploads)*m.UploadSeconds +

@@ -97,4 +97,8 @@ func TestFastP(t *testing.T) {
 	if p := fastP(m, 1000, 10000, 1, 1<<30); p != 1 {
 		t.Errorf("a small graph on a large device: fastP %d, want 1", p)
 	}
+	// The whole graph with room for it and its indexes stays whole.
+	if p := fastP(m, n, e, 1, 2*csr); p != 1 {
+		t.Errorf("rmat 23 at twice its CSR: fastP %d, want 1", p)
+	}
 }
