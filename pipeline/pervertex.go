@@ -44,7 +44,9 @@ func countWholePerVertex(ctx context.Context, fwd *graph.CSR, ids []uint64, coun
 	}
 	rep.Triangles = res.Triangles
 	rep.Kernel = worker.KernelName(lc)
-	rep.Device = "cpu"
+	if lc != counter {
+		rep.Device = "cpu" // the CPU's auto kernel stood in
+	}
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
 	if cfg.Verify {

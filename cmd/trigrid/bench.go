@@ -27,6 +27,7 @@ func newBenchCommand() *cobra.Command {
 		asJSON  bool
 		workers int
 		setList []string
+		modes   string
 	)
 	k := &cobra.Command{
 		Use:   "kernels FILE...",
@@ -44,6 +45,10 @@ func newBenchCommand() *cobra.Command {
 			opts := gpu.BenchOptions{Runs: runs}
 			if names != "" {
 				opts.Kernels = strings.Split(names, ",")
+			}
+			ms, err := benchModes(modes)
+			if err != nil {
+				return err
 			}
 			var rows []gpu.BenchRow
 			for _, path := range args {
@@ -64,10 +69,13 @@ func newBenchCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("bench kernels: %s: cpu count: %w", path, err)
 				}
-				r, err := lib.Bench(cmd.Context(), filepath.Base(path), g, want.Triangles, opts)
-				rows = append(rows, r...)
-				if err != nil {
-					return err
+				for _, m := range ms {
+					opts.Mode = m
+					r, err := lib.Bench(cmd.Context(), filepath.Base(path), g, want.Triangles, opts)
+					rows = append(rows, r...)
+					if err != nil {
+						return err
+					}
 				}
 			}
 			return printBench(cmd, rows, asJSON)
@@ -77,6 +85,7 @@ func newBenchCommand() *cobra.Command {
 	k.Flags().StringVar(&names, "kernels", "", "comma-separated kernels (default: "+strings.Join(gpu.Kernels(), ",")+")")
 	k.Flags().StringVar(&cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so")
 	k.Flags().BoolVar(&asJSON, "json", false, "print JSON rows")
+	k.Flags().StringVar(&modes, "modes", "total", "comma-separated: total (triangles only), vertex (per-vertex counts), edge (per-vertex and per-edge counts); vertex and edge run the kernels with a per-vertex mode ("+strings.Join(gpu.LocalKernels(), ", ")+") unless --kernels names others")
 	k.Flags().IntVar(&workers, "workers", 0, "CPU workers for loading and the reference count (0 = all cores)")
 	addKernelSettingFlag(k, &setList)
 	bench.AddCommand(k)
@@ -92,7 +101,7 @@ func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
 		return enc.Encode(rows)
 	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "graph\tedges\tkernel\tran\tmedian ms\tmin ms\tmax ms\truns\ttriangles\tok\t")
+	fmt.Fprintln(w, "graph\tedges\tkernel\tmode\tran\tmedian ms\tmin ms\tmax ms\twall ms\truns\ttriangles\tok\t")
 	bad := 0
 	for _, r := range rows {
 		ok := "ok"
@@ -100,8 +109,12 @@ func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
 			ok = "FAIL " + r.Err
 			bad++
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%s\t\n", r.Graph, r.Edges, r.Kernel, r.Ran,
-			r.MedianMS, r.MinMS, r.MaxMS, r.Runs, r.Triangles, ok)
+		mode := r.Mode
+		if mode == "" {
+			mode = "total"
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%s\t\n", r.Graph, r.Edges, r.Kernel, mode, r.Ran,
+			r.MedianMS, r.MinMS, r.MaxMS, r.WallMS, r.Runs, r.Triangles, ok)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -110,4 +123,20 @@ func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
 		return fmt.Errorf("bench kernels: %d kernel runs failed or miscounted", bad)
 	}
 	return nil
+}
+
+// benchModes parses --modes into gpu.BenchOptions modes ("" is total).
+func benchModes(list string) ([]string, error) {
+	var out []string
+	for _, m := range strings.Split(list, ",") {
+		switch m = strings.TrimSpace(m); m {
+		case "total":
+			out = append(out, "")
+		case "vertex", "edge":
+			out = append(out, m)
+		default:
+			return nil, fmt.Errorf("--modes: %q is not total, vertex or edge", m)
+		}
+	}
+	return out, nil
 }

@@ -123,8 +123,8 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if cfg.PerVertex, err = f.perVertex.options(len(args)); err != nil {
 		return err
 	}
-	if cfg.PerVertex.Wanted() && f.device.device == "gpu" {
-		return fmt.Errorf("--device gpu: per-vertex and per-edge counts (--per-vertex, --per-edge, --top, --clustering) run on the CPU only; use --device cpu or auto")
+	if err := checkLocalKernel(cfg.PerVertex.Wanted(), f.device.kernel); err != nil {
+		return err
 	}
 	// A partitioned count shows progress in subtasks; the kernels' own
 	// progress within each subtask would fight over the same bar.

@@ -191,7 +191,8 @@ func TestCountPerVertexFlagErrors(t *testing.T) {
 		{[]string{"--per-vertex", filepath.Join(dir, "v.tsv"), in, in}, "one graph FILE"},
 		{[]string{"--per-vertex", filepath.Join(dir, "x.tsv"), "--per-edge", filepath.Join(dir, "x.tsv"), in}, "same file"},
 		{[]string{"--per-vertex", filepath.Join(dir, "no", "v.tsv"), in}, "no/v.tsv"},
-		{[]string{"--clustering", "--device", "gpu", in}, "CPU only"},
+		{[]string{"--clustering", "--device", "gpu", "--kernel", "trust", in}, "GPU kernels with one: auto, polak, wetric"},
+		{[]string{"--per-vertex", filepath.Join(dir, "v.tsv"), "--kernel", "grouptc", in}, "--kernel grouptc has no per-vertex mode"},
 	} {
 		_, _, err := run(t, append([]string{"count", "--progress", "none"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -13,3 +13,8 @@ __attribute__((weak)) cudaError_t tg_kernel_wetric(const tg_dblock *, const tg_d
                                                    tg_kernel_env *, unsigned long long *) {
     return cudaErrorNotSupported;
 }
+
+__attribute__((weak)) cudaError_t tg_kernel_wetric_local(const tg_dblock *, const tg_dblock *, const tg_dblock *,
+                                                         tg_kernel_env *, unsigned long long *, const tg_local *) {
+    return cudaErrorNotSupported;
+}

@@ -121,3 +121,23 @@ cudaError_t tg_kernel_trix(const tg_dblock *, const tg_dblock *, const tg_dblock
 cudaError_t tg_kernel_grouptc(const tg_dblock *, const tg_dblock *, const tg_dblock *, tg_kernel_env *, unsigned long long *);
 cudaError_t tg_kernel_trust(const tg_dblock *, const tg_dblock *, const tg_dblock *, tg_kernel_env *, unsigned long long *);
 cudaError_t tg_kernel_wetric(const tg_dblock *, const tg_dblock *, const tg_dblock *, tg_kernel_env *, unsigned long long *);
+
+// Per-vertex mode (tg_count_local). A kernel with one counts like its
+// tg_kernel_fn and, for every triangle found from edge e = (u, v) of ij
+// and column x common to ik.row(u) and jk.row(v), adds 1 to vi[u], vj[v]
+// and vk[x] and, when eij is set, to eij[e] and to eik and ejk at the
+// positions of x in ik.row(u) and jk.row(v). The arrays are device
+// memory, zeroed by the caller, and may alias one another (atomic adds
+// only). Support fits 32 bits (tg_count_local checks the bound).
+struct tg_local {
+    unsigned long long *vi, *vj, *vk; // never NULL
+    uint32_t *eij, *eik, *ejk;        // all NULL (per vertex only) or none
+};
+
+typedef cudaError_t (*tg_local_fn)(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk,
+                                   tg_kernel_env *env, unsigned long long *d_count, const tg_local *loc);
+
+cudaError_t tg_kernel_polak_local(const tg_dblock *, const tg_dblock *, const tg_dblock *, tg_kernel_env *,
+                                  unsigned long long *, const tg_local *);
+cudaError_t tg_kernel_wetric_local(const tg_dblock *, const tg_dblock *, const tg_dblock *, tg_kernel_env *,
+                                   unsigned long long *, const tg_local *);

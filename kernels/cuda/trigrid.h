@@ -195,6 +195,41 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
                  double *kernel_ms, char *err, uint64_t errlen);
 
+/* Where tg_count_local adds a subtask's per-vertex and per-edge counts:
+ * host arrays, each NULL when not wanted. A triangle found from edge
+ * (u, v) of ij and a column x common to ik.row(u) and jk.row(v) adds 1 to
+ * vi[u], vj[v] and vk[x], and to the support of its three edges: eij,
+ * eik and ejk at the positions of (u, v), (u, x) and (v, x) in their
+ * block's columns. Counts are added, never stored. Arrays may be the same
+ * pointer (the whole graph passes one vertex array as vi, vj and vk and
+ * one edge array as eij, eik and ejk): the counts of every role are added
+ * to it. */
+typedef struct tg_local_out {
+    uint64_t *vi;  /* ij.nrows entries: per I-local vertex (a row of ij and ik) */
+    uint64_t *vj;  /* jk.nrows entries: per J-local vertex (a column of ij, a row of jk) */
+    uint64_t *vk;  /* ik.ncols (= jk.ncols) entries: per K-local vertex */
+    uint64_t *eij; /* ij.nnz entries: support of each edge of ij */
+    uint64_t *eik; /* ik.nnz entries */
+    uint64_t *ejk; /* jk.nnz entries */
+} tg_local_out;
+
+/* Counts the subtask like tg_count (pending loads of its slots complete
+ * first) and adds its per-vertex (and, when any
+ * of eij, eik, ejk is set, per-edge) counts to out's arrays. Kernels with
+ * a per-vertex mode: TG_KERNEL_POLAK and TG_KERNEL_WETRIC; another id is
+ * TG_ERR_INVALID naming them. The device counts vertices in 64 bits and
+ * support in 32 bits, which cannot overflow: an entry of one role counts
+ * distinct vertices of one index space, so the sum of all roles is below
+ * ij.nrows + jk.nrows + ik.ncols, which must be below 2^32 for per-edge
+ * counts (TG_ERR_INVALID otherwise; count through partitions). The arrays
+ * live on the device for the call (TG_ERR_OOM when they do not fit
+ * beside the blocks). *kernel_ms is the CUDA-event time of the GPU work:
+ * zeroing the device arrays and the kernel, not the copy back. */
+int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
+                       int32_t slot_ik, int32_t slot_jk, const tg_local_out *out,
+                       uint64_t *triangles, double *kernel_ms, char *err,
+                       uint64_t errlen);
+
 /* Device bytes the context holds now, its limit, and the most it has held
  * since it was created (any pointer may be NULL). */
 int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *peak);

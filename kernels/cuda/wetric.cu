@@ -96,6 +96,20 @@ __device__ __forceinline__ bool contains(const uint32_t *a, uint64_t base, uint3
     return __ldg(a + base) == x;
 }
 
+// contains() that also gives the position: the index in [base, base + len)
+// where x is, when it is there.
+__device__ __forceinline__ bool find_pos(const uint32_t *a, uint64_t base, uint32_t len, uint32_t x, uint64_t &pos) {
+    pos = base;
+    if (len == 0) return false;
+    while (len > 1) {
+        uint32_t half = len >> 1;
+        if (__ldg(a + base + half) <= x) base += half;
+        len -= half;
+    }
+    pos = base;
+    return __ldg(a + base) == x;
+}
+
 // Largest row u in [lo, hi) with rp[u] <= e (rp[lo] <= e must hold): the row
 // that owns edge e, skipping empty rows.
 __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_t hi, uint64_t e) {
@@ -315,6 +329,117 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
     return found;
 }
 
+// Per-vertex mode (tg_kernel_wetric_local). Loc is tg_local plus the hot
+// range: K-local ids from hot_lo up are the last kHot of the K space, the
+// highest ranked of a degree-ordered graph and so the hubs that close most
+// triangles; their counts are summed per block in shared memory and added
+// once per block, the others by one global atomic per triangle.
+constexpr int kHot = 2048;
+
+struct Loc {
+    unsigned long long *vi, *vj, *vk;
+    uint32_t *eij, *eik, *ejk;
+    uint64_t hot_lo;
+};
+
+struct LShared {
+    uint32_t hits[kThreads]; // triangles of the block's edge t (at most its row's length)
+    uint32_t hot[kHot];      // triangles through hot_lo + i (at most one per edge of the block)
+};
+
+// eval_wedge for the per-vertex mode (L = 1) and the per-edge mode
+// (L = 2, whose subtasks have no bitmaps, so every wedge is a search that
+// gives both positions). The modes kAnd and kAnd4 are never chosen here.
+template <int S, int L>
+__device__ __forceinline__ bool eval_local(const Shared<S> &sm, LShared &ls, int k, uint64_t w,
+                                           const uint32_t *__restrict__ ikc, const uint32_t *__restrict__ jkc,
+                                           const uint32_t *__restrict__ bm, const Loc &loc) {
+    const uint64_t off = w - sm.pre[k];
+    const uint8_t m = sm.mode[k];
+    uint64_t pi, pj = 0;
+    uint32_t x;
+    bool hit;
+    if (m == kIterJK) {
+        pj = sm.iter[k] + off;
+        x = __ldg(jkc + pj);
+        hit = find_pos(ikc, sm.sbase[k], sm.slen[k], x, pi);
+    } else {
+        pi = sm.iter[k] + off;
+        x = __ldg(ikc + pi);
+        if (L == 1 && m == kIterIKBitmap) {
+            const uint32_t d = x - sm.slen[k];
+            hit = (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
+        } else {
+            hit = find_pos(jkc, sm.sbase[k], sm.slen[k], x, pj);
+        }
+    }
+    if (hit) {
+        if (x >= loc.hot_lo) atomicAdd(&ls.hot[x - loc.hot_lo], 1u);
+        else atomicAdd(loc.vk + x, 1ull);
+        if constexpr (L == 2) {
+            atomicAdd(loc.eik + pi, 1u);
+            atomicAdd(loc.ejk + pj, 1u);
+        }
+    }
+    return hit;
+}
+
+// walk() for the per-vertex mode: also counts each edge's triangles into
+// ls.hits. The lanes of a warp evaluate neighbouring wedges, so their edges
+// k do not decrease along the lanes; each run of one edge adds its hits by
+// one shared atomic from its first lane.
+template <int S, int E, int L>
+__device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared &ls, uint64_t wb, uint64_t we,
+                                                         const uint32_t *__restrict__ ikc,
+                                                         const uint32_t *__restrict__ jkc,
+                                                         const uint32_t *__restrict__ bm, const Loc &loc) {
+    const int t = threadIdx.x;
+    const int lane = t & 31;
+    unsigned long long found = 0;
+    for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
+        const uint64_t w0 = r0 + (uint64_t)t * S;
+        if (w0 < we) {
+            int lo = 0, hi = E; // last k with pre[k] <= w0
+            while (hi - lo > 1) {
+                int mid = (lo + hi) >> 1;
+                if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
+            }
+            int k = lo;
+#pragma unroll
+            for (int j = 0; j < S; j++) {
+                const uint64_t w = w0 + j;
+                if (w < we) {
+                    while (sm.pre[k + 1] <= w) k++;
+                    sm.k[t * S + j] = (uint16_t)k;
+                }
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < S; j++) {
+            const int q = j * kThreads + t;
+            const uint64_t w = r0 + q;
+            const bool live = w < we;
+            const int k = live ? (int)sm.k[q] : -1;
+            bool hit = false;
+            if (live) hit = eval_local<S, L>(sm, ls, k, w, ikc, jkc, bm, loc);
+            found += hit;
+            const unsigned hits = __ballot_sync(0xffffffffu, hit);
+            const int kprev = __shfl_up_sync(0xffffffffu, k, 1);
+            const unsigned heads = __ballot_sync(0xffffffffu, lane == 0 || k != kprev);
+            if (hits && live && ((heads >> lane) & 1u)) {
+                // This lane's run: lanes [lane, next head).
+                const unsigned later = lane == 31 ? 0u : heads & (~0u << (lane + 1));
+                const unsigned end = later ? (1u << (__ffs(later) - 1)) - 1u : ~0u;
+                const unsigned c = __popc(hits & end & (~0u << lane));
+                if (c) atomicAdd(&ls.hits[k], c);
+            }
+        }
+        if (r0 + (uint64_t)kThreads * S < we) __syncthreads();
+    }
+    return found;
+}
+
 // For an edge whose rows both have bitmaps (ik and jk one block; vb and ub
 // their first words, ulo u's first value): picks the word (kAnd) or
 // four-word (kAnd4) intersection over the overlap of the value ranges when
@@ -361,9 +486,10 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
 // C: the block's setup with short dependent-load chains (rows found by a
 // warp and from shared memory, the four clip bounds searched in lockstep);
 // 0: one search after the other, with fewer live registers.
-template <int S, int E, int MB, int C>
+// L: 0 counts only; 1 per vertex, 2 per vertex and edge (Loc, walk_local).
+template <int S, int E, int MB, int C, int L = 0>
 __global__ void __launch_bounds__(kThreads, MB)
-wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts, unsigned long long *out) {
+wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts, Loc loc, unsigned long long *out) {
     typedef typename Shared<S>::Scan Scan;
     __shared__ Shared<S> sm;
 
@@ -406,6 +532,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     uint8_t mode = kIterIK;
     uint64_t iter = 0, sbase = 0;
     uint32_t slen = 0;
+    int64_t eu = -1; // the edge's row and column (per-vertex mode)
+    uint32_t ev = 0;
     const uint64_t e = e0 + t;
     if (t < E && e < e1) {
         int64_t u;
@@ -421,6 +549,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
         }
         const uint32_t v = __ldg(ij.c + e);
         if (u < nrows && (int64_t)v < jk.nrows) {
+            eu = u;
+            ev = v;
             // One upper block as all three: every value of jk.row(v) is > v,
             // so only the part of row u after the edge can match.
             const uint64_t a0 = self ? e + 1 : __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
@@ -573,11 +703,34 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     // Everything above reads the blocks only; from here the bitmaps are
     // read, so wait for the build this launch may overlap (see launch_wedges).
     if (bmp.bits) grid_dependency_wait();
-    unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
-    // One atomic per warp: a block-wide reduction would end the block with
-    // one more barrier.
-    for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
-    if ((t & 31) == 0 && found) atomicAdd(out, found);
+    if constexpr (L == 0) {
+        unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
+        // One atomic per warp: a block-wide reduction would end the block with
+        // one more barrier.
+        for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
+        if ((t & 31) == 0 && found) atomicAdd(out, found);
+    } else {
+        __shared__ LShared ls;
+        ls.hits[t] = 0;
+        for (int i = t; i < kHot; i += kThreads) ls.hot[i] = 0;
+        __syncthreads();
+        unsigned long long found = walk_local<S, E, L>(sm, ls, 0, own, ik.c, jk.c, bmp.bits, loc);
+        __syncthreads();
+        // The block's sums: each edge's count to its u and v (and to the
+        // edge), the hot counts to their vertices.
+        const uint32_t c = ls.hits[t];
+        if (c && eu >= 0) {
+            atomicAdd(loc.vi + eu, (unsigned long long)c);
+            atomicAdd(loc.vj + ev, (unsigned long long)c);
+            if constexpr (L == 2) atomicAdd(loc.eij + e, c);
+        }
+        for (int i = t; i < kHot; i += kThreads) {
+            const uint32_t h = ls.hot[i];
+            if (h) atomicAdd(loc.vk + loc.hot_lo + i, (unsigned long long)h);
+        }
+        for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
+        if ((t & 31) == 0 && found) atomicAdd(out, found);
+    }
 }
 
 // Chunks left by heavy blocks, in grid-stride order: each loads its block's
@@ -612,9 +765,9 @@ chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned
 }
 
 // MB: blocks per SM the registers must allow (1: no constraint).
-template <int S, int E, int MB = 1, int C = 1>
+template <int S, int E, int MB = 1, int C = 1, int L = 0>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
-                          unsigned opts, unsigned long long *d_count, bool overlap) {
+                          unsigned opts, unsigned long long *d_count, bool overlap, const Loc &loc = Loc{}) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     cudaLaunchConfig_t cfg = {};
@@ -626,7 +779,7 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = overlap ? 1 : 0; // overlap: right after the bitmap build
-    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C>, ij, ik, jk, bmp, self, sp, opts, d_count);
+    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C, L>, ij, ik, jk, bmp, self, sp, opts, loc, d_count);
     if (err == cudaSuccess) err = cudaGetLastError();
     if (err != cudaSuccess || !sp.wedges) return err;
     // As many blocks as fit at once; chunks are of equal size, so a static
@@ -663,8 +816,15 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 // blocks keep all their wedges) and, to test the fallbacks, slots and cap
 // (heavy blocks and chunk entries allowed), andcost and and4cost (0 = off),
 // andmin, and erow, skipb, skipa, rowcache, overlap (0 = off).
-cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
-                             tg_kernel_env *env, unsigned long long *d_count) {
+//
+// The per-vertex mode (loc set) runs the same kernel with the per-vertex
+// walk: no bitmap intersections (kAnd, kAnd4), which count a word's
+// triangles without naming them, and no chunks; per-edge counts also go
+// without bitmaps, so that every hit is a search that gives both
+// positions. Spread as above, registers for 6 blocks per SM (the shared
+// hot counts take 9 KiB per block), the clip searches one after the other.
+static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
+                              tg_kernel_env *env, unsigned long long *d_count, const tg_local *loc) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
     Blk ij = view(ij_);
     const Blk ik = view(ik_), jk = view(jk_);
@@ -679,7 +839,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // (soc-Epinions1: 0.069 against 0.089 ms).
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     if (set.wetric_bitmap != TG_SETTING_AUTO) ratio = set.wetric_bitmap;
-    if (ratio < 0) ratio = 0;
+    if (ratio < 0 || (loc && loc->eij)) ratio = 0;
     // Spread 4 below 2^22 ij edges (rmat20 2.63 against 2.71 ms at 8,
     // soc-Epinions1 0.0357 against 0.0377), 8 above (rmat22 19.1 against
     // 19.6); 16 was slower everywhere.
@@ -694,7 +854,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     // memset and second launch cost more than the tail they remove. Kept,
     // exact and tested, for subtasks with a single huge hub row.
     long rounds = set.wetric_rounds;
-    if (rounds < 0) rounds = 0;
+    if (rounds < 0 || loc) rounds = 0;
 
     const uint64_t nb = ((uint64_t)ij.nnz + epb - 1) / epb;
     Split sp{};
@@ -724,7 +884,7 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
     const bool prebuilt = ratio > 0 && own.bits && (uint64_t)own.ratio == (uint64_t)ratio && own.minlen == bmp.minlen;
     // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
     // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
-    if (ik_ == jk_) {
+    if (ik_ == jk_ && !loc) {
         const long ac = set.wetric_andcost;
         bmp.and_cost = ac > 0 ? (uint32_t)ac : 0;
         const long am = set.wetric_andmin;
@@ -812,6 +972,17 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         majors[env->device] = major;
     }
     const bool overlap = ratio > 0 && !prebuilt && major >= 9 && set.wetric_overlap != 0;
+    if (loc) {
+        const uint64_t kcols = (uint64_t)ik_->ncols;
+        const Loc lc{loc->vi, loc->vj, loc->vk, loc->eij, loc->eik, loc->ejk, kcols > kHot ? kcols - kHot : 0};
+#define WETRIC_LOCAL(S_, L_) launch_wedges<S_, 256, 6, 0, L_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap, lc)
+        if (loc->eij)
+            err = spread == 4 ? WETRIC_LOCAL(4, 2) : WETRIC_LOCAL(8, 2);
+        else
+            err = spread == 4 ? WETRIC_LOCAL(4, 1) : WETRIC_LOCAL(8, 1);
+#undef WETRIC_LOCAL
+        return err;
+    }
     if ((lb == 8 || lb == 6) && epb == 256 && (spread == 4 || spread == 8 || spread == 16)) {
 #define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap)
 #define WETRIC_C(S_, MB_) (shortc ? WETRIC_L(S_, MB_, 1) : WETRIC_L(S_, MB_, 0))
@@ -838,4 +1009,15 @@ cudaError_t tg_kernel_wetric(const tg_dblock *ij_, const tg_dblock *ik_, const t
         }
     }
     return err;
+}
+
+cudaError_t tg_kernel_wetric(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
+                             unsigned long long *d_count) {
+    return wetric_run(ij, ik, jk, env, d_count, nullptr);
+}
+
+cudaError_t tg_kernel_wetric_local(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
+                                   unsigned long long *d_count, const tg_local *loc) {
+    if (!loc || !loc->vi || !loc->vj || !loc->vk) return cudaErrorInvalidValue;
+    return wetric_run(ij, ik, jk, env, d_count, loc);
 }

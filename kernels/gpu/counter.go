@@ -209,7 +209,7 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	}
 	c.prefetch(t, pinned)
 	for {
-		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) })
+		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) }, nil)
 		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
 			return res, err
 		}
@@ -221,10 +221,13 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 //
 // during, when not nil, runs while the kernel does, on this goroutine; it
 // must not call the library on the context.
-func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func()) (kernels.Result, error) {
+func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func(), acc *kernels.Local) (kernels.Result, error) {
 	kernel := c.kernel
 	if kernel == "auto" {
 		kernel = pickKernel(st)
+		if acc != nil && !HasLocal(kernel) {
+			kernel = "wetric"
+		}
 	}
 	id, err := kernelID(kernel)
 	if err != nil {
@@ -233,18 +236,24 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func())
 	var tri uint64
 	var ms float64
 	var rc int32
-	if during == nil {
+	call, what := func() {
 		rc = c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
+	}, "tg_count"
+	if acc != nil {
+		call, what = func() { rc = c.countLocalCall(id, s, acc, &tri, &ms) }, "tg_count_local"
+	}
+	if during == nil {
+		call()
 	} else {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			rc = c.lib.count(c.ctx, id, s[0], s[1], s[2], &tri, &ms, &c.buf[0], errBufLen)
+			call()
 		}()
 		during()
 		<-done
 	}
-	err = status("tg_count", rc, c.buf)
+	err = status(what, rc, c.buf)
 	// tg_count completed the pending loads of the three slots, up to the
 	// first that failed; tg_load_wait completes the rest.
 	for _, i := range s {
@@ -260,6 +269,9 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func())
 			for _, i := range s {
 				c.slots[i] = slot{loaded: true}
 			}
+		}
+		if acc != nil {
+			return kernels.Result{}, fmt.Errorf("gpu: count per vertex with %s: %w", kernel, err)
 		}
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}

@@ -25,6 +25,9 @@ var (
 	ErrNotBuilt = errors.New("gpu: kernel not built into the library")
 	// ErrUnknownKernel: the kernel name is not one of Kernels().
 	ErrUnknownKernel = errors.New("gpu: unknown kernel")
+	// ErrNoLocalMode: per-vertex counts asked of a kernel that has no
+	// per-vertex mode (LocalKernels lists those that do).
+	ErrNoLocalMode = errors.New("gpu: kernel has no per-vertex mode")
 )
 
 // Status codes of trigrid.h.

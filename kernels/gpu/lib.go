@@ -82,6 +82,7 @@ type Library struct {
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 
 // DefaultPinnedHost is Options.PinnedHost's zero value: enough for the
@@ -159,6 +160,7 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_mem_usage", &l.memUsage},
 		{"tg_preprocess", &l.preprocess},
 		{"tg_prep_ids", &l.prepIDs},
+		{"tg_count_local", &l.countLocal},
 	}
 	var missing []string
 	addrs := make([]uintptr, len(syms))

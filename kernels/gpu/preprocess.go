@@ -139,5 +139,5 @@ func (c *Counter) CountResident(ctx context.Context) (kernels.Result, error) {
 	if c.ctx == 0 || !c.resident {
 		return kernels.Result{}, fmt.Errorf("gpu: count resident: no preprocessed graph on the device")
 	}
-	return c.countSlots(c.residentStats, [3]int32{residentSlot, residentSlot, residentSlot}, nil)
+	return c.countSlots(c.residentStats, [3]int32{residentSlot, residentSlot, residentSlot}, nil, nil)
 }

@@ -18,6 +18,12 @@ import (
 // (by edges of IJ and IK) until a single row; a single row that does not
 // fit is an error giving the bytes it needs. c.mu is held.
 func (c *Counter) countRows(ctx context.Context, t kernels.Subtask, lo, hi int64) (kernels.Result, error) {
+	return c.countRowsWith(ctx, t, lo, hi, func(part kernels.Subtask, _ int64) (kernels.Result, error) { return c.countWhole(part) })
+}
+
+// countRowsWith is countRows with count for the ranges that fit: it gets
+// the subtask restricted to rows [first, ...) and first. c.mu is held.
+func (c *Counter) countRowsWith(ctx context.Context, t kernels.Subtask, lo, hi int64, count func(part kernels.Subtask, first int64) (kernels.Result, error)) (kernels.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, err
 	}
@@ -31,9 +37,9 @@ func (c *Counter) countRows(ctx context.Context, t kernels.Subtask, lo, hi int64
 		if part.IJ.NumEdges() == 0 || part.IK.NumEdges() == 0 {
 			continue // no edge of IJ, or no list of IK: nothing to count
 		}
-		res, err := c.countWhole(part)
+		res, err := count(part, r[0])
 		if errors.Is(err, ErrOutOfMemory) {
-			res, err = c.countRows(ctx, t, r[0], r[1])
+			res, err = c.countRowsWith(ctx, t, r[0], r[1], count)
 		}
 		if err != nil {
 			return kernels.Result{}, err

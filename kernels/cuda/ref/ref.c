@@ -368,6 +368,104 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
     return TG_OK;
 }
 
+/* Device bytes the CUDA library holds for tg_count_local's arrays: one
+ * array per distinct host pointer (as long as the longest role it takes),
+ * 8 bytes per vertex and 4 per edge. */
+static uint64_t local_bytes(const tg_local_out *out, const int64_t len[6]) {
+    uint64_t *const p[6] = {out->vi, out->vj, out->vk, out->eij, out->eik, out->ejk};
+    const int per_edge = p[3] || p[4] || p[5];
+    uint64_t total = 0;
+    for (int r = 0; r < 6; r++) {
+        if (r >= 3 && !per_edge) break;
+        int first = 1;
+        int64_t n = len[r];
+        for (int q = 0; q < 6; q++) {
+            if (q == r || p[q] == NULL || p[q] != p[r] || (q >= 3) != (r >= 3)) continue;
+            if (q < r) first = 0;
+            if (len[q] > n) n = len[q];
+        }
+        if (p[r] == NULL || first) total += alloc_bytes((uint64_t)n * (r < 3 ? 8 : 4));
+    }
+    return total;
+}
+
+int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
+                       const tg_local_out *out, uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
+    if (ctx == NULL || out == NULL || triangles == NULL) {
+        set_err(err, errlen, "tg_count_local: NULL context, output or result pointer");
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    if (kernel != TG_KERNEL_POLAK && kernel != TG_KERNEL_WETRIC) {
+        set_err(err, errlen, "tg_count_local: kernel id %d has no per-vertex mode (polak and wetric have one)", kernel);
+        return TG_ERR_INVALID;
+    }
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
+        int32_t rc = slot_complete(&ctx->slots[slots[i]], err, errlen);
+        if (rc != TG_OK) return rc;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
+            set_err(err, errlen, "tg_count_local: slot %d is not loaded", slots[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    const tg_cpu_csr *ij = &ctx->slots[slot_ij].csr, *ik = &ctx->slots[slot_ik].csr, *jk = &ctx->slots[slot_jk].csr;
+    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
+        set_err(err, errlen, "tg_count_local: index spaces disagree");
+        return TG_ERR_INVALID;
+    }
+    const int per_edge = out->eij != NULL || out->eik != NULL || out->ejk != NULL;
+    if (per_edge && (uint64_t)ij->nrows + (uint64_t)jk->nrows + (uint64_t)ik->ncols >= (1ull << 32)) {
+        set_err(err, errlen, "tg_count_local: per-edge support of index spaces of %lld + %lld + %lld vertices may overflow the device's 32-bit counters; count through partitions",
+                (long long)ij->nrows, (long long)jk->nrows, (long long)ik->ncols);
+        return TG_ERR_INVALID;
+    }
+    const int64_t len[6] = {ij->nrows, jk->nrows, ik->ncols, ij->nnz, ik->nnz, jk->nnz};
+    const uint64_t need = local_bytes(out, len);
+    if (ctx->used + need > ctx->limit) {
+        set_err(err, errlen, "tg_count_local: the per-vertex arrays (%llu bytes) do not fit beside the blocks (%llu of %llu bytes held)",
+                (unsigned long long)need, (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
+        return TG_ERR_OOM;
+    }
+    if (ctx->used + need > ctx->peak) ctx->peak = ctx->used + need;
+    double t0 = now_ms();
+    uint64_t count = 0;
+    for (int64_t u = 0; u < ij->nrows; u++) {
+        const uint64_t ab = ik->rowptr[u], ae = ik->rowptr[u + 1];
+        for (uint64_t e = ij->rowptr[u]; e < ij->rowptr[u + 1]; e++) {
+            const uint32_t v = ij->cols[e];
+            uint64_t i = ab, j = jk->rowptr[v], c = 0;
+            const uint64_t je = jk->rowptr[v + 1];
+            while (i < ae && j < je) {
+                const uint32_t x = ik->cols[i], y = jk->cols[j];
+                if (x < y) {
+                    i++;
+                } else if (x > y) {
+                    j++;
+                } else {
+                    c++;
+                    if (out->vk) out->vk[x]++;
+                    if (out->eik) out->eik[i]++;
+                    if (out->ejk) out->ejk[j]++;
+                    i++, j++;
+                }
+            }
+            if (c == 0) continue;
+            count += c;
+            if (out->vi) out->vi[u] += c;
+            if (out->vj) out->vj[v] += c;
+            if (out->eij) out->eij[e] += c;
+        }
+    }
+    *triangles = count;
+    if (kernel_ms) *kernel_ms = now_ms() - t0;
+    return TG_OK;
+}
+
 int32_t tg_mem_usage(tg_ctx *ctx, uint64_t *used, uint64_t *limit, uint64_t *peak) {
     if (ctx == NULL) return TG_ERR_INVALID;
     if (used) *used = ctx->used;

@@ -1,6 +1,6 @@
 /* tgdrv: checks and times a trigrid library without the Go side.
  *
- *   tgdrv [-lib PATH] [-runs N] [-p P] FILE...
+ *   tgdrv [-lib PATH] [-runs N] [-p P] [-local] FILE...
  *
  * FILE is a text edge list (SNAP style: two ids a line, '#' or '%'
  * comments) or, when it ends in ".u32", raw little-endian uint32 pairs. For
@@ -9,7 +9,11 @@
  * (compared entry by entry with the CPU forward graph), every kernel on the
  * whole graph (median of N runs after a warm-up), and every kernel on the
  * P x P hash partition (P^3 subtasks, blocks in distinct slots). Any
- * mismatch or error makes the exit status 1. */
+ * mismatch or error makes the exit status 1. With -local it also runs
+ * tg_count_local with every kernel that has a per-vertex mode, per vertex
+ * and per edge, on the whole graph (compared entry by entry with a CPU
+ * count) and on the P x P hash partition (per-vertex counts mapped back to
+ * global ids and compared; per-edge support summed to 3 x triangles). */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <pthread.h>
@@ -29,6 +33,8 @@ typedef void (*destroy_fn)(tg_ctx *);
 typedef int32_t (*load_fn)(tg_ctx *, int32_t, const uint64_t *, int64_t, const uint32_t *, int64_t, int64_t, char *,
                            uint64_t);
 typedef int32_t (*count_fn)(tg_ctx *, int32_t, int32_t, int32_t, int32_t, uint64_t *, double *, char *, uint64_t);
+typedef int32_t (*local_fn)(tg_ctx *, int32_t, int32_t, int32_t, int32_t, const tg_local_out *, uint64_t *, double *,
+                            char *, uint64_t);
 typedef int32_t (*prep_fn)(tg_ctx *, int32_t, const uint32_t *, uint64_t, uint64_t, uint64_t *, uint32_t *,
                            uint32_t *, uint64_t *, double *, char *, uint64_t);
 
@@ -41,7 +47,10 @@ static struct {
     load_fn load;
     count_fn count;
     prep_fn prep;
+    local_fn local;
 } L;
+
+static int with_local;
 
 static const char *kernel_names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
 static char err[1024];
@@ -188,6 +197,88 @@ static tg_cpu_csr hash_block(const tg_cpu_csr *g, int P, int I, int J) {
     return b;
 }
 
+/* Per-vertex and per-edge counts of forward graph g on the CPU (the merge
+ * of ref/cpu.c, counting each common element where it is found). */
+static void cpu_local(const tg_cpu_csr *g, uint64_t *vert, uint64_t *edge) {
+    for (int64_t u = 0; u < g->nrows; u++) {
+        for (uint64_t e = g->rowptr[u]; e < g->rowptr[u + 1]; e++) {
+            const uint32_t v = g->cols[e];
+            uint64_t i = g->rowptr[u], j = g->rowptr[v];
+            const uint64_t ie = g->rowptr[u + 1], je = g->rowptr[v + 1];
+            while (i < ie && j < je) {
+                if (g->cols[i] < g->cols[j]) {
+                    i++;
+                } else if (g->cols[i] > g->cols[j]) {
+                    j++;
+                } else {
+                    vert[u]++, vert[v]++, vert[g->cols[i]]++;
+                    edge[e]++, edge[i]++, edge[j]++;
+                    i++, j++;
+                }
+            }
+        }
+    }
+}
+
+/* tg_count_local on slot 1 (the whole graph) and on the hash blocks in
+ * slots 2.. (pslots), per vertex and per edge, with each kernel that has a
+ * per-vertex mode. Returns 1 on any error or difference. */
+static int check_local(tg_ctx *ctx, const tg_cpu_csr *g, uint64_t want, int P, int pslots, const tg_cpu_csr *blk) {
+    const uint64_t n = (uint64_t)g->nrows, m = (uint64_t)g->nnz;
+    uint64_t *wv = calloc(n + 1, 8), *we = calloc(m + 1, 8), *v = calloc(n + 1, 8), *e = calloc(m + 1, 8);
+    uint64_t *bv[3], *be[3];
+    for (int r = 0; r < 3; r++) bv[r] = calloc(n + 1, 8), be[r] = calloc(m + 1, 8);
+    cpu_local(g, wv, we);
+    int bad = 0;
+    const int ks[2] = {TG_KERNEL_POLAK, TG_KERNEL_WETRIC};
+    for (int ki = 0; ki < 2; ki++) {
+        const int k = ks[ki];
+        for (int pe = 0; pe < 2; pe++) {
+            memset(v, 0, (n + 1) * 8), memset(e, 0, (m + 1) * 8);
+            tg_local_out o = {v, v, v, pe ? e : NULL, pe ? e : NULL, pe ? e : NULL};
+            uint64_t got = 0;
+            double ms = 0;
+            int rc = L.local(ctx, k, 1, 1, 1, &o, &got, &ms, err, sizeof err);
+            int same = rc == TG_OK && got == want && memcmp(v, wv, n * 8) == 0 && (!pe || memcmp(e, we, m * 8) == 0);
+            /* P x P hash subtasks: vertex counts back in global ids. */
+            uint64_t psum = 0, esum = 0;
+            int pok = 1;
+            memset(v, 0, (n + 1) * 8);
+            for (int I = 0; pslots && I < P; I++)
+                for (int J = 0; J < P; J++)
+                    for (int K = 0; K < P; K++) {
+                        const tg_cpu_csr *ij = &blk[I * P + J], *ik = &blk[I * P + K], *jk = &blk[J * P + K];
+                        for (int r = 0; r < 3; r++) memset(bv[r], 0, (n + 1) * 8), memset(be[r], 0, (m + 1) * 8);
+                        tg_local_out b = {bv[0], bv[1], bv[2], pe ? be[0] : NULL, pe ? be[1] : NULL, pe ? be[2] : NULL};
+                        uint64_t c = 0;
+                        double x = 0;
+                        if (L.local(ctx, k, 2 + I * P + J, 2 + I * P + K, 2 + J * P + K, &b, &c, &x, err, sizeof err) !=
+                            TG_OK) {
+                            printf("  %-8s local subtask (%d,%d,%d): %s\n", kernel_names[k], I, J, K, err);
+                            pok = 0;
+                        }
+                        psum += c;
+                        for (int64_t x2 = 0; x2 < ij->nrows; x2++) v[(uint64_t)x2 * P + I] += bv[0][x2];
+                        for (int64_t x2 = 0; x2 < jk->nrows; x2++) v[(uint64_t)x2 * P + J] += bv[1][x2];
+                        for (int64_t x2 = 0; x2 < ik->ncols; x2++) v[(uint64_t)x2 * P + K] += bv[2][x2];
+                        for (int64_t x2 = 0; pe && x2 < ij->nnz; x2++) esum += be[0][x2];
+                        for (int64_t x2 = 0; pe && x2 < ik->nnz; x2++) esum += be[1][x2];
+                        for (int64_t x2 = 0; pe && x2 < jk->nnz; x2++) esum += be[2][x2];
+                    }
+            if (pslots) pok = pok && psum == want && memcmp(v, wv, n * 8) == 0 && (!pe || esum == 3 * want);
+            printf("  %-8s per %-6s whole %s (%.3f ms)", kernel_names[k], pe ? "edge" : "vertex",
+                   same ? "ok" : "WRONG", ms);
+            if (rc != TG_OK) printf(" [%d: %s]", rc, err);
+            if (pslots) printf("  | P=%d hash: %s", P, pok ? "ok" : "WRONG");
+            printf("\n");
+            if (!same || !pok) bad = 1;
+        }
+    }
+    free(wv), free(we), free(v), free(e);
+    for (int r = 0; r < 3; r++) free(bv[r]), free(be[r]);
+    return bad;
+}
+
 static int run_file(const char *path, int runs, int P) {
     uint64_t *ids;
     double t0 = now_ms();
@@ -307,6 +398,7 @@ static int run_file(const char *path, int runs, int P) {
         printf("\n");
     }
     free(ms);
+    if (with_local) bad |= check_local(ctx, &g, want, P, pslots, blk);
     for (int i = 0; pslots && i < P * P; i++) tg_cpu_csr_free(&blk[i]);
     free(blk);
     L.destroy(ctx);
@@ -322,8 +414,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "-lib") && i + 1 < argc) lib = argv[++i];
         else if (!strcmp(argv[i], "-runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) P = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-local")) with_local = 1;
         else {
-            fprintf(stderr, "usage: tgdrv [-lib PATH] [-runs N] [-p P] FILE...\n");
+            fprintf(stderr, "usage: tgdrv [-lib PATH] [-runs N] [-p P] [-local] FILE...\n");
             return 2;
         }
     }
@@ -342,6 +435,7 @@ int main(int argc, char **argv) {
     L.load = (load_fn)sym(h, "tg_load_block");
     L.count = (count_fn)sym(h, "tg_count");
     L.prep = (prep_fn)sym(h, "tg_preprocess");
+    L.local = (local_fn)sym(h, "tg_count_local");
     if (L.abi() != TG_ABI_VERSION) {
         fprintf(stderr, "tgdrv: %s has ABI %d, want %d\n", lib, L.abi(), TG_ABI_VERSION);
         return 2;
