@@ -171,6 +171,9 @@ func TestStatusAndCancel(t *testing.T) {
 	if _, _, err := run(t, "submit", "--coordinator", addr); err == nil {
 		t.Error("submit without a graph or store succeeded")
 	}
+	if _, _, err := run(t, "submit", "--coordinator", addr, "--kernel", "trix", "--top", "3", "g.txt"); err == nil || !strings.Contains(err.Error(), "GPU kernels with one: auto, polak, wetric") {
+		t.Errorf("per-vertex counts with trix: %v", err)
+	}
 }
 
 // The client settings come from a config file too, and a flag beats it.

@@ -97,6 +97,9 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkLocalKernel(pv.Wanted(), f.kernel); err != nil {
+		return err
+	}
 	if pv.Wanted() {
 		spec.PerVertex, spec.PerEdge, f.wait = true, pv.PerEdge(), true
 	}
