@@ -19,20 +19,23 @@ import (
 // round trip through host memory: in the input's own ids when it is a
 // kernels.IDPreprocessor (it compacts them too), else compacted on the
 // host. A graph that does not fit takes the host path. With cfg.Devices
-// the device is found and started while the file is read.
+// the device is found and started while the file is read. Per-vertex
+// counts take countFilePerVertex.
 func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	if err := cfg.check(true); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	rep := &Report{File: path}
-	perVertex := cfg.PerVertex.Wanted()
+	if cfg.PerVertex.Wanted() {
+		return countFilePerVertex(ctx, path, cfg, rep, start)
+	}
 	dev := startCounter(ctx, &cfg)
 	// A device that cleans the input's own ids takes 32-bit binary files
 	// as they are on disk: half the memory of edges, nothing decoded.
 	var in input
 	var err error
-	if !perVertex && cfg.Order == graph.OrderDegree && dev.maybeDevice {
+	if cfg.Order == graph.OrderDegree && dev.maybeDevice {
 		in, err = readIDs(dev.ctx, path, &cfg, rep)
 	} else {
 		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
@@ -54,7 +57,7 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		compacted *graph.Compacted
 	)
 	dp, isDP := counter.(kernels.DevicePreprocessor)
-	if isDP && cfg.Order == graph.OrderDegree && !perVertex {
+	if isDP && cfg.Order == graph.OrderDegree {
 		if ip, ok := counter.(kernels.IDPreprocessor); ok {
 			onDevice, err = countIDsOnDevice(ctx, ip, &in, &cfg, rep)
 			if err != nil {
@@ -68,7 +71,7 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	}
 	edges := in.toEdges(cfg.Workers)
 	in = input{}
-	if isDP && cfg.Order == graph.OrderDegree && !perVertex && onDevice == nil {
+	if isDP && cfg.Order == graph.OrderDegree && onDevice == nil {
 		// Without --verify the compaction consumes edges (the pairs take
 		// their memory); --verify keeps them for an independent host clean.
 		consume := !cfg.Verify
@@ -89,14 +92,11 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		r := *rep.Removed
 		host.Removed = &r
 	}
-	var (
-		fwd *graph.CSR
-		ids []uint64
-	)
+	var fwd *graph.CSR
 	if edges == nil && compacted != nil {
-		fwd, ids, err = forwardOfCompacted(ctx, path, compacted, &cfg, &host, perVertex)
+		fwd, _, err = forwardOfCompacted(ctx, path, compacted, &cfg, &host, false)
 	} else {
-		fwd, ids, err = forwardOf(ctx, path, edges, &cfg, &host, perVertex)
+		fwd, _, err = forwardOf(ctx, path, edges, &cfg, &host, false)
 	}
 	edges, compacted = nil, nil
 	if err != nil {
@@ -115,12 +115,7 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 	*rep = host
-	if perVertex {
-		err = countWholePerVertex(ctx, fwd, ids, counter, &cfg, rep)
-	} else {
-		err = countWhole(ctx, fwd, counter, &cfg, rep)
-	}
-	if err != nil {
+	if err := countWhole(ctx, fwd, counter, &cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	finish(rep, start)

@@ -106,3 +106,27 @@ func shardEdges(m *storage.Manifest) func(i, j int) int64 {
 	}
 	return func(i, j int) int64 { return idx[[2]int{i, j}] }
 }
+
+// countFilePerVertex is CountFile with per-vertex counts: the forward
+// graph and the input id of each forward id come from loadForBlocks (on the
+// device when its counter orients graphs: the host compaction's id map and
+// the device's ranks give the input ids; on the host otherwise, or when the
+// graph does not fit the device), then the whole graph is counted per
+// vertex on the first slot.
+func countFilePerVertex(ctx context.Context, path string, cfg Config, rep *Report, start time.Time) (*Report, error) {
+	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, true)
+	if err != nil {
+		return nil, err
+	}
+	counter, err := cfg.Slots[0].NewCounter("")
+	if err != nil {
+		return nil, err
+	}
+	defer closeCounter(counter, cfg.Logger)
+	rep.Device = cfg.Device
+	if err := countWholePerVertex(ctx, fwd, ids, counter, &cfg, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	finish(rep, start)
+	return rep, nil
+}
