@@ -87,6 +87,7 @@ done
 [ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 
 graphs=()
+[ -f "$DATA/soc-Epinions1.txt" ] && graphs+=("$DATA/soc-Epinions1.txt")
 for s in $SCALES; do
 	"$BIN/trigrid" gen rmat --scale "$s" --edge-factor 16 --seed 1 -o "/tmp/rmat$s.bin" >>"$OUT/gen.log" 2>&1
 	graphs+=("/tmp/rmat$s.bin")

@@ -16,7 +16,7 @@ constexpr int kRoles = 6;
 constexpr int kScratchBase = 2;
 
 // Host entries added per copy back.
-constexpr size_t kChunk = 1 << 22;
+constexpr size_t kChunk = 1 << 20;
 
 // Adds n device counts (8 or 4 bytes each) into host array dst, a chunk
 // at a time through stage (kChunk 8-byte entries).

@@ -345,17 +345,70 @@ struct Loc {
 struct LShared {
     uint32_t hits[kThreads]; // triangles of the block's edge t (at most its row's length)
     uint32_t hot[kHot];      // triangles through hot_lo + i (at most one per edge of the block)
+    uint32_t xbase[kThreads]; // kAnd, kAnd4: the value of bit 0 of edge t's first word or chunk
 };
+
+// Adds one triangle through K-local x to the block's hot counts or to vk.
+__device__ __forceinline__ void add_x(LShared &ls, const Loc &loc, uint32_t x) {
+    if (x >= loc.hot_lo) atomicAdd(&ls.hot[x - loc.hot_lo], 1u);
+    else atomicAdd(loc.vk + x, 1ull);
+}
+
+// Adds every set bit of bits, bit b being value x0 + b, and returns how many.
+__device__ __forceinline__ uint32_t add_bits(LShared &ls, const Loc &loc, uint32_t bits, uint32_t x0) {
+    const uint32_t c = __popc(bits);
+    while (bits) {
+        add_x(ls, loc, x0 + (uint32_t)(__ffs(bits) - 1));
+        bits &= bits - 1;
+    }
+    return c;
+}
 
 // eval_wedge for the per-vertex mode (L = 1) and the per-edge mode
 // (L = 2, whose subtasks have no bitmaps, so every wedge is a search that
-// gives both positions). The modes kAnd and kAnd4 are never chosen here.
+// gives both positions; nor bitmap intersections, which the per-vertex
+// mode walks bit by bit). Returns the triangles the wedge closes.
 template <int S, int L>
-__device__ __forceinline__ bool eval_local(const Shared<S> &sm, LShared &ls, int k, uint64_t w,
-                                           const uint32_t *__restrict__ ikc, const uint32_t *__restrict__ jkc,
-                                           const uint32_t *__restrict__ bm, const Loc &loc) {
+__device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls, int k, uint64_t w,
+                                               const uint32_t *__restrict__ ikc, const uint32_t *__restrict__ jkc,
+                                               const uint32_t *__restrict__ bm, const Loc &loc) {
     const uint64_t off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
+    if constexpr (L == 1) {
+        if (m == kAnd) {
+            // As eval_wedge; bit b of the word is value xbase + 32 off + b.
+            const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
+            const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
+            const uint32_t *wp = bm + (ba >> 5);
+            uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
+            bits &= wv;
+            if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
+            if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
+            return add_bits(ls, loc, bits, ls.xbase[k] + 32u * (uint32_t)off);
+        }
+        if (m == kAnd4) {
+            // As eval_wedge; bit b of word i is value xbase + 128 off + 32 i + b.
+            const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
+            const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
+            const uint32_t *wp = bm + (ba >> 5);
+            const uint32_t sh = (uint32_t)ba & 31u;
+            const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
+                           u4 = __ldg(wp + 4);
+            uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
+            uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
+            if (off == 0) {
+                const uint32_t l = sm.slen[k] & 127u;
+                b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
+            }
+            if (w + 1 == sm.pre[k + 1]) {
+                const uint32_t h = (sm.slen[k] >> 8) & 127u;
+                b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
+            }
+            const uint32_t x0 = ls.xbase[k] + 128u * (uint32_t)off;
+            return add_bits(ls, loc, b0, x0) + add_bits(ls, loc, b1, x0 + 32) + add_bits(ls, loc, b2, x0 + 64) +
+                   add_bits(ls, loc, b3, x0 + 96);
+        }
+    }
     uint64_t pi, pj = 0;
     uint32_t x;
     bool hit;
@@ -374,8 +427,7 @@ __device__ __forceinline__ bool eval_local(const Shared<S> &sm, LShared &ls, int
         }
     }
     if (hit) {
-        if (x >= loc.hot_lo) atomicAdd(&ls.hot[x - loc.hot_lo], 1u);
-        else atomicAdd(loc.vk + x, 1ull);
+        add_x(ls, loc, x);
         if constexpr (L == 2) {
             atomicAdd(loc.eik + pi, 1u);
             atomicAdd(loc.ejk + pj, 1u);
@@ -386,8 +438,10 @@ __device__ __forceinline__ bool eval_local(const Shared<S> &sm, LShared &ls, int
 
 // walk() for the per-vertex mode: also counts each edge's triangles into
 // ls.hits. The lanes of a warp evaluate neighbouring wedges, so their edges
-// k do not decrease along the lanes; each run of one edge adds its hits by
-// one shared atomic from its first lane.
+// k do not decrease along the lanes; each run of one edge adds its
+// triangles by one shared atomic from its first lane: a popcount of the
+// lanes that found one, or, when a bitmap intersection found several, the
+// difference of an inclusive scan of the counts across the warp.
 template <int S, int E, int L>
 __device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared &ls, uint64_t wb, uint64_t we,
                                                          const uint32_t *__restrict__ ikc,
@@ -421,18 +475,31 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared 
             const uint64_t w = r0 + q;
             const bool live = w < we;
             const int k = live ? (int)sm.k[q] : -1;
-            bool hit = false;
-            if (live) hit = eval_local<S, L>(sm, ls, k, w, ikc, jkc, bm, loc);
-            found += hit;
-            const unsigned hits = __ballot_sync(0xffffffffu, hit);
+            uint32_t c = 0;
+            if (live) c = eval_local<S, L>(sm, ls, k, w, ikc, jkc, bm, loc);
+            found += c;
+            const unsigned hits = __ballot_sync(0xffffffffu, c != 0);
             const int kprev = __shfl_up_sync(0xffffffffu, k, 1);
             const unsigned heads = __ballot_sync(0xffffffffu, lane == 0 || k != kprev);
-            if (hits && live && ((heads >> lane) & 1u)) {
-                // This lane's run: lanes [lane, next head).
-                const unsigned later = lane == 31 ? 0u : heads & (~0u << (lane + 1));
-                const unsigned end = later ? (1u << (__ffs(later) - 1)) - 1u : ~0u;
-                const unsigned c = __popc(hits & end & (~0u << lane));
-                if (c) atomicAdd(&ls.hits[k], c);
+            // This lane's run: lanes [lane, next head).
+            const unsigned later = lane == 31 ? 0u : heads & (~0u << (lane + 1));
+            const int next = later ? __ffs(later) - 1 : 32;
+            if (L == 1 && __any_sync(0xffffffffu, c > 1)) {
+                uint32_t inc = c; // inclusive scan of c
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const uint32_t y = __shfl_up_sync(0xffffffffu, inc, o);
+                    if (lane >= o) inc += y;
+                }
+                const uint32_t at_end = __shfl_sync(0xffffffffu, inc, next - 1);
+                if (live && ((heads >> lane) & 1u)) {
+                    const uint32_t sum = at_end - (inc - c);
+                    if (sum) atomicAdd(&ls.hits[k], sum);
+                }
+            } else if (hits && live && ((heads >> lane) & 1u)) {
+                const unsigned end = next == 32 ? ~0u : (1u << next) - 1u;
+                const unsigned n = __popc(hits & end & (~0u << lane));
+                if (n) atomicAdd(&ls.hits[k], n);
             }
         }
         if (r0 + (uint64_t)kThreads * S < we) __syncthreads();
@@ -534,6 +601,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     uint32_t slen = 0;
     int64_t eu = -1; // the edge's row and column (per-vertex mode)
     uint32_t ev = 0;
+    uint32_t xbase = 0; // per-vertex mode, kAnd and kAnd4: the value of bit 0 of word or chunk 0
     const uint64_t e = e0 + t;
     if (t < E && e < e1) {
         int64_t u;
@@ -651,6 +719,14 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
                                          bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
                         }
                     }
+                    // The value of the first bit of the first word or chunk
+                    // (pick_and's w0 and 4 c0), for the per-vertex walk.
+                    if constexpr (L == 1) {
+                        if (mode == kAnd || mode == kAnd4) {
+                            const uint32_t w0 = (max(ilo, jlo) - jlo) >> 5;
+                            xbase = jlo + 32u * (mode == kAnd4 ? (w0 & ~3u) : w0);
+                        }
+                    }
                 }
             }
         }
@@ -712,6 +788,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     } else {
         __shared__ LShared ls;
         ls.hits[t] = 0;
+        ls.xbase[t] = xbase;
         for (int i = t; i < kHot; i += kThreads) ls.hot[i] = 0;
         __syncthreads();
         unsigned long long found = walk_local<S, E, L>(sm, ls, 0, own, ik.c, jk.c, bmp.bits, loc);
@@ -818,10 +895,9 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 // andmin, and erow, skipb, skipa, rowcache, overlap (0 = off).
 //
 // The per-vertex mode (loc set) runs the same kernel with the per-vertex
-// walk: no bitmap intersections (kAnd, kAnd4), which count a word's
-// triangles without naming them, and no chunks; per-edge counts also go
-// without bitmaps, so that every hit is a search that gives both
-// positions. Spread as above, registers for 6 blocks per SM (the shared
+// walk, which names the triangles of a bitmap intersection bit by bit, and
+// no chunks; per-edge counts go without bitmaps and their intersections, so
+// that every hit is a search that gives both positions. Spread as above, registers for 6 blocks per SM (the shared
 // hot counts take 9 KiB per block), the clip searches one after the other.
 static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                               tg_kernel_env *env, unsigned long long *d_count, const tg_local *loc) {
@@ -884,7 +960,7 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     const bool prebuilt = ratio > 0 && own.bits && (uint64_t)own.ratio == (uint64_t)ratio && own.minlen == bmp.minlen;
     // Word-at-a-time intersection of two bitmaps needs row u of ik to be a
     // row of jk, i.e. one block as both (the whole graph, subtasks i = j).
-    if (ik_ == jk_ && !loc) {
+    if (ik_ == jk_ && !(loc && loc->eij)) {
         const long ac = set.wetric_andcost;
         bmp.and_cost = ac > 0 ? (uint32_t)ac : 0;
         const long am = set.wetric_andmin;

@@ -99,12 +99,14 @@ func (l *Library) benchOne(ctx context.Context, g *graph.CSR, row *BenchRow, opt
 	for i := 0; i < opts.Warmup+opts.Runs; i++ {
 		var r kernels.Result
 		var err error
+		if acc != nil {
+			clear(acc.VI)
+			clear(acc.EIJ)
+		}
 		start := time.Now()
 		if acc == nil {
 			r, err = c.Count(ctx, t)
 		} else {
-			clear(acc.VI)
-			clear(acc.EIJ)
 			r, err = c.CountLocal(ctx, t, acc)
 		}
 		took := time.Since(start)
