@@ -33,12 +33,28 @@ type Local struct {
 func (l *Local) PerEdge() bool { return l.EIJ != nil || l.EIK != nil || l.EJK != nil }
 
 // LocalCounter is a Counter that can also count per vertex and per edge.
+// A LocalCounter whose kernel may lack a per-vertex mode (a GPU counter of
+// such a kernel) also has a method HasLocalMode() bool that reports it
+// (HasLocalMode); its CountLocal then fails.
 type LocalCounter interface {
 	Counter
 	// CountLocal counts t like Count and adds its per-vertex (and, when
 	// acc.PerEdge(), per-edge) counts to acc. Result.Triangles is the
 	// subtask's total, as from Count.
 	CountLocal(ctx context.Context, t Subtask, acc *Local) (Result, error)
+}
+
+// HasLocalMode reports whether c counts per vertex: it is a LocalCounter
+// and, when it says so through a HasLocalMode method, its kernel has a
+// per-vertex mode.
+func HasLocalMode(c Counter) bool {
+	if _, ok := c.(LocalCounter); !ok {
+		return false
+	}
+	if m, ok := c.(interface{ HasLocalMode() bool }); ok {
+		return m.HasLocalMode()
+	}
+	return true
 }
 
 // maxLocalCols bounds the K-local space of a per-vertex count: each

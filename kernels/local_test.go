@@ -275,3 +275,30 @@ func TestCountLocalErrors(t *testing.T) {
 		t.Fatal("nil Local: no error")
 	}
 }
+
+type modeCounter struct {
+	LocalCounter
+	mode bool
+}
+
+func (m modeCounter) HasLocalMode() bool { return m.mode }
+
+func TestHasLocalMode(t *testing.T) {
+	local, err := NewCPU("local", CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := NewCPU("hash", CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := local.(LocalCounter)
+	for _, c := range []struct {
+		c    Counter
+		want bool
+	}{{local, true}, {hash, false}, {modeCounter{lc, true}, true}, {modeCounter{lc, false}, false}} {
+		if got := HasLocalMode(c.c); got != c.want {
+			t.Errorf("HasLocalMode(%T %v) = %v, want %v", c.c, c.c.Name(), got, c.want)
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package worker
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 )
@@ -102,4 +106,34 @@ func walkTriangles(fwd *graph.CSR) []uint64 {
 		}
 	}
 	return per
+}
+
+// noModeCounter is a LocalCounter whose kernel has no per-vertex mode, as
+// a GPU counter of trix, grouptc or trust.
+type noModeCounter struct{ kernels.Counter }
+
+func (noModeCounter) CountLocal(context.Context, kernels.Subtask, *kernels.Local) (kernels.Result, error) {
+	return kernels.Result{}, errors.New("no per-vertex mode")
+}
+func (noModeCounter) HasLocalMode() bool { return false }
+
+// A slot whose kernel says it has no per-vertex mode counts partials with
+// the CPU's auto kernel; one that has a mode keeps its own.
+func TestLocalCounterAsksTheMode(t *testing.T) {
+	merge, err := kernels.NewCPU("merge", kernels.CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := kernels.NewCPU("local", kernels.CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &slotState{}
+	log := slog.New(slog.DiscardHandler)
+	if c, err := s.localCounter(noModeCounter{merge}, 1, log); err != nil || c.Name() != "auto" {
+		t.Fatalf("no mode: %v, %v; want the CPU's auto", c, err)
+	}
+	if c, err := s.localCounter(local, 1, log); err != nil || c != local {
+		t.Fatalf("local: %v, %v; want itself", c, err)
+	}
 }

@@ -596,7 +596,7 @@ func (s *slotState) counter(kernel string) (kernels.Counter, error) {
 // localCounter returns c when it counts per vertex, else the slot's CPU
 // "auto" kernel, which does (made once, with a logged reason).
 func (s *slotState) localCounter(c kernels.Counter, cores int, log *slog.Logger) (kernels.Counter, error) {
-	if _, ok := c.(kernels.LocalCounter); ok {
+	if kernels.HasLocalMode(c) {
 		return c, nil
 	}
 	if s.local == nil {

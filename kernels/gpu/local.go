@@ -32,6 +32,10 @@ type localOut struct {
 
 var _ kernels.LocalCounter = (*Counter)(nil)
 
+// HasLocalMode reports whether the counter's kernel has a per-vertex mode
+// (kernels.HasLocalMode reads it).
+func (c *Counter) HasLocalMode() bool { return HasLocal(c.kernel) }
+
 // CountLocal implements kernels.LocalCounter: it counts t like Count and
 // adds its per-vertex (and, when acc.PerEdge(), per-edge) counts to acc,
 // in the blocks' local index spaces. A subtask that does not fit is
