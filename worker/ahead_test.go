@@ -38,7 +38,8 @@ func (c *aheadCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Re
 
 // With one slot, the subtasks a counter is told come next are the ones it
 // then counts, in order (at most Prefetch of them), and the count is
-// exact.
+// exact. Whether a subtask's blocks are loaded in time to be told depends
+// on the prefetcher's pace, so a run in which none was is tried again.
 func TestRunHandsSubtasksAhead(t *testing.T) {
 	fwd := testForward(t, 9, 2)
 	want := referenceCount(t, fwd)
@@ -46,30 +47,35 @@ func TestRunHandsSubtasksAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := assignments("j", "", part.Subtasks())
-	conn := newFakeConn(as)
-	c := &aheadCounter{}
-	slots := cpuSlots(1, "merge")
-	slots[0].NewCounter = func(string) (kernels.Counter, error) { return c, nil }
-	cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
-	cfg.Prefetch = 4
-	runWorker(t, cfg)
-	if got := sumResults(t, conn.check(t, as)); got != want {
-		t.Fatalf("worker counted %d, whole graph %d", got, want)
-	}
-	some := false
-	for x, next := range c.ahead {
-		if len(next) > cfg.Prefetch {
-			t.Fatalf("subtask %d: %d ahead, prefetch %d", x, len(next), cfg.Prefetch)
+	for try := 0; ; try++ {
+		as := assignments("j", "", part.Subtasks())
+		conn := newFakeConn(as)
+		c := &aheadCounter{}
+		slots := cpuSlots(1, "merge")
+		slots[0].NewCounter = func(string) (kernels.Counter, error) { return c, nil }
+		cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
+		cfg.Prefetch = 4
+		runWorker(t, cfg)
+		if got := sumResults(t, conn.check(t, as)); got != want {
+			t.Fatalf("worker counted %d, whole graph %d", got, want)
 		}
-		for n, b := range next {
-			if x+1+n >= len(c.seen) || c.seen[x+1+n] != b {
-				t.Fatalf("subtask %d: ahead[%d] is not the subtask counted %d later", x, n, n+1)
+		some := false
+		for x, next := range c.ahead {
+			if len(next) > cfg.Prefetch {
+				t.Fatalf("subtask %d: %d ahead, prefetch %d", x, len(next), cfg.Prefetch)
 			}
+			for n, b := range next {
+				if x+1+n >= len(c.seen) || c.seen[x+1+n] != b {
+					t.Fatalf("subtask %d: ahead[%d] is not the subtask counted %d later", x, n, n+1)
+				}
+			}
+			some = some || len(next) > 0
 		}
-		some = some || len(next) > 0
-	}
-	if !some {
-		t.Error("no subtask was told what comes next")
+		if some {
+			return
+		}
+		if try == 4 {
+			t.Fatal("in five runs no subtask was told what comes next")
+		}
 	}
 }
