@@ -32,10 +32,12 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	}
 	dev := startCounter(ctx, &cfg)
 	// A device that cleans the input's own ids takes 32-bit binary files
-	// as they are on disk: half the memory of edges, nothing decoded.
+	// as they are on disk: half the memory of edges, nothing decoded. The
+	// host, in degree order, compacts such pairs in place and builds the
+	// forward graph from them.
 	var in input
 	var err error
-	if cfg.Order == graph.OrderDegree && dev.maybeDevice {
+	if cfg.Order == graph.OrderDegree {
 		in, err = readIDs(dev.ctx, path, &cfg, rep)
 	} else {
 		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
@@ -69,6 +71,10 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 			}
 		}
 	}
+	var p32 []uint32 // the host's 32-bit pairs
+	if !isDP && in.p32 != nil {
+		p32, in = in.p32, input{}
+	}
 	edges := in.toEdges(cfg.Workers)
 	in = input{}
 	if isDP && cfg.Order == graph.OrderDegree && onDevice == nil {
@@ -93,9 +99,12 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		host.Removed = &r
 	}
 	var fwd *graph.CSR
-	if edges == nil && compacted != nil {
+	switch {
+	case edges == nil && compacted != nil:
 		fwd, _, err = forwardOfCompacted(ctx, path, compacted, &cfg, &host, false)
-	} else {
+	case p32 != nil:
+		fwd, _, err = forwardOfIDs(ctx, path, p32, &cfg, &host, false)
+	default:
 		fwd, _, err = forwardOf(ctx, path, edges, &cfg, &host, false)
 	}
 	edges, compacted = nil, nil

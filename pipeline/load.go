@@ -99,6 +99,21 @@ func forwardOfCompacted(ctx context.Context, path string, c *graph.Compacted, cf
 	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
 }
 
+// forwardOfIDs compacts 32-bit pairs of input ids in their own memory
+// (pairs must not be used afterwards) and builds their degree-order forward
+// graph on the host.
+func forwardOfIDs(ctx context.Context, path string, pairs []uint32, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	c, err := graph.CompactPairsInPlace(pairs, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Clean = since(t)
+	return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
+}
+
 // forwardOfPairs builds the degree-order forward graph of c on the host
 // with graph.ForwardCompacted.
 func forwardOfPairs(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
