@@ -384,10 +384,13 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 
 // ahead is the subtasks pulled after t and not yet started whose blocks
 // are loaded, in order, up to the first whose blocks are not: the counter
-// may upload them while it counts t (kernels.Subtask.Ahead). With several
-// slots another slot may count some of them; that costs an upload, never a
-// count.
+// may upload them while it counts t (kernels.Subtask.Ahead). A worker with
+// several slots tells none: any slot may take the next subtask, and a
+// counter would upload blocks another device counts.
 func (w *Worker) ahead(t *task, key string) []kernels.Subtask {
+	if len(w.cfg.Slots) != 1 {
+		return nil
+	}
 	w.heldMu.Lock()
 	after := w.queued[slices.Index(w.queued, t)+1:]
 	next := make([]*task, 0, len(after))
