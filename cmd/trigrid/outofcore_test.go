@@ -44,8 +44,13 @@ func TestOutOfCoreThroughDeviceLibrary(t *testing.T) {
 						t.Errorf("cap CSR/%d (%d bytes) %v: %d triangles, want %d", div, limit, extra, got.Triangles, want.Triangles)
 					}
 					if d := got.DeviceMemory; d == nil || d.PeakBytes == 0 || d.PeakBytes > uint64(limit) || d.CopiedBytes == 0 ||
-						d.IdleShare < 0 || d.IdleShare > 1 {
+						d.IdleShare < 0 || d.IdleShare > 1 || d.UploadsAhead < 0 || d.UploadsAhead > d.Uploads {
 						t.Errorf("cap CSR/%d (%d bytes) %v: device figures %+v", div, limit, extra, d)
+					}
+					// P = 0 reports the smallest P that fits; the P chosen for
+					// speed lies between it and twice it.
+					if p := got.Partition; extra[1] == "0" && (p == nil || p.PFit < 1 || p.P < p.PFit || p.P > 2*p.PFit) {
+						t.Errorf("cap CSR/%d (%d bytes) %v: partition %+v", div, limit, extra, p)
 					}
 					break
 				}
