@@ -12,7 +12,7 @@ import (
 // hostCopy is a block's offsets and columns in pinned host memory
 // (tg_host_alloc), the source of its asynchronous uploads.
 type hostCopy struct {
-	block weak.Pointer[graph.CSR] // nil for a buffer kept for reuse
+	block weak.Pointer[graph.CSR]
 	mem   unsafe.Pointer
 	cap   int64 // bytes of mem
 	off   []uint64
@@ -29,9 +29,8 @@ type hostCopy struct {
 type pinnedCache struct {
 	lib    *Library
 	limit  int64
-	held   int64 // bytes allocated, copies and spare buffers
+	held   int64 // bytes of the copies
 	copies map[weak.Pointer[graph.CSR]]*hostCopy
-	spare  []*hostCopy // buffers of evicted copies, for reuse
 	buf    []byte
 }
 
@@ -85,24 +84,11 @@ func (p *pinnedCache) has(b *graph.CSR) bool {
 	return hc != nil && len(hc.off) == len(b.Offsets) && len(hc.cols) == len(b.Cols)
 }
 
-// buffer finds room for need bytes: a spare buffer of about that size, or
-// a new one after freeing spare buffers and evicting copies, least
-// recently used first.
+// buffer finds room for need bytes, evicting copies that are neither in
+// use nor kept, least recently used first (those of collected blocks
+// before all others), and allocates it.
 func (p *pinnedCache) buffer(need int64, keep func(*graph.CSR) bool) *hostCopy {
-	for i, hc := range p.spare {
-		if hc.cap >= need && hc.cap <= 2*need {
-			p.spare = append(p.spare[:i], p.spare[i+1:]...)
-			return hc
-		}
-	}
 	for p.held+need > p.limit {
-		if n := len(p.spare); n > 0 {
-			p.release(p.spare[n-1])
-			p.spare = p.spare[:n-1]
-			continue
-		}
-		// The copy of a collected block first, then the least recently
-		// used one.
 		var victim *hostCopy
 		var vkey weak.Pointer[graph.CSR]
 		var vage uint64
@@ -152,10 +138,6 @@ func (p *pinnedCache) close() {
 		delete(p.copies, k)
 		p.release(hc)
 	}
-	for _, hc := range p.spare {
-		p.release(hc)
-	}
-	p.spare = nil
 }
 
 // String describes the cache for errors and logs.
