@@ -49,13 +49,16 @@ func (f *deviceFlags) deviceLimit() (uint64, error) {
 	return uint64(n), nil
 }
 
-// pinnedHost is --pinned-host-mem as gpu.Options.PinnedHost: 0 is none
-// (negative there).
-func (f *deviceFlags) pinnedHost() (int64, error) {
-	if f.pinned == "" {
+// pinnedHost is --pinned-host-mem as gpu.Options.PinnedHost.
+func (f *deviceFlags) pinnedHost() (int64, error) { return pinnedHostOption(f.pinned) }
+
+// pinnedHostOption reads a --pinned-host-mem value as gpu.Options.PinnedHost:
+// "" is the library's default, 0 is none (negative there).
+func pinnedHostOption(s string) (int64, error) {
+	if s == "" {
 		return 0, nil
 	}
-	n, err := parseBytes(f.pinned)
+	n, err := parseBytes(s)
 	if err != nil {
 		return 0, fmt.Errorf("--pinned-host-mem: %w", err)
 	}

@@ -35,6 +35,7 @@ type workerFlags struct {
 	kernel      string
 	cudaLib     string
 	memLimit    string
+	pinned      string
 	cores       int
 	logFormat   string
 	insecure    bool
@@ -74,6 +75,7 @@ once.`,
 	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with when a job names none; a CPU worker offers every CPU kernel, a GPU worker every GPU kernel, and the coordinator hands a job naming a kernel only to workers that offer it")
 	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
+	fl.StringVar(&f.pinned, "pinned-host-mem", "2GiB", "pinned host memory per GPU for copies of blocks uploaded again, so that uploads overlap kernels (0: none)")
 	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow clear-text gossip beyond loopback (trusted networks only)")
@@ -133,8 +135,12 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
+	pinned, err := pinnedHostOption(f.pinned)
+	if err != nil {
+		return err
+	}
 	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
-		Library: gpu.Options{Path: f.cudaLib, MemLimit: uint64(memLimit)},
+		Library: gpu.Options{Path: f.cudaLib, MemLimit: uint64(memLimit), PinnedHost: pinned},
 		Workers: f.cores,
 		Logger:  logger,
 		Devices: devs,
