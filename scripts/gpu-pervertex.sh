@@ -107,3 +107,31 @@ for r in rows:
         print(f'{r["graph"]}: auto per {r["mode"]} / total-only auto = {r["median_ms"] / tot[r["graph"]]:.2f}x')
 PY
 tail -3 "$OUT/bench.err" | tee -a "$RES"
+
+# The whole process on rmat 22 (binary, in the page cache): totals against
+# per-vertex and per-edge counts written as binary counts files.
+if [ -f /tmp/rmat22.bin ]; then
+	echo "== trigrid count --device gpu rmat22.bin, 3 runs each: total, --per-vertex, --per-vertex --per-edge" | tee -a "$RES"
+	cat /tmp/rmat22.bin >/dev/null
+	for mode in total vertex edge; do
+		args=()
+		[ $mode != total ] && args+=(--per-vertex /tmp/pv-v.bin)
+		[ $mode = edge ] && args+=(--per-edge /tmp/pv-e.bin)
+		for i in 1 2 3; do
+			timeout 60 "$BIN/trigrid" count --device gpu --json --progress none --log-level warn "${args[@]}" /tmp/rmat22.bin >>"$OUT/e2e-$mode.json" 2>>"$OUT/e2e.err"
+		done
+	done
+	python3 - "$OUT" <<'PY' | tee -a "$RES"
+import json, statistics, sys, os
+for mode in ("total", "vertex", "edge"):
+    f = os.path.join(sys.argv[1], f"e2e-{mode}.json")
+    rows = [json.loads(l) for l in open(f) if l.strip()] if os.path.exists(f) else []
+    if not rows:
+        print(f"{mode}: no runs"); continue
+    med = lambda k: statistics.median(r["seconds"].get(k, 0) for r in rows)
+    r = rows[0]
+    print(f'{mode:>6}: {r["triangles"]} triangles, kernel {r["kernel"]} on {r["device"]}; median of {len(rows)}: total {med("total"):.3f}s '
+          f'(read {med("read"):.3f} clean {med("clean"):.3f} order {med("order"):.3f} count {med("count"):.3f} kernel {med("kernel")*1000:.1f} ms)')
+PY
+	tail -3 "$OUT/e2e.err" | tee -a "$RES"
+fi

@@ -47,6 +47,7 @@ func TestCountPerVertexThroughDeviceLibrary(t *testing.T) {
 			{"--kernel", "wetric"},
 			{"--partitions", "2", "--scheme", "hash"},
 			{"--partitions", "3", "--scheme", "range"},
+			{"--partitions", "4", "--scheme", "hash"},
 		} {
 			vp, ep := filepath.Join(dir, "v.tsv"), filepath.Join(dir, "e.tsv")
 			args := append([]string{"--device", "gpu", "--cuda-lib", lib}, extra...)

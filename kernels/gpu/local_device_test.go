@@ -46,7 +46,7 @@ func TestDeviceLocalDatasets(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		checkDeviceLocal(t, lib, filepath.Base(f), forward(t, edges), []int{1, 2, 3})
+		checkDeviceLocal(t, lib, filepath.Base(f), forward(t, edges), []int{1, 2, 3, 4})
 	}
 }
 
