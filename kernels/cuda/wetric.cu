@@ -346,8 +346,6 @@ struct LShared {
     uint32_t hits[kThreads]; // triangles of the block's edge t (at most its row's length)
     uint32_t hot[kHot];      // triangles through hot_lo + i (at most one per edge of the block)
     uint32_t xbase[kThreads]; // kAnd, kAnd4: the value of bit 0 of edge t's first word or chunk
-    uint64_t jb[kThreads];    // per edge, kIterIKBitmap: where row v of jk starts
-    uint32_t jn[kThreads];    // and its length, searched for x's position on a hit
 };
 
 // Adds one triangle through K-local x to the block's hot counts or to vk.
@@ -367,10 +365,9 @@ __device__ __forceinline__ uint32_t add_bits(LShared &ls, const Loc &loc, uint32
 }
 
 // eval_wedge for the per-vertex mode (L = 1) and the per-edge mode
-// (L = 2, without bitmap intersections, which the per-vertex mode walks
-// bit by bit: a wedge that closes knows x's position in the list it
-// enumerates and finds the other by a search, or by one in row v of jk
-// after a bitmap lookup). Returns the triangles the wedge closes.
+// (L = 2, whose subtasks have no bitmaps, so every wedge is a search that
+// gives both positions; nor bitmap intersections, which the per-vertex
+// mode walks bit by bit). Returns the triangles the wedge closes.
 template <int S, int L>
 __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls, int k, uint64_t w,
                                                const uint32_t *__restrict__ ikc, const uint32_t *__restrict__ jkc,
@@ -422,11 +419,9 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls,
     } else {
         pi = sm.iter[k] + off;
         x = __ldg(ikc + pi);
-        if (m == kIterIKBitmap) {
+        if (L == 1 && m == kIterIKBitmap) {
             const uint32_t d = x - sm.slen[k];
             hit = (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
-            // Per edge: x's position in row v, which holds it.
-            if (L == 2 && hit) find_pos(jkc, ls.jb[k], ls.jn[k], x, pj);
         } else {
             hit = find_pos(jkc, sm.sbase[k], sm.slen[k], x, pj);
         }
@@ -607,8 +602,6 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     int64_t eu = -1; // the edge's row and column (per-vertex mode)
     uint32_t ev = 0;
     uint32_t xbase = 0; // per-vertex mode, kAnd and kAnd4: the value of bit 0 of word or chunk 0
-    uint64_t jb = 0;    // per-edge mode: row v of jk
-    uint32_t jn = 0;
     const uint64_t e = e0 + t;
     if (t < E && e < e1) {
         int64_t u;
@@ -630,10 +623,6 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
             // so only the part of row u after the edge can match.
             const uint64_t a0 = self ? e + 1 : __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
             const uint64_t b0 = __ldg(jk.rp + v), b1 = __ldg(jk.rp + v + 1);
-            if constexpr (L == 2) {
-                jb = b0;
-                jn = (uint32_t)(b1 - b0);
-            }
             if (a0 < a1 && b0 < b1) {
                 const uint32_t ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
                 const uint32_t jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
@@ -800,8 +789,6 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
         __shared__ LShared ls;
         ls.hits[t] = 0;
         ls.xbase[t] = xbase;
-        ls.jb[t] = jb;
-        ls.jn[t] = jn;
         for (int i = t; i < kHot; i += kThreads) ls.hot[i] = 0;
         __syncthreads();
         unsigned long long found = walk_local<S, E, L>(sm, ls, 0, own, ik.c, jk.c, bmp.bits, loc);
@@ -909,10 +896,10 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 //
 // The per-vertex mode (loc set) runs the same kernel with the per-vertex
 // walk, which names the triangles of a bitmap intersection bit by bit, and
-// no chunks; per-edge counts go without bitmap intersections, and a bitmap
-// hit searches row v of jk for x's position. Spread as above, registers
-// for 6 blocks per SM (the per-block counts take 13 KiB of shared memory),
-// the clip searches one after the other.
+// no chunks; per-edge counts go without bitmaps and their intersections, so
+// that every hit is a search that gives both positions. Spread as above,
+// registers for 6 blocks per SM (the per-block counts take 10 KiB of shared
+// memory), the clip searches one after the other.
 static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                               tg_kernel_env *env, unsigned long long *d_count, const tg_local *loc) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -929,7 +916,7 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     // (soc-Epinions1: 0.069 against 0.089 ms).
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     if (set.wetric_bitmap != TG_SETTING_AUTO) ratio = set.wetric_bitmap;
-    if (ratio < 0) ratio = 0;
+    if (ratio < 0 || (loc && loc->eij)) ratio = 0;
     // Spread 4 below 2^22 ij edges (rmat20 2.63 against 2.71 ms at 8,
     // soc-Epinions1 0.0357 against 0.0377), 8 above (rmat22 19.1 against
     // 19.6); 16 was slower everywhere.
