@@ -14,8 +14,22 @@ import (
 // input) into its forward CSR, filling the matching parts of rep: input,
 // removed, vertices, edges, degree figures and the read, clean and order
 // times. With ids it also returns the input id of every forward id.
+//
+// In degree order a file whose ids fit 32 bits is read as 32-bit pairs,
+// compacted in their own memory and oriented with graph.ForwardCompacted,
+// which builds the same forward graph as graph.Clean then graph.Orient.
 func Load(ctx context.Context, path string, cfg Config, rep *Report, ids bool) (*graph.CSR, []uint64, error) {
 	cfg.fill()
+	if cfg.Order == graph.OrderDegree {
+		in, err := readIDs(ctx, path, &cfg, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		if in.p32 != nil {
+			return forwardOfIDs(ctx, path, in.p32, &cfg, rep, ids)
+		}
+		return forwardOf(ctx, path, in.edges, &cfg, rep, ids)
+	}
 	edges, err := readEdges(ctx, path, &cfg, rep)
 	if err != nil {
 		return nil, nil, err
