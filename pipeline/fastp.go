@@ -67,6 +67,9 @@ func (m SpeedModel) seconds(n, e int64, p int, budget int64) float64 {
 		float64(len(seq))*m.SubtaskSeconds + kernel
 }
 
+// maxFastP bounds the P fastP models (32^3 subtasks).
+const maxFastP = 32
+
 // maxDeviceSlots is the blocks a GPU counter keeps resident (TG_MAX_SLOTS).
 const maxDeviceSlots = 16
 
@@ -88,8 +91,11 @@ func hashTasks(p int) []partition.Subtask {
 // since the model leaves out what grows with P (partitioning) and its
 // rates are rough.
 func fastP(m SpeedModel, n, e int64, pFit int, budget int64) int {
+	if pFit >= maxFastP {
+		return pFit // nothing to compare with (and P^3 subtasks to model)
+	}
 	best, bestSec := pFit, m.seconds(n, e, pFit, budget)
-	for p := pFit + 1; p <= 2*pFit && p <= 32; p++ {
+	for p := pFit + 1; p <= 2*pFit && p <= maxFastP; p++ {
 		if s := m.seconds(n, e, p, budget); s < 0.75*bestSec {
 			best, bestSec = p, s
 		}

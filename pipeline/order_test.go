@@ -94,6 +94,9 @@ func TestFastP(t *testing.T) {
 			t.Errorf("CSR/%d: fastP %d outside [%d, %d]", tc.div, p, tc.pFit, 2*tc.pFit)
 		}
 	}
+	if p := fastP(m, n, e, 170, 1<<20); p != 170 {
+		t.Errorf("P fits from 170: fastP %d, want 170 (not modelled)", p)
+	}
 	if p := fastP(m, 1000, 10000, 1, 1<<30); p != 1 {
 		t.Errorf("a small graph on a large device: fastP %d, want 1", p)
 	}
