@@ -15,6 +15,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/trigrid/trigrid/graph"
 )
 
 // sample is a triangle {0,1,2} plus a pendant 3 on 2 and a vertex 4 on 3,
@@ -226,5 +228,14 @@ func TestWriteErrors(t *testing.T) {
 	left, _ := os.ReadDir(dir)
 	if len(left) != 0 {
 		t.Fatalf("files left after failed writes: %v", left)
+	}
+}
+
+// csrDegrees equals Degrees over the same CSR's edges.
+func TestCSRDegrees(t *testing.T) {
+	g := &graph.CSR{Offsets: []uint64{0, 3, 4, 5, 5, 5}, Cols: []uint32{1, 2, 4, 3, 4}, NCols: 5}
+	want := Degrees(5, csrEdges(g, nil))
+	if got := csrDegrees(g); !slices.Equal(got, want) || !slices.Equal(want, []uint32{3, 2, 2, 1, 2}) {
+		t.Fatalf("csrDegrees %v, Degrees %v", got, want)
 	}
 }

@@ -116,9 +116,21 @@ func CountWhole(ctx context.Context, lc kernels.LocalCounter, fwd *graph.CSR, id
 	if err != nil {
 		return nil, kernels.Result{}, err
 	}
-	c := &Counts{OrigID: ids, Triangles: vs, PerEdge: perEdge, Edges: csrEdges(fwd, es)}
-	c.Degree = Degrees(int(n), c.Edges)
+	c := &Counts{OrigID: ids, Triangles: vs, PerEdge: perEdge, Edges: csrEdges(fwd, es), Degree: csrDegrees(fwd)}
 	return c, res, nil
+}
+
+// csrDegrees is Degrees of a forward CSR's edges: each row's length plus
+// its vertex's appearances as a column, without walking the edges as pairs.
+func csrDegrees(g *graph.CSR) []uint32 {
+	deg := make([]uint32, g.NumRows())
+	for u := range deg {
+		deg[u] = uint32(g.Offsets[u+1] - g.Offsets[u])
+	}
+	for _, v := range g.Cols {
+		deg[v]++
+	}
+	return deg
 }
 
 // csrEdges yields the edges of a forward CSR with the support at their
