@@ -208,8 +208,12 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 		}
 	}
 	c.prefetch(t, pinned)
+	var during func()
+	if c.pinned != nil && len(t.Ahead) > 0 {
+		during = func() { c.stage(t) }
+	}
 	for {
-		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) }, nil)
+		res, err := c.countSlots(kernels.Stats(t), s, during, nil)
 		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
 			return res, err
 		}
