@@ -13,7 +13,7 @@ const pageBytes = 4096
 // prefault writes the zero value into one element of every page of s on
 // all cores. A fresh large slice is not yet backed by memory; a copy from
 // the device into it would take each page's fault on the driver's one
-// thread, which for hundreds of megabytes costs more than the copy.
+// thread, which can cost more than the copy itself.
 func prefault[T any](s []T) {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
