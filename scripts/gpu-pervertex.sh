@@ -7,7 +7,7 @@
 #      and on a P = 3 hash partition;
 #   3. the Go device tests of the per-vertex mode (kernels/gpu: every
 #      kernel with one against the CPU's per-vertex kernel, whole and
-#      P = 2, 3 both schemes, datasets and rmat; cmd/trigrid: the files
+#      partitioned with both schemes, datasets and rmat; cmd/trigrid: the files
 #      `count --device gpu --per-vertex/--per-edge` writes, whole,
 #      partitioned and from shards, against an independent count);
 #   4. compute-sanitizer (memcheck, racecheck) on tgdrv -local on a small
@@ -69,7 +69,7 @@ echo "tgdrv -local rc=$?" | tee -a "$RES"
 grep -E "per (vertex|edge)|WRONG|ERROR|^FAIL|^PASS" "$OUT/tgdrv-local.log" | grep -vE "ok \(" | head -20 | tee -a "$RES"
 grep -cE "per (vertex|edge) +whole ok .*P=3 hash: ok" "$OUT/tgdrv-local.log" | sed 's/^/tgdrv -local checks passed: /' | tee -a "$RES"
 
-(cd kernels/gpu && TRIGRID_MAX_SCALE=${MAX_SCALE:-18} timeout 130 "$BIN/gpu.test" -test.v -test.run 'DeviceLocal' -test.timeout 120s >"$OUT/gpu-local.log" 2>&1)
+(cd kernels/gpu && TRIGRID_LOCAL_MAX_SCALE=${MAX_SCALE:-18} timeout 130 "$BIN/gpu.test" -test.v -test.run 'DeviceLocal' -test.timeout 120s >"$OUT/gpu-local.log" 2>&1)
 echo "kernels/gpu DeviceLocal rc=$?" | tee -a "$RES"
 grep -E "^(--- |FAIL|ok|PASS)|_test.go" "$OUT/gpu-local.log" | head -20 | tee -a "$RES"
 (cd cmd/trigrid && TRIGRID_PV_SCALE=${PV_SCALE:-14} timeout 70 "$BIN/cmd.test" -test.v -test.run 'PerVertexThroughDevice|CountThroughDevice' -test.timeout 60s >"$OUT/cli-local.log" 2>&1)
