@@ -70,6 +70,7 @@ type Counter struct {
 	// copy when it is uploaded again (pinning costs more than one copy
 	// from pageable memory, and many blocks are uploaded once).
 	uploaded map[weak.Pointer[graph.CSR]]struct{}
+	inParts  bool   // counting row ranges (countRows): blocks cut for one count
 	splits   int    // subtasks or row ranges counted in two halves
 	peak     uint64 // the context's peak, kept past Close
 	busy     time.Duration
@@ -370,7 +371,7 @@ func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 	}
 	nrows := b.NumRows()
 	var hc *hostCopy
-	if c.again(b) {
+	if !c.inParts && c.again(b) {
 		hc = c.pinned.get(b, c.tick, keep)
 	}
 	var rc int32
@@ -394,6 +395,9 @@ func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 	return nil
 }
 
+// maxRemembered bounds the blocks again remembers.
+const maxRemembered = 1 << 12
+
 // again reports whether b was uploaded before, and remembers it.
 func (c *Counter) again(b *graph.CSR) bool {
 	if c.pinned == nil {
@@ -403,12 +407,10 @@ func (c *Counter) again(b *graph.CSR) bool {
 	if _, ok := c.uploaded[k]; ok {
 		return true
 	}
-	if len(c.uploaded) >= 1<<12 {
-		for k := range c.uploaded {
-			if k.Value() == nil {
-				delete(c.uploaded, k)
-			}
-		}
+	if len(c.uploaded) >= maxRemembered {
+		// Mostly blocks cut for row ranges, used once: forgetting them
+		// all costs at most a later upload from pageable memory.
+		clear(c.uploaded)
 	}
 	c.uploaded[k] = struct{}{}
 	return false

@@ -30,6 +30,10 @@ func (c *Counter) countRowsWith(ctx context.Context, t kernels.Subtask, lo, hi i
 	if hi-lo <= 1 {
 		return kernels.Result{}, c.tooLarge(t, lo)
 	}
+	// The parts' blocks are cut for this count only: none is uploaded
+	// again, so none is remembered or pinned.
+	defer func(was bool) { c.inParts = was }(c.inParts)
+	c.inParts = true
 	mid := splitRows(t, lo, hi)
 	var sum kernels.Result
 	for _, r := range [2][2]int64{{lo, mid}, {mid, hi}} {
