@@ -231,6 +231,11 @@ func (l *localRun) loop(ctx context.Context, alive int) error {
 			}
 			l.apply(l.sched.WorkerLeft(ev.worker, reason))
 			if alive == 0 && !l.done {
+				// Workers stop on their own when the run is cancelled:
+				// the cancellation is the cause, not their errors.
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("pipeline: local run: %w", err)
+				}
 				if len(workerErrs) > 0 {
 					return fmt.Errorf("pipeline: local run: every worker stopped: %s", strings.Join(workerErrs, "; "))
 				}
