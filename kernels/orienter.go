@@ -24,3 +24,18 @@ type DeviceOrienter interface {
 	// device's memory.
 	DoesNotFit(err error) bool
 }
+
+// IDOrienter is a DeviceOrienter that also compacts the input's own ids
+// on its device, so the host neither compacts nor cleans before splitting
+// the forward graph into blocks.
+type IDOrienter interface {
+	DeviceOrienter
+	// OrientIDsOnDevice builds the forward graph of p (the input's own
+	// ids, any values) on the device: the ids with a non-loop edge become
+	// compact ids in ascending order of their input ids (as graph.Compact
+	// does), then as OrientOnDevice. ids[forward id] is the input id.
+	// st.Vertices counts the compact ids, st.IsolatedIDs the ids seen only
+	// in self-loops. An error for which DoesNotFit is true means the pairs
+	// do not fit the device and the host should compact them.
+	OrientIDsOnDevice(ctx context.Context, p IDPairs) (fwd *graph.CSR, ids []uint64, st PrepStats, err error)
+}

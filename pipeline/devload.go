@@ -12,8 +12,12 @@ import (
 
 // loadForBlocks is Load for a count that splits the forward graph into
 // blocks. In degree order the file is read as 32-bit pairs where its ids
-// allow (half the memory of edges), and the host compacts the ids in the
-// input's own memory. When the first slot's counter is a
+// allow (half the memory of edges). When the first slot's counter is a
+// kernels.IDOrienter the device compacts the input's own ids, cleans and
+// orients them, returning the forward graph and each forward id's input id
+// (orientIDsOnDevice); when the pairs do not fit it for that, or without
+// one, the host compacts the ids in the input's own memory. When the
+// first slot's counter is a
 // kernels.DeviceOrienter the device then cleans and orients them,
 // returning the forward graph and the ranks that map it back to the input's
 // ids; without one, or when the graph does not fit the device for that, the
@@ -53,6 +57,12 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		edges := in.toEdges(cfg.Workers)
 		in = input{}
 		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
+	}
+	if io, ok := counter.(kernels.IDOrienter); ok {
+		fwd, ids, done, err := orientIDsOnDevice(ctx, path, io, &in, cfg, rep, wantIDs)
+		if done || err != nil {
+			return fwd, ids, err
+		}
 	}
 	t = time.Now()
 	cfg.Progress.Start("clean", "", -1)
@@ -111,7 +121,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	c = nil
 	rep.Seconds.Order = since(t)
 	if cfg.Verify {
-		if err := checkDeviceForward(ctx, path, edges, fwd, ids, st, cfg, rep, wantIDs); err != nil {
+		if err := checkDeviceForward(ctx, path, edges, fwd, ids, &deviceCount{stats: st}, cfg, rep, wantIDs); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -119,16 +129,16 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 }
 
 // checkDeviceForward builds the forward graph of edges on the host and
-// fails unless the device's (fwd, ids, st) are the same graph: equal
+// fails unless the device's (fwd, ids, d's stats) are the same graph: equal
 // statistics, offsets, columns and input ids.
-func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fwd *graph.CSR, ids []uint64, st kernels.PrepStats, cfg *Config, rep *Report, wantIDs bool) error {
+func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fwd *graph.CSR, ids []uint64, d *deviceCount, cfg *Config, rep *Report, wantIDs bool) error {
 	host := *rep
 	host.Removed = nil
 	hfwd, hids, err := forwardOf(ctx, path, edges, cfg, &host, wantIDs)
 	if err != nil {
 		return err
 	}
-	if err := checkDevicePrep(&deviceCount{stats: st}, &host); err != nil {
+	if err := checkDevicePrep(d, &host); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	switch {
@@ -140,4 +150,48 @@ func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fw
 		return fmt.Errorf("%s: verify: the device's ranks map forward ids to other input ids than the host's", path)
 	}
 	return nil
+}
+
+// orientIDsOnDevice is loadForBlocks's device path from the input's own
+// ids: the device compacts, cleans and orients in (read-only) and hands
+// back the forward graph with each forward id's input id. done is false,
+// with no error, when the pairs do not fit the device; the caller then
+// compacts on the host, in still intact.
+func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, in *input, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
+	var p kernels.IDPairs
+	if in.p32 != nil {
+		p.P32 = in.p32
+	} else {
+		p.P64 = graph.WideIDs(in.edges)
+	}
+	t := time.Now()
+	cfg.Progress.Start("order", "", -1)
+	fwd, ids, st, err := io.OrientIDsOnDevice(ctx, p)
+	cfg.Progress.Done()
+	if io.DoesNotFit(err) {
+		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("%s: orient with %s: %w", path, io.Name(), err)
+	}
+	edges := in.edges
+	*in = input{}
+	rep.Vertices, rep.Edges = int64(st.Vertices), int64(st.Edges)
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = st.SelfLoops, st.Duplicates, st.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Order = graph.OrderDegree.String()
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	if !wantIDs {
+		ids = nil
+	}
+	rep.Seconds.Order = since(t)
+	if cfg.Verify {
+		if err := checkDeviceForward(ctx, path, edges, fwd, ids, &deviceCount{stats: st, ids: true}, cfg, rep, wantIDs); err != nil {
+			return nil, nil, true, err
+		}
+	}
+	return fwd, ids, true, ctx.Err()
 }

@@ -52,31 +52,56 @@ func deviceLibrary(t *testing.T) string {
 	return lib
 }
 
-// orientSpy counts the calls that reach OrientOnDevice and those that
-// built the forward graph there.
+// spyTally counts the calls that reach OrientIDsOnDevice and
+// OrientOnDevice and those that built the forward graph there.
+type spyTally struct {
+	idCalls, idBuilt, calls, built atomic.Int32
+}
+
+// counts is {idCalls, idBuilt, calls, built}.
+func (t *spyTally) counts() [4]int32 {
+	return [4]int32{t.idCalls.Load(), t.idBuilt.Load(), t.calls.Load(), t.built.Load()}
+}
+
+// orientSpy tallies a device counter's orientations. With hostIDs its
+// OrientIDsOnDevice answers that the pairs do not fit, so that the host
+// compacts the ids and OrientOnDevice takes over.
 type orientSpy struct {
 	*gpu.Counter
-	calls, built *atomic.Int32
+	hostIDs bool
+	tally   *spyTally
+}
+
+func (s orientSpy) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*graph.CSR, []uint64, kernels.PrepStats, error) {
+	s.tally.idCalls.Add(1)
+	if s.hostIDs {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("spy: %w", gpu.ErrOutOfMemory)
+	}
+	fwd, ids, st, err := s.Counter.OrientIDsOnDevice(ctx, p)
+	if err == nil {
+		s.tally.idBuilt.Add(1)
+	}
+	return fwd, ids, st, err
 }
 
 func (s orientSpy) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
-	s.calls.Add(1)
+	s.tally.calls.Add(1)
 	fwd, rank, st, err := s.Counter.OrientOnDevice(ctx, pairs, n)
 	if err == nil {
-		s.built.Add(1)
+		s.tally.built.Add(1)
 	}
 	return fwd, rank, st, err
 }
 
 // deviceSlots returns n slots counting on the library at path with a
 // context capped at limit bytes (0: none), and the spy's tallies.
-func deviceSlots(t *testing.T, path string, n int, limit uint64) ([]worker.Slot, *atomic.Int32, *atomic.Int32) {
+func deviceSlots(t *testing.T, path string, n int, limit uint64, hostIDs bool) ([]worker.Slot, *spyTally) {
 	t.Helper()
 	lib, err := gpu.Open(gpu.Options{Path: path, MemLimit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, built := new(atomic.Int32), new(atomic.Int32)
+	tally := new(spyTally)
 	slots := make([]worker.Slot, n)
 	for x := range slots {
 		slots[x] = worker.Slot{Device: api.Device{Kind: "gpu", Name: "lib"}, NewCounter: func(string) (kernels.Counter, error) {
@@ -84,10 +109,10 @@ func deviceSlots(t *testing.T, path string, n int, limit uint64) ([]worker.Slot,
 			if err != nil {
 				return nil, err
 			}
-			return orientSpy{Counter: c, calls: calls, built: built}, nil
+			return orientSpy{Counter: c, hostIDs: hostIDs, tally: tally}, nil
 		}}
 	}
-	return slots, calls, built
+	return slots, tally
 }
 
 // writeMessy writes an rmat graph in spread-out 64-bit ids with
@@ -191,9 +216,11 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 			for _, p := range ps {
 				name := fmt.Sprintf("%s/%v-%d", filepath.Base(path), sc, p)
 				t.Run(name, func(t *testing.T) {
-					slots, calls, built := deviceSlots(t, lib, 2, 0)
+					// P = 4 has the host compact the ids.
+					hostIDs := p == 4
+					slots, tally := deviceSlots(t, lib, 2, 0, hostIDs)
 					cfg := testConfig(slots)
-					cfg.Scheme, cfg.P, cfg.Verify = sc, p, p == 3
+					cfg.Scheme, cfg.P, cfg.Verify = sc, p, p >= 3
 					if p == 2 {
 						// The device found and started while the file is read.
 						cfg.Slots, cfg.Devices = nil, func() ([]worker.Slot, string, error) { return slots, "lib", nil }
@@ -203,8 +230,12 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if calls.Load() != 1 || built.Load() != 1 {
-						t.Fatalf("orientation on the device: %d calls, %d built; want 1 and 1", calls.Load(), built.Load())
+					wantCalls := [4]int32{1, 1, 0, 0}
+					if hostIDs {
+						wantCalls = [4]int32{1, 0, 1, 1}
+					}
+					if got := tally.counts(); got != wantCalls {
+						t.Fatalf("orientation on the device: %v calls and builds from input ids, then from compact ids; want %v", got, wantCalls)
 					}
 					checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
 					sameGraphReport(t, rep, cpu)
@@ -245,7 +276,7 @@ func TestPartitionedDeviceTooSmall(t *testing.T) {
 		// A cap that holds P = 4's subtasks but not preprocessing's buffers.
 		limit := uint64(gpu.PreprocessMinBytes(uint64(len(want.Support)), uint64(len(want.Degree))) / 2)
 		for _, verify := range []bool{false, true} {
-			slots, calls, built := deviceSlots(t, lib, 1, limit)
+			slots, tally := deviceSlots(t, lib, 1, limit, false)
 			cfg := testConfig(slots)
 			cfg.P, cfg.Verify = 4, verify
 			cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(t.TempDir(), "v.tsv"), EdgesFile: filepath.Join(t.TempDir(), "e.tsv")}
@@ -253,8 +284,8 @@ func TestPartitionedDeviceTooSmall(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s verify %v: %v", path, verify, err)
 			}
-			if calls.Load() != 1 || built.Load() != 0 {
-				t.Fatalf("%s verify %v: %d calls, %d built on the device; want 1 and 0", path, verify, calls.Load(), built.Load())
+			if got, want := tally.counts(), [4]int32{1, 0, 1, 0}; got != want {
+				t.Fatalf("%s verify %v: %v calls and builds on the device from input ids, then from compact ids; want %v", path, verify, got, want)
 			}
 			checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
 			sameGraphReport(t, rep, full)
@@ -306,15 +337,15 @@ func TestPartitionedDeviceDegeneracyOnHost(t *testing.T) {
 	lib := deviceLibrary(t)
 	path := writeMessy(t, 8, 2)
 	want := testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
-	slots, calls, _ := deviceSlots(t, lib, 1, 0)
+	slots, tally := deviceSlots(t, lib, 1, 0, false)
 	cfg := testConfig(slots)
 	cfg.P, cfg.Order = 3, graph.OrderDegeneracy
 	rep, err := CountFilePartitioned(context.Background(), path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Triangles != want.Total || rep.Order != "degeneracy" || calls.Load() != 0 {
-		t.Fatalf("%d triangles in order %s with %d device orientations; want %d, degeneracy, none", rep.Triangles, rep.Order, calls.Load(), want.Total)
+	if rep.Triangles != want.Total || rep.Order != "degeneracy" || tally.counts() != [4]int32{} {
+		t.Fatalf("%d triangles in order %s with device orientations %v; want %d, degeneracy, none", rep.Triangles, rep.Order, tally.counts(), want.Total)
 	}
 }
 

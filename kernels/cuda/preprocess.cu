@@ -244,6 +244,21 @@ __global__ void ids_keys_sparse(const T *p, int64_t np, const uint64_t *__restri
     }
 }
 
+// orig[table[i]] = i for every flagged id i: the input id of each compact
+// id (dense compaction).
+__global__ void ids_orig_dense(const uint32_t *__restrict__ flag, const uint32_t *__restrict__ table, int64_t nid,
+                               uint64_t *orig) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nid; i += (int64_t)gridDim.x * blockDim.x)
+        if (flag[i]) orig[table[i]] = (uint64_t)i;
+}
+
+// out[rank[c]] = orig[c]: the input id of each forward id.
+__global__ void orig_by_rank(const uint64_t *__restrict__ orig, const uint32_t *__restrict__ rank, int64_t n,
+                             uint64_t *out) {
+    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += (int64_t)gridDim.x * blockDim.x)
+        out[rank[c]] = orig[c];
+}
+
 int bits_for(uint64_t x) { // bits needed to write x
     int b = 0;
     while (b < 64 && (x >> b) != 0) b++;
@@ -307,10 +322,12 @@ struct launch {
 // (loops of them, already in stats), d_b room for np more. Sorts and
 // dedupes the keys, ranks, orients and builds the forward CSR in slot s,
 // copying back what the caller asked for, then fills the remaining stats.
+// With d_orig (the input id of each compact id) and orig_out, the input id
+// of each forward id is copied back into orig_out.
 // dc[0] and dc[1] hold the loops and bad ids counted on the device.
 int32_t prep_tail(tg_ctx *ctx, tg_slot *s, temps &t, const char *fn, uint64_t *d_a, uint64_t *d_b, int64_t np,
-                  int64_t n, uint64_t *rowptr_out, uint32_t *cols_out, uint32_t *rank_out, uint64_t *stats, char *err,
-                  uint64_t errlen) {
+                  int64_t n, uint64_t *rowptr_out, uint32_t *cols_out, uint32_t *rank_out, const uint64_t *d_orig,
+                  uint64_t *orig_out, uint64_t *stats, char *err, uint64_t errlen) {
     char what[128];
     auto fn_what = [&](const char *w) {
         snprintf(what, sizeof what, "%s: %s", fn, w);
@@ -387,6 +404,13 @@ int32_t prep_tail(tg_ctx *ctx, tg_slot *s, temps &t, const char *fn, uint64_t *d
                "rank sort");
         scatter_rank<<<grid(n), threads, 0, ctx->stream>>>(db.Current(), n, d_rank);
         TG_TRY(cudaGetLastError(), "rank kernel");
+        if (d_orig && orig_out) {
+            // The rank keys are spent: their room takes the forward ids' input ids.
+            orig_by_rank<<<grid(n), threads, 0, ctx->stream>>>(d_orig, d_rank, n, d_nkeys);
+            TG_TRY(cudaGetLastError(), "input id kernel");
+            TG_TRY(cudaMemcpyAsync(orig_out, d_nkeys, (size_t)n * 8, cudaMemcpyDeviceToHost, ctx->stream),
+                   "copy input ids");
+        }
     } else {
         TG_TRY(cudaMemsetAsync(dc, 0, 4 * sizeof(unsigned long long), ctx->stream), "memset");
     }
@@ -494,7 +518,8 @@ extern "C" int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edge
                                                                   &dc[0], &dc[1]);
         TG_TRY(cudaGetLastError(), "tg_preprocess: keys kernel");
     }
-    rc = prep_tail(ctx, s, t, fn, d_a, d_b, np, n, rowptr_out, cols_out, rank_out, stats, err, errlen);
+    rc = prep_tail(ctx, s, t, fn, d_a, d_b, np, n, rowptr_out, cols_out, rank_out, nullptr, nullptr, stats, err,
+                   errlen);
     if (rc != TG_OK) return rc;
     return prep_finish(ctx, s, stats, ms, fn, err, errlen);
 }
@@ -503,10 +528,12 @@ namespace {
 
 // Compacts the ids of the np pairs at d_p (T ids) into keys at d_keys
 // (which may be d_p for 32-bit ids), fills *n, the isolated ids and the
-// loops counter dc[0]. Leaves dc[1] (bad ids) 0.
+// loops counter dc[0]. Leaves dc[1] (bad ids) 0. With d_orig not NULL,
+// *d_orig receives a temporary of n entries: the input id of each compact
+// id.
 template <typename T>
 int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d_keys, int64_t *n_out,
-                    uint64_t *stats, char *err, uint64_t errlen) {
+                    uint64_t **d_orig, uint64_t *stats, char *err, uint64_t errlen) {
     const char *fn = "tg_prep_ids";
     char what[128];
     auto fn_what = [&](const char *w) {
@@ -560,6 +587,11 @@ int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d
         memcpy(last, &ctx->h_count[0], 8);
         stats[TG_PREP_ISOLATED] = ctx->h_count[1];
         n = (int64_t)last[0] + last[1];
+        if (d_orig) {
+            TG_TRY(t.get((void **)d_orig, (size_t)std::max<int64_t>(n, 1) * 8), "input ids");
+            ids_orig_dense<<<grid(nid), grid.threads, 0, ctx->stream>>>(flag, table, nid, *d_orig);
+            TG_TRY(cudaGetLastError(), "input id kernel");
+        }
         TG_TRY(t.release(tmp), "free scan scratch");
         TG_TRY(t.release(flag), "free flags");
         const int end_bit = std::min(64, 32 + bits_for((uint64_t)n));
@@ -629,6 +661,13 @@ int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d
         const uint64_t sentinel = ~0ull >> (64 - end_bit);
         ids_keys_sparse<T><<<grid(np), grid.threads, 0, ctx->stream>>>(d_p, np, ids, n, d_keys, sentinel);
         TG_TRY(cudaGetLastError(), "sparse keys kernel");
+        if (d_orig) {
+            // The sorted distinct ids are the input id of each compact id.
+            TG_TRY(t.get((void **)d_orig, (size_t)std::max<int64_t>(n, 1) * 8), "input ids");
+            if (n > 0)
+                TG_TRY(cudaMemcpyAsync(*d_orig, ids, (size_t)n * 8, cudaMemcpyDeviceToDevice, ctx->stream),
+                       "copy input ids");
+        }
         TG_TRY(cudaMemcpyAsync(&ctx->h_count[1], &dc[3], 8, cudaMemcpyDeviceToHost, ctx->stream), "read isolated");
         TG_TRY(cudaStreamSynchronize(ctx->stream), "sparse keys");
         stats[TG_PREP_ISOLATED] = ctx->h_count[1];
@@ -652,18 +691,25 @@ int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d
 
 } // namespace
 
-extern "C" int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
-                               uint64_t *stats, double *ms, char *err, uint64_t errlen) {
-    const char *fn = "tg_prep_ids";
-    auto fn_what = [&](const char *w) { return w; };
+namespace {
+
+// Both id entries: tg_prep_ids is this with nothing copied back.
+int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t max_vertices,
+                 uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
+                 const char *fn, char *err, uint64_t errlen) {
+    char what[128];
+    auto fn_what = [&](const char *w) {
+        snprintf(what, sizeof what, "%s: %s", fn, w);
+        return (const char *)what;
+    };
     int32_t rc = prep_check(ctx, slot, edges, npairs, stats, fn, err, errlen);
     if (rc != TG_OK) return rc;
     if (width != 4 && width != 8) {
-        tg_set_err(err, errlen, "tg_prep_ids: id width %d: want 4 or 8 bytes", (int)width);
+        tg_set_err(err, errlen, "%s: id width %d: want 4 or 8 bytes", fn, (int)width);
         return TG_ERR_INVALID;
     }
     if (ms) *ms = 0;
-    TG_TRY(cudaSetDevice(ctx->device), "tg_prep_ids: cudaSetDevice");
+    TG_TRY(cudaSetDevice(ctx->device), "cudaSetDevice");
     const int64_t np = (int64_t)npairs;
     tg_slot *s = &ctx->slots[slot];
     s->loaded = false;
@@ -671,33 +717,56 @@ extern "C" int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uin
     uint64_t *d_a = nullptr, *d_b = nullptr;
     void *d_raw = nullptr;
     const size_t key_bytes = (size_t)std::max<int64_t>(np, 1) * sizeof(uint64_t);
-    TG_TRY(cudaEventRecord(ctx->ev_start, ctx->stream), "tg_prep_ids: event");
+    TG_TRY(cudaEventRecord(ctx->ev_start, ctx->stream), "event");
     int64_t n = 0;
+    uint64_t *d_orig = nullptr;
+    uint64_t **want_orig = orig_out ? &d_orig : nullptr;
     if (width == 4) {
         // 32-bit pairs take the keys' own room and become the keys in place.
-        TG_TRY(t.get((void **)&d_a, key_bytes), "tg_prep_ids: pair buffer");
+        TG_TRY(t.get((void **)&d_a, key_bytes), "pair buffer");
         if (np > 0)
             TG_TRY(cudaMemcpyAsync(d_a, edges, (size_t)np * 8, cudaMemcpyHostToDevice, ctx->stream),
-                   "tg_prep_ids: upload pairs");
-        rc = compact_ids<uint32_t>(ctx, t, (const uint32_t *)d_a, np, d_a, &n, stats, err, errlen);
+                   "upload pairs");
+        rc = compact_ids<uint32_t>(ctx, t, (const uint32_t *)d_a, np, d_a, &n, want_orig, stats, err, errlen);
     } else {
-        TG_TRY(t.get(&d_raw, (size_t)std::max<int64_t>(np, 1) * 16), "tg_prep_ids: pair buffer");
-        TG_TRY(t.get((void **)&d_a, key_bytes), "tg_prep_ids: key buffer");
+        TG_TRY(t.get(&d_raw, (size_t)std::max<int64_t>(np, 1) * 16), "pair buffer");
+        TG_TRY(t.get((void **)&d_a, key_bytes), "key buffer");
         if (np > 0)
             TG_TRY(cudaMemcpyAsync(d_raw, edges, (size_t)np * 16, cudaMemcpyHostToDevice, ctx->stream),
-                   "tg_prep_ids: upload pairs");
-        rc = compact_ids<uint64_t>(ctx, t, (const uint64_t *)d_raw, np, d_a, &n, stats, err, errlen);
-        if (rc == TG_OK) TG_TRY(t.release(d_raw), "tg_prep_ids: free pairs");
+                   "upload pairs");
+        rc = compact_ids<uint64_t>(ctx, t, (const uint64_t *)d_raw, np, d_a, &n, want_orig, stats, err, errlen);
+        if (rc == TG_OK) TG_TRY(t.release(d_raw), "free pairs");
     }
     if (rc != TG_OK) return rc;
     if ((uint64_t)n >= 0xffffffffull) {
-        tg_set_err(err, errlen, "tg_prep_ids: %lld vertices exceed the GPU path (< 2^32-1)", (long long)n);
+        tg_set_err(err, errlen, "%s: %lld vertices exceed the GPU path (< 2^32-1)", fn, (long long)n);
         return TG_ERR_INVALID;
     }
-    TG_TRY(t.get((void **)&d_b, key_bytes), "tg_prep_ids: key buffer");
+    if ((rowptr_out || orig_out) && (uint64_t)n > max_vertices) {
+        tg_set_err(err, errlen, "%s: %lld vertices exceed the caller's room for %llu", fn, (long long)n,
+                   (unsigned long long)max_vertices);
+        return TG_ERR_INVALID;
+    }
+    TG_TRY(t.get((void **)&d_b, key_bytes), "key buffer");
     const uint64_t iso = stats[TG_PREP_ISOLATED];
-    rc = prep_tail(ctx, s, t, fn, d_a, d_b, np, n, nullptr, nullptr, nullptr, stats, err, errlen);
+    rc = prep_tail(ctx, s, t, fn, d_a, d_b, np, n, rowptr_out, cols_out, nullptr, d_orig, orig_out, stats, err,
+                   errlen);
     stats[TG_PREP_ISOLATED] = iso;
     if (rc != TG_OK) return rc;
     return prep_finish(ctx, s, stats, ms, fn, err, errlen);
+}
+
+} // namespace
+
+extern "C" int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
+                               uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    return prep_ids(ctx, slot, edges, npairs, width, 0, nullptr, nullptr, nullptr, stats, ms, "tg_prep_ids", err,
+                    errlen);
+}
+
+extern "C" int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
+                                   uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
+                                   uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
+                    "tg_prep_ids_out", err, errlen);
 }

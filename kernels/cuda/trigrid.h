@@ -265,6 +265,19 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges,
                     uint64_t npairs, int32_t width, uint64_t *stats,
                     double *ms, char *err, uint64_t errlen);
 
+/* tg_prep_ids, copying back what a caller that splits the forward graph
+ * into blocks needs (any output pointer may be NULL: not wanted): the
+ * forward CSR's n+1 offsets into rowptr_out and its columns into cols_out
+ * (room for npairs), and into orig_out (n entries) the input id of each
+ * forward id. max_vertices is the room of orig_out and rowptr_out (one
+ * more): a graph of more than max_vertices vertices is TG_ERR_INVALID when
+ * either is given. The slot holds the forward graph as after tg_prep_ids. */
+int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges,
+                        uint64_t npairs, int32_t width, uint64_t max_vertices,
+                        uint64_t *rowptr_out, uint32_t *cols_out,
+                        uint64_t *orig_out, uint64_t *stats, double *ms,
+                        char *err, uint64_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

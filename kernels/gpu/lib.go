@@ -82,6 +82,7 @@ type Library struct {
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	prepIDsOut      func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 
@@ -160,6 +161,7 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_mem_usage", &l.memUsage},
 		{"tg_preprocess", &l.preprocess},
 		{"tg_prep_ids", &l.prepIDs},
+		{"tg_prep_ids_out", &l.prepIDsOut},
 		{"tg_count_local", &l.countLocal},
 	}
 	var missing []string

@@ -541,14 +541,16 @@ static int sort_unique(uint64_t *ids, uint64_t n, uint64_t *distinct) {
     return 0;
 }
 
-int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t *stats,
-                    double *ms, char *err, uint64_t errlen) {
+/* Both id entries: tg_prep_ids is this with nothing copied back. */
+static int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
+                        uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out,
+                        uint64_t *stats, double *ms, const char *fn, char *err, uint64_t errlen) {
     if (ctx == NULL || stats == NULL || slot < 0 || slot >= TG_MAX_SLOTS || (npairs > 0 && edges == NULL)) {
-        set_err(err, errlen, "tg_prep_ids: bad context, slot, stats or edges");
+        set_err(err, errlen, "%s: bad context, slot, stats or edges", fn);
         return TG_ERR_INVALID;
     }
     if (width != 4 && width != 8) {
-        set_err(err, errlen, "tg_prep_ids: id width %d: want 4 or 8 bytes", (int)width);
+        set_err(err, errlen, "%s: id width %d: want 4 or 8 bytes", fn, (int)width);
         return TG_ERR_INVALID;
     }
     for (int i = 0; i < TG_PREP_NSTATS; i++) stats[i] = 0;
@@ -558,7 +560,7 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npair
     /* The uploaded pairs and the keys, accounted as the CUDA library holds them. */
     uint64_t held = npairs * 2 * (uint64_t)width;
     if (!ref_alloc(ctx, held)) {
-        set_err(err, errlen, "tg_prep_ids: pair buffer: out of device memory");
+        set_err(err, errlen, "%s: pair buffer: out of device memory", fn);
         return TG_ERR_OOM;
     }
     ctx->used -= alloc_bytes(held);
@@ -567,7 +569,7 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npair
     uint32_t *pairs = malloc((2 * npairs + 1) * sizeof(uint32_t));
     if (ids == NULL || lids == NULL || pairs == NULL) {
         free(ids), free(lids), free(pairs);
-        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        set_err(err, errlen, "%s: out of host memory", fn);
         return TG_ERR_OOM;
     }
     uint64_t ne = 0, nl = 0, n = 0, nlu = 0, iso = 0;
@@ -582,12 +584,12 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npair
     }
     if (sort_unique(ids, ne, &n) != 0 || sort_unique(lids, nl, &nlu) != 0) {
         free(ids), free(lids), free(pairs);
-        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        set_err(err, errlen, "%s: out of host memory", fn);
         return TG_ERR_OOM;
     }
     if (n >= 0xffffffffull) {
         free(ids), free(lids), free(pairs);
-        set_err(err, errlen, "tg_prep_ids: %llu distinct ids exceed the GPU path (< 2^32-1)", (unsigned long long)n);
+        set_err(err, errlen, "%s: %llu distinct ids exceed the GPU path (< 2^32-1)", fn, (unsigned long long)n);
         return TG_ERR_INVALID;
     }
     for (uint64_t i = 0; i < nlu; i++) iso += find_id(ids, n, lids[i]) == n;
@@ -601,10 +603,26 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npair
     for (uint64_t i = 0; i < npairs; i++) {
         if (id_at(edges, width, 2 * i) == id_at(edges, width, 2 * i + 1)) pairs[2 * i + 1] = pairs[2 * i];
     }
-    free(ids), free(lids);
+    free(lids);
+    if ((rowptr_out || orig_out) && n > max_vertices) {
+        free(ids), free(pairs);
+        set_err(err, errlen, "%s: %llu vertices exceed the caller's room for %llu", fn, (unsigned long long)n,
+                (unsigned long long)max_vertices);
+        return TG_ERR_INVALID;
+    }
+    uint32_t *rank = orig_out && n > 0 ? malloc(n * sizeof(uint32_t)) : NULL;
+    if (orig_out && n > 0 && rank == NULL) {
+        free(ids), free(pairs);
+        set_err(err, errlen, "%s: out of host memory", fn);
+        return TG_ERR_OOM;
+    }
     tg_cpu_csr c;
-    int32_t rc = tg_cpu_forward(pairs, npairs, n > 0 ? n : 0, &c, NULL, stats);
+    int32_t rc = tg_cpu_forward(pairs, npairs, n > 0 ? n : 0, &c, rank, stats);
     free(pairs);
+    /* The sorted distinct ids are the input id of each compact id. */
+    if (rc == TG_OK && rank != NULL)
+        for (uint64_t v = 0; v < n; v++) orig_out[rank[v]] = ids[v];
+    free(rank), free(ids);
     if (rc == TG_ERR_INVALID && n == 0) {
         /* Only loops (or nothing): an empty graph. */
         memset(&c, 0, sizeof c);
@@ -614,17 +632,34 @@ int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npair
         rc = TG_OK;
     }
     if (rc != TG_OK) {
-        set_err(err, errlen, "tg_prep_ids: out of host memory");
+        set_err(err, errlen, "%s: out of host memory", fn);
         return rc;
     }
     stats[TG_PREP_ISOLATED] = iso;
     if (!slot_reserve(ctx, s, c.nrows, c.nnz)) {
         tg_cpu_csr_free(&c);
-        set_err(err, errlen, "tg_prep_ids: out of device memory");
+        set_err(err, errlen, "%s: out of device memory", fn);
         return TG_ERR_OOM;
     }
+    if (rowptr_out) {
+        if (c.nrows > 0) memcpy(rowptr_out, c.rowptr, (size_t)(c.nrows + 1) * sizeof(uint64_t));
+        else rowptr_out[0] = 0;
+    }
+    if (cols_out && c.nnz > 0) memcpy(cols_out, c.cols, (size_t)c.nnz * sizeof(uint32_t));
     s->csr = c;
     s->loaded = 1;
     if (ms) *ms = now_ms() - t0;
     return TG_OK;
+}
+
+int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t *stats,
+                    double *ms, char *err, uint64_t errlen) {
+    return prep_ids(ctx, slot, edges, npairs, width, 0, NULL, NULL, NULL, stats, ms, "tg_prep_ids", err, errlen);
+}
+
+int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
+                        uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out,
+                        uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
+                    "tg_prep_ids_out", err, errlen);
 }

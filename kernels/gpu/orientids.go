@@ -1,0 +1,108 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/parallel"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.IDOrienter = (*Counter)(nil)
+
+// OrientIDsOnDevice implements kernels.IDOrienter (tg_prep_ids_out): the
+// device compacts the input's own ids in p, cleans and orients, and the
+// forward graph comes back with ids[forward id] = input id; the device
+// copy is then freed. The host only bounds the vertices (the largest id
+// and the endpoints) to size the arrays the library fills. An error
+// wrapping ErrOutOfMemory means the pairs do not fit the device.
+func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*graph.CSR, []uint64, kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, kernels.PrepStats{}, err
+	}
+	words, width := len(p.P32), int32(4)
+	var base *uint32
+	if p.P64 != nil {
+		words, width = len(p.P64), 8
+		if len(p.P64) > 0 {
+			base = (*uint32)(unsafe.Pointer(&p.P64[0]))
+		}
+	} else if len(p.P32) > 0 {
+		base = &p.P32[0]
+	}
+	if words%2 != 0 {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: odd number of ids (%d)", words)
+	}
+	np := uint64(words / 2)
+	maxV := 2 * np
+	if top := maxID(p); top < maxV {
+		maxV = top + 1
+	}
+	rowptr := make([]uint64, maxV+1)
+	cols := make([]uint32, np+1)
+	orig := make([]uint64, maxV+1)
+	prefault(rowptr)
+	prefault(cols)
+	prefault(orig)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: counter is closed")
+	}
+	if c.slots[residentSlot].pending {
+		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
+		c.settle(residentSlot)
+	}
+	c.slots[residentSlot] = slot{}
+	c.resident = false
+	var st [prepNStats]uint64
+	var ms float64
+	rc := c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	runtime.KeepAlive(p)
+	err := status("tg_prep_ids_out", rc, c.buf)
+	if rc == 0 {
+		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
+	}
+	if err != nil {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
+	}
+	pr := c.madeResident(&st, ms)
+	c.slots[residentSlot] = slot{}
+	c.resident = false
+	n, m := pr.Stats.Vertices, pr.Stats.Edges
+	if n > maxV || m > np {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: the library reports %d vertices and %d edges, above the room for %d and %d", n, m, maxV, np)
+	}
+	fwd := &graph.CSR{Offsets: rowptr[:n+1], Cols: cols[:m], NCols: int64(n)}
+	return fwd, orig[:n], kernels.PrepStats(pr.Stats), nil
+}
+
+// maxID is the largest id in p (0 when it is empty), read on all cores.
+func maxID(p kernels.IDPairs) uint64 {
+	var (
+		mu  sync.Mutex
+		top uint64
+	)
+	scan := func(n int, at func(i int) uint64) {
+		parallel.Dynamic(n, 1<<20, runtime.GOMAXPROCS(0), func(lo, hi int) {
+			var m uint64
+			for i := lo; i < hi; i++ {
+				m = max(m, at(i))
+			}
+			mu.Lock()
+			top = max(top, m)
+			mu.Unlock()
+		})
+	}
+	if p.P64 != nil {
+		scan(len(p.P64), func(i int) uint64 { return p.P64[i] })
+	} else {
+		scan(len(p.P32), func(i int) uint64 { return uint64(p.P32[i]) })
+	}
+	return top
+}

@@ -1,0 +1,107 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/gen"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// checkOrientIDs orients edges from their input ids on the library's
+// device and compares the forward graph, each forward id's input id and
+// every figure with the host's graph.Clean then graph.Orient, array for
+// array. The pairs are not changed.
+func checkOrientIDs(t *testing.T, lib *Library, name string, edges []graph.Edge) {
+	t.Helper()
+	und, cs, err := graph.Clean(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, rank, os, err := graph.Orient(und, graph.OrderDegree, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := make([]uint64, len(rank))
+	for v, r := range rank {
+		wantIDs[r] = und.OrigID[v]
+	}
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := idPairs(edges)
+	before := idPairs(edges)
+	held, _ := c.MemUsage()
+	fwd, ids, st, err := c.OrientIDsOnDevice(context.Background(), p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	width := 4 + 4*min(1, len(p.P64))
+	wantSt := kernels.PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,
+		Duplicates: cs.Duplicates, Edges: uint64(cs.Edges), Wedges: os.Wedges, MaxDegree: uint64(os.MaxDegree),
+		MaxForward: uint64(os.MaxOutDegree), IsolatedIDs: cs.IsolatedIDs}
+	if st != wantSt {
+		t.Fatalf("%s (%d-byte ids): device stats %+v, host %+v", name, width, st, wantSt)
+	}
+	if !equalCSR(fwd, want) {
+		t.Fatalf("%s (%d-byte ids): the forward graph differs from the host's", name, width)
+	}
+	if !slices.Equal(ids, wantIDs) {
+		t.Fatalf("%s (%d-byte ids): forward ids map to other input ids than the host's", name, width)
+	}
+	if !slices.Equal(p.P32, before.P32) || !slices.Equal(p.P64, before.P64) {
+		t.Fatalf("%s: the pairs were changed", name)
+	}
+	if used, _ := c.MemUsage(); used != held {
+		t.Fatalf("%s: %d device bytes held after orientation, %d before", name, used, held)
+	}
+}
+
+func TestOrientIDsOnDeviceReference(t *testing.T) {
+	good, _ := refLibs(t)
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edges := range idCases(t, randomEdges(400, 5000, 9)) {
+		checkOrientIDs(t, lib, name, edges)
+	}
+	for name, edges := range idCases(t, hubEdges(300)) {
+		checkOrientIDs(t, lib, "hub "+name, edges)
+	}
+	// A cap below what the pairs need is an error DoesNotFit recognizes.
+	small, err := Open(Options{Path: good, MemLimit: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := small.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, _, _, err := c.OrientIDsOnDevice(context.Background(), idPairs(randomEdges(400, 5000, 9))); !c.DoesNotFit(err) {
+		t.Fatalf("under a 4 KiB cap: %v, want an out-of-memory error", err)
+	}
+}
+
+func TestDeviceOrientIDs(t *testing.T) {
+	lib := deviceLib(t)
+	for name, edges := range idCases(t, randomEdges(5000, 60000, 8)) {
+		checkOrientIDs(t, lib, name, edges)
+	}
+	for name, edges := range idCases(t, hubEdges(50000)) {
+		checkOrientIDs(t, lib, "hub "+name, edges)
+	}
+	edges, err := gen.RMAT(18, 16, 18, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range idCases(t, edges) {
+		checkOrientIDs(t, lib, fmt.Sprint("rmat18 ", name), e)
+	}
+}
