@@ -333,6 +333,34 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The three loaded blocks of a subtask, after finishing their pending
+ * loads; name (the calling entry) prefixes the error. The index spaces
+ * must agree as tg_count states. */
+static int32_t subtask_blocks(tg_ctx *ctx, const char *name, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
+                              const tg_cpu_csr **ij, const tg_cpu_csr **ik, const tg_cpu_csr **jk, char *err,
+                              uint64_t errlen) {
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
+        int32_t rc = slot_complete(&ctx->slots[slots[i]], err, errlen);
+        if (rc != TG_OK) return rc;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
+            set_err(err, errlen, "%s: slot %d is not loaded", name, slots[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    *ij = &ctx->slots[slot_ij].csr;
+    *ik = &ctx->slots[slot_ik].csr;
+    *jk = &ctx->slots[slot_jk].csr;
+    if ((*ij)->nrows != (*ik)->nrows || (*ij)->ncols != (*jk)->nrows || (*ik)->ncols != (*jk)->ncols) {
+        set_err(err, errlen, "%s: index spaces disagree", name);
+        return TG_ERR_INVALID;
+    }
+    return TG_OK;
+}
+
 int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, int32_t slot_jk,
                  uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     if (ctx == NULL || triangles == NULL) {
@@ -345,23 +373,9 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
         set_err(err, errlen, "tg_count: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
-    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
-        int32_t rc = slot_complete(&ctx->slots[slots[i]], err, errlen);
-        if (rc != TG_OK) return rc;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
-            set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
-            return TG_ERR_INVALID;
-        }
-    }
-    const tg_cpu_csr *ij = &ctx->slots[slot_ij].csr, *ik = &ctx->slots[slot_ik].csr, *jk = &ctx->slots[slot_jk].csr;
-    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
-        set_err(err, errlen, "tg_count: index spaces disagree");
-        return TG_ERR_INVALID;
-    }
+    const tg_cpu_csr *ij, *ik, *jk;
+    int32_t rc = subtask_blocks(ctx, "tg_count", slot_ij, slot_ik, slot_jk, &ij, &ik, &jk, err, errlen);
+    if (rc != TG_OK) return rc;
     double t0 = now_ms();
     *triangles = tg_cpu_count(ij, ik, jk);
     if (kernel_ms) *kernel_ms = now_ms() - t0;
@@ -401,23 +415,9 @@ int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slo
         set_err(err, errlen, "tg_count_local: kernel id %d has no per-vertex mode (polak and wetric have one)", kernel);
         return TG_ERR_INVALID;
     }
-    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
-        int32_t rc = slot_complete(&ctx->slots[slots[i]], err, errlen);
-        if (rc != TG_OK) return rc;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
-            set_err(err, errlen, "tg_count_local: slot %d is not loaded", slots[i]);
-            return TG_ERR_INVALID;
-        }
-    }
-    const tg_cpu_csr *ij = &ctx->slots[slot_ij].csr, *ik = &ctx->slots[slot_ik].csr, *jk = &ctx->slots[slot_jk].csr;
-    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
-        set_err(err, errlen, "tg_count_local: index spaces disagree");
-        return TG_ERR_INVALID;
-    }
+    const tg_cpu_csr *ij, *ik, *jk;
+    int32_t rc = subtask_blocks(ctx, "tg_count_local", slot_ij, slot_ik, slot_jk, &ij, &ik, &jk, err, errlen);
+    if (rc != TG_OK) return rc;
     const int per_edge = out->eij != NULL || out->eik != NULL || out->ejk != NULL;
     if (per_edge && (uint64_t)ij->nrows + (uint64_t)jk->nrows + (uint64_t)ik->ncols >= (1ull << 32)) {
         set_err(err, errlen, "tg_count_local: per-edge support of index spaces of %lld + %lld + %lld vertices may overflow the device's 32-bit counters; count through partitions",
