@@ -3,12 +3,10 @@ package gpu
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
-	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/graph/gen"
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -86,19 +84,9 @@ func checkAll(t *testing.T, lib *Library, name string, g *graph.CSR, parts bool)
 
 func TestDeviceDatasets(t *testing.T) {
 	lib := deviceLib(t)
-	dir := envOr("TRIGRID_DATA_DIR", filepath.Join("..", "..", ".dev", "data"))
-	files, _ := filepath.Glob(filepath.Join(dir, "*.txt*"))
-	if len(files) == 0 {
-		t.Skipf("no datasets in %s", dir)
-	}
-	for _, f := range files {
-		edges, _, err := edgeio.ReadFile(context.Background(), f, edgeio.ReadOptions{SkipBadLines: true})
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		g := forward(t, edges)
-		checkAll(t, lib, filepath.Base(f), g, true)
-	}
+	eachDataset(t, func(name string, g *graph.CSR) {
+		checkAll(t, lib, name, g, true)
+	})
 }
 
 func TestDeviceSynthetic(t *testing.T) {

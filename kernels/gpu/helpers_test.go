@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -58,6 +60,25 @@ func forward(t testing.TB, edges []graph.Edge) *graph.CSR {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// eachDataset calls fn with the forward graph of every dataset in
+// $TRIGRID_DATA_DIR (.dev/data of the repository by default), named by its
+// file; the test is skipped when there is none.
+func eachDataset(t *testing.T, fn func(name string, g *graph.CSR)) {
+	t.Helper()
+	dir := envOr("TRIGRID_DATA_DIR", filepath.Join("..", "..", ".dev", "data"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.txt*"))
+	if len(files) == 0 {
+		t.Skipf("no datasets in %s", dir)
+	}
+	for _, f := range files {
+		edges, _, err := edgeio.ReadFile(context.Background(), f, edgeio.ReadOptions{SkipBadLines: true})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		fn(filepath.Base(f), forward(t, edges))
+	}
 }
 
 // randomEdges draws m edges over n ids, with loops and duplicates.

@@ -2,12 +2,10 @@ package gpu
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
-	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/graph/gen"
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -37,18 +35,9 @@ func checkDeviceLocal(t *testing.T, lib *Library, name string, g *graph.CSR, ps 
 // The datasets whole and at P = 3 (both schemes).
 func TestDeviceLocalDatasets(t *testing.T) {
 	lib := deviceLib(t)
-	dir := envOr("TRIGRID_DATA_DIR", filepath.Join("..", "..", ".dev", "data"))
-	files, _ := filepath.Glob(filepath.Join(dir, "*.txt*"))
-	if len(files) == 0 {
-		t.Skipf("no datasets in %s", dir)
-	}
-	for _, f := range files {
-		edges, _, err := edgeio.ReadFile(context.Background(), f, edgeio.ReadOptions{SkipBadLines: true})
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		checkDeviceLocal(t, lib, filepath.Base(f), forward(t, edges), []int{1, 3})
-	}
+	eachDataset(t, func(name string, g *graph.CSR) {
+		checkDeviceLocal(t, lib, name, g, []int{1, 3})
+	})
 }
 
 // rmat graphs up to $TRIGRID_LOCAL_MAX_SCALE (18 by default; the device
