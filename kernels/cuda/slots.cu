@@ -363,6 +363,36 @@ extern "C" void tg_host_free(void *p) {
     if (p != nullptr) cudaFreeHost(p);
 }
 
+extern "C" int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen) {
+    if (p == nullptr || bytes == 0) {
+        tg_set_err(err, errlen, "tg_host_register: empty range");
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e = cudaHostRegister(p, (size_t)bytes, cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        tg_set_err(err, errlen, "tg_host_register: %llu bytes at %p: %s", (unsigned long long)bytes, p,
+                   cudaGetErrorString(e));
+        if (e == cudaErrorMemoryAllocation) return TG_ERR_OOM;
+        return e == cudaErrorHostMemoryAlreadyRegistered || e == cudaErrorInvalidValue ? TG_ERR_INVALID : TG_ERR_CUDA;
+    }
+    return TG_OK;
+}
+
+extern "C" int32_t tg_host_unregister(void *p, char *err, uint64_t errlen) {
+    if (p == nullptr) {
+        tg_set_err(err, errlen, "tg_host_unregister: NULL");
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e = cudaHostUnregister(p);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        tg_set_err(err, errlen, "tg_host_unregister: %p: %s", p, cudaGetErrorString(e));
+        return e == cudaErrorHostMemoryNotRegistered || e == cudaErrorInvalidValue ? TG_ERR_INVALID : TG_ERR_CUDA;
+    }
+    return TG_OK;
+}
+
 extern "C" int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
     if (ctx == nullptr || slot < 0 || slot >= TG_MAX_SLOTS) {
         tg_set_err(err, errlen, "tg_free_block: bad context or slot %d", slot);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 4
+#define TG_ABI_VERSION 5
 
 /* Status codes. */
 #define TG_OK 0
@@ -181,6 +181,19 @@ int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
  * hands out ordinary host memory. */
 int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen);
 void tg_host_free(void *p);
+
+/* Page-locks bytes of existing host memory at p in place (cudaHostRegister,
+ * portable to every context), so that copies from it or into it, by
+ * tg_load_block_async or by any entry given a pointer into it, run at the
+ * bus's speed without staging. Pinning memory the host has already touched
+ * costs far less than tg_host_alloc and a copy. A range that overlaps one
+ * already registered is TG_ERR_INVALID; TG_ERR_OOM when the host will not
+ * lock more. Needs no context and may be called from any thread.
+ * tg_host_unregister releases the range (p as registered) and must not be
+ * called while a load from it is pending; the memory must stay allocated
+ * until then. The reference library records nothing and copies as before. */
+int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen);
+int32_t tg_host_unregister(void *p, char *err, uint64_t errlen);
 
 /* Releases a slot's device memory. */
 int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);

@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 4
+const ABIVersion = 5
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -77,6 +77,8 @@ type Library struct {
 	loadWait        func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
 	hostAlloc       func(bytes uint64, out *unsafe.Pointer, err *byte, errlen uint64) int32
 	hostFree        func(p unsafe.Pointer)
+	hostRegister    func(p unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
+	hostUnregister  func(p unsafe.Pointer, err *byte, errlen uint64) int32
 	freeBlock       func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
@@ -156,6 +158,8 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_load_wait", &l.loadWait},
 		{"tg_host_alloc", &l.hostAlloc},
 		{"tg_host_free", &l.hostFree},
+		{"tg_host_register", &l.hostRegister},
+		{"tg_host_unregister", &l.hostUnregister},
 		{"tg_free_block", &l.freeBlock},
 		{"tg_count", &l.count},
 		{"tg_mem_usage", &l.memUsage},

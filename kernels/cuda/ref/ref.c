@@ -10,6 +10,7 @@
  * with -DTG_REF_ABI=N it reports ABI version N, for the loader's mismatch
  * test. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,38 @@ static int ref_alloc(tg_ctx *ctx, uint64_t n) {
     return 1;
 }
 
+/* Host ranges registered by tg_host_register, kept so that tests catch a
+ * caller that registers overlapping ranges, unregisters one it did not
+ * register, or unregisters one that a pending load still reads. */
+typedef struct {
+    const char *lo, *hi;
+    int pending; /* pending loads reading an array inside the range */
+} ref_range;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static ref_range *reg;
+static size_t nreg, capreg;
+
+/* Adds d to the pending loads of the registered range holding p, if any. */
+static void reg_pending(const void *p, int d) {
+    if (p == NULL) return;
+    pthread_mutex_lock(&reg_mu);
+    for (size_t i = 0; i < nreg; i++)
+        if ((const char *)p >= reg[i].lo && (const char *)p < reg[i].hi) {
+            reg[i].pending += d;
+            break;
+        }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/* Drops the slot's pending load, if it has one, without reading it. */
+static void slot_unpend(ref_slot *s) {
+    if (s->pending) {
+        reg_pending(s->p_rowptr, -1);
+        reg_pending(s->p_cols, -1);
+    }
+    s->pending = 0;
+}
+
 /* Gives up the slot's "device" buffers. */
 static void slot_release(tg_ctx *ctx, ref_slot *s) {
     if (s->rowptr_cap) ctx->used -= alloc_bytes(s->rowptr_cap * 8);
@@ -77,14 +110,14 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
     s->rowptr_cap = s->cols_cap = 0;
     tg_cpu_csr_free(&s->csr);
     s->loaded = 0;
-    s->pending = 0;
+    slot_unpend(s);
 }
 
 /* Makes room for nrows + 1 offsets and max(nnz, 1) columns, keeping
  * buffers that are large enough (slot_reserve_once in slots.cu). */
 static int slot_reserve(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz) {
     uint64_t need_r = (uint64_t)nrows + 1, need_c = nnz > 0 ? (uint64_t)nnz : 1;
-    s->pending = 0;
+    slot_unpend(s);
     tg_cpu_csr_free(&s->csr);
     s->loaded = 0;
     if (s->rowptr_cap < need_r) {
@@ -224,7 +257,7 @@ static int32_t slot_copy(ref_slot *s, const uint64_t *rowptr, int64_t nrows, con
 /* Completes a pending load: reads the caller's arrays now. */
 static int32_t slot_complete(ref_slot *s, char *err, uint64_t errlen) {
     if (!s->pending) return TG_OK;
-    s->pending = 0;
+    slot_unpend(s);
     const char *name = "tg_load_block_async";
     int32_t rc = check_rows(s->p_rowptr, s->csr.nrows, s->p_cols, s->csr.ncols, name, err, errlen);
     if (rc == TG_OK && s->csr.nrows > 0 && s->p_rowptr[s->csr.nrows] != (uint64_t)s->csr.nnz) {
@@ -252,7 +285,7 @@ static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int
         return TG_ERR_INVALID;
     }
     ref_slot *s = &ctx->slots[slot];
-    s->pending = 0;
+    slot_unpend(s);
     if (!async) {
         int32_t rc = check_rows(rowptr, nrows, cols, ncols, name, err, errlen);
         if (rc != TG_OK) return rc;
@@ -269,6 +302,8 @@ static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int
     s->p_rowptr = rowptr;
     s->p_cols = cols;
     s->pending = 1;
+    reg_pending(rowptr, 1);
+    reg_pending(cols, 1);
     return TG_OK;
 }
 
@@ -317,12 +352,58 @@ void tg_host_free(void *q) {
     free(p);
 }
 
+int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen) {
+    if (p == NULL || bytes == 0) {
+        set_err(err, errlen, "tg_host_register: empty range");
+        return TG_ERR_INVALID;
+    }
+    const char *lo = p, *hi = lo + bytes;
+    int32_t rc = TG_OK;
+    pthread_mutex_lock(&reg_mu);
+    for (size_t i = 0; i < nreg && rc == TG_OK; i++)
+        if (lo < reg[i].hi && reg[i].lo < hi) {
+            set_err(err, errlen, "tg_host_register: %llu bytes at %p overlap a registered range",
+                    (unsigned long long)bytes, p);
+            rc = TG_ERR_INVALID;
+        }
+    if (rc == TG_OK && nreg == capreg) {
+        size_t c = capreg ? 2 * capreg : 64;
+        ref_range *r = realloc(reg, c * sizeof *r);
+        if (r == NULL) {
+            set_err(err, errlen, "tg_host_register: out of host memory");
+            rc = TG_ERR_OOM;
+        } else {
+            reg = r;
+            capreg = c;
+        }
+    }
+    if (rc == TG_OK) reg[nreg++] = (ref_range){lo, hi, 0};
+    pthread_mutex_unlock(&reg_mu);
+    return rc;
+}
+
+int32_t tg_host_unregister(void *p, char *err, uint64_t errlen) {
+    int32_t rc = TG_ERR_INVALID;
+    pthread_mutex_lock(&reg_mu);
+    size_t i = 0;
+    while (i < nreg && reg[i].lo != (const char *)p) i++;
+    if (i == nreg) {
+        set_err(err, errlen, "tg_host_unregister: %p was not registered", p);
+    } else if (reg[i].pending > 0) {
+        set_err(err, errlen, "tg_host_unregister: %p: %d pending loads still read it", p, reg[i].pending);
+    } else {
+        reg[i] = reg[--nreg];
+        rc = TG_OK;
+    }
+    pthread_mutex_unlock(&reg_mu);
+    return rc;
+}
+
 int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
     if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
         set_err(err, errlen, "tg_free_block: bad context or slot %d", slot);
         return TG_ERR_INVALID;
     }
-    ctx->slots[slot].pending = 0;
     slot_release(ctx, &ctx->slots[slot]);
     return TG_OK;
 }
