@@ -29,44 +29,13 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
         tg_set_err(err, errlen, "tg_count: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
-    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
-    cudaError_t e;
-    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_count: cudaSetDevice");
     // Loads still pending (tg_load_block_async) complete first, outside the
     // timed region: they are the upload's work, not the subtask's.
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
-        const int32_t rc = tg_slot_complete(ctx, slots[i], err, errlen);
-        if (rc != TG_OK) return rc;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
-            tg_set_err(err, errlen, "tg_count: slot %d is not loaded", slots[i]);
-            return TG_ERR_INVALID;
-        }
-    }
-    // Scratch may evict bitmap indexes, but not those of these three slots.
-    struct active_guard {
-        tg_ctx *c;
-        active_guard(tg_ctx *c_, const int32_t *s) : c(c_) {
-            for (int i = 0; i < 3; i++) c->active[i] = s[i];
-        }
-        ~active_guard() {
-            for (int i = 0; i < 3; i++) c->active[i] = -1;
-        }
-    } guard(ctx, slots);
-    const tg_dblock *ij = &ctx->slots[slot_ij].blk;
-    const tg_dblock *ik = &ctx->slots[slot_ik].blk;
-    const tg_dblock *jk = &ctx->slots[slot_jk].blk;
-    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
-        tg_set_err(err, errlen,
-                   "tg_count: index spaces disagree: ij %lldx%lld, ik %lldx%lld, jk %lldx%lld (want ij.rows=ik.rows, "
-                   "ij.cols=jk.rows, ik.cols=jk.cols)",
-                   (long long)ij->nrows, (long long)ij->ncols, (long long)ik->nrows, (long long)ik->ncols,
-                   (long long)jk->nrows, (long long)jk->ncols);
-        return TG_ERR_INVALID;
-    }
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    const tg_dblock *ij, *ik, *jk;
+    const int32_t rc = tg_subtask_blocks(ctx, "tg_count", slots, &ij, &ik, &jk, err, errlen);
+    if (rc != TG_OK) return rc;
+    const tg_active_guard guard(ctx, slots);
     tg_kernel_fn fn = kernel_fn(kernel);
     if (fn == nullptr) {
         tg_set_err(err, errlen, "tg_count: kernel id %d has no implementation", kernel);
@@ -76,6 +45,7 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     // is not the subtask's work). The kernel starts the timer itself after
     // its host-side setup (tg_kernel_env.begin); scratch growth inside it
     // synchronizes and is timed: it is part of the subtask's GPU work.
+    cudaError_t e;
     if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: memset");
     ctx->timing = false;

@@ -61,43 +61,13 @@ extern "C" int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, 
                    kernel);
         return TG_ERR_INVALID;
     }
-    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
-    cudaError_t e;
-    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_count_local: cudaSetDevice");
     // Loads still pending (tg_load_block_async) complete first, outside the
     // timed region, as in tg_count.
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
-        const int32_t rc = tg_slot_complete(ctx, slots[i], err, errlen);
-        if (rc != TG_OK) return rc;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
-            tg_set_err(err, errlen, "tg_count_local: slot %d is not loaded", slots[i]);
-            return TG_ERR_INVALID;
-        }
-    }
-    struct active_guard {
-        tg_ctx *c;
-        active_guard(tg_ctx *c_, const int32_t *s) : c(c_) {
-            for (int i = 0; i < 3; i++) c->active[i] = s[i];
-        }
-        ~active_guard() {
-            for (int i = 0; i < 3; i++) c->active[i] = -1;
-        }
-    } guard(ctx, slots);
-    const tg_dblock *ij = &ctx->slots[slot_ij].blk;
-    const tg_dblock *ik = &ctx->slots[slot_ik].blk;
-    const tg_dblock *jk = &ctx->slots[slot_jk].blk;
-    if (ij->nrows != ik->nrows || ij->ncols != jk->nrows || ik->ncols != jk->ncols) {
-        tg_set_err(err, errlen,
-                   "tg_count_local: index spaces disagree: ij %lldx%lld, ik %lldx%lld, jk %lldx%lld (want "
-                   "ij.rows=ik.rows, ij.cols=jk.rows, ik.cols=jk.cols)",
-                   (long long)ij->nrows, (long long)ij->ncols, (long long)ik->nrows, (long long)ik->ncols,
-                   (long long)jk->nrows, (long long)jk->ncols);
-        return TG_ERR_INVALID;
-    }
+    const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
+    const tg_dblock *ij, *ik, *jk;
+    const int32_t rc = tg_subtask_blocks(ctx, "tg_count_local", slots, &ij, &ik, &jk, err, errlen);
+    if (rc != TG_OK) return rc;
+    const tg_active_guard guard(ctx, slots);
     uint64_t *const host[kRoles] = {out->vi, out->vj, out->vk, out->eij, out->eik, out->ejk};
     const bool per_edge = host[3] || host[4] || host[5];
     if (per_edge && (uint64_t)ij->nrows + (uint64_t)jk->nrows + (uint64_t)ik->ncols >= (1ull << 32)) {
@@ -127,6 +97,7 @@ extern "C" int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, 
     }
     ctx->timing = false;
     // The zeroing of the arrays is the subtask's work: timed.
+    cudaError_t e;
     if ((e = ctx->env.begin(&ctx->env)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count_local: cudaEventRecord");
     void *dev[kRoles] = {};

@@ -342,6 +342,40 @@ extern "C" int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t e
     return tg_slot_complete(ctx, slot, err, errlen);
 }
 
+int32_t tg_subtask_blocks(tg_ctx *ctx, const char *name, const int32_t slots[3], const tg_dblock **ij,
+                          const tg_dblock **ik, const tg_dblock **jk, char *err, uint64_t errlen) {
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess) {
+        char where[64];
+        snprintf(where, sizeof where, "%s: cudaSetDevice", name);
+        return tg_cuda_status(e, err, errlen, where);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS) continue;
+        const int32_t rc = tg_slot_complete(ctx, slots[i], err, errlen);
+        if (rc != TG_OK) return rc;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (slots[i] < 0 || slots[i] >= TG_MAX_SLOTS || !ctx->slots[slots[i]].loaded) {
+            tg_set_err(err, errlen, "%s: slot %d is not loaded", name, slots[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    *ij = &ctx->slots[slots[0]].blk;
+    *ik = &ctx->slots[slots[1]].blk;
+    *jk = &ctx->slots[slots[2]].blk;
+    const tg_dblock *a = *ij, *b = *ik, *c = *jk;
+    if (a->nrows != b->nrows || a->ncols != c->nrows || b->ncols != c->ncols) {
+        tg_set_err(err, errlen,
+                   "%s: index spaces disagree: ij %lldx%lld, ik %lldx%lld, jk %lldx%lld (want ij.rows=ik.rows, "
+                   "ij.cols=jk.rows, ik.cols=jk.cols)",
+                   name, (long long)a->nrows, (long long)a->ncols, (long long)b->nrows, (long long)b->ncols,
+                   (long long)c->nrows, (long long)c->ncols);
+        return TG_ERR_INVALID;
+    }
+    return TG_OK;
+}
+
 extern "C" int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen) {
     if (out == nullptr) {
         tg_set_err(err, errlen, "tg_host_alloc: out is NULL");

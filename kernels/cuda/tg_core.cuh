@@ -92,6 +92,26 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);
 // for its copy, then tg_slot_finish checks it and builds its indexes. A slot
 // that is not pending is left as it is.
 int32_t tg_slot_complete(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
+
+// The preamble of a count on three slots (tg_count, tg_count_local, whose
+// name prefixes every message): makes the context's device current,
+// completes the slots' pending loads outside any timed region, checks that
+// each is loaded and that their index spaces agree (ij.rows = ik.rows,
+// ij.cols = jk.rows, ik.cols = jk.cols), and points ij, ik and jk at them.
+int32_t tg_subtask_blocks(tg_ctx *ctx, const char *name, const int32_t slots[3], const tg_dblock **ij,
+                          const tg_dblock **ik, const tg_dblock **jk, char *err, uint64_t errlen);
+
+// Marks a count's three slots active for its lifetime: scratch growth may
+// evict other slots' bitmap indexes, never theirs.
+struct tg_active_guard {
+    tg_ctx *c;
+    tg_active_guard(tg_ctx *c_, const int32_t s[3]) : c(c_) {
+        for (int i = 0; i < 3; i++) c->active[i] = s[i];
+    }
+    ~tg_active_guard() {
+        for (int i = 0; i < 3; i++) c->active[i] = -1;
+    }
+};
 // Waits for a pending copy into s's buffers and drops the pending load, so
 // that the buffers can be reused or freed.
 cudaError_t tg_slot_settle(tg_slot *s);
