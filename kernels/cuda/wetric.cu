@@ -283,6 +283,33 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S> &sm, int k, uint6
     return contains(jkc, sm.sbase[k], sm.slen[k], x);
 }
 
+// Spread, the first half of a round of walk and walk_local: each thread
+// locates its first wedge of [r0, we) once and walks S consecutive ones,
+// recording in sm.k only which edge each belongs to. Every thread of the
+// block must call it; it ends with the block synchronized.
+template <int S, int E>
+__device__ __forceinline__ void spread(Shared<S> &sm, uint64_t r0, uint64_t we) {
+    const int t = threadIdx.x;
+    const uint64_t w0 = r0 + (uint64_t)t * S;
+    if (w0 < we) {
+        int lo = 0, hi = E; // last k with pre[k] <= w0
+        while (hi - lo > 1) {
+            int mid = (lo + hi) >> 1;
+            if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
+        }
+        int k = lo;
+#pragma unroll
+        for (int j = 0; j < S; j++) {
+            const uint64_t w = w0 + j;
+            if (w < we) {
+                while (sm.pre[k + 1] <= w) k++;
+                sm.k[t * S + j] = (uint16_t)k;
+            }
+        }
+    }
+    __syncthreads();
+}
+
 // Evaluates wedges [wb, we) of the block's wedge space (the prefix in sm.pre
 // over E edges, sm.pre[E] being the block's total). Every thread of the
 // block must call it with the same bounds.
@@ -294,26 +321,7 @@ __device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, u
     const int t = threadIdx.x;
     unsigned long long found = 0;
     for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
-        // Spread: each thread locates its first wedge once and walks S
-        // consecutive ones, recording only which edge each belongs to.
-        const uint64_t w0 = r0 + (uint64_t)t * S;
-        if (w0 < we) {
-            int lo = 0, hi = E; // last k with pre[k] <= w0
-            while (hi - lo > 1) {
-                int mid = (lo + hi) >> 1;
-                if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
-            }
-            int k = lo;
-#pragma unroll
-            for (int j = 0; j < S; j++) {
-                const uint64_t w = w0 + j;
-                if (w < we) {
-                    while (sm.pre[k + 1] <= w) k++;
-                    sm.k[t * S + j] = (uint16_t)k;
-                }
-            }
-        }
-        __syncthreads();
+        spread<S, E>(sm, r0, we);
         // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
         // threads take neighbouring wedges, which share an edge and so read
         // neighbouring elements and search the same run.
@@ -451,24 +459,7 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared 
     const int lane = t & 31;
     unsigned long long found = 0;
     for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
-        const uint64_t w0 = r0 + (uint64_t)t * S;
-        if (w0 < we) {
-            int lo = 0, hi = E; // last k with pre[k] <= w0
-            while (hi - lo > 1) {
-                int mid = (lo + hi) >> 1;
-                if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
-            }
-            int k = lo;
-#pragma unroll
-            for (int j = 0; j < S; j++) {
-                const uint64_t w = w0 + j;
-                if (w < we) {
-                    while (sm.pre[k + 1] <= w) k++;
-                    sm.k[t * S + j] = (uint16_t)k;
-                }
-            }
-        }
-        __syncthreads();
+        spread<S, E>(sm, r0, we);
 #pragma unroll
         for (int j = 0; j < S; j++) {
             const int q = j * kThreads + t;
