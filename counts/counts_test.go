@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -237,5 +239,74 @@ func TestCSRDegrees(t *testing.T) {
 	want := Degrees(5, csrEdges(g, nil))
 	if got := csrDegrees(g); !slices.Equal(got, want) || !slices.Equal(want, []uint32{3, 2, 2, 1, 2}) {
 		t.Fatalf("csrDegrees %v, Degrees %v", got, want)
+	}
+}
+
+// Files of many batches, each formatted in parts: every row in order,
+// as one row at a time would write it, in every format.
+func TestWriteManyRows(t *testing.T) {
+	const n = 2*batchRows + 12345
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := &Counts{OrigID: make([]uint64, n), Triangles: make([]uint64, n), Degree: make([]uint32, n), PerEdge: true}
+	for x := range n {
+		c.OrigID[x] = uint64(x)*7 + 1 // ascending: Vertices keeps rank order
+		c.Degree[x] = uint32(rng.IntN(1000))
+		c.Triangles[x] = uint64(rng.IntN(int(c.Degree[x])*int(c.Degree[x])/2 + 1))
+	}
+	c.Edges = func(yield func([2]uint32, uint64) bool) {
+		for x := range n - 1 {
+			if !yield([2]uint32{uint32(x), uint32(x + 1)}, uint64(x%5)) {
+				return
+			}
+		}
+	}
+	var wantV, wantE []string
+	for v := range c.Vertices() {
+		wantV = append(wantV, fmt.Sprintf("%d\t%d\t%d\t%s", v.ID, v.Degree, v.Triangles, strconv.FormatFloat(v.Clustering, 'g', -1, 64)))
+	}
+	for e := range c.EdgeRows() {
+		wantE = append(wantE, fmt.Sprintf("%d\t%d\t%d", e.U, e.V, e.Support))
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, ext := range []string{".tsv", ".tsv.zst"} {
+		vp, ep := filepath.Join(dir, "v"+ext), filepath.Join(dir, "e"+ext)
+		if rows, err := WriteVertices(ctx, vp, c); err != nil || rows != n {
+			t.Fatalf("%s: %d rows, %v", vp, rows, err)
+		}
+		if rows, err := WriteEdges(ctx, ep, c); err != nil || rows != n-1 {
+			t.Fatalf("%s: %d rows, %v", ep, rows, err)
+		}
+		for _, f := range []struct {
+			path string
+			want []string
+		}{{vp, wantV}, {ep, wantE}} {
+			_, rows := readTSV(t, f.path)
+			if len(rows) != len(f.want) {
+				t.Fatalf("%s: %d rows, want %d", f.path, len(rows), len(f.want))
+			}
+			for i, r := range rows {
+				if got := strings.Join(r, "\t"); got != f.want[i] {
+					t.Fatalf("%s: row %d = %q, want %q", f.path, i, got, f.want[i])
+				}
+			}
+		}
+	}
+	vb, eb := filepath.Join(dir, "v.bin"), filepath.Join(dir, "e.bin")
+	if _, err := WriteVertices(ctx, vb, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteEdges(ctx, eb, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadBinary(vb, eb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := slices.Collect(got.Vertices()), slices.Collect(c.Vertices()); !slices.Equal(g, w) {
+		t.Error("binary vertices differ from the counts")
+	}
+	if g, w := slices.Collect(got.EdgeRows()), slices.Collect(c.EdgeRows()); !slices.Equal(g, w) {
+		t.Error("binary edges differ from the counts")
 	}
 }

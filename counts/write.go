@@ -10,8 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -59,8 +61,9 @@ const (
 	binaryHeaderLen = 24
 )
 
-// checkEvery is how many rows pass between checks of the context.
-const checkEvery = 1 << 16
+// batchRows is how many rows writeRows hands a writer at once; the
+// context is checked between batches.
+const batchRows = 1 << 15
 
 // WriteVertices writes the per-vertex rows of c (id, degree, triangles,
 // clustering; ascending id) to path in the format its extension names.
@@ -88,25 +91,37 @@ func WriteEdges(ctx context.Context, path string, c *Counts) (int64, error) {
 		})
 }
 
-// rowWriter takes rows of one kind, any of Vertex or Edge.
+// rowWriter takes rows of one kind in order, in batches: []Vertex or
+// []Edge. A batch is not kept after write returns.
 type rowWriter interface {
-	write(row any) error
+	write(rows any) error
 	close() error
 }
 
+// writeRows hands rows to w in batches of batchRows and returns how many
+// it handed over.
 func writeRows[T any](ctx context.Context, w rowWriter, rows iter.Seq[T]) (n int64, err error) {
+	batch := make([]T, 0, batchRows)
+	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		err := w.write(batch)
+		n += int64(len(batch))
+		batch = batch[:0]
+		return err
+	}
 	for r := range rows {
-		if n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
+		if batch = append(batch, r); len(batch) == batchRows {
+			if err := flush(); err != nil {
 				return n, err
 			}
 		}
-		if err := w.write(r); err != nil {
-			return n, err
-		}
-		n++
 	}
-	return n, ctx.Err()
+	return n, flush()
 }
 
 func writeFile(ctx context.Context, path string, header []string, kind uint16, body func(rowWriter) (int64, error)) (n int64, err error) {
@@ -154,12 +169,17 @@ func writeFile(ctx context.Context, path string, header []string, kind uint16, b
 }
 
 // tsvWriter writes a header line and one tab-separated line per row;
-// floats in the shortest form that reads back to the same float64.
+// floats in the shortest form that reads back to the same float64. A
+// batch is formatted in parts on several goroutines (the shortest float
+// costs more than writing its bytes), then written in order.
 type tsvWriter struct {
-	buf  *bufio.Writer
-	comp io.WriteCloser // nil when plain
-	line []byte
+	buf   *bufio.Writer
+	comp  io.WriteCloser // nil when plain
+	parts [][]byte       // one formatted part of a batch per goroutine
 }
+
+// tsvPartRows is the fewest rows worth a goroutine of their own.
+const tsvPartRows = 2048
 
 func newTSVWriter(f *os.File, comp string, header []string) (*tsvWriter, error) {
 	t := &tsvWriter{}
@@ -180,28 +200,65 @@ func newTSVWriter(f *os.File, comp string, header []string) (*tsvWriter, error) 
 	return t, err
 }
 
-func (t *tsvWriter) write(row any) error {
-	b := t.line[:0]
-	switch r := row.(type) {
-	case Vertex:
-		b = strconv.AppendUint(b, r.ID, 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, r.Degree, 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, r.Triangles, 10)
-		b = append(b, '\t')
-		b = strconv.AppendFloat(b, r.Clustering, 'g', -1, 64)
-	case Edge:
-		b = strconv.AppendUint(b, r.U, 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, r.V, 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, r.Support, 10)
+func (t *tsvWriter) write(rows any) error {
+	switch r := rows.(type) {
+	case []Vertex:
+		return t.writeParts(len(r), func(b []byte, lo, hi int) []byte {
+			for _, v := range r[lo:hi] {
+				b = appendVertexTSV(b, v)
+			}
+			return b
+		})
+	case []Edge:
+		return t.writeParts(len(r), func(b []byte, lo, hi int) []byte {
+			for _, e := range r[lo:hi] {
+				b = appendEdgeTSV(b, e)
+			}
+			return b
+		})
 	}
-	b = append(b, '\n')
-	t.line = b
-	_, err := t.buf.Write(b)
-	return err
+	return fmt.Errorf("tsv: rows of type %T", rows)
+}
+
+// writeParts formats rows [0, n) with format in contiguous parts on up to
+// GOMAXPROCS goroutines and writes the parts in order.
+func (t *tsvWriter) writeParts(n int, format func(b []byte, lo, hi int) []byte) error {
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/tsvPartRows))
+	for len(t.parts) < parts {
+		t.parts = append(t.parts, nil)
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		wg.Go(func() { t.parts[p] = format(t.parts[p][:0], lo, hi) })
+	}
+	wg.Wait()
+	for _, b := range t.parts[:parts] {
+		if _, err := t.buf.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendVertexTSV(b []byte, r Vertex) []byte {
+	b = strconv.AppendUint(b, r.ID, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, r.Degree, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, r.Triangles, 10)
+	b = append(b, '\t')
+	b = strconv.AppendFloat(b, r.Clustering, 'g', -1, 64)
+	return append(b, '\n')
+}
+
+func appendEdgeTSV(b []byte, r Edge) []byte {
+	b = strconv.AppendUint(b, r.U, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, r.V, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, r.Support, 10)
+	return append(b, '\n')
 }
 
 func (t *tsvWriter) close() error {
@@ -233,25 +290,34 @@ func newBinaryWriter(f *os.File, kind uint16) (*binaryWriter, error) {
 	return w, err
 }
 
-func (w *binaryWriter) write(row any) error {
+func (w *binaryWriter) write(rows any) error {
 	le := binary.LittleEndian
-	var b []byte
-	switch r := row.(type) {
-	case Vertex:
-		le.PutUint64(w.rec[0:], r.ID)
-		le.PutUint64(w.rec[8:], r.Degree)
-		le.PutUint64(w.rec[16:], r.Triangles)
-		le.PutUint64(w.rec[24:], math.Float64bits(r.Clustering))
-		b = w.rec[:32]
-	case Edge:
-		le.PutUint64(w.rec[0:], r.U)
-		le.PutUint64(w.rec[8:], r.V)
-		le.PutUint64(w.rec[16:], r.Support)
-		b = w.rec[:24]
+	switch r := rows.(type) {
+	case []Vertex:
+		for _, v := range r {
+			le.PutUint64(w.rec[0:], v.ID)
+			le.PutUint64(w.rec[8:], v.Degree)
+			le.PutUint64(w.rec[16:], v.Triangles)
+			le.PutUint64(w.rec[24:], math.Float64bits(v.Clustering))
+			if _, err := w.buf.Write(w.rec[:32]); err != nil {
+				return err
+			}
+		}
+		w.n += uint64(len(r))
+	case []Edge:
+		for _, e := range r {
+			le.PutUint64(w.rec[0:], e.U)
+			le.PutUint64(w.rec[8:], e.V)
+			le.PutUint64(w.rec[16:], e.Support)
+			if _, err := w.buf.Write(w.rec[:24]); err != nil {
+				return err
+			}
+		}
+		w.n += uint64(len(r))
+	default:
+		return fmt.Errorf("binary: rows of type %T", rows)
 	}
-	w.n++
-	_, err := w.buf.Write(b)
-	return err
+	return nil
 }
 
 func (w *binaryWriter) close() error {
@@ -269,14 +335,9 @@ func (w *binaryWriter) close() error {
 // writer's buffers stay far below the counts themselves.
 const parquetRowGroup = 1 << 20
 
-// parquetBatch is how many rows are handed to the Parquet writer at once.
-const parquetBatch = 4096
-
 type parquetWriter struct {
-	vw    *parquet.GenericWriter[Vertex]
-	ew    *parquet.GenericWriter[Edge]
-	vrows []Vertex
-	erows []Edge
+	vw *parquet.GenericWriter[Vertex]
+	ew *parquet.GenericWriter[Edge]
 }
 
 func newParquetWriter(f *os.File, kind uint16) *parquetWriter {
@@ -287,37 +348,20 @@ func newParquetWriter(f *os.File, kind uint16) *parquetWriter {
 	return &parquetWriter{ew: parquet.NewGenericWriter[Edge](f, opts...)}
 }
 
-func (p *parquetWriter) write(row any) error {
-	switch r := row.(type) {
-	case Vertex:
-		if p.vrows = append(p.vrows, r); len(p.vrows) == parquetBatch {
-			return p.flush()
-		}
-	case Edge:
-		if p.erows = append(p.erows, r); len(p.erows) == parquetBatch {
-			return p.flush()
-		}
-	}
-	return nil
-}
-
-func (p *parquetWriter) flush() error {
+func (p *parquetWriter) write(rows any) error {
 	var err error
-	if p.vw != nil && len(p.vrows) > 0 {
-		_, err = p.vw.Write(p.vrows)
-		p.vrows = p.vrows[:0]
-	}
-	if p.ew != nil && len(p.erows) > 0 {
-		_, err = p.ew.Write(p.erows)
-		p.erows = p.erows[:0]
+	switch r := rows.(type) {
+	case []Vertex:
+		_, err = p.vw.Write(r)
+	case []Edge:
+		_, err = p.ew.Write(r)
+	default:
+		err = fmt.Errorf("parquet: rows of type %T", rows)
 	}
 	return err
 }
 
 func (p *parquetWriter) close() error {
-	if err := p.flush(); err != nil {
-		return err
-	}
 	if p.vw != nil {
 		return p.vw.Close()
 	}
