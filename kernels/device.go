@@ -45,6 +45,36 @@ type DevicePreprocessor interface {
 type IDPairs struct {
 	P32 []uint32
 	P64 []uint64
+	// Staged, when not nil, holds every id of P32 on the device already
+	// (IDStager.StageIDs, then IDStage.Add over all of P32): the device
+	// starts from that copy and consumes it, P32 staying the host's copy
+	// for a host path. The caller still calls Staged.Release.
+	Staged IDStage
+}
+
+// IDStager is a Counter whose device takes a 32-bit edge list in pieces
+// while the rest of it is still being read, so that the upload overlaps
+// the read; PrepareResidentIDs and OrientIDsOnDevice then start from the
+// device's copy (IDPairs.Staged).
+type IDStager interface {
+	Counter
+	// StageIDs reserves the device's room for words 32-bit ids. An error
+	// means the list goes to the device the ordinary way.
+	StageIDs(words int) (IDStage, error)
+}
+
+// IDStage is a 32-bit edge list on its way to a device.
+type IDStage interface {
+	// Add starts copying ids[lo:hi] into the same words of the device's
+	// copy and may return before the copy is done: those ids must not
+	// change until Release. ids is the whole edge list, the same slice
+	// (of the words given to StageIDs) on every call, and each word is
+	// added once. Calls are not concurrent.
+	Add(ids []uint32, lo, hi int) error
+	// Release frees what the stage holds: the device's copy when nothing
+	// consumed it, and the host memory it pinned. The ids may change
+	// afterwards. It waits for pending copies; later calls are no-ops.
+	Release() error
 }
 
 // Pairs is the number of pairs.

@@ -285,6 +285,13 @@ struct temps {
         if (e == cudaSuccess) p[n++] = *out;
         return e;
     }
+    // Takes q, allocated with tg_ctx_malloc, as one of its temporaries.
+    // Returns false (q not taken) when the table is full.
+    bool adopt(void *q) {
+        if (n == 16) return false;
+        p[n++] = q;
+        return true;
+    }
     // Frees one temporary early (after the stream has finished with it).
     cudaError_t release(void *q) {
         cudaError_t e = cudaStreamSynchronize(ctx->stream);
@@ -693,10 +700,23 @@ int32_t compact_ids(tg_ctx *ctx, temps &t, const T *d_p, int64_t np, uint64_t *d
 
 namespace {
 
-// Both id entries: tg_prep_ids is this with nothing copied back.
+// A device buffer freed when it goes out of scope unless taken (p = NULL).
+struct owned_buf {
+    tg_ctx *ctx;
+    void *p;
+    ~owned_buf() {
+        if (p != nullptr) tg_ctx_free(ctx, p);
+    }
+};
+
+// The id entries: tg_prep_ids is this with nothing copied back. With d_in
+// (tg_prep_ids_input) the pairs are already on the device there, in a
+// buffer of at least npairs * 2 * width bytes (and of 8 bytes or more)
+// that this call owns and frees; edges is then d_in.
 int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t max_vertices,
                  uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
-                 const char *fn, char *err, uint64_t errlen) {
+                 const char *fn, char *err, uint64_t errlen, void *d_in = nullptr) {
+    owned_buf in{ctx, d_in};
     char what[128];
     auto fn_what = [&](const char *w) {
         snprintf(what, sizeof what, "%s: %s", fn, w);
@@ -721,17 +741,32 @@ int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, 
     int64_t n = 0;
     uint64_t *d_orig = nullptr;
     uint64_t **want_orig = orig_out ? &d_orig : nullptr;
+    if (in.p != nullptr) {
+        if (!t.adopt(in.p)) {
+            tg_set_err(err, errlen, "%s: too many temporaries", fn);
+            return TG_ERR_INTERNAL;
+        }
+        in.p = nullptr;
+    }
     if (width == 4) {
         // 32-bit pairs take the keys' own room and become the keys in place.
-        TG_TRY(t.get((void **)&d_a, key_bytes), "pair buffer");
-        if (np > 0)
-            TG_TRY(cudaMemcpyAsync(d_a, edges, (size_t)np * 8, cudaMemcpyHostToDevice, ctx->stream),
-                   "upload pairs");
+        if (d_in != nullptr) {
+            d_a = (uint64_t *)d_in;
+        } else {
+            TG_TRY(t.get((void **)&d_a, key_bytes), "pair buffer");
+            if (np > 0)
+                TG_TRY(cudaMemcpyAsync(d_a, edges, (size_t)np * 8, cudaMemcpyHostToDevice, ctx->stream),
+                       "upload pairs");
+        }
         rc = compact_ids<uint32_t>(ctx, t, (const uint32_t *)d_a, np, d_a, &n, want_orig, stats, err, errlen);
     } else {
-        TG_TRY(t.get(&d_raw, (size_t)std::max<int64_t>(np, 1) * 16), "pair buffer");
+        if (d_in != nullptr) {
+            d_raw = d_in;
+        } else {
+            TG_TRY(t.get(&d_raw, (size_t)std::max<int64_t>(np, 1) * 16), "pair buffer");
+        }
         TG_TRY(t.get((void **)&d_a, key_bytes), "key buffer");
-        if (np > 0)
+        if (np > 0 && d_in == nullptr)
             TG_TRY(cudaMemcpyAsync(d_raw, edges, (size_t)np * 16, cudaMemcpyHostToDevice, ctx->stream),
                    "upload pairs");
         rc = compact_ids<uint64_t>(ctx, t, (const uint64_t *)d_raw, np, d_a, &n, want_orig, stats, err, errlen);
@@ -769,4 +804,117 @@ extern "C" int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges,
                                    uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
     return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
                     "tg_prep_ids_out", err, errlen);
+}
+
+// ---- the input buffer (tg_input_*) ------------------------------------------
+
+namespace {
+
+// Waits for the copies into the context's input buffer and frees it.
+cudaError_t input_drop(tg_ctx *ctx) {
+    cudaError_t e = cudaSuccess;
+    if (ctx->input != nullptr) {
+        e = cudaStreamSynchronize(ctx->copy);
+        tg_ctx_free(ctx, ctx->input);
+    }
+    ctx->input = nullptr;
+    ctx->input_bytes = ctx->input_copied = 0;
+    return e;
+}
+
+} // namespace
+
+extern "C" int32_t tg_input_alloc(tg_ctx *ctx, uint64_t bytes, char *err, uint64_t errlen) {
+    if (ctx == nullptr) {
+        tg_set_err(err, errlen, "tg_input_alloc: NULL context");
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_alloc: cudaSetDevice");
+    if ((e = input_drop(ctx)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_alloc: earlier copies");
+    void *p = nullptr;
+    // At least one key's room, as tg_prep_ids's pair buffer.
+    if ((e = tg_ctx_malloc(ctx, &p, (size_t)std::max<uint64_t>(bytes, 8))) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_input_alloc: input buffer");
+    ctx->input = p;
+    ctx->input_bytes = bytes;
+    ctx->input_copied = 0;
+    return TG_OK;
+}
+
+extern "C" int32_t tg_input_copy_async(tg_ctx *ctx, uint64_t offset, const void *src, uint64_t bytes, char *err,
+                                       uint64_t errlen) {
+    if (ctx == nullptr || (bytes > 0 && src == nullptr)) {
+        tg_set_err(err, errlen, "tg_input_copy_async: NULL context or source");
+        return TG_ERR_INVALID;
+    }
+    if (ctx->input == nullptr) {
+        tg_set_err(err, errlen, "tg_input_copy_async: no input buffer (tg_input_alloc)");
+        return TG_ERR_INVALID;
+    }
+    if (offset > ctx->input_bytes || bytes > ctx->input_bytes - offset) {
+        tg_set_err(err, errlen, "tg_input_copy_async: %llu bytes at offset %llu exceed the input buffer's %llu",
+                   (unsigned long long)bytes, (unsigned long long)offset, (unsigned long long)ctx->input_bytes);
+        return TG_ERR_INVALID;
+    }
+    if (bytes == 0) return TG_OK;
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_copy_async: cudaSetDevice");
+    e = cudaMemcpyAsync((char *)ctx->input + offset, src, (size_t)bytes, cudaMemcpyHostToDevice, ctx->copy);
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_copy_async: copy");
+    ctx->input_copied += bytes;
+    return TG_OK;
+}
+
+extern "C" int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen) {
+    if (ctx == nullptr) {
+        tg_set_err(err, errlen, "tg_input_free: NULL context");
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_free: cudaSetDevice");
+    if ((e = input_drop(ctx)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_input_free: copies");
+    return TG_OK;
+}
+
+extern "C" int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width,
+                                     uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
+                                     uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    const char *fn = "tg_prep_ids_input";
+    if (ctx == nullptr) {
+        tg_set_err(err, errlen, "%s: NULL context", fn);
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) {
+        input_drop(ctx);
+        return tg_cuda_status(e, err, errlen, "tg_prep_ids_input: cudaSetDevice");
+    }
+    // The copies end before the buffer changes hands: kernels run on the
+    // other stream.
+    if ((e = cudaStreamSynchronize(ctx->copy)) != cudaSuccess) {
+        input_drop(ctx);
+        return tg_cuda_status(e, err, errlen, "tg_prep_ids_input: input copies");
+    }
+    const uint64_t have = ctx->input_copied, room = ctx->input_bytes;
+    void *in = ctx->input;
+    const bool wide_ok = width == 4 || width == 8;
+    const uint64_t per_pair = 2 * (uint64_t)(wide_ok ? width : 4);
+    const bool fits = npairs <= room / per_pair;
+    if (in == nullptr || !wide_ok || !fits || have != npairs * per_pair || stats == nullptr || slot < 0 ||
+        slot >= TG_MAX_SLOTS) {
+        input_drop(ctx);
+        if (in == nullptr) tg_set_err(err, errlen, "%s: no input buffer (tg_input_alloc)", fn);
+        else if (!wide_ok) tg_set_err(err, errlen, "%s: id width %d: want 4 or 8 bytes", fn, (int)width);
+        else if (!fits || have != npairs * per_pair)
+            tg_set_err(err, errlen, "%s: %llu pairs of %d-byte ids need %llu bytes; the input buffer has %llu, %llu copied",
+                       fn, (unsigned long long)npairs, (int)width, (unsigned long long)(npairs * per_pair),
+                       (unsigned long long)room, (unsigned long long)have);
+        else tg_set_err(err, errlen, "%s: NULL stats or slot %d out of range", fn, slot);
+        return TG_ERR_INVALID;
+    }
+    ctx->input = nullptr;
+    ctx->input_bytes = ctx->input_copied = 0;
+    return prep_ids(ctx, slot, in, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms, fn, err,
+                    errlen, in);
 }

@@ -66,6 +66,10 @@ struct tg_ctx {
     // must stay when scratch needs room.
     int32_t active[3] = {-1, -1, -1};
     bool timing = false; // ev_start recorded for the current tg_count
+    // The input buffer of tg_input_alloc (device, accounted), its size and
+    // the bytes tg_input_copy_async has enqueued into it.
+    void *input = nullptr;
+    uint64_t input_bytes = 0, input_copied = 0;
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);

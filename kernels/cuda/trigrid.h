@@ -291,6 +291,35 @@ int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges,
                         uint64_t *orig_out, uint64_t *stats, double *ms,
                         char *err, uint64_t errlen);
 
+/* The input's pairs uploaded in pieces while the caller still reads the
+ * rest, then preprocessed where they are (tg_prep_ids_input), so that the
+ * upload overlaps the read. tg_input_alloc reserves a device buffer of
+ * bytes (8 a pair of 32-bit ids, 16 of 64-bit ones), freeing any earlier
+ * one; TG_ERR_OOM when it does not fit. tg_input_copy_async enqueues a copy
+ * of bytes from host memory src into the buffer at offset, on the copy
+ * stream, and returns: from registered memory (tg_host_register) the copy
+ * engine reads src after the call returns, so src must stay allocated,
+ * unchanged and registered until the buffer is consumed or freed
+ * (tg_prep_ids_input, tg_input_free, tg_input_alloc, tg_ctx_destroy). A
+ * range beyond the buffer, or no buffer, is TG_ERR_INVALID. tg_input_free
+ * waits for the pending copies and frees the buffer (none: a no-op). */
+int32_t tg_input_alloc(tg_ctx *ctx, uint64_t bytes, char *err, uint64_t errlen);
+int32_t tg_input_copy_async(tg_ctx *ctx, uint64_t offset, const void *src,
+                            uint64_t bytes, char *err, uint64_t errlen);
+int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen);
+
+/* tg_prep_ids_out from the input buffer: its first npairs pairs of width
+ * bytes per id, every byte of which tg_input_copy_async must have copied
+ * (the copied bytes must sum to npairs * 2 * width, else TG_ERR_INVALID).
+ * It waits for the copies, and the buffer is consumed: freed whether the
+ * call succeeds or not. Output pointers may all be NULL (tg_prep_ids's
+ * result); ms excludes the upload. */
+int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
+                          int32_t width, uint64_t max_vertices,
+                          uint64_t *rowptr_out, uint32_t *cols_out,
+                          uint64_t *orig_out, uint64_t *stats, double *ms,
+                          char *err, uint64_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,6 +80,8 @@ type Counter struct {
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
 	residentStats kernels.SubtaskStats
+	// input is the stage whose ids the context's input buffer holds.
+	input *stage
 }
 
 var (
@@ -144,6 +146,10 @@ func (c *Counter) Close() error {
 		c.lib.ctxDestroy(c.ctx)
 		c.ctx = 0
 		c.pinned.close()
+		if c.input != nil {
+			c.input.held = false // freed with the context
+			c.input = nil
+		}
 	}
 	return nil
 }

@@ -48,6 +48,9 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	prefault(rowptr)
 	prefault(cols)
 	prefault(orig)
+	if p.Staged == nil {
+		defer c.lib.releaseLogged(c.lib.registerPairs(p))
+	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,9 +65,19 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	c.resident = false
 	var st [prepNStats]uint64
 	var ms float64
-	rc := c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	op := "tg_prep_ids_out"
+	var rc int32
+	if p.Staged != nil {
+		if err := c.takeStage(p); err != nil {
+			return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
+		}
+		op = "tg_prep_ids_input"
+		rc = c.lib.prepIDsInput(c.ctx, residentSlot, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	} else {
+		rc = c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	}
 	runtime.KeepAlive(p)
-	err := status("tg_prep_ids_out", rc, c.buf)
+	err := status(op, rc, c.buf)
 	if rc == 0 {
 		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
 	}

@@ -34,12 +34,30 @@ func checkOrientIDs(t *testing.T, lib *Library, name string, edges []graph.Edge)
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// 32-bit pairs also go to the device staged in pieces (stageAll).
+	for _, staged := range stagings(idPairs(edges)) {
+		name := fmt.Sprintf("%s (staged %v)", name, staged)
+		checkOrientIDsOnce(t, c, name, edges, staged, want, wantIDs, cs, os)
+	}
+}
+
+func checkOrientIDsOnce(t *testing.T, c *Counter, name string, edges []graph.Edge, staged bool, want *graph.CSR, wantIDs []uint64, cs graph.CleanStats, os graph.OrientStats) {
+	t.Helper()
 	p := idPairs(edges)
 	before := idPairs(edges)
 	held, _ := c.MemUsage()
+	var stage kernels.IDStage
+	if staged {
+		p, stage = stageAll(t, c, p)
+	}
 	fwd, ids, st, err := c.OrientIDsOnDevice(context.Background(), p)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	if stage != nil {
+		if err := stage.Release(); err != nil {
+			t.Fatalf("%s: release the stage: %v", name, err)
+		}
 	}
 	width := 4 + 4*min(1, len(p.P64))
 	wantSt := kernels.PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,

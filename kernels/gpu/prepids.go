@@ -31,6 +31,9 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 	if words%2 != 0 {
 		return nil, fmt.Errorf("gpu: prepare ids: odd number of ids (%d)", words)
 	}
+	if p.Staged == nil {
+		defer c.lib.releaseLogged(c.lib.registerPairs(p))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == 0 {
@@ -40,9 +43,19 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 	var ms float64
 	c.slots[residentSlot] = slot{}
 	c.resident = false
-	rc := c.lib.prepIDs(c.ctx, residentSlot, base, uint64(words/2), width, &st[0], &ms, &c.buf[0], errBufLen)
+	op := "tg_prep_ids"
+	var rc int32
+	if p.Staged != nil {
+		if err := c.takeStage(p); err != nil {
+			return nil, fmt.Errorf("gpu: prepare ids: %w", err)
+		}
+		op = "tg_prep_ids_input"
+		rc = c.lib.prepIDsInput(c.ctx, residentSlot, uint64(words/2), width, 0, nil, nil, nil, &st[0], &ms, &c.buf[0], errBufLen)
+	} else {
+		rc = c.lib.prepIDs(c.ctx, residentSlot, base, uint64(words/2), width, &st[0], &ms, &c.buf[0], errBufLen)
+	}
 	runtime.KeepAlive(p)
-	if err := status("tg_prep_ids", rc, c.buf); err != nil {
+	if err := status(op, rc, c.buf); err != nil {
 		return nil, fmt.Errorf("gpu: prepare ids: %w", err)
 	}
 	return c.madeResident(&st, ms), nil

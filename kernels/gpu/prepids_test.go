@@ -80,24 +80,36 @@ func checkPrepareIDs(t *testing.T, lib *Library, name string, edges []graph.Edge
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p := idPairs(edges)
-	pr, err := c.PrepareIDs(p)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	st := pr.Stats
-	wantSt := PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,
-		Duplicates: cs.Duplicates, Edges: uint64(cs.Edges), Wedges: os.Wedges, MaxDegree: uint64(os.MaxDegree),
-		MaxForward: uint64(os.MaxOutDegree), IsolatedIDs: cs.IsolatedIDs}
-	if st != wantSt {
-		t.Fatalf("%s (%d-byte ids): device stats %+v, host %+v", name, 4+4*min(1, len(p.P64)), st, wantSt)
-	}
-	res, err := c.CountResident(context.Background())
-	if err != nil {
-		t.Fatalf("%s: count: %v", name, err)
-	}
-	if res.Triangles != want {
-		t.Fatalf("%s: %d triangles, the reference counts %d", name, res.Triangles, want)
+	// 32-bit pairs also go to the device staged in pieces (stageAll).
+	for _, staged := range stagings(idPairs(edges)) {
+		p := idPairs(edges)
+		var stage kernels.IDStage
+		if staged {
+			p, stage = stageAll(t, c, p)
+		}
+		pr, err := c.PrepareIDs(p)
+		if err != nil {
+			t.Fatalf("%s (staged %v): %v", name, staged, err)
+		}
+		if stage != nil {
+			if err := stage.Release(); err != nil {
+				t.Fatalf("%s: release the stage: %v", name, err)
+			}
+		}
+		st := pr.Stats
+		wantSt := PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,
+			Duplicates: cs.Duplicates, Edges: uint64(cs.Edges), Wedges: os.Wedges, MaxDegree: uint64(os.MaxDegree),
+			MaxForward: uint64(os.MaxOutDegree), IsolatedIDs: cs.IsolatedIDs}
+		if st != wantSt {
+			t.Fatalf("%s (%d-byte ids, staged %v): device stats %+v, host %+v", name, 4+4*min(1, len(p.P64)), staged, st, wantSt)
+		}
+		res, err := c.CountResident(context.Background())
+		if err != nil {
+			t.Fatalf("%s: count: %v", name, err)
+		}
+		if res.Triangles != want {
+			t.Fatalf("%s (staged %v): %d triangles, the reference counts %d", name, staged, res.Triangles, want)
+		}
 	}
 }
 

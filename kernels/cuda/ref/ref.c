@@ -42,9 +42,21 @@ typedef struct {
     uint64_t rowptr_cap, cols_cap; /* entries the "device" buffers hold */
 } ref_slot;
 
+/* A copy tg_input_copy_async enqueued: read when the input is consumed,
+ * as the copy engine reads registered memory after the call returns. */
+typedef struct {
+    uint64_t offset, bytes;
+    const void *src;
+} ref_copy;
+
 struct tg_ctx {
     uint64_t limit, used, peak;
     ref_slot slots[TG_MAX_SLOTS];
+    /* The input buffer (tg_input_alloc), its size and pending copies. */
+    unsigned char *input;
+    uint64_t input_bytes, input_copied;
+    ref_copy *copies;
+    size_t ncopies, capcopies;
     tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
 };
 
@@ -208,9 +220,13 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
     return TG_OK;
 }
 
+static void input_drop(tg_ctx *ctx);
+
 void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx == NULL) return;
     for (int i = 0; i < TG_MAX_SLOTS; i++) slot_release(ctx, &ctx->slots[i]);
+    input_drop(ctx);
+    free(ctx->copies);
     free(ctx);
 }
 
@@ -743,4 +759,116 @@ int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t n
                         uint64_t *stats, double *ms, char *err, uint64_t errlen) {
     return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
                     "tg_prep_ids_out", err, errlen);
+}
+
+/* Drops the input buffer and its pending copies without reading them. */
+static void input_drop(tg_ctx *ctx) {
+    for (size_t i = 0; i < ctx->ncopies; i++) reg_pending(ctx->copies[i].src, -1);
+    ctx->ncopies = 0;
+    if (ctx->input != NULL) ctx->used -= alloc_bytes(ctx->input_bytes > 8 ? ctx->input_bytes : 8);
+    free(ctx->input);
+    ctx->input = NULL;
+    ctx->input_bytes = ctx->input_copied = 0;
+}
+
+int32_t tg_input_alloc(tg_ctx *ctx, uint64_t bytes, char *err, uint64_t errlen) {
+    if (ctx == NULL) {
+        set_err(err, errlen, "tg_input_alloc: NULL context");
+        return TG_ERR_INVALID;
+    }
+    input_drop(ctx);
+    uint64_t room = bytes > 8 ? bytes : 8;
+    if (!ref_alloc(ctx, room)) {
+        set_err(err, errlen, "tg_input_alloc: input buffer: out of device memory (%llu bytes)",
+                (unsigned long long)bytes);
+        return TG_ERR_OOM;
+    }
+    ctx->input = malloc((size_t)room);
+    if (ctx->input == NULL) {
+        ctx->used -= alloc_bytes(room);
+        set_err(err, errlen, "tg_input_alloc: out of host memory");
+        return TG_ERR_OOM;
+    }
+    ctx->input_bytes = bytes;
+    return TG_OK;
+}
+
+int32_t tg_input_copy_async(tg_ctx *ctx, uint64_t offset, const void *src, uint64_t bytes, char *err,
+                            uint64_t errlen) {
+    if (ctx == NULL || (bytes > 0 && src == NULL)) {
+        set_err(err, errlen, "tg_input_copy_async: NULL context or source");
+        return TG_ERR_INVALID;
+    }
+    if (ctx->input == NULL) {
+        set_err(err, errlen, "tg_input_copy_async: no input buffer (tg_input_alloc)");
+        return TG_ERR_INVALID;
+    }
+    if (offset > ctx->input_bytes || bytes > ctx->input_bytes - offset) {
+        set_err(err, errlen, "tg_input_copy_async: %llu bytes at offset %llu exceed the input buffer's %llu",
+                (unsigned long long)bytes, (unsigned long long)offset, (unsigned long long)ctx->input_bytes);
+        return TG_ERR_INVALID;
+    }
+    if (bytes == 0) return TG_OK;
+    if (ctx->ncopies == ctx->capcopies) {
+        size_t c = ctx->capcopies ? 2 * ctx->capcopies : 64;
+        ref_copy *r = realloc(ctx->copies, c * sizeof *r);
+        if (r == NULL) {
+            set_err(err, errlen, "tg_input_copy_async: out of host memory");
+            return TG_ERR_OOM;
+        }
+        ctx->copies = r;
+        ctx->capcopies = c;
+    }
+    ctx->copies[ctx->ncopies++] = (ref_copy){offset, bytes, src};
+    reg_pending(src, 1);
+    ctx->input_copied += bytes;
+    return TG_OK;
+}
+
+int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen) {
+    if (ctx == NULL) {
+        set_err(err, errlen, "tg_input_free: NULL context");
+        return TG_ERR_INVALID;
+    }
+    input_drop(ctx);
+    return TG_OK;
+}
+
+int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width, uint64_t max_vertices,
+                          uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
+                          char *err, uint64_t errlen) {
+    const char *fn = "tg_prep_ids_input";
+    if (ctx == NULL) {
+        set_err(err, errlen, "%s: NULL context", fn);
+        return TG_ERR_INVALID;
+    }
+    if (ctx->input == NULL) {
+        set_err(err, errlen, "%s: no input buffer (tg_input_alloc)", fn);
+        return TG_ERR_INVALID;
+    }
+    if (width != 4 && width != 8) {
+        input_drop(ctx);
+        set_err(err, errlen, "%s: id width %d: want 4 or 8 bytes", fn, (int)width);
+        return TG_ERR_INVALID;
+    }
+    uint64_t per_pair = 2 * (uint64_t)width, room = ctx->input_bytes, have = ctx->input_copied;
+    if (npairs > room / per_pair || have != npairs * per_pair) {
+        input_drop(ctx);
+        set_err(err, errlen, "%s: %llu pairs of %d-byte ids need %llu bytes; the input buffer has %llu, %llu copied",
+                fn, (unsigned long long)npairs, (int)width, (unsigned long long)(npairs * per_pair),
+                (unsigned long long)room, (unsigned long long)have);
+        return TG_ERR_INVALID;
+    }
+    /* The copies land now, reading the caller's memory as it is. */
+    for (size_t i = 0; i < ctx->ncopies; i++)
+        memcpy(ctx->input + ctx->copies[i].offset, ctx->copies[i].src, (size_t)ctx->copies[i].bytes);
+    /* The buffer is the pair buffer prep_ids accounts for itself. */
+    unsigned char *in = ctx->input;
+    ctx->input = NULL;
+    input_drop(ctx);
+    ctx->used -= alloc_bytes(room > 8 ? room : 8);
+    int32_t rc = prep_ids(ctx, slot, in, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms, fn,
+                          err, errlen);
+    free(in);
+    return rc;
 }

@@ -1,0 +1,162 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.IDStager = (*Counter)(nil)
+
+// stage is an edge list of 32-bit ids on its way into the context's input
+// buffer (tg_input_alloc, tg_input_copy_async), piece by piece, each piece
+// registered (page-locked in place) so that the copy engine reads it at
+// the bus's speed while the host goes on reading the rest. Its fields
+// change under the counter's mutex.
+type stage struct {
+	c     *Counter
+	words int
+	added int  // words enqueued
+	held  bool // the library holds the input buffer for this stage
+	regs  []*Registration
+}
+
+// StageIDs implements kernels.IDStager: it reserves the context's input
+// buffer for words 32-bit ids (replacing an earlier stage's). An error
+// wrapping ErrOutOfMemory means the ids do not fit the device.
+func (c *Counter) StageIDs(words int) (kernels.IDStage, error) {
+	if words < 0 || words%2 != 0 {
+		return nil, fmt.Errorf("gpu: stage ids: %d ids are no whole number of pairs", words)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return nil, fmt.Errorf("gpu: stage ids: counter is closed")
+	}
+	if c.input != nil {
+		c.input.held = false // tg_input_alloc frees its buffer
+		c.input = nil
+	}
+	rc := c.lib.inputAlloc(c.ctx, uint64(words)*4, &c.buf[0], errBufLen)
+	if err := status("tg_input_alloc", rc, c.buf); err != nil {
+		return nil, fmt.Errorf("gpu: stage ids: %w", err)
+	}
+	s := &stage{c: c, words: words, held: true}
+	c.input = s
+	return s, nil
+}
+
+// Add implements kernels.IDStage. A piece of MinRegisterBytes or more is
+// registered first; one that cannot be is copied from pageable memory,
+// which is slower but the same.
+func (s *stage) Add(ids []uint32, lo, hi int) error {
+	if len(ids) != s.words || lo < 0 || lo > hi || hi > len(ids) {
+		return fmt.Errorf("gpu: stage ids: words %d to %d of %d, for a stage of %d", lo, hi, len(ids), s.words)
+	}
+	if lo == hi {
+		return nil
+	}
+	piece := ids[lo:hi]
+	reg, err := Register(s.c.lib, piece)
+	if err != nil {
+		s.c.lib.logger.Debug("staging ids from pageable memory", "err", err)
+		reg = nil
+	}
+	c := s.c
+	c.mu.Lock()
+	if !s.held || c.ctx == 0 {
+		c.mu.Unlock()
+		return errors.Join(fmt.Errorf("gpu: stage ids: the stage was released or consumed"), reg.Release())
+	}
+	rc := c.lib.inputCopyAsync(c.ctx, uint64(lo)*4, unsafe.Pointer(&piece[0]), uint64(len(piece))*4, &c.buf[0], errBufLen)
+	err = status("tg_input_copy_async", rc, c.buf)
+	if err == nil {
+		s.added += len(piece)
+		if reg != nil {
+			s.regs = append(s.regs, reg)
+		}
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return errors.Join(fmt.Errorf("gpu: stage ids: %w", err), reg.Release())
+	}
+	return nil
+}
+
+// Release implements kernels.IDStage.
+func (s *stage) Release() error {
+	c := s.c
+	var errs []error
+	c.mu.Lock()
+	if s.held && c.ctx != 0 {
+		rc := c.lib.inputFree(c.ctx, &c.buf[0], errBufLen)
+		if err := status("tg_input_free", rc, c.buf); err != nil {
+			errs = append(errs, fmt.Errorf("gpu: release staged ids: %w", err))
+		}
+	}
+	s.held = false
+	if c.input == s {
+		c.input = nil
+	}
+	regs := s.regs
+	s.regs = nil
+	c.mu.Unlock()
+	// No copy is pending now: the library waited for them when it freed
+	// or consumed the buffer, or when the context was destroyed.
+	for _, r := range regs {
+		if err := r.Release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// takeStage checks that p.Staged is a complete stage of c's and hands its
+// buffer to the library call about to consume it. c.mu is held.
+func (c *Counter) takeStage(p kernels.IDPairs) error {
+	s, ok := p.Staged.(*stage)
+	switch {
+	case !ok || s.c != c:
+		return fmt.Errorf("staged ids belong to another device")
+	case p.P64 != nil:
+		return fmt.Errorf("staged ids are 32-bit, the pairs 64-bit")
+	case !s.held || c.input != s:
+		return fmt.Errorf("the staged ids were released or consumed")
+	case s.words != len(p.P32) || s.added != s.words:
+		return fmt.Errorf("%d of %d ids staged for %d", s.added, s.words, len(p.P32))
+	}
+	s.held = false // the library frees the buffer, whatever the outcome
+	c.input = nil
+	return nil
+}
+
+// registerPairs page-locks p's ids for one upload, so that the library's
+// copy runs at the bus's speed: pinning memory the host has touched and
+// copying costs less than one copy from pageable memory. A failure leaves
+// them pageable (nil). The caller releases the registration.
+func (l *Library) registerPairs(p kernels.IDPairs) *Registration {
+	var (
+		reg *Registration
+		err error
+	)
+	if p.P64 != nil {
+		reg, err = Register(l, p.P64)
+	} else {
+		reg, err = Register(l, p.P32)
+	}
+	if err != nil {
+		l.logger.Debug("uploading ids from pageable memory", "err", err)
+		return nil
+	}
+	return reg
+}
+
+// releaseLogged releases r (nil is a no-op), logging a failure: the
+// memory then stays pinned, which costs the host but no result.
+func (l *Library) releaseLogged(r *Registration) {
+	if err := r.Release(); err != nil {
+		l.logger.Warn("releasing pinned host memory", "err", err)
+	}
+}

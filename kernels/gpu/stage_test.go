@@ -1,0 +1,161 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// stagings lists the ways the id tests hand p to the device: as it is,
+// and for 32-bit pairs also staged (stageAll).
+func stagings(p kernels.IDPairs) []bool {
+	if p.P64 != nil {
+		return []bool{false}
+	}
+	return []bool{false, true}
+}
+
+// stageAll stages p's ids on c's device in pieces added in a shuffled
+// order: pieces of 1M ids (4 MiB, registered) for large lists, else about
+// a fifth of the list, and a last piece of what is left. It returns p
+// with Staged set and the stage, which the caller releases.
+func stageAll(t *testing.T, c *Counter, p kernels.IDPairs) (kernels.IDPairs, kernels.IDStage) {
+	t.Helper()
+	s, err := c.StageIDs(len(p.P32))
+	if err != nil {
+		t.Fatalf("stage %d ids: %v", len(p.P32), err)
+	}
+	piece := 1 << 20
+	if len(p.P32) < 4<<20 {
+		piece = max(1, len(p.P32)/5)
+	}
+	var cuts [][2]int
+	for lo := 0; lo < len(p.P32); lo += piece {
+		cuts = append(cuts, [2]int{lo, min(len(p.P32), lo+piece)})
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(p.P32)), 7))
+	rng.Shuffle(len(cuts), func(i, j int) { cuts[i], cuts[j] = cuts[j], cuts[i] })
+	for _, cut := range cuts {
+		if err := s.Add(p.P32, cut[0], cut[1]); err != nil {
+			t.Fatalf("stage words %d to %d: %v", cut[0], cut[1], err)
+		}
+	}
+	p.Staged = s
+	return p, s
+}
+
+// A stage that misses a piece, was released, belongs to another counter
+// or was consumed is an error, never a count; releasing a stage frees its
+// device room and unpins its pieces, also after its counter closed.
+func TestStageIDsErrors(t *testing.T) {
+	good, _ := refLibs(t)
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	p := idPairs(randomEdges(3000, 70000, 5)) // 140,000 ids: pieces of 256 KiB and more are pinned
+	held, _ := c.MemUsage()
+	bg := context.Background()
+	mustFail := func(what string, err error, want string) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v; want an error saying %q", what, err, want)
+		}
+	}
+
+	s, err := c.StageIDs(len(p.P32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(p.P32, 0, 70000); err != nil {
+		t.Fatal(err)
+	}
+	mustFail("beyond the list", s.Add(p.P32, 70000, len(p.P32)+2), "words")
+	if _, err := Register(lib, p.P32[:70000]); err == nil {
+		t.Fatal("a staged piece was not pinned: registering it again succeeded")
+	}
+	q := p
+	q.Staged = s
+	_, err = c.PrepareIDs(q)
+	mustFail("half staged", err, "70000 of 140000 ids staged")
+	q.Staged = nil
+	_, _, _, err = other.OrientIDsOnDevice(bg, kernels.IDPairs{P32: p.P32, Staged: s})
+	mustFail("another counter's stage", err, "another device")
+	if err := s.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := c.MemUsage(); used != held {
+		t.Fatalf("%d device bytes held after the stage's release, %d before", used, held)
+	}
+	r, err := Register(lib, p.P32[:70000])
+	if err != nil || r == nil {
+		t.Fatalf("the released stage's piece is still pinned: %v", err)
+	}
+	if err := r.Release(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PrepareIDs(kernels.IDPairs{P32: p.P32, Staged: s})
+	mustFail("released", err, "released or consumed")
+	mustFail("add after release", s.Add(p.P32, 70000, len(p.P32)), "released or consumed")
+	if err := s.Release(); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+
+	// Consumed: a second preparation from the same stage fails.
+	q, s = stageAll(t, c, p)
+	if _, err := c.PrepareIDs(q); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PrepareIDs(q)
+	mustFail("consumed", err, "released or consumed")
+	if err := s.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A counter closed with a stage: the release only unpins.
+	c2, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s = stageAll(t, c2, p)
+	c2.Close()
+	if err := s.Release(); err != nil {
+		t.Fatalf("release after close: %v", err)
+	}
+	if r, err := Register(lib, p.P32); err != nil || r == nil {
+		t.Fatalf("pieces still pinned after the release: %v", err)
+	} else if err := r.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Room the device does not have is an error DoesNotFit recognizes.
+	small, err := Open(Options{Path: good, MemLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c3, err := small.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	if _, err := c3.StageIDs(len(p.P32)); !c3.DoesNotFit(err) || !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("staging beyond a 64 KiB cap: %v; want an out-of-memory error", err)
+	}
+	if _, err := c3.StageIDs(3); err == nil {
+		t.Fatal("an odd number of ids was staged")
+	}
+}
