@@ -38,7 +38,8 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	var in input
 	var err error
 	if cfg.Order == graph.OrderDegree {
-		in, err = readIDs(dev.ctx, path, &cfg, rep)
+		in, err = readIDsStaged(ctx, path, dev, &cfg, rep)
+		defer releaseStage(in.staged, cfg.Logger)
 	} else {
 		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
 	}

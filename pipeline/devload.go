@@ -38,7 +38,8 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		rerr error
 	)
 	if cfg.Order == graph.OrderDegree && !keepEdges {
-		in, rerr = readIDs(dev.ctx, path, cfg, rep)
+		in, rerr = readIDsStaged(ctx, path, dev, cfg, rep)
+		defer releaseStage(in.staged, cfg.Logger)
 	} else {
 		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
 	}
@@ -160,7 +161,7 @@ func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fw
 func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, in *input, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
 	var p kernels.IDPairs
 	if in.p32 != nil {
-		p.P32 = in.p32
+		p.P32, p.Staged = in.p32, in.staged
 	} else {
 		p.P64 = graph.WideIDs(in.edges)
 	}
@@ -176,6 +177,11 @@ func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, 
 		return nil, nil, true, fmt.Errorf("%s: orient with %s: %w", path, io.Name(), err)
 	}
 	edges := in.edges
+	// The device has the graph: the input is unpinned while the host goes
+	// on (the caller's release then finds nothing left to do).
+	if in.staged != nil {
+		go releaseStage(in.staged, cfg.Logger)
+	}
 	*in = input{}
 	rep.Vertices, rep.Edges = int64(st.Vertices), int64(st.Edges)
 	r := rep.removed()

@@ -82,6 +82,9 @@ func (pc *pendingCounter) wait(cfg *Config) (kernels.Counter, error) {
 type input struct {
 	edges []graph.Edge
 	p32   []uint32
+	// staged, when not nil, holds p32 on the device already
+	// (readIDsStaged); it is released by whoever read the input.
+	staged kernels.IDStage
 }
 
 // toEdges gives the input as edges, widening 32-bit pairs into new
@@ -95,12 +98,14 @@ func (in *input) toEdges(workers int) []graph.Edge {
 
 // readIDs reads path for a device that takes the input's own ids: as
 // 32-bit pairs when every id allows it and the file is a binary file or an
-// uncompressed edge list (edgeio.ReadFileIDs), else as edges.
-func readIDs(ctx context.Context, path string, cfg *Config, rep *Report) (input, error) {
+// uncompressed edge list (edgeio.ReadFileIDs), else as edges. watch, when
+// not nil, sees a 32-bit binary file's pairs as they are read.
+func readIDs(ctx context.Context, path string, cfg *Config, rep *Report, watch edgeio.PairsWatcher) (input, error) {
 	t := time.Now()
 	cfg.Progress.Start("read", "bytes", -1)
 	ro := cfg.Read
 	ro.Progress = cfg.Progress.Update
+	ro.Pairs32 = watch
 	p32, edges, rs, err := edgeio.ReadFileIDs(ctx, path, ro)
 	cfg.Progress.Done()
 	if err != nil {
@@ -120,7 +125,7 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	cfg.Progress.Start("clean", "", -1)
 	var p kernels.IDPairs
 	if in.p32 != nil {
-		p.P32 = in.p32
+		p.P32, p.Staged = in.p32, in.staged
 	} else {
 		edges := in.edges
 		if cfg.Verify {
@@ -163,9 +168,11 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	if cfg.Verify {
 		close(released)
 	} else {
-		in.edges, in.p32 = nil, nil
+		staged := in.staged
+		in.edges, in.p32, in.staged = nil, nil, nil
 		go func() {
 			defer close(released)
+			releaseStage(staged, cfg.Logger) // unpins the input
 			debug.FreeOSMemory()
 		}()
 	}

@@ -21,7 +21,7 @@ import (
 func Load(ctx context.Context, path string, cfg Config, rep *Report, ids bool) (*graph.CSR, []uint64, error) {
 	cfg.fill()
 	if cfg.Order == graph.OrderDegree {
-		in, err := readIDs(ctx, path, &cfg, rep)
+		in, err := readIDs(ctx, path, &cfg, rep, nil)
 		if err != nil {
 			return nil, nil, err
 		}

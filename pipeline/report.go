@@ -81,6 +81,8 @@ type Input struct {
 	// DeclaredVertices is max(rows, cols) of a Matrix Market size line;
 	// zero for other formats.
 	DeclaredVertices uint64 `json:"declared_vertices,omitempty"`
+	// Staged: the edge list went to the device while the file was read.
+	Staged bool `json:"staged,omitempty"`
 }
 
 // Phases holds wall seconds per phase. Kernel is the time inside the
@@ -96,7 +98,10 @@ type Phases struct {
 	// for its device to be found and started (which begins with the read);
 	// zero when the device was ready first.
 	DeviceWait float64 `json:"device_wait,omitempty"`
-	Total      float64 `json:"total"`
+	// StageWait is how long the count waited, once the file was read,
+	// for the last of the edge list to go to the device (Input.Staged).
+	StageWait float64 `json:"stage_wait,omitempty"`
+	Total     float64 `json:"total"`
 }
 
 // PartitionInfo describes a count that went through 2D partitions.

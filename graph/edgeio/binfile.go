@@ -61,13 +61,19 @@ func ReadBinaryPairs32(ctx context.Context, path string, opts ReadOptions) (pair
 	st = ReadStats{Path: path, Format: FormatBin, Bytes: h.size, Edges: int64(h.m)}
 	pairs = make([]uint32, 2*h.m)
 	native := nativeLittleEndian()
+	watch := opts.Pairs32
+	if watch != nil {
+		watch.Begin(pairs)
+	}
 	err = readSegments(ctx, f, path, h, opts, func(lo, hi uint64, b []byte) {
 		dst := pairs[2*lo : 2*hi]
-		if native {
-			return // read in place
+		if !native {
+			for j := range dst {
+				dst[j] = binary.LittleEndian.Uint32(b[4*j:])
+			}
 		}
-		for j := range dst {
-			dst[j] = binary.LittleEndian.Uint32(b[4*j:])
+		if watch != nil {
+			watch.Filled(int(2*lo), int(2*hi))
 		}
 	}, func(lo, hi uint64) []byte {
 		if !native {
@@ -79,6 +85,20 @@ func ReadBinaryPairs32(ctx context.Context, path string, opts ReadOptions) (pair
 		return nil, st, true, err
 	}
 	return pairs, st, true, nil
+}
+
+// PairsWatcher sees a 32-bit binary edge list's pairs as a parallel read
+// fills them (ReadOptions.Pairs32).
+type PairsWatcher interface {
+	// Begin is called once with the whole result, before anything is read
+	// into it.
+	Begin(pairs []uint32)
+	// Filled says that pairs[lo:hi] (words, whole pairs) are read and
+	// final. It is called from the reading goroutines, concurrently and in
+	// any order, once for each word, and must not block for long. A read
+	// that fails stops calling it: the caller learns of the failure from
+	// the read's error.
+	Filled(lo, hi int)
 }
 
 func nativeLittleEndian() bool {

@@ -2,9 +2,11 @@ package edgeio
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -113,5 +115,82 @@ func TestReadBinaryPairs32(t *testing.T) {
 	}
 	if _, _, ok, _ := ReadBinaryPairs32(context.Background(), p32, ReadOptions{Format: FormatEdgeList}); ok {
 		t.Fatal("a file read as text taken by the binary path")
+	}
+}
+
+// pairsRecorder checks what a PairsWatcher is told: Begin once with the
+// result, then every word once, each already final when reported.
+type pairsRecorder struct {
+	want  []uint32
+	mu    sync.Mutex
+	begun []uint32
+	seen  []int
+	bad   string
+}
+
+func (r *pairsRecorder) Begin(p []uint32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.begun != nil {
+		r.bad = "Begin called twice"
+	}
+	r.begun, r.seen = p, make([]int, len(p))
+}
+
+func (r *pairsRecorder) Filled(lo, hi int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.begun == nil || lo < 0 || lo > hi || hi > len(r.begun) || lo%2 != 0 || hi%2 != 0 {
+		r.bad = fmt.Sprintf("Filled(%d, %d) of %d words", lo, hi, len(r.begun))
+		return
+	}
+	for i := lo; i < hi; i++ {
+		r.seen[i]++
+		if r.begun[i] != r.want[i] && r.bad == "" {
+			r.bad = fmt.Sprintf("word %d reported before it was read", i)
+		}
+	}
+}
+
+// A PairsWatcher hears of every word of a 32-bit binary file once, after
+// it is read, and of nothing for files the parallel path declines.
+func TestReadBinaryPairs32Watched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	edges := make([]graph.Edge, 3*binSegment+7)
+	want := make([]uint32, 0, 2*len(edges))
+	for i := range edges {
+		edges[i] = graph.Edge{U: rng.Uint64N(1<<32-1) + 1, V: rng.Uint64N(1<<32-1) + 1} // no zero: unread words differ
+		want = append(want, uint32(edges[i].U), uint32(edges[i].V))
+	}
+	p32 := filepath.Join(dir, "a.bin")
+	if err := WriteFile(p32, edges, WriteOptions{IDWidth: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 3} {
+		r := &pairsRecorder{want: want}
+		pairs, _, ok, err := ReadBinaryPairs32(context.Background(), p32, ReadOptions{Workers: w, Pairs32: r})
+		if !ok || err != nil {
+			t.Fatalf("workers %d: ok=%v err=%v", w, ok, err)
+		}
+		if r.bad != "" {
+			t.Fatalf("workers %d: %s", w, r.bad)
+		}
+		if len(r.begun) != len(pairs) || &r.begun[0] != &pairs[0] {
+			t.Fatalf("workers %d: Begin saw another slice than the result", w)
+		}
+		for i, n := range r.seen {
+			if n != 1 {
+				t.Fatalf("workers %d: word %d reported %d times", w, i, n)
+			}
+		}
+	}
+	p64 := filepath.Join(dir, "b.bin")
+	if err := WriteFile(p64, edges[:10], WriteOptions{IDWidth: 8}); err != nil {
+		t.Fatal(err)
+	}
+	r := &pairsRecorder{}
+	if _, _, _, err := ReadFileIDs(context.Background(), p64, ReadOptions{Pairs32: r}); err != nil || r.begun != nil {
+		t.Fatalf("64-bit file: err %v, Begin called %v", err, r.begun != nil)
 	}
 }

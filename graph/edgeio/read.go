@@ -34,6 +34,10 @@ type ReadOptions struct {
 	// bytes of the (compressed) input consumed so far and the total (-1 if
 	// unknown). It is called from the goroutine that called the read.
 	Progress func(done, total int64)
+	// Pairs32, if not nil, watches ReadBinaryPairs32 (and ReadFileIDs of
+	// such a file) fill its result, so that a caller can use the parts
+	// already read while the rest is read.
+	Pairs32 PairsWatcher
 
 	// chunkSize overrides the text chunk size; tests set it tiny to put
 	// chunk boundaries everywhere.
