@@ -12,12 +12,13 @@
 #      binary and as text, then on the largest rmat scales that the time
 #      left allows.
 # Prepare on a machine with Go:
-#   scripts/gpu-e2e.sh --prepare      (writes .dev/e2e/trigrid, .dev/e2e/gpu.test and .dev/e2e/data)
+#   scripts/gpu-e2e.sh --prepare      (writes $DEV/trigrid, $DEV/gpu.test and $DEV/data)
 # Everything goes under $OUT; results.txt is the summary. Knobs: RUNS (runs
 # per graph, default 5), BIG_SCALES (default "24 25"), BUDGET_S (seconds
 # after which no further scale is started, default 120), CPU_CHECK_MAX
 # (largest scale also counted on the CPU, default 25), BEFORE (another
-# trigrid binary timed on the same graphs, for before/after figures).
+# trigrid binary timed on the same graphs, for before/after figures), DEV
+# (the prepared folder, default .dev/e2e).
 # TMPDIR=/dev/shm keeps the generated graphs in memory (rmat 27 is 17 GB).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,11 +26,12 @@ cd "$ROOT"
 
 if [ "${1:-}" = "--prepare" ]; then
 	set -e
-	mkdir -p .dev/e2e/data
-	CGO_ENABLED=0 go build -ldflags='-s -w' -o .dev/e2e/trigrid ./cmd/trigrid
-	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o .dev/e2e/gpu.test ./kernels/gpu/
-	cp "${TRIGRID_DATA_DIR:-../shared/datasets}"/* .dev/e2e/data/ 2>/dev/null || echo "no ../shared/datasets: conformance skips the datasets"
-	du -sh .dev/e2e
+	P=${DEV:-.dev/e2e}
+	mkdir -p "$P/data"
+	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$P/trigrid" ./cmd/trigrid
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$P/gpu.test" ./kernels/gpu/
+	cp "${TRIGRID_DATA_DIR:-../shared/datasets}"/* "$P/data/" 2>/dev/null || echo "no ../shared/datasets: conformance skips the datasets"
+	du -sh "$P"
 	exit 0
 fi
 
@@ -37,8 +39,9 @@ START=$(date +%s)
 elapsed() { echo $(($(date +%s) - START)); }
 OUT=${OUT:-/tmp/gpu-e2e}
 mkdir -p "$OUT"
-BIN=$ROOT/.dev/e2e/trigrid
-DATA=$ROOT/.dev/e2e/data
+DEV=${DEV:-$ROOT/.dev/e2e}
+BIN=$DEV/trigrid
+DATA=$DEV/data
 RUNS=${RUNS:-5}
 BIG_SCALES=${BIG_SCALES:-"24 25"}
 BUDGET_S=${BUDGET_S:-120}
@@ -88,8 +91,8 @@ if [ -f "$DATA/MANIFEST.tsv" ]; then
 		check "gpu --verify $name" "$got" "$want"
 	done <"$DATA/MANIFEST.tsv"
 fi
-if [ -x "$ROOT/.dev/e2e/gpu.test" ]; then
-	(cd kernels/gpu && TRIGRID_CUDA_LIB=$LIB timeout 200 "$ROOT/.dev/e2e/gpu.test" -test.v -test.run 'DevicePrepareIDs|DevicePreprocess' >"$D/gpu-test.log" 2>&1)
+if [ -x "$DEV/gpu.test" ]; then
+	(cd kernels/gpu && TRIGRID_CUDA_LIB=$LIB timeout 200 "$DEV/gpu.test" -test.v -test.run 'DevicePrepareIDs|DevicePreprocess|DeviceOrientIDs|DeviceStageIDs' >"$D/gpu-test.log" 2>&1)
 	rc=$?
 	echo "kernels/gpu device preprocessing tests rc=$rc at $(elapsed) s" | tee -a "$RES"
 	grep -E "^(--- |FAIL|ok|PASS)|_test.go" "$D/gpu-test.log" | head -20 | tee -a "$RES"
@@ -145,7 +148,10 @@ for s in $BIG_SCALES; do
 	fi
 	f=$(gen "$s")
 	echo "generated rmat $s ($(stat -c %s "$f") B) at $(elapsed) s" | tee -a "$RES"
-	gpu=$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$f" | triangles)
+	"$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$f" >"$D/count-r$s.json"
+	gpu=$(triangles <"$D/count-r$s.json")
+	# Whether the input went to the device while it was read, and the phases.
+	echo "rmat $s: $(grep -oE '"(staged|read|device_wait|stage_wait|order|count)": *[^,}]*' "$D/count-r$s.json" | tr '\n' ' ')" | tee -a "$RES"
 	case $s in # published in docs/benchmarks.md
 	24) check "gpu rmat 24 (docs/benchmarks.md)" "$gpu" 10286549506 ;;
 	25) check "gpu rmat 25 (docs/benchmarks.md)" "$gpu" 22528457603 ;;

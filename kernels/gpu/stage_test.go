@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +158,45 @@ func TestStageIDsErrors(t *testing.T) {
 	}
 	if _, err := c3.StageIDs(3); err == nil {
 		t.Fatal("an odd number of ids was staged")
+	}
+}
+
+// On the device: ids staged in pinned pieces of 512 KiB (and a short
+// last one) give the statistics, forward graph and input ids of the same
+// ids uploaded in one piece. Small enough for compute-sanitizer.
+func TestDeviceStageIDs(t *testing.T) {
+	lib := deviceLib(t)
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	edges := randomEdges(20000, 300001, 3)
+	p := idPairs(edges)
+	want, wantIDs, wantSt, err := c.OrientIDsOnDevice(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.StageIDs(len(p.P32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	const piece = 128 << 10 // words
+	for lo := len(p.P32) / piece * piece; lo >= 0; lo -= piece {
+		if err := s.Add(p.P32, lo, min(len(p.P32), lo+piece)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Staged = s
+	fwd, ids, st, err := c.OrientIDsOnDevice(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != wantSt || !equalCSR(fwd, want) || !slices.Equal(ids, wantIDs) {
+		t.Fatalf("staged: stats %+v and a forward graph that differ from one upload's %+v", st, wantSt)
+	}
+	if err := s.Release(); err != nil {
+		t.Fatal(err)
 	}
 }
