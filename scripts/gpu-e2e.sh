@@ -107,6 +107,13 @@ if command -v compute-sanitizer >/dev/null; then
 		echo "compute-sanitizer memcheck $(basename "$f") rc=$rc: $(grep -E 'ERROR SUMMARY' "$D/sanitizer.log")" | tee -a "$RES"
 		[ $rc = 0 ] || { fail=1; grep -m10 -E "Invalid|Error|at " "$D/sanitizer.log" | tee -a "$RES"; }
 	done
+	if [ -x "$DEV/gpu.test" ]; then # the input staged in pinned pieces
+		(cd kernels/gpu && TRIGRID_CUDA_LIB=$LIB timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+			"$DEV/gpu.test" -test.run 'TestDeviceStageIDs$' >"$D/sanitizer-stage.log" 2>&1)
+		rc=$?
+		echo "compute-sanitizer memcheck TestDeviceStageIDs rc=$rc: $(grep -E 'ERROR SUMMARY' "$D/sanitizer-stage.log")" | tee -a "$RES"
+		[ $rc = 0 ] || { fail=1; grep -m10 -E "Invalid|Error|FAIL|at " "$D/sanitizer-stage.log" | tee -a "$RES"; }
+	fi
 fi
 
 gen() { # scale
