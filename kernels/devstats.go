@@ -14,11 +14,19 @@ type DeviceStats struct {
 	// Ahead counts the uploads made for a later subtask while an earlier
 	// one counted (Subtask.Ahead), beside its kernel.
 	Ahead int
+	// PinnedUploads counts the uploads from host memory pinned in place,
+	// copied on a copy stream (the others are copied from pageable memory
+	// before the kernel).
+	PinnedUploads int
 	// Splits counts subtasks (or parts of them) counted in two halves
 	// because they did not fit the device's memory whole.
 	Splits int
 	// Busy is the device time of the counts (kernel time).
 	Busy time.Duration
+	// Stalled is the host time spent making a subtask's blocks resident
+	// (uploads, pinning) and starting the next subtasks' uploads, before
+	// its kernel: the device runs none of the counter's kernels meanwhile.
+	Stalled time.Duration
 }
 
 // DeviceReporter is a counter that reports DeviceStats. They stay

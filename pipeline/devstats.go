@@ -20,6 +20,12 @@ type DeviceReport struct {
 	// UploadsAhead counts the uploads made for a later subtask while an
 	// earlier one counted, their copies overlapping its kernel.
 	UploadsAhead int `json:"uploads_ahead"`
+	// UploadsPinned counts the uploads from host memory pinned in place,
+	// copied on a copy stream at the bus's rate.
+	UploadsPinned int `json:"uploads_pinned"`
+	// StallSeconds is the time the counters spent making blocks resident
+	// before their kernels (summed over counters).
+	StallSeconds float64 `json:"stall_seconds"`
 	// Splits counts subtasks (or parts) counted in two halves because they
 	// did not fit a device whole.
 	Splits int `json:"splits"`
@@ -64,6 +70,8 @@ func (d *deviceTally) report(countSeconds float64) *DeviceReport {
 		r.CopiedBytes += s.CopiedBytes
 		r.Uploads += s.Uploads
 		r.UploadsAhead += s.Ahead
+		r.UploadsPinned += s.PinnedUploads
+		r.StallSeconds += s.Stalled.Seconds()
 		r.Splits += s.Splits
 		busy += s.Busy.Seconds()
 	}

@@ -17,7 +17,7 @@ type deviceFlags struct {
 	kernel  string
 	cudaLib string
 	memLim  string
-	// pinned is --pinned-host-mem: pinned host memory per GPU counter.
+	// pinned is --pinned-host-mem: host memory kept page-locked for blocks.
 	pinned string
 	// settings are --kernel-setting's name=value pairs.
 	settings []string
@@ -32,7 +32,7 @@ func (f *deviceFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	cmd.Flags().IntSliceVar(&f.devices, "devices", nil, "GPU indexes to count on, one subtask at a time each, e.g. 0,1 (default: every GPU)")
 	cmd.Flags().StringVar(&f.memLim, "device-mem-limit", "", "memory budget for one subtask, e.g. 8GiB (default: the GPU's memory, or the host's for the CPU)")
-	cmd.Flags().StringVar(&f.pinned, "pinned-host-mem", "2GiB", "pinned host memory per GPU for copies of blocks uploaded again, so that uploads overlap kernels, e.g. 8GiB (0: none, blocks are copied from ordinary memory)")
+	cmd.Flags().StringVar(&f.pinned, "pinned-host-mem", "2GiB", "host memory kept page-locked for the blocks uploaded to the GPUs (pinned in place, shared by every GPU), so that uploads run at the bus's rate beside kernels, e.g. 8GiB (0: none, blocks are copied from pageable memory)")
 	addKernelSettingFlag(cmd, &f.settings)
 }
 

@@ -75,7 +75,7 @@ once.`,
 	fl.StringVar(&f.kernel, "kernel", "auto", "the kernel this worker counts with when a job names none; a CPU worker offers every CPU kernel, a GPU worker every GPU kernel, and the coordinator hands a job naming a kernel only to workers that offer it")
 	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.StringVar(&f.memLimit, "device-mem-limit", "", "device memory this worker reports and uses per subtask, e.g. 40GiB (default: the GPU's)")
-	fl.StringVar(&f.pinned, "pinned-host-mem", "2GiB", "pinned host memory per GPU for copies of blocks uploaded again, so that uploads overlap kernels (0: none)")
+	fl.StringVar(&f.pinned, "pinned-host-mem", "2GiB", "host memory kept page-locked for the blocks uploaded to the GPUs (pinned in place, shared by every GPU), so that uploads run at the bus's rate beside kernels, e.g. 8GiB (0: none, blocks are copied from pageable memory)")
 	fl.IntVar(&f.cores, "cores", 0, "CPU cores for counting on the CPU (0: all)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow clear-text gossip beyond loopback (trusted networks only)")

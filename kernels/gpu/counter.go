@@ -44,10 +44,10 @@ type slot struct {
 	// loaded: the library's slot holds device memory (a block that was
 	// collected on the host still occupies it until released).
 	loaded bool
-	// pending: loaded by tg_load_block_async from the pinned copy from,
+	// pending: loaded by tg_load_block_async from the pinned block from,
 	// and not yet completed by the library (settle).
 	pending bool
-	from    *hostCopy
+	from    *graph.CSR
 }
 
 // Counter counts subtasks with one GPU kernel on one device context. It
@@ -64,18 +64,17 @@ type Counter struct {
 	tick    uint64
 	uploads int
 	ahead   int    // uploads made for a later subtask, beside a kernel
+	async   int    // uploads from pinned blocks (tg_load_block_async)
 	copied  uint64 // bytes copied to the device by block uploads
-	pinned  *pinnedCache
-	// uploaded remembers the blocks uploaded before: a block gets a pinned
-	// copy when it is uploaded again (pinning costs more than one copy
-	// from pageable memory, and many blocks are uploaded once).
-	uploaded map[weak.Pointer[graph.CSR]]struct{}
-	inParts  bool   // counting row ranges (countRows): blocks cut for one count
-	splits   int    // subtasks or row ranges counted in two halves
-	peak     uint64 // the context's peak, kept past Close
-	busy     time.Duration
-	last     string
-	buf      []byte
+	// stalled is the time spent uploading and pinning blocks on the way to
+	// a kernel, with no kernel of this counter running.
+	stalled time.Duration
+	inParts bool   // counting row ranges (countRows): blocks cut for one count
+	splits  int    // subtasks or row ranges counted in two halves
+	peak    uint64 // the context's peak, kept past Close
+	busy    time.Duration
+	last    string
+	buf     []byte
 
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
@@ -108,14 +107,8 @@ func (l *Library) NewCounterOn(device int, kernel string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu: new counter on device %d: %w", device, err)
 	}
-	c := &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen), uploaded: map[weak.Pointer[graph.CSR]]struct{}{}}
-	if pin := l.opts.PinnedHost; pin >= 0 {
-		if pin == 0 {
-			pin = DefaultPinnedHost
-		}
-		c.pinned = newPinnedCache(l, pin)
-	}
-	return c, nil
+	l.pins.open()
+	return &Counter{lib: l, kernel: kernel, ctx: ctx, buf: make([]byte, errBufLen)}, nil
 }
 
 // Name is the kernel name ("auto" for the choosing counter).
@@ -135,21 +128,28 @@ func (c *Counter) Uploads() int {
 	return c.uploads
 }
 
-// Close releases the device context. It is safe to call more than once.
+// Close releases the device context; the last counter of the Library to
+// close releases the pinned blocks. It is safe to call more than once.
 func (c *Counter) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx != 0 {
-		c.notePeak()
-		// Destroying the context completes every pending load, so the
-		// pinned copies can go after it.
-		c.lib.ctxDestroy(c.ctx)
-		c.ctx = 0
-		c.pinned.close()
-		if c.input != nil {
-			c.input.held = false // freed with the context
-			c.input = nil
-		}
+	if c.ctx == 0 {
+		return nil
+	}
+	c.notePeak()
+	// Destroying the context completes every pending load, so the blocks
+	// they read may be unpinned after it.
+	c.lib.ctxDestroy(c.ctx)
+	c.ctx = 0
+	if c.input != nil {
+		c.input.held = false // freed with the context
+		c.input = nil
+	}
+	for i := range c.slots {
+		c.settle(i)
+	}
+	if err := c.lib.pins.close(); err != nil {
+		return fmt.Errorf("gpu: close counter: %w", err)
 	}
 	return nil
 }
@@ -208,15 +208,18 @@ func (c *Counter) countWhole(t kernels.Subtask) (kernels.Result, error) {
 func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	var s [3]int32
 	var pinned [maxSlots]bool
+	start := time.Now()
 	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
 		var err error
 		if s[i], err = c.slotFor(b, &pinned, t); err != nil {
+			c.stalled += time.Since(start)
 			return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 		}
 	}
 	c.prefetch(t, pinned)
+	c.stalled += time.Since(start)
 	var during func()
-	if c.pinned != nil && len(t.Ahead) > 0 {
+	if len(t.Ahead) > 0 && c.lib.pins.limit > 0 {
 		during = func() { c.stage(t) }
 	}
 	for {
@@ -361,73 +364,59 @@ func (c *Counter) candidate(i int, ahead []kernels.Subtask) candidate {
 	return candidate{slot: i, next: nextUse(ahead, b), age: s.used}
 }
 
-// upload copies b into slot i: from its pinned copy without waiting
-// (tg_load_block_async; the load completes in the tg_count that reads
-// it), or from b itself when it has none. c.mu is held.
+// upload copies b into slot i: from b itself, pinned in place, without
+// waiting (tg_load_block_async; the load completes in the tg_count that
+// reads it), or synchronously from pageable memory when b cannot be
+// pinned (too small, no room, refused). c.mu is held.
 func (c *Counter) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 	if c.slots[i].pending {
 		// The library completes a replaced pending load before reusing
 		// the slot's buffers; waiting here keeps the count of the pinned
-		// copy's readers exact.
+		// block's readers exact.
 		c.lib.loadWait(c.ctx, int32(i), &c.buf[0], errBufLen)
 		c.settle(i)
 	}
-	keep := func(x *graph.CSR) bool {
-		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
-	}
 	nrows := b.NumRows()
-	var hc *hostCopy
-	if !c.inParts && c.again(b) {
-		hc = c.pinned.get(b, c.tick, keep)
-	}
+	// Blocks cut for row ranges are used once: not worth pinning.
+	async := !c.inParts && c.lib.pins.startLoad(b, c.keeper(t))
 	var rc int32
 	name := "tg_load_block"
-	if hc != nil {
+	if async {
 		name = "tg_load_block_async"
-		rc = c.lib.loadBlockAsync(c.ctx, int32(i), ptr(hc.off), nrows, ptr(hc.cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
+		rc = c.lib.loadBlockAsync(c.ctx, int32(i), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
 	} else {
 		rc = c.lib.loadBlock(c.ctx, int32(i), ptr(b.Offsets), nrows, ptr(b.Cols), b.NumEdges(), b.NCols, &c.buf[0], errBufLen)
 	}
 	if err := status(name, rc, c.buf); err != nil {
+		if async {
+			c.lib.pins.endLoad(b)
+		}
 		return err
 	}
 	c.copied += uint64(CopyBytes(nrows, b.NumEdges()))
 	c.uploads++
 	c.slots[i] = slot{block: weak.Make(b), nOff: len(b.Offsets), nCols: len(b.Cols), ncols: b.NCols, used: c.tick, loaded: true}
-	if hc != nil {
-		c.slots[i].pending, c.slots[i].from = true, hc
-		hc.readers++
+	if async {
+		c.async++
+		c.slots[i].pending, c.slots[i].from = true, b
 	}
 	return nil
 }
 
-// maxRemembered bounds the blocks again remembers.
-const maxRemembered = 1 << 12
-
-// again reports whether b was uploaded before, and remembers it.
-func (c *Counter) again(b *graph.CSR) bool {
-	if c.pinned == nil {
-		return false
+// keeper tells the pin registry which blocks this counter needs soon (t's
+// and the known next subtasks'): they are not given up for room.
+func (c *Counter) keeper(t kernels.Subtask) func(*graph.CSR) bool {
+	return func(x *graph.CSR) bool {
+		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
 	}
-	k := weak.Make(b)
-	if _, ok := c.uploaded[k]; ok {
-		return true
-	}
-	if len(c.uploaded) >= maxRemembered {
-		// Mostly blocks cut for row ranges, used once: forgetting them
-		// all costs at most a later upload from pageable memory.
-		clear(c.uploaded)
-	}
-	c.uploaded[k] = struct{}{}
-	return false
 }
 
 // settle records that the library has completed (or dropped) slot i's
-// pending load: its pinned copy is no longer read.
+// pending load: its pinned block is no longer read by it.
 func (c *Counter) settle(i int) {
 	s := &c.slots[i]
 	if s.pending {
-		s.from.readers--
+		c.lib.pins.endLoad(s.from)
 		s.pending, s.from = false, nil
 	}
 }
@@ -436,13 +425,13 @@ func (c *Counter) settle(i int) {
 const maxAhead = 2
 
 // prefetch uploads the blocks of the next subtasks (t.Ahead), in order,
-// when they have pinned copies: into free memory, or into the slot of a
-// block needed later than the one uploaded (never one of this subtask's)
-// when that makes room. It stops at the first block it cannot upload so. The
+// when they can be pinned: into free memory, or into the slot of a block
+// needed later than the one uploaded (never one of this subtask's) when
+// that makes room. It stops at the first block it cannot upload so. The
 // uploads are asynchronous: their copies run beside this subtask's
 // kernel. c.mu is held.
 func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
-	if c.pinned == nil {
+	if c.lib.pins.limit <= 0 {
 		return
 	}
 	var used, limit uint64
@@ -456,8 +445,8 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 				keep[i] = true
 				continue
 			}
-			if !c.pinned.has(b) {
-				return // stage copies it while the kernel runs; a later subtask uploads it
+			if !c.lib.pins.pin(b, c.keeper(t)) {
+				return // a later subtask uploads it from pageable memory
 			}
 			// Free memory, else the buffers of one block needed later than
 			// this one, reused in place (freeing several would cost device
@@ -487,23 +476,18 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 	}
 }
 
-// stage makes the pinned copies of the next subtasks' blocks that are
-// not resident and were uploaded before, so that a later prefetch uploads them without a host copy
-// on the way to the kernel. It runs while a kernel does: it touches the
-// pinned cache only (tg_host_alloc needs no context).
+// stage pins the blocks of the next subtasks that are not resident, so
+// that a later prefetch uploads them without pinning them on the way to
+// the kernel. It runs while a kernel does: it touches the pin registry
+// only (tg_host_register needs no context).
 func (c *Counter) stage(t kernels.Subtask) {
-	if c.pinned == nil {
-		return
-	}
-	keep := func(x *graph.CSR) bool {
-		return x == t.IJ || x == t.IK || x == t.JK || nextUse(t.Ahead, x) != never
-	}
+	keep := c.keeper(t)
 	for _, a := range t.Ahead[:min(len(t.Ahead), maxAhead+1)] {
 		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
-			if b == nil || c.find(b) >= 0 {
+			if b == nil || c.find(b) >= 0 || !c.lib.pins.pinnable(b) {
 				continue
 			}
-			if _, ok := c.uploaded[weak.Make(b)]; ok && c.pinned.get(b, c.tick, keep) == nil {
+			if !c.lib.pins.pin(b, keep) {
 				return
 			}
 		}
@@ -556,7 +540,8 @@ func (c *Counter) DeviceStats() kernels.DeviceStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.notePeak()
-	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead, Splits: c.splits, Busy: c.busy}
+	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead,
+		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled}
 }
 
 // notePeak reads the context's peak while it exists. c.mu is held.

@@ -31,13 +31,14 @@ type Options struct {
 	// scratch, preprocessing). 0 lets the library use the free memory at
 	// context creation less a 5% reserve. Exceeding it is ErrOutOfMemory.
 	MemLimit uint64
-	// PinnedHost bounds the pinned (page-locked) host memory each counter
-	// keeps copies of blocks in. A block uploaded from its pinned copy is
-	// copied by the copy engine while kernels run, and a block uploaded
-	// again (evicted, then needed by a later subtask) is copied from host
-	// memory at the bus's full rate without being staged again. 0 means
-	// DefaultPinnedHost; negative pins nothing: blocks are copied from the
-	// Go heap before each count, with the GPU idle meanwhile.
+	// PinnedHost bounds the host memory the Library's counters keep
+	// page-locked: blocks' arrays registered in place (tg_host_register) at
+	// their first upload, shared by the counters of every device. A pinned
+	// block is uploaded on a copy stream at the bus's full rate while
+	// kernels run, and may be uploaded ahead of its subtask; the least
+	// recently used pins are given up for room. 0 means DefaultPinnedHost;
+	// negative pins nothing: blocks are copied from pageable memory before
+	// each count, with the GPU idle meanwhile.
 	PinnedHost int64
 	// Settings override the kernels' tuning (SettingNames); nil keeps the
 	// library's defaults. A value the library rejects fails NewCounter with
@@ -64,6 +65,7 @@ type Library struct {
 	path   string
 	opts   Options
 	logger *slog.Logger
+	pins   *pinRegistry
 
 	abiVersion      func() int32
 	settingsDefault func(s *int32)
@@ -92,8 +94,8 @@ type Library struct {
 	prepIDsInput    func(ctx uintptr, slot int32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 }
 
-// DefaultPinnedHost is Options.PinnedHost's zero value: enough for the
-// blocks of a graph of some 500M edges.
+// DefaultPinnedHost is Options.PinnedHost's zero value: the blocks of a
+// graph of some 500M edges.
 const DefaultPinnedHost = 2 << 30
 
 // errBufLen is the size of the message buffer handed to every call.
@@ -131,6 +133,11 @@ func Open(opts Options) (*Library, error) {
 			continue
 		}
 		lib := &Library{path: name, opts: opts, logger: logger.With("component", "gpu")}
+		pin := opts.PinnedHost
+		if pin == 0 {
+			pin = DefaultPinnedHost
+		}
+		lib.pins = newPinRegistry(lib, pin)
 		if err := lib.bind(h); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadLibrary, name, err)
 		}

@@ -27,10 +27,17 @@ type Registration struct {
 // copy from or into s is pending.
 func Register[T any](l *Library, s []T) (*Registration, error) {
 	var zero T
-	bytes := uint64(len(s)) * uint64(unsafe.Sizeof(zero))
-	if bytes < MinRegisterBytes {
+	if uint64(len(s))*uint64(unsafe.Sizeof(zero)) < MinRegisterBytes {
 		return nil, nil
 	}
+	return registerSlice(l, s)
+}
+
+// registerSlice page-locks s's backing array whatever its size (the pin
+// registry decides what to pin; s is not empty).
+func registerSlice[T any](l *Library, s []T) (*Registration, error) {
+	var zero T
+	bytes := uint64(len(s)) * uint64(unsafe.Sizeof(zero))
 	mem := unsafe.Pointer(unsafe.SliceData(s))
 	buf := make([]byte, errBufLen)
 	rc := l.hostRegister(mem, bytes, &buf[0], errBufLen)
