@@ -5,7 +5,7 @@
 #   2. runs the device tests (kernels/gpu and cmd/trigrid: counts on the
 #      GPU against the reference, the out-of-core sweep at small scale);
 #   3. compute-sanitizer on a small capped run (asynchronous uploads from
-#      pinned memory, slots evicted and reloaded);
+#      pinned blocks, slots evicted and reloaded);
 #   4. generates rmat graphs and sweeps device-memory caps on them and the
 #      datasets (scripts/gpu-outofcore.sh: exact at every cap);
 #   5. the throughput table of rmat 23: uncapped, a quarter and a twentieth
@@ -106,9 +106,10 @@ r = json.loads(sys.stdin.read())
 d = r.get("device_memory") or {}
 p = r.get("partition") or {}
 s = r["seconds"]
-print("%-22s P=%-3s fit=%-3s tri %d count %.3f kernel %.3f part %.3f total %.3f peak %s copied %s uploads %s ahead %s splits %s idle %.3f" % (
+print("%-22s P=%-3s fit=%-3s tri %d count %.3f kernel %.3f part %.3f total %.3f peak %s copied %s uploads %s ahead %s pinned %s stall %.3f splits %s idle %.3f" % (
     sys.argv[1], p.get("p", "-"), p.get("p_fit", "-"), r["triangles"], s["count"], s.get("kernel", 0), s.get("partition", 0), s["total"],
-    d.get("peak_bytes", "-"), d.get("copied_bytes", "-"), d.get("uploads", "-"), d.get("uploads_ahead", "-"), d.get("splits", "-"), d.get("idle_share", 0)))
+    d.get("peak_bytes", "-"), d.get("copied_bytes", "-"), d.get("uploads", "-"), d.get("uploads_ahead", "-"), d.get("uploads_pinned", "-"),
+    d.get("stall_seconds", 0), d.get("splits", "-"), d.get("idle_share", 0)))
 ' "$1"
 }
 row() { # runs, label, extra args...
