@@ -113,8 +113,7 @@ func TestPlanUploadsBeladyNotWorse(t *testing.T) {
 // completes and refuses to unregister memory a pending load reads, so a
 // pin given up too early shows as an error or a wrong count.
 //
-// With $TRIGRID_CUDA_LIB set it runs on the GPU as well (with the real
-// threshold of MinRegisterBytes: these blocks are too small to pin there).
+// With $TRIGRID_CUDA_LIB set it runs on the GPU as well.
 func TestCountAhead(t *testing.T) {
 	good, _ := refLibs(t)
 	libs := []string{good}
@@ -127,7 +126,8 @@ func TestCountAhead(t *testing.T) {
 }
 
 // countAhead runs TestCountAhead with the library at good; ref: it is the
-// reference library, where every block is pinnable.
+// reference library, which pins every block it is asked to (the GPU's
+// refuses a page pinned twice).
 func countAhead(t *testing.T, good string, ref bool) {
 	g := forward(t, append(hubEdges(600), randomEdges(600, 5000, 5)...))
 	aheadAny := 0
@@ -155,9 +155,10 @@ func countAhead(t *testing.T, good string, ref bool) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if ref {
-						lib.pins.minBytes = 1
-					}
+					// Every array pinnable; on the GPU, arrays that share a
+					// page with one pinned already are refused and uploaded
+					// from pageable memory.
+					lib.pins.minBytes = 1
 					c, err := lib.NewCounter("auto")
 					if err != nil {
 						t.Fatal(err)
