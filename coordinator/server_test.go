@@ -374,11 +374,13 @@ func TestServerKilledWorkerRequeued(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := startServer(t)
-	// The doomed worker is alone when the job starts, so it is sure to hold
-	// an attempt when it dies; the other joins afterwards and finishes.
+	// The doomed worker is alone until it has died holding an attempt (its
+	// third of the job's eight subtasks); the other joins only then, so it
+	// cannot take the subtasks first, and finishes.
 	startWorkers(t, ts.addr, &fakeWorker{id: "dies", stopAfter: 3})
 	waitSessions(t, ts, 1)
 	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+	waitSessions(t, ts, 0)
 	startWorkers(t, ts.addr, &fakeWorker{id: "lives"})
 	st := waitJob(t, ts.addr, id)
 	if st.State != api.JobDone || st.Triangles != want {
