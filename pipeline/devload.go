@@ -28,7 +28,13 @@ import (
 // found and started while the file is read (cfg's Slots and Device are set
 // from it). With cfg.Verify on a device the host also builds the forward
 // graph from the input and the two must be equal, array for array.
-func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+//
+// With split, a count whose device can split the forward graph into its
+// blocks too (wantsDeviceSplit) does so (splitIDsOnDevice): split then
+// holds the partition and the counter, left open, that holds its blocks
+// resident, and the forward graph returned is nil unless --verify or the
+// range scheme needed it on the host.
+func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool, split *deviceSplit) (*graph.CSR, []uint64, error) {
 	dev := startCounter(ctx, cfg)
 	// --verify on a device keeps the input as edges for an independent
 	// host build.
@@ -49,7 +55,12 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	if err != nil {
 		return nil, nil, err
 	}
-	defer closeCounter(counter, cfg.Logger)
+	keep := false
+	defer func() {
+		if !keep {
+			closeCounter(counter, cfg.Logger)
+		}
+	}()
 	if rerr != nil {
 		return nil, nil, rerr
 	}
@@ -60,7 +71,21 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
 	}
 	if io, ok := counter.(kernels.IDOrienter); ok {
-		fwd, ids, done, err := orientIDsOnDevice(ctx, path, io, &in, cfg, rep, wantIDs)
+		var (
+			fwd  *graph.CSR
+			ids  []uint64
+			done bool
+		)
+		if dev, ok := counter.(kernels.DeviceSplitter); ok && split != nil && wantsDeviceSplit(cfg, dev) {
+			fwd, ids, done, err = splitIDsOnDevice(ctx, path, dev, &in, cfg, rep, wantIDs, split)
+			if err == nil && split.counter != nil {
+				keep = true
+			} else {
+				*split = deviceSplit{}
+			}
+		} else {
+			fwd, ids, done, err = orientIDsOnDevice(ctx, path, io, &in, cfg, rep, wantIDs)
+		}
 		if done || err != nil {
 			return fwd, ids, err
 		}
@@ -183,13 +208,7 @@ func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, 
 		go releaseStage(in.staged, cfg.Logger)
 	}
 	*in = input{}
-	rep.Vertices, rep.Edges = int64(st.Vertices), int64(st.Edges)
-	r := rep.removed()
-	r.SelfLoops, r.Duplicates, r.IsolatedIDs = st.SelfLoops, st.Duplicates, st.IsolatedIDs
-	noteUnusedIDs(rep)
-	rep.Order = graph.OrderDegree.String()
-	maxOut := int64(st.MaxForward)
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	notePrep(rep, st)
 	if !wantIDs {
 		ids = nil
 	}

@@ -52,8 +52,9 @@ func deviceLibrary(t *testing.T) string {
 	return lib
 }
 
-// spyTally counts the calls that reach OrientIDsOnDevice and
-// OrientOnDevice and those that built the forward graph there.
+// spyTally counts the calls that reach OrientIDsOnDevice (or
+// KeepIDsOnDevice) and OrientOnDevice and those that built the forward
+// graph there.
 type spyTally struct {
 	idCalls, idBuilt, calls, built atomic.Int32
 }
@@ -82,6 +83,18 @@ func (s orientSpy) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*g
 		s.tally.idBuilt.Add(1)
 	}
 	return fwd, ids, st, err
+}
+
+func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool) ([]uint64, kernels.PrepStats, error) {
+	s.tally.idCalls.Add(1)
+	if s.hostIDs {
+		return nil, kernels.PrepStats{}, fmt.Errorf("spy: %w", gpu.ErrOutOfMemory)
+	}
+	ids, st, err := s.Counter.KeepIDsOnDevice(ctx, p, wantIDs)
+	if err == nil {
+		s.tally.idBuilt.Add(1)
+	}
+	return ids, st, err
 }
 
 func (s orientSpy) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {

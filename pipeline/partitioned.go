@@ -29,34 +29,30 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	start := time.Now()
 	rep := &Report{File: path}
 	perVertex := cfg.PerVertex.Wanted()
-	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, perVertex)
+	var split *deviceSplit
+	if cfg.P > 0 {
+		split = &deviceSplit{}
+	}
+	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, perVertex, split)
 	if err != nil {
 		return nil, err
 	}
 	rep.Device = cfg.Device
-	t := time.Now()
-	p, pFit := cfg.P, 0
-	if p == 0 {
-		if cfg.Budget <= 0 {
-			return nil, errors.New("pipeline: --partitions 0 needs a memory budget")
-		}
-		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, cfg.Model, cfg.Workers)
-		if err != nil {
-			return nil, fmt.Errorf("%s: choosing P: %w", path, err)
-		}
-		pFit = p
-		if oneDevice(&cfg) && cfg.Scheme == storage.SchemeHash {
-			p = fastP(DefaultSpeedModel(), fwd.NumRows(), fwd.NumEdges(), pFit, cfg.Budget)
-		}
-		cfg.Logger.Info("chose P", "p", p, "smallest that fits", pFit, "budget", cfg.Budget)
+	var (
+		part *partition.Partition
+		pFit int
+	)
+	if split != nil && split.part != nil {
+		// The device split the forward graph: its counter, holding the
+		// blocks, counts the subtasks.
+		part = split.part
+		slot, release := handOver(cfg.Slots[0], split.counter, cfg.Logger)
+		defer release()
+		cfg.Slots = []worker.Slot{slot}
+	} else if part, pFit, err = splitOnHost(ctx, path, fwd, &cfg, rep); err != nil {
+		return nil, err
 	}
-	cfg.Progress.Start("partition", "", -1)
-	part, err := partition.PartitionInMemory(ctx, fwd, partition.Config{Scheme: cfg.Scheme, P: p, Workers: cfg.Workers})
-	cfg.Progress.Done()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rep.Seconds.Partition = since(t)
+	p := part.P()
 	src := worker.PartitionSource{Part: part}
 	tasks := part.Subtasks()
 	if oneDevice(&cfg) {
@@ -65,7 +61,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	blockEdges := func(i, j int) int64 { return part.Block(i, j).NumEdges() }
 	var sums *counts.Blocks
 	if perVertex {
-		sums = counts.NewBlocks(part.Layout, fwd.NumRows(), blockEdges, cfg.PerVertex.PerEdge())
+		sums = counts.NewBlocks(part.Layout, part.Layout.N, blockEdges, cfg.PerVertex.PerEdge())
 	}
 	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep, sums); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -90,6 +86,36 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	}
 	finish(rep, start)
 	return rep, nil
+}
+
+// splitOnHost splits fwd into cfg's blocks on the host's cores, choosing P
+// first when cfg.P is 0 (pFit is then the smallest P that fits).
+func splitOnHost(ctx context.Context, path string, fwd *graph.CSR, cfg *Config, rep *Report) (*partition.Partition, int, error) {
+	t := time.Now()
+	p, pFit := cfg.P, 0
+	var err error
+	if p == 0 {
+		if cfg.Budget <= 0 {
+			return nil, 0, errors.New("pipeline: --partitions 0 needs a memory budget")
+		}
+		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, cfg.Model, cfg.Workers)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: choosing P: %w", path, err)
+		}
+		pFit = p
+		if oneDevice(cfg) && cfg.Scheme == storage.SchemeHash {
+			p = fastP(DefaultSpeedModel(), fwd.NumRows(), fwd.NumEdges(), pFit, cfg.Budget)
+		}
+		cfg.Logger.Info("chose P", "p", p, "smallest that fits", pFit, "budget", cfg.Budget)
+	}
+	cfg.Progress.Start("partition", "", -1)
+	part, err := partition.PartitionInMemory(ctx, fwd, partition.Config{Scheme: cfg.Scheme, P: p, Workers: cfg.Workers})
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Partition = since(t)
+	return part, pFit, nil
 }
 
 // CountShards counts a partitioned graph from its store, every subtask in

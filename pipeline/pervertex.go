@@ -114,7 +114,7 @@ func shardEdges(m *storage.Manifest) func(i, j int) int64 {
 // graph does not fit the device), then the whole graph is counted per
 // vertex on the first slot.
 func countFilePerVertex(ctx context.Context, path string, cfg Config, rep *Report, start time.Time) (*Report, error) {
-	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, true)
+	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, true, nil)
 	if err != nil {
 		return nil, err
 	}

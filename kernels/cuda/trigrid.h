@@ -320,6 +320,38 @@ int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
                           uint64_t *orig_out, uint64_t *stats, double *ms,
                           char *err, uint64_t errlen);
 
+/* Splits the forward graph that slot src holds (as tg_prep_ids leaves it:
+ * n rows, n columns, rows sorted) into the p x p blocks of a 2D partition
+ * on the device, block (i, j) into slot slots[i*p + j]. The p*p slots are
+ * distinct; src may be one of them (its forward graph is given up once
+ * the blocks are made); what the other target slots held is released
+ * first. Groups: without ranges (nranges == 0) vertex v is in group
+ * v mod p with local id v div p (the hash scheme); with ranges, range r
+ * holds the ids bounds[r] .. bounds[r+1]-1 (bounds: nranges+1 entries,
+ * non-decreasing from 0 to n) and belongs to group groups[r], whose local
+ * ids number its ranges' vertices in id order (an id lies in the last
+ * range whose start is at most the id). Block (i, j) has group i's
+ * vertices as rows, in local id order, and their columns in group j as
+ * group j's local ids, in the order of the forward graph's rows: the
+ * blocks a host split by the same groups makes. nnz_out (p*p entries)
+ * receives each block's edges. The blocks are loaded as by tg_load_block
+ * (checked, indexes built). On an error the target slots are left empty
+ * and src as it was: TG_ERR_OOM when the blocks do not fit beside the
+ * forward graph. */
+int32_t tg_split_blocks(tg_ctx *ctx, int32_t src, int32_t p, const int32_t *slots,
+                        int32_t nranges, const uint64_t *bounds,
+                        const int32_t *groups, int64_t *nnz_out, char *err,
+                        uint64_t errlen);
+
+/* Copies the block that slot holds back to host memory: its nrows+1
+ * offsets into rowptr_out and its nnz columns into cols_out (either may be
+ * NULL: not wanted), returning when both copies are done. Into memory
+ * registered with tg_host_register the copies run at the bus's speed.
+ * A slot with a pending load completes it first; an empty slot is
+ * TG_ERR_INVALID. */
+int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
+                     uint32_t *cols_out, char *err, uint64_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

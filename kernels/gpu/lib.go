@@ -92,6 +92,8 @@ type Library struct {
 	inputCopyAsync  func(ctx uintptr, offset uint64, src unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	inputFree       func(ctx uintptr, err *byte, errlen uint64) int32
 	prepIDsInput    func(ctx uintptr, slot int32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	splitBlocks     func(ctx uintptr, src, p int32, slots *int32, nranges int32, bounds *uint64, groups *int32, nnz *int64, err *byte, errlen uint64) int32
+	blockOut        func(ctx uintptr, slot int32, rowptr *uint64, cols *uint32, err *byte, errlen uint64) int32
 }
 
 // DefaultPinnedHost is Options.PinnedHost's zero value: the blocks of a
@@ -182,6 +184,8 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_input_copy_async", &l.inputCopyAsync},
 		{"tg_input_free", &l.inputFree},
 		{"tg_prep_ids_input", &l.prepIDsInput},
+		{"tg_split_blocks", &l.splitBlocks},
+		{"tg_block_out", &l.blockOut},
 	}
 	var missing []string
 	addrs := make([]uintptr, len(syms))

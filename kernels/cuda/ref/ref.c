@@ -872,3 +872,169 @@ int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t wi
     free(in);
     return rc;
 }
+/* tg_split_blocks on the CPU: the same groups and local ids, the blocks
+ * accounted as the CUDA library allocates them (each block's offsets and
+ * columns, made while the source is still held). */
+int32_t tg_split_blocks(tg_ctx *ctx, int32_t src, int32_t p, const int32_t *slots, int32_t nranges,
+                        const uint64_t *bounds, const int32_t *groups, int64_t *nnz_out, char *err,
+                        uint64_t errlen) {
+    const char *fn = "tg_split_blocks";
+    enum { MAXP = 4 };
+    if (ctx == NULL || slots == NULL || nnz_out == NULL || src < 0 || src >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "%s: NULL context, slots or nnz_out, or source slot %d out of range", fn, src);
+        return TG_ERR_INVALID;
+    }
+    if (p < 1 || p > MAXP || p * p > TG_MAX_SLOTS) {
+        set_err(err, errlen, "%s: p = %d: the device splits into 1 to %d groups", fn, p, MAXP);
+        return TG_ERR_INVALID;
+    }
+    int seen[TG_MAX_SLOTS] = {0};
+    for (int b = 0; b < p * p; b++) {
+        if (slots[b] < 0 || slots[b] >= TG_MAX_SLOTS || seen[slots[b]]) {
+            set_err(err, errlen, "%s: target slot %d of block %d is out of range or named twice", fn, slots[b], b);
+            return TG_ERR_INVALID;
+        }
+        seen[slots[b]] = 1;
+    }
+    if (nranges < 0 || (nranges > 0 && (bounds == NULL || groups == NULL))) {
+        set_err(err, errlen, "%s: %d ranges without bounds or groups", fn, nranges);
+        return TG_ERR_INVALID;
+    }
+    ref_slot *s = &ctx->slots[src];
+    int32_t rc = slot_complete(s, err, errlen);
+    if (rc != TG_OK) return rc;
+    const int64_t n = s->csr.nrows;
+    if (!s->loaded || n != s->csr.ncols) {
+        set_err(err, errlen, "%s: source slot %d holds no square forward graph", fn, src);
+        return TG_ERR_INVALID;
+    }
+    if (nranges > 0) {
+        if (bounds[0] != 0 || bounds[nranges] != (uint64_t)n) {
+            set_err(err, errlen, "%s: range bounds run from %llu to %llu, want 0 to %lld", fn,
+                    (unsigned long long)bounds[0], (unsigned long long)bounds[nranges], (long long)n);
+            return TG_ERR_INVALID;
+        }
+        for (int r = 0; r < nranges; r++)
+            if (bounds[r + 1] < bounds[r] || groups[r] < 0 || groups[r] >= p) {
+                set_err(err, errlen, "%s: range %d: bounds decrease or group %d is not below p = %d", fn, r,
+                        groups[r], p);
+                return TG_ERR_INVALID;
+            }
+    }
+    for (int b = 0; b < p * p; b++)
+        if (slots[b] != src) slot_release(ctx, &ctx->slots[slots[b]]);
+    /* Each vertex's group and local id. */
+    int64_t size[MAXP] = {0};
+    int32_t *grp = malloc((size_t)(n + 1) * sizeof(int32_t));
+    uint32_t *loc = malloc((size_t)(n + 1) * sizeof(uint32_t));
+    if (grp == NULL || loc == NULL) {
+        free(grp), free(loc);
+        set_err(err, errlen, "%s: out of host memory", fn);
+        return TG_ERR_OOM;
+    }
+    if (nranges == 0) {
+        for (int64_t v = 0; v < n; v++) {
+            grp[v] = (int32_t)(v % p);
+            loc[v] = (uint32_t)(v / p);
+            size[v % p]++;
+        }
+    } else {
+        for (int r = 0; r < nranges; r++)
+            for (uint64_t v = bounds[r]; v < bounds[r + 1]; v++) {
+                grp[v] = groups[r];
+                loc[v] = (uint32_t)size[groups[r]]++;
+            }
+    }
+    tg_cpu_csr blk[MAXP * MAXP];
+    memset(blk, 0, sizeof blk);
+    int ok = 1;
+    for (int b = 0; b < p * p && ok; b++) {
+        blk[b].nrows = size[b / p];
+        blk[b].ncols = size[b % p];
+        blk[b].rowptr = calloc((size_t)blk[b].nrows + 1, sizeof(uint64_t));
+        ok = blk[b].rowptr != NULL;
+    }
+    for (int64_t u = 0; u < n && ok; u++)
+        for (uint64_t k = s->csr.rowptr[u]; k < s->csr.rowptr[u + 1]; k++)
+            blk[grp[u] * p + grp[s->csr.cols[k]]].rowptr[loc[u] + 1]++;
+    for (int b = 0; b < p * p && ok; b++) {
+        for (int64_t r = 0; r < blk[b].nrows; r++) blk[b].rowptr[r + 1] += blk[b].rowptr[r];
+        blk[b].nnz = (int64_t)blk[b].rowptr[blk[b].nrows];
+        blk[b].cols = malloc((size_t)(blk[b].nnz + 1) * sizeof(uint32_t));
+        ok = blk[b].cols != NULL;
+    }
+    if (ok) {
+        uint64_t *cur[MAXP * MAXP];
+        for (int b = 0; b < p * p && ok; b++) {
+            cur[b] = malloc((size_t)(blk[b].nrows + 1) * sizeof(uint64_t));
+            if (cur[b] == NULL) {
+                for (int c = 0; c < b; c++) free(cur[c]);
+                ok = 0;
+                break;
+            }
+            memcpy(cur[b], blk[b].rowptr, (size_t)(blk[b].nrows + 1) * sizeof(uint64_t));
+        }
+        if (ok) {
+            for (int64_t u = 0; u < n; u++)
+                for (uint64_t k = s->csr.rowptr[u]; k < s->csr.rowptr[u + 1]; k++) {
+                    uint32_t v = s->csr.cols[k];
+                    int b = grp[u] * p + grp[v];
+                    blk[b].cols[cur[b][loc[u]]++] = loc[v];
+                }
+            for (int b = 0; b < p * p; b++) free(cur[b]);
+        }
+    }
+    free(grp), free(loc);
+    if (!ok) {
+        for (int c = 0; c < p * p; c++) tg_cpu_csr_free(&blk[c]);
+        set_err(err, errlen, "%s: out of host memory", fn);
+        return TG_ERR_OOM;
+    }
+    /* The device memory: every block beside the source, then the source goes. */
+    uint64_t held = 0;
+    for (int b = 0; b < p * p; b++) {
+        uint64_t off = (uint64_t)(blk[b].nrows + 1) * 8, col = (uint64_t)(blk[b].nnz > 0 ? blk[b].nnz : 1) * 4;
+        int got = ref_alloc(ctx, off);
+        if (got) {
+            held += alloc_bytes(off);
+            got = ref_alloc(ctx, col);
+        }
+        if (!got) {
+            ctx->used -= held;
+            for (int c = 0; c < p * p; c++) tg_cpu_csr_free(&blk[c]);
+            set_err(err, errlen, "%s: block (%d,%d): out of device memory (%llu of %llu bytes in use)", fn, b / p,
+                    b % p, (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
+            return TG_ERR_OOM;
+        }
+        held += alloc_bytes(col);
+    }
+    slot_release(ctx, s);
+    for (int b = 0; b < p * p; b++) {
+        ref_slot *t = &ctx->slots[slots[b]];
+        t->csr = blk[b];
+        t->loaded = 1;
+        t->rowptr_cap = (uint64_t)blk[b].nrows + 1;
+        t->cols_cap = blk[b].nnz > 0 ? (uint64_t)blk[b].nnz : 1;
+        nnz_out[b] = blk[b].nnz;
+    }
+    return TG_OK;
+}
+
+int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out, uint32_t *cols_out, char *err,
+                     uint64_t errlen) {
+    if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "tg_block_out: bad context or slot %d", slot);
+        return TG_ERR_INVALID;
+    }
+    ref_slot *s = &ctx->slots[slot];
+    int32_t rc = slot_complete(s, err, errlen);
+    if (rc != TG_OK) return rc;
+    if (!s->loaded) {
+        set_err(err, errlen, "tg_block_out: slot %d holds no block", slot);
+        return TG_ERR_INVALID;
+    }
+    if (rowptr_out && s->csr.rowptr == NULL) rowptr_out[0] = 0; /* an empty graph */
+    else if (rowptr_out) memcpy(rowptr_out, s->csr.rowptr, (size_t)(s->csr.nrows + 1) * sizeof(uint64_t));
+    if (cols_out && s->csr.nnz > 0) memcpy(cols_out, s->csr.cols, (size_t)s->csr.nnz * sizeof(uint32_t));
+    return TG_OK;
+}

@@ -1,0 +1,255 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"unsafe"
+	"weak"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.DeviceSplitter = (*Counter)(nil)
+
+// maxSplitP is the largest P tg_split_blocks takes: its P*P blocks go into
+// distinct slots.
+const maxSplitP = 4
+
+// MaxSplit implements kernels.DeviceSplitter.
+func (c *Counter) MaxSplit() int { return maxSplitP }
+
+// idPairsArg is p as tg_prep_ids takes it: the first id, the id width and
+// the number of pairs.
+func idPairsArg(p kernels.IDPairs) (*uint32, int32, uint64, error) {
+	words, width := len(p.P32), int32(4)
+	var base *uint32
+	if p.P64 != nil {
+		words, width = len(p.P64), 8
+		if len(p.P64) > 0 {
+			base = (*uint32)(unsafe.Pointer(&p.P64[0]))
+		}
+	} else if len(p.P32) > 0 {
+		base = &p.P32[0]
+	}
+	if words%2 != 0 {
+		return nil, 0, 0, fmt.Errorf("odd number of ids (%d)", words)
+	}
+	return base, width, uint64(words / 2), nil
+}
+
+// KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out
+// copying back only the input ids, when wanted): the forward graph stays
+// in the resident slot for SplitOnDevice, ForwardOut or CountResident. An
+// error wrapping ErrOutOfMemory means the pairs do not fit the device.
+func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool) ([]uint64, kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, kernels.PrepStats{}, err
+	}
+	base, width, np, err := idPairsArg(p)
+	if err != nil {
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
+	}
+	var (
+		orig []uint64
+		maxV uint64
+	)
+	if wantIDs {
+		maxV = 2 * np
+		if top := maxID(p); top < maxV {
+			maxV = top + 1
+		}
+		orig = make([]uint64, maxV+1)
+		prefault(orig)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: counter is closed")
+	}
+	if c.slots[residentSlot].pending {
+		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
+		c.settle(residentSlot)
+	}
+	c.slots[residentSlot] = slot{}
+	c.resident = false
+	var st [prepNStats]uint64
+	var ms float64
+	rc := c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	runtime.KeepAlive(p)
+	if err := status("tg_prep_ids_out", rc, c.buf); err != nil {
+		// The slot may hold buffers: loaded, so that releaseIdle frees them.
+		c.slots[residentSlot] = slot{loaded: true}
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
+	}
+	pr := c.madeResident(&st, ms)
+	c.slots[residentSlot] = slot{loaded: true}
+	if wantIDs {
+		if pr.Stats.Vertices > maxV {
+			return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, maxV)
+		}
+		orig = orig[:pr.Stats.Vertices]
+	}
+	return orig, kernels.PrepStats(pr.Stats), nil
+}
+
+// ForwardOut implements kernels.DeviceSplitter (tg_block_out of the
+// resident slot).
+func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 || !c.resident {
+		return nil, fmt.Errorf("gpu: forward graph out: no forward graph on the device")
+	}
+	n, m := c.residentStats.Rows, c.residentStats.Edges
+	fwd := &graph.CSR{Offsets: make([]uint64, n+1), Cols: make([]uint32, m), NCols: n}
+	prefault(fwd.Offsets)
+	prefault(fwd.Cols)
+	rc := c.lib.blockOut(c.ctx, residentSlot, ptr(fwd.Offsets), ptr(fwd.Cols), &c.buf[0], errBufLen)
+	err := status("tg_block_out", rc, c.buf)
+	if free {
+		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
+		c.slots[residentSlot] = slot{}
+		c.resident = false
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: forward graph out: %w", err)
+	}
+	return fwd, nil
+}
+
+// groupSizes is the number of vertices of each group of g over n vertices.
+func groupSizes(g kernels.BlockGroups, n int64) ([]int64, error) {
+	if g.P < 1 || g.P > maxSplitP {
+		return nil, fmt.Errorf("P = %d: the device splits into 1 to %d groups", g.P, maxSplitP)
+	}
+	sizes := make([]int64, g.P)
+	if g.Bounds == nil {
+		for x := range g.P {
+			if int64(x) < n {
+				sizes[x] = (n-int64(x)-1)/int64(g.P) + 1
+			}
+		}
+		return sizes, nil
+	}
+	if len(g.Bounds) != len(g.Groups)+1 || len(g.Groups) == 0 {
+		return nil, fmt.Errorf("%d range bounds for %d ranges", len(g.Bounds), len(g.Groups))
+	}
+	for r, x := range g.Groups {
+		if x < 0 || int(x) >= g.P || g.Bounds[r+1] < g.Bounds[r] {
+			return nil, fmt.Errorf("range %d: group %d of %d, or bounds decrease", r, x, g.P)
+		}
+		sizes[x] += int64(g.Bounds[r+1] - g.Bounds[r])
+	}
+	if g.Bounds[0] != 0 || g.Bounds[len(g.Groups)] != uint64(n) {
+		return nil, fmt.Errorf("range bounds run from %d to %d, want 0 to %d", g.Bounds[0], g.Bounds[len(g.Groups)], n)
+	}
+	return sizes, nil
+}
+
+// SplitOnDevice implements kernels.DeviceSplitter (tg_split_blocks, then
+// tg_block_out of every block). Block (i, j) goes into slot i*P+j, the
+// resident slot among them when P*P slots take them all. The host copies
+// go into two arrays made, faulted in and registered while the device
+// splits, so that they come back at the bus's speed; registration is only
+// an acceleration, and memory the host will not lock is copied into as it
+// is. An error wrapping ErrOutOfMemory means the blocks do not fit beside
+// the forward graph, which stays resident.
+func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*graph.CSR, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 || !c.resident {
+		return nil, fmt.Errorf("gpu: split on device: no forward graph on the device")
+	}
+	n, m := c.residentStats.Rows, c.residentStats.Edges
+	sizes, err := groupSizes(g, n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: split on device: %w", err)
+	}
+	p := g.P
+	nb := p * p
+	slots := make([]int32, nb)
+	offTotal := int64(0)
+	for b := range nb {
+		slots[b] = int32(b)
+		offTotal += sizes[b/p] + 1
+		if b != residentSlot {
+			if c.slots[b].pending {
+				c.lib.loadWait(c.ctx, int32(b), &c.buf[0], errBufLen)
+			}
+			c.settle(b)
+			c.slots[b] = slot{}
+		}
+	}
+	offs := make([]uint64, offTotal)
+	cols := make([]uint32, m)
+	regs := make(chan []*Registration, 1)
+	go func() {
+		var rs []*Registration
+		prefault(offs)
+		prefault(cols)
+		for _, r := range []func() (*Registration, error){
+			func() (*Registration, error) { return Register(c.lib, offs) },
+			func() (*Registration, error) { return Register(c.lib, cols) },
+		} {
+			if reg, err := r(); err == nil && reg != nil {
+				rs = append(rs, reg)
+			}
+		}
+		regs <- rs
+	}()
+	release := func(rs []*Registration) {
+		for _, r := range rs {
+			_ = r.Release() // no copy is pending: tg_block_out returns when done
+		}
+	}
+	var nnz [maxSplitP * maxSplitP]int64
+	rc := c.lib.splitBlocks(c.ctx, residentSlot, int32(p), &slots[0], int32(len(g.Groups)), ptr(g.Bounds), ptr(g.Groups), &nnz[0], &c.buf[0], errBufLen)
+	runtime.KeepAlive(g)
+	rs := <-regs
+	defer release(rs)
+	if err := status("tg_split_blocks", rc, c.buf); err != nil {
+		for b := range nb {
+			if b != residentSlot {
+				c.slots[b] = slot{loaded: true} // empty, or buffers for releaseIdle to free
+			}
+		}
+		return nil, fmt.Errorf("gpu: split on device: %w", err)
+	}
+	c.resident = false
+	c.slots[residentSlot] = slot{}
+	var sum int64
+	for b := range nb {
+		sum += nnz[b]
+	}
+	if sum != m {
+		c.releaseAll()
+		return nil, fmt.Errorf("gpu: split on device: the blocks hold %d edges, the forward graph %d", sum, m)
+	}
+	blocks := make([]*graph.CSR, nb)
+	po, pc := int64(0), int64(0)
+	for b := range nb {
+		rows := sizes[b/p]
+		blk := &graph.CSR{Offsets: offs[po : po+rows+1 : po+rows+1], Cols: cols[pc : pc+nnz[b] : pc+nnz[b]], NCols: sizes[b%p]}
+		po += rows + 1
+		pc += nnz[b]
+		rc := c.lib.blockOut(c.ctx, slots[b], ptr(blk.Offsets), ptr(blk.Cols), &c.buf[0], errBufLen)
+		if err := status("tg_block_out", rc, c.buf); err != nil {
+			c.releaseAll()
+			return nil, fmt.Errorf("gpu: split on device: block (%d,%d): %w", b/p, b%p, err)
+		}
+		blocks[b] = blk
+	}
+	c.tick++
+	for b, blk := range blocks {
+		c.slots[slots[b]] = slot{block: weak.Make(blk), nOff: len(blk.Offsets), nCols: len(blk.Cols), ncols: blk.NCols, used: c.tick, loaded: true}
+	}
+	return blocks, nil
+}

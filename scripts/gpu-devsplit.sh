@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The device split of a partitioned count (`count --device gpu
+# --partitions N`, N <= 4 on one GPU: the blocks built on the device and
+# counted there without an upload), checked and timed on a GPU machine
+# that has nvcc but no Go, in one call:
+#   1. builds libtrigrid_cuda.so from this tree;
+#   2. the Go tests of the device split through the real library
+#      (kernels/gpu TestDeviceSplit: blocks equal to the host's split, hash
+#      and range, P = 1..4; pipeline TestPartitionedDeviceSplit*), and
+#      compute-sanitizer memcheck of the split on a small graph;
+#   3. conformance: every dataset of MANIFEST.tsv through --partitions 3
+#      hash --verify (the device's blocks against the host's split),
+#      --partitions 2 range --verify and --partitions 4 against its
+#      published count; rmat 22 and 23 through --partitions 2, 3, 4 by
+#      both schemes and a cap of a quarter of the CSR (--partitions 0, the
+#      host's split) against the whole-graph count; rmat 18 --partitions 4
+#      --verify by both schemes;
+#   4. `trigrid bench e2e --device gpu` (fresh processes, medians) of rmat
+#      23 whole, --partitions 4 hash and range, and --partitions 4 of an
+#      earlier build (BEFORE) when there is one.
+# Prepare on a machine with Go (DEV defaults to .dev/devsplit):
+#   scripts/gpu-devsplit.sh --prepare [BEFORE_COMMIT]
+# Run (from the repository root on the GPU machine, DEV carried):
+#   bash $DEV/src/scripts/gpu-devsplit.sh
+# Everything goes under $OUT; results.txt is the summary. Knobs: RUNS
+# (bench runs, default 5), SCALES (default "22 23"), SKIP_BENCH=1.
+set -uo pipefail
+
+if [ "${1:-}" = "--prepare" ]; then
+	set -e
+	ROOT=$(cd "$(dirname "$0")/.." && pwd)
+	DEV=$(realpath -m "${DEV:-$ROOT/.dev/devsplit}")
+	rm -rf "$DEV"
+	mkdir -p "$DEV/bin" "$DEV/data" "$DEV/src"
+	(cd "$ROOT" && git ls-files -co --exclude-standard | grep -v '^\.dev/' | tar -cf - -T - | tar -xf - -C "$DEV/src")
+	(cd "$ROOT" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid" ./cmd/trigrid)
+	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/pipeline.test" ./pipeline)
+	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/gpu.test" ./kernels/gpu)
+	if [ -n "${2:-}" ]; then
+		tmp=$(mktemp -d)
+		(cd "$ROOT" && git archive "$2" | tar -xf - -C "$tmp")
+		(cd "$tmp" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid-before" ./cmd/trigrid)
+		rm -rf "$tmp"
+	fi
+	cp "${TRIGRID_DATA_DIR:-$ROOT/../shared/datasets}"/* "$DEV/data/" 2>/dev/null || echo "no datasets: conformance skips them"
+	gzip -9 "$DEV"/bin/*
+	for f in "$DEV"/data/*.txt; do [ -f "$f" ] && gzip -9 "$f"; done
+	du -sh "$DEV"
+	exit 0
+fi
+
+START=$(date +%s)
+elapsed() { echo $(($(date +%s) - START)); }
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+DEV=$(dirname "$SRC")
+OUT=${OUT:-/tmp/gpu-devsplit}
+mkdir -p "$OUT"
+RUNS=${RUNS:-5}
+SCALES=${SCALES:-"22 23"}
+TMP=${TMPDIR:-/tmp}/gpu-devsplit
+mkdir -p "$TMP/bin"
+RES=$OUT/results.txt
+LIB=$SRC/kernels/cuda/libtrigrid_cuda.so
+export TRIGRID_CUDA_LIB=$LIB
+
+for f in "$DEV"/bin/*.gz; do gunzip -c "$f" >"$TMP/bin/$(basename "$f" .gz)"; done
+chmod +x "$TMP"/bin/*
+BIN=$TMP/bin/trigrid
+
+date -u >"$RES"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
+echo "cores $(nproc), $(free -g | awk '/Mem:/ {print $2}') GiB" >>"$RES"
+make -C "$SRC/kernels/cuda" clean >/dev/null 2>&1
+if ! make -C "$SRC/kernels/cuda" -j16 all >"$OUT/build.log" 2>&1; then
+	tail -40 "$OUT/build.log"
+	exit 1
+fi
+echo "build ok at $(elapsed) s" | tee -a "$RES"
+
+(cd "$SRC/kernels/gpu" && timeout 120 "$TMP/bin/gpu.test" -test.v -test.run 'TestDeviceSplit|TestSplitOnDevice' >"$OUT/tests.log" 2>&1)
+echo "kernels/gpu TestDeviceSplit (real library) rc=$?" | tee -a "$RES"
+(cd "$SRC/pipeline" && timeout 120 "$TMP/bin/pipeline.test" -test.v -test.run 'TestPartitionedDeviceSplit|TestPartitionedDevice' >>"$OUT/tests.log" 2>&1)
+echo "pipeline TestPartitionedDevice* (real library) rc=$?" | tee -a "$RES"
+grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
+if command -v compute-sanitizer >/dev/null; then
+	(cd "$SRC/pipeline" && timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/pipeline.test" \
+		-test.run 'TestPartitionedDeviceSplit$/messy.bin/(hash-4|range-3)/verify=false' >"$OUT/memcheck.log" 2>&1)
+	echo "compute-sanitizer memcheck pipeline TestPartitionedDeviceSplit/messy.bin hash P=4, range P=3 rc=$? $(grep -c 'Invalid' "$OUT/memcheck.log") invalid accesses" | tee -a "$RES"
+	grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
+fi
+echo "tests done at $(elapsed) s" | tee -a "$RES"
+
+triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
+field() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
+fail=0
+check() { # name got want
+	if [ -n "$2" ] && [ "$2" = "$3" ]; then
+		echo "ok   $1 $2" | tee -a "$RES"
+	else
+		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
+		fail=1
+	fi
+}
+count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
+
+DATA=$DEV/data
+if [ -f "$DATA/MANIFEST.tsv" ]; then
+	while IFS=$'\t' read -r name file _ _ _ want _; do
+		case "$name" in '#'* | '') continue ;; esac
+		f=$DATA/$file
+		[ -f "$f" ] || f=$f.gz
+		[ -f "$f" ] || continue
+		check "gpu -P 3 hash --verify $name" "$(count --partitions 3 --verify "$f" | triangles)" "$want"
+		check "gpu -P 2 range --verify $name" "$(count --partitions 2 --scheme range --verify "$f" | triangles)" "$want"
+		check "gpu -P 4 hash $name" "$(count --partitions 4 "$f" | triangles)" "$want"
+	done <"$DATA/MANIFEST.tsv"
+fi
+echo "datasets done at $(elapsed) s" | tee -a "$RES"
+
+f=$TMP/r18.bin
+"$BIN" gen rmat --scale 18 --edge-factor 16 --seed 1 -q -o "$f"
+want=$(count "$f" | triangles)
+check "rmat 18 -P 4 hash --verify" "$(count --partitions 4 --verify "$f" | triangles)" "$want"
+check "rmat 18 -P 4 range --verify" "$(count --partitions 4 --scheme range --verify "$f" | triangles)" "$want"
+for s in $SCALES; do
+	f=$TMP/r$s.bin
+	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
+	whole=$(count "$f")
+	want=$(echo "$whole" | triangles)
+	v=$(echo "$whole" | field vertices)
+	e=$(echo "$whole" | field edges)
+	csr=$((8 * (v + 1) + 4 * e))
+	echo "rmat $s: $want triangles, $v vertices, $e edges, CSR $csr bytes" | tee -a "$RES"
+	echo "$csr" >"$TMP/csr$s"
+	for p in 2 3 4; do
+		for sc in hash range; do
+			out=$(count --partitions $p --scheme $sc "$f")
+			check "rmat $s -P $p $sc (uploads $(echo "$out" | field uploads))" "$(echo "$out" | triangles)" "$want"
+		done
+	done
+	check "rmat $s cap CSR/4" "$(count --partitions 0 --device-mem-limit $((csr / 4)) "$f" | triangles)" "$want"
+done
+echo "rmat checks done at $(elapsed) s" | tee -a "$RES"
+
+f=$TMP/r23.bin
+if [ -f "$f" ] && [ "${SKIP_BENCH:-0}" != 1 ]; then
+	bench() { # name binary runs count-flags...
+		local name=$1 bin=$2 runs=$3
+		shift 3
+		echo "== $name: bench e2e --runs $runs rmat 23 -- $*" | tee -a "$RES"
+		timeout 200 "$bin" bench e2e --runs "$runs" --device gpu --json "$f" -- "$@" >"$TMP/bench.json" 2>>"$OUT/bench.err"
+		echo "rc=$?" >>"$RES"
+		cat "$TMP/bench.json" >>"$RES"
+		# One more run for the phases bench e2e does not list (partition).
+		"$bin" count --device gpu --json --progress none --log-level warn "$@" "$f" 2>>"$OUT/bench.err" |
+			tr -d '\n' | grep -o '"seconds": *{[^}]*}' >>"$RES"
+		echo >>"$RES"
+	}
+	bench whole "$BIN" "$RUNS"
+	bench "partitions 4 hash" "$BIN" "$RUNS" --partitions 4
+	bench "partitions 4 range" "$BIN" "$RUNS" --partitions 4 --scheme range
+	[ -x "$TMP/bin/trigrid-before" ] && bench "partitions 4 hash, before" "$TMP/bin/trigrid-before" 3 --partitions 4
+fi
+echo "done at $(elapsed) s, fail=$fail" | tee -a "$RES"
+tail -5 "$OUT/count.err" >>"$RES" 2>/dev/null
+exit $fail
