@@ -81,7 +81,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 			if err == nil && split.counter != nil {
 				keep = true
 			} else {
-				*split = deviceSplit{}
+				split.part, split.counter = nil, nil
 			}
 		} else {
 			fwd, ids, done, err = orientIDsOnDevice(ctx, path, io, &in, cfg, rep, wantIDs)

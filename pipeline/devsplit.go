@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,18 @@ import (
 type deviceSplit struct {
 	part    *partition.Partition
 	counter kernels.Counter
+	// released is closed once the input's memory, dead once the device
+	// has the graph, has gone back to the operating system (nil: not
+	// asked). Given back while the device splits and counts rather than
+	// at the process's exit, where it would add to the run.
+	released chan struct{}
+}
+
+// wait returns once what ds started in the background is done.
+func (ds *deviceSplit) wait() {
+	if ds != nil && ds.released != nil {
+		<-ds.released
+	}
 }
 
 // wantsDeviceSplit reports whether a count of cfg splits the forward graph
@@ -59,13 +72,13 @@ func blockGroups(l *partition.Layout) kernels.BlockGroups {
 func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitter, in *input, cfg *Config, rep *Report, wantIDs bool, ds *deviceSplit) (*graph.CSR, []uint64, bool, error) {
 	var p kernels.IDPairs
 	if in.p32 != nil {
-		p.P32 = in.p32
+		p.P32, p.Staged = in.p32, in.staged
 	} else {
 		p.P64 = graph.WideIDs(in.edges)
 	}
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
-	ids, st, err := dev.KeepIDsOnDevice(ctx, p, wantIDs)
+	ids, st, err := dev.KeepIDsOnDevice(ctx, p, wantIDs, cfg.P)
 	cfg.Progress.Done()
 	if dev.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)
@@ -75,7 +88,21 @@ func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitt
 		return nil, nil, true, fmt.Errorf("%s: orient with %s: %w", path, dev.Name(), err)
 	}
 	edges := in.edges
+	// The device has the graph: the input is unpinned while the host goes
+	// on (the caller's release then finds nothing left to do).
+	if in.staged != nil {
+		go releaseStage(in.staged, cfg.Logger)
+	}
 	*in = input{}
+	p = kernels.IDPairs{}
+	if !cfg.Verify {
+		released := make(chan struct{})
+		ds.released = released
+		go func() {
+			defer close(released)
+			debug.FreeOSMemory()
+		}()
+	}
 	notePrep(rep, st)
 	rep.Seconds.Order = since(t)
 

@@ -34,6 +34,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		split = &deviceSplit{}
 	}
 	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, perVertex, split)
+	defer split.wait()
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,10 @@ type Counter struct {
 	last    string
 	buf     []byte
 
+	// splitHost: host memory made for SplitOnDevice's copies while
+	// KeepIDsOnDevice ran; nil when none is waiting.
+	splitHost *splitHost
+
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
 	residentStats kernels.SubtaskStats
@@ -148,6 +152,7 @@ func (c *Counter) Close() error {
 	for i := range c.slots {
 		c.settle(i)
 	}
+	c.dropSplitHost()
 	if err := c.lib.pins.close(); err != nil {
 		return fmt.Errorf("gpu: close counter: %w", err)
 	}

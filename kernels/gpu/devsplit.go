@@ -39,11 +39,18 @@ func idPairsArg(p kernels.IDPairs) (*uint32, int32, uint64, error) {
 	return base, width, uint64(words / 2), nil
 }
 
-// KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out
-// copying back only the input ids, when wanted): the forward graph stays
+// KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out, or
+// tg_prep_ids_input from staged ids, copying back only the input ids,
+// when wanted; the pairs are page-locked for their upload as
+// OrientIDsOnDevice does): the forward graph stays
 // in the resident slot for SplitOnDevice, ForwardOut or CountResident. An
 // error wrapping ErrOutOfMemory means the pairs do not fit the device.
-func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool) ([]uint64, kernels.PrepStats, error) {
+//
+// With splitP > 0 the host memory that SplitOnDevice into splitP groups
+// copies the blocks back into is made, faulted in and registered on other
+// cores while the device works (sized for the most vertices and edges the
+// pairs can give).
+func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool, splitP int) ([]uint64, kernels.PrepStats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, kernels.PrepStats{}, err
 	}
@@ -63,10 +70,20 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 		orig = make([]uint64, maxV+1)
 		prefault(orig)
 	}
+	if p.Staged == nil {
+		defer c.lib.releaseLogged(c.lib.registerPairs(p))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == 0 {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: counter is closed")
+	}
+	if splitP > 0 && splitP <= maxSplitP {
+		c.dropSplitHost()
+		c.splitHost = prepareSplitHost(c.lib, p, np, uint64(splitP))
+		// The caller may change the pairs once this returns (compacting
+		// them on the host when they do not fit the device).
+		defer func(h *splitHost) { <-h.scanned }(c.splitHost)
 	}
 	if c.slots[residentSlot].pending {
 		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
@@ -76,9 +93,19 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	c.resident = false
 	var st [prepNStats]uint64
 	var ms float64
-	rc := c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	op := "tg_prep_ids_out"
+	var rc int32
+	if p.Staged != nil {
+		if err := c.takeStage(p); err != nil {
+			return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
+		}
+		op = "tg_prep_ids_input"
+		rc = c.lib.prepIDsInput(c.ctx, residentSlot, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	} else {
+		rc = c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
+	}
 	runtime.KeepAlive(p)
-	if err := status("tg_prep_ids_out", rc, c.buf); err != nil {
+	if err := status(op, rc, c.buf); err != nil {
 		// The slot may hold buffers: loaded, so that releaseIdle frees them.
 		c.slots[residentSlot] = slot{loaded: true}
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
@@ -112,6 +139,7 @@ func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error)
 	rc := c.lib.blockOut(c.ctx, residentSlot, ptr(fwd.Offsets), ptr(fwd.Cols), &c.buf[0], errBufLen)
 	err := status("tg_block_out", rc, c.buf)
 	if free {
+		c.dropSplitHost()
 		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
 		c.slots[residentSlot] = slot{}
 		c.resident = false
@@ -188,33 +216,22 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 			c.slots[b] = slot{}
 		}
 	}
-	offs := make([]uint64, offTotal)
-	cols := make([]uint32, m)
-	regs := make(chan []*Registration, 1)
-	go func() {
-		var rs []*Registration
-		prefault(offs)
-		prefault(cols)
-		for _, r := range []func() (*Registration, error){
-			func() (*Registration, error) { return Register(c.lib, offs) },
-			func() (*Registration, error) { return Register(c.lib, cols) },
-		} {
-			if reg, err := r(); err == nil && reg != nil {
-				rs = append(rs, reg)
-			}
-		}
-		regs <- rs
-	}()
-	release := func(rs []*Registration) {
-		for _, r := range rs {
-			_ = r.Release() // no copy is pending: tg_block_out returns when done
-		}
+	h := c.splitHost
+	c.splitHost = nil
+	if h == nil || !h.fits(offTotal, m) {
+		// Made while the device splits instead.
+		h.wait()
+		h.release()
+		h = newSplitHost(c.lib, uint64(offTotal), uint64(m))
 	}
 	var nnz [maxSplitP * maxSplitP]int64
 	rc := c.lib.splitBlocks(c.ctx, residentSlot, int32(p), &slots[0], int32(len(g.Groups)), ptr(g.Bounds), ptr(g.Groups), &nnz[0], &c.buf[0], errBufLen)
 	runtime.KeepAlive(g)
-	rs := <-regs
-	defer release(rs)
+	h.wait()
+	// No copy into the memory is pending once tg_block_out has returned:
+	// its registration goes in the background, off the caller's way.
+	defer func() { go h.release() }()
+	offs, cols := h.offs, h.cols
 	if err := status("tg_split_blocks", rc, c.buf); err != nil {
 		for b := range nb {
 			if b != residentSlot {
@@ -252,4 +269,94 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 		c.slots[slots[b]] = slot{block: weak.Make(blk), nOff: len(blk.Offsets), nCols: len(blk.Cols), ncols: blk.NCols, used: c.tick, loaded: true}
 	}
 	return blocks, nil
+}
+
+// splitHost is host memory the blocks of a device split are copied back
+// into: offsets and columns, made, faulted in and registered by a
+// goroutine of its own (ready is closed when it is done). Registration is
+// only an acceleration: memory the host will not lock is copied into as
+// it is.
+type splitHost struct {
+	offs  []uint64
+	cols  []uint32
+	regs  []*Registration
+	ready chan struct{}
+	// scanned is closed once prepareSplitHost no longer reads the pairs.
+	scanned chan struct{}
+}
+
+// newSplitHost starts making room for offs offsets and cols columns.
+func newSplitHost(l *Library, offs, cols uint64) *splitHost {
+	h := &splitHost{ready: make(chan struct{})}
+	go func() {
+		defer close(h.ready)
+		h.make(l, offs, cols)
+	}()
+	return h
+}
+
+// prepareSplitHost starts making the room a split into p groups of the
+// graph of np pairs p can need: at most min(2 np, largest id + 1)
+// vertices and np edges. It reads the pairs, which must stay unchanged
+// until scanned is closed.
+func prepareSplitHost(l *Library, pairs kernels.IDPairs, np, p uint64) *splitHost {
+	h := &splitHost{ready: make(chan struct{}), scanned: make(chan struct{})}
+	go func() {
+		defer close(h.ready)
+		n := 2 * np
+		if top := maxID(pairs); top < n {
+			n = top + 1
+		}
+		pairs = kernels.IDPairs{} // the input may go once the device has it
+		close(h.scanned)
+		h.make(l, p*(n+p), np)
+	}()
+	return h
+}
+
+func (h *splitHost) make(l *Library, offs, cols uint64) {
+	h.offs = make([]uint64, offs)
+	h.cols = make([]uint32, cols)
+	prefault(h.offs)
+	prefault(h.cols)
+	if r, err := Register(l, h.offs); err == nil && r != nil {
+		h.regs = append(h.regs, r)
+	}
+	if r, err := Register(l, h.cols); err == nil && r != nil {
+		h.regs = append(h.regs, r)
+	}
+}
+
+// fits reports whether h has room for offs offsets and cols columns; it
+// waits until h is ready.
+func (h *splitHost) fits(offs, cols int64) bool {
+	h.wait()
+	return int64(len(h.offs)) >= offs && int64(len(h.cols)) >= cols
+}
+
+// wait returns once h is made; nil is ready.
+func (h *splitHost) wait() {
+	if h != nil {
+		<-h.ready
+	}
+}
+
+// release unregisters h's memory once it is made; no copy into it may be
+// pending. nil is a no-op.
+func (h *splitHost) release() {
+	if h == nil {
+		return
+	}
+	<-h.ready
+	for _, r := range h.regs {
+		_ = r.Release()
+	}
+	h.regs = nil
+}
+
+// dropSplitHost gives up memory prepared for a split that did not come.
+// c.mu is held.
+func (c *Counter) dropSplitHost() {
+	c.splitHost.release()
+	c.splitHost = nil
 }

@@ -83,7 +83,7 @@ func checkSplit(t *testing.T, lib *Library, name string, edges []graph.Edge, sch
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ids, st, err := c.KeepIDsOnDevice(ctx, idPairs(edges), true)
+	ids, st, err := c.KeepIDsOnDevice(ctx, idPairs(edges), true, p)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -174,7 +174,7 @@ func TestSplitOnDeviceDoesNotFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, _, err := c.KeepIDsOnDevice(ctx, idPairs(edges), false); err != nil {
+	if _, _, err := c.KeepIDsOnDevice(ctx, idPairs(edges), false, 2); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.SplitOnDevice(ctx, kernels.BlockGroups{P: 2})
