@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 	"unsafe"
 	"weak"
 
@@ -225,9 +226,12 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 		h = newSplitHost(c.lib, uint64(offTotal), uint64(m))
 	}
 	var nnz [maxSplitP * maxSplitP]int64
+	t0 := time.Now()
 	rc := c.lib.splitBlocks(c.ctx, residentSlot, int32(p), &slots[0], int32(len(g.Groups)), ptr(g.Bounds), ptr(g.Groups), &nnz[0], &c.buf[0], errBufLen)
 	runtime.KeepAlive(g)
+	t1 := time.Now()
 	h.wait()
+	t2 := time.Now()
 	// No copy into the memory is pending once tg_block_out has returned:
 	// its registration goes in the background, off the caller's way.
 	defer func() { go h.release() }()
@@ -268,6 +272,8 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	for b, blk := range blocks {
 		c.slots[slots[b]] = slot{block: weak.Make(blk), nOff: len(blk.Offsets), nCols: len(blk.Cols), ncols: blk.NCols, used: c.tick, loaded: true}
 	}
+	c.lib.logger.Debug("split on device", "p", p, "split_s", t1.Sub(t0).Seconds(), "host_wait_s", t2.Sub(t1).Seconds(),
+		"copy_s", time.Since(t2).Seconds(), "registered", len(h.regs), "host_made_s", h.took.Seconds())
 	return blocks, nil
 }
 
@@ -283,6 +289,7 @@ type splitHost struct {
 	ready chan struct{}
 	// scanned is closed once prepareSplitHost no longer reads the pairs.
 	scanned chan struct{}
+	took    time.Duration // making, faulting in and registering
 }
 
 // newSplitHost starts making room for offs offsets and cols columns.
@@ -315,15 +322,22 @@ func prepareSplitHost(l *Library, pairs kernels.IDPairs, np, p uint64) *splitHos
 }
 
 func (h *splitHost) make(l *Library, offs, cols uint64) {
+	start := time.Now()
+	defer func() { h.took = time.Since(start) }()
 	h.offs = make([]uint64, offs)
 	h.cols = make([]uint32, cols)
 	prefault(h.offs)
 	prefault(h.cols)
-	if r, err := Register(l, h.offs); err == nil && r != nil {
-		h.regs = append(h.regs, r)
-	}
-	if r, err := Register(l, h.cols); err == nil && r != nil {
-		h.regs = append(h.regs, r)
+	for _, reg := range []func() (*Registration, error){
+		func() (*Registration, error) { return Register(l, h.offs) },
+		func() (*Registration, error) { return Register(l, h.cols) },
+	} {
+		r, err := reg()
+		if err != nil {
+			l.logger.Debug("block copies go to pageable memory", "err", err)
+		} else if r != nil {
+			h.regs = append(h.regs, r)
+		}
 	}
 }
 
