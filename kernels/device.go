@@ -69,7 +69,7 @@ type IDStage interface {
 	// copy and may return before the copy is done: those ids must not
 	// change until Release. ids is the whole edge list, the same slice
 	// (of the words given to StageIDs) on every call, and each word is
-	// added once. Calls are not concurrent.
+	// added once. Calls may come from several goroutines at once.
 	Add(ids []uint32, lo, hi int) error
 	// Release frees what the stage holds: the device's copy when nothing
 	// consumed it, and the host memory it pinned. The ids may change

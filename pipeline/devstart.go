@@ -158,6 +158,9 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	rep.Order = graph.OrderDegree.String()
 	maxOut := int64(st.MaxForward)
 	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	// The input is unpinned before the count: unpinned beside it, it
+	// finished only after the count, holding its memory until then.
+	releaseStage(in.staged, cfg.Logger)
 	rep.Seconds.Order = since(t)
 	t = time.Now()
 	// The graph is on the device: unless --verify needs the input, its
@@ -168,11 +171,9 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	if cfg.Verify {
 		close(released)
 	} else {
-		staged := in.staged
 		in.edges, in.p32, in.staged = nil, nil, nil
 		go func() {
 			defer close(released)
-			releaseStage(staged, cfg.Logger) // unpins the input
 			debug.FreeOSMemory()
 		}()
 	}

@@ -22,10 +22,13 @@ type stageSizes struct {
 	// min: pairs of fewer bytes are not staged (they are read before a
 	// device starts).
 	min int
+	// workers pin and hand over pieces side by side: pinning is the
+	// slowest step, and the reading goroutines compete with it.
+	workers int
 }
 
 // defaultStageSizes are the sizes of a count's inputStage.
-var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20}
+var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20, workers: 4}
 
 // inputStage sends a 32-bit binary file's pairs to the device while the
 // file is still being read: when the device is ready before the read ends
@@ -38,27 +41,29 @@ type inputStage struct {
 	sizes stageSizes
 	begun chan struct{} // closed by Begin
 	ended chan struct{} // closed by finish
-	wake  chan struct{} // a piece is ready, or the read ended
 	done  chan struct{} // closed when the uploader stops
 
 	mu     sync.Mutex
+	more   *sync.Cond // on mu: a piece is ready, the read ended or staging failed
 	pairs  []uint32
 	starts []int // first word of each piece, ascending; pieces end where the next starts
 	left   []int // words of each piece still unread
-	ready  []int // pieces read and not yet handed to the device
+	ready  []int // pieces read and not yet taken by a worker
+	taken  int   // pieces taken by the workers
+	added  int   // pieces handed to the device
 	failed bool  // the read failed or was cancelled
+	err    error // staging failed
 
 	// Set by the uploader, read after done is closed.
 	stage kernels.IDStage
-	added int // pieces handed to the device
-	err   error
 }
 
 // newInputStage starts the uploader, which waits for dev's counter; the
 // caller reads with the stage as its edgeio.PairsWatcher and then calls
 // finish.
 func newInputStage(ctx context.Context, dev *pendingCounter, log *slog.Logger, sizes stageSizes) *inputStage {
-	s := &inputStage{log: log, sizes: sizes, begun: make(chan struct{}), ended: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &inputStage{log: log, sizes: sizes, begun: make(chan struct{}), ended: make(chan struct{}), done: make(chan struct{})}
+	s.more = sync.NewCond(&s.mu)
 	go s.upload(ctx, dev)
 	return s
 }
@@ -100,31 +105,21 @@ func (s *inputStage) end(i int) int {
 // Filled implements edgeio.PairsWatcher.
 func (s *inputStage) Filled(lo, hi int) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	i := sort.Search(len(s.starts), func(i int) bool { return s.end(i) > lo })
-	woke := false
 	for ; i < len(s.starts) && s.starts[i] < hi; i++ {
 		s.left[i] -= min(hi, s.end(i)) - max(lo, s.starts[i])
 		if s.left[i] == 0 {
 			s.ready = append(s.ready, i)
-			woke = true
+			s.more.Signal()
 		}
-	}
-	s.mu.Unlock()
-	if woke {
-		s.poke()
-	}
-}
-
-func (s *inputStage) poke() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
 	}
 }
 
 // upload waits for the device; when it is ready first and takes staged
-// ids, it hands each piece to it as the read completes it, until every
-// piece is handed over, the read fails or ctx ends.
+// ids, its workers hand each piece to it as the read completes it, until
+// every piece is handed over, the read fails (a cancelled read fails too)
+// or staging fails.
 func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 	defer close(s.done)
 	select {
@@ -158,30 +153,37 @@ func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 		return
 	}
 	s.stage = stage
-	for s.added < pieces {
-		s.mu.Lock()
-		next, failed := s.ready, s.failed
-		s.ready = nil
+	var wg sync.WaitGroup
+	for range max(1, s.sizes.workers) {
+		wg.Go(func() { s.work(stage, pairs, pieces) })
+	}
+	wg.Wait()
+}
+
+// work takes ready pieces and hands them to the device until none is left
+// to take, the read failed or staging failed.
+func (s *inputStage) work(stage kernels.IDStage, pairs []uint32, pieces int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		for len(s.ready) == 0 && s.taken < pieces && !s.failed && s.err == nil {
+			s.more.Wait()
+		}
+		if s.taken == pieces || s.failed || s.err != nil {
+			return
+		}
+		i := s.ready[0]
+		s.ready = s.ready[1:]
+		s.taken++
 		s.mu.Unlock()
-		if failed {
+		err := stage.Add(pairs, s.starts[i], s.end(i))
+		s.mu.Lock()
+		if err != nil {
+			s.err = err
+			s.more.Broadcast()
 			return
 		}
-		for _, i := range next {
-			if err := stage.Add(pairs, s.starts[i], s.end(i)); err != nil {
-				s.err = err
-				return
-			}
-			s.added++
-		}
-		if len(next) > 0 {
-			continue
-		}
-		select {
-		case <-s.wake:
-		case <-ctx.Done():
-			s.err = ctx.Err()
-			return
-		}
+		s.added++
 	}
 }
 
@@ -194,8 +196,8 @@ func (s *inputStage) finish(readErr error) kernels.IDStage {
 	s.mu.Lock()
 	s.failed = readErr != nil
 	close(s.ended)
+	s.more.Broadcast()
 	s.mu.Unlock()
-	s.poke()
 	<-s.done
 	if s.stage == nil {
 		if s.err != nil {

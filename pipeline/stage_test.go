@@ -103,7 +103,7 @@ func TestInputStage(t *testing.T) {
 	for i := range want {
 		want[i] = uint32(i*2654435761) | 1 // no zero: unread words differ
 	}
-	sizes := stageSizes{piece: 64 << 10}
+	sizes := stageSizes{piece: 64 << 10, workers: 3}
 	log := slog.New(slog.DiscardHandler)
 	ready := func(c kernels.Counter) *pendingCounter {
 		pc := &pendingCounter{done: make(chan struct{}), counter: c}
