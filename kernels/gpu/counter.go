@@ -207,22 +207,14 @@ func (c *Counter) countWhole(t kernels.Subtask) (kernels.Result, error) {
 }
 
 // tryWhole is one attempt of countWhole: the subtask's blocks are made
-// resident, uploads of the next subtasks' blocks are started where memory
-// allows (they run on the copy engine beside this subtask's kernel), and
-// the kernel runs. c.mu is held.
+// resident (ready), uploads of the next subtasks' blocks are started where
+// memory allows (they run on the copy engine beside this subtask's
+// kernel), and the kernel runs. c.mu is held.
 func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
-	var s [3]int32
-	var pinned [maxSlots]bool
-	start := time.Now()
-	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
-		var err error
-		if s[i], err = c.slotFor(b, &pinned, t); err != nil {
-			c.stalled += time.Since(start)
-			return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
-		}
+	s, pinned, err := c.ready(t)
+	if err != nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 	}
-	c.prefetch(t, pinned)
-	c.stalled += time.Since(start)
 	var during func()
 	if len(t.Ahead) > 0 && c.lib.pins.limit > 0 {
 		during = func() { c.stage(t) }
@@ -233,6 +225,53 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 			return res, err
 		}
 	}
+}
+
+// ready makes t's three blocks resident and their loads complete (copied,
+// checked, indexed while the memory is not yet taken by blocks uploaded
+// ahead), then starts the uploads of the next subtasks' blocks
+// (prefetch). It returns the three slots and the slots not to give up
+// while t counts. The time it takes is the counter's stall: no kernel of
+// the counter runs meanwhile. c.mu is held.
+func (c *Counter) ready(t kernels.Subtask) ([3]int32, [maxSlots]bool, error) {
+	var s [3]int32
+	var pinned [maxSlots]bool
+	start := time.Now()
+	defer func() { c.stalled += time.Since(start) }()
+	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
+		var err error
+		if s[i], err = c.slotFor(b, &pinned, t); err != nil {
+			return s, pinned, err
+		}
+	}
+	if err := c.complete(s); err != nil {
+		return s, pinned, err
+	}
+	c.prefetch(t, pinned)
+	return s, pinned, nil
+}
+
+// complete completes the pending loads of slots s (tg_load_wait). A slot
+// whose load failed (a malformed block) holds no block after it. c.mu is
+// held.
+func (c *Counter) complete(s [3]int32) error {
+	var first error
+	for _, i := range s {
+		if !c.slots[i].pending {
+			continue
+		}
+		rc := c.lib.loadWait(c.ctx, i, &c.buf[0], errBufLen)
+		c.settle(int(i))
+		if err := status("tg_load_wait", rc, c.buf); err != nil {
+			if !errors.Is(err, ErrOutOfMemory) {
+				c.slots[i] = slot{loaded: true} // memory held, no block
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 // countSlots runs the counter's kernel (or auto's choice) on three loaded

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -122,15 +121,10 @@ func (c *Counter) localWhole(t kernels.Subtask, acc *kernels.Local) (kernels.Res
 
 // tryLocal is tryWhole for the per-vertex mode. c.mu is held.
 func (c *Counter) tryLocal(t kernels.Subtask, acc *kernels.Local) (kernels.Result, error) {
-	var s [3]int32
-	var pinned [maxSlots]bool
-	for i, b := range []*graph.CSR{t.IJ, t.IK, t.JK} {
-		var err error
-		if s[i], err = c.slotFor(b, &pinned, t); err != nil {
-			return kernels.Result{}, fmt.Errorf("gpu: count per vertex: %w", err)
-		}
+	s, pinned, err := c.ready(t)
+	if err != nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count per vertex: %w", err)
 	}
-	c.prefetch(t, pinned)
 	for {
 		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) }, acc)
 		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
