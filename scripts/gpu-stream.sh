@@ -26,6 +26,7 @@ if [ "${1:-}" = "--prepare" ]; then
 	set -e
 	D=${2:?usage: gpu-stream.sh --prepare DIR}
 	mkdir -p "$D/bin" "$D/data"
+	rm -f "$D/bin/"* # an earlier --prepare's
 	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$D/bin/trigrid" ./cmd/trigrid
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$D/bin/gpu.test" ./kernels/gpu/
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$D/bin/cmd.test" ./cmd/trigrid/
