@@ -34,11 +34,12 @@ type SpeedModel struct {
 	IndexShare float64
 }
 
-// DefaultSpeedModel holds rates measured on one NVIDIA H200 (rmat graphs;
+// DefaultSpeedModel holds rates fitted to runs on one NVIDIA H200 (rmat
+// graphs under device-memory caps, blocks uploaded from pinned host memory;
 // docs/benchmarks.md).
 func DefaultSpeedModel() SpeedModel {
-	return SpeedModel{CopyRate: 25e9, UploadSeconds: 0.3e-3, SubtaskSeconds: 0.6e-3, EdgeSeconds: 0.5e-9,
-		NoIndexFactor: 1.5, IndexShare: 1}
+	return SpeedModel{CopyRate: 50e9, UploadSeconds: 0.15e-3, SubtaskSeconds: 0.4e-3, EdgeSeconds: 0.5e-9,
+		NoIndexFactor: 2, IndexShare: 0.8}
 }
 
 // seconds is the modelled count phase of a graph of n vertices and e

@@ -16,7 +16,7 @@
 # scales swept), TABLE_SCALE, RUNS, DIVS (caps as fractions of the CSR),
 # EXTRA_P4 and EXTRA_P20 (P forced at a quarter and a twentieth of the
 # CSR), SKIP_TESTS=1, TEST_RUN (the kernels/gpu tests run), SKIP_CMD_TESTS=1,
-# SKIP_SWEEP=1; OLD_CUDA=DIR (a kernels/cuda tree of
+# UNPINNED=0 (no runs without pinned memory), SKIP_SWEEP=1; OLD_CUDA=DIR (a kernels/cuda tree of
 # another revision) builds it too and, with TABLE=ab, times the capped rows
 # with both libraries in turn instead of the table; TABLE=capped times
 # only the capped rows.
@@ -144,9 +144,11 @@ row "$RUNS" "uncapped"
 row "$RUNS" "CSR/4 P=0" --partitions 0 --device-mem-limit "$q"
 row "$RUNS" "CSR/20 P=0" --partitions 0 --device-mem-limit "$t"
 row "$RUNS" "P=4 uncapped" --partitions 4
-# One run each: the old path (no pinned copies) and other P.
-row 1 "CSR/4 P=0 unpinned" --partitions 0 --device-mem-limit "$q" --pinned-host-mem 0
-row 1 "CSR/20 P=0 unpinned" --partitions 0 --device-mem-limit "$t" --pinned-host-mem 0
+# One run each: nothing pinned (UNPINNED=0 skips these) and other P.
+if [ "${UNPINNED:-1}" = 1 ]; then
+	row 1 "CSR/4 P=0 unpinned" --partitions 0 --device-mem-limit "$q" --pinned-host-mem 0
+	row 1 "CSR/20 P=0 unpinned" --partitions 0 --device-mem-limit "$t" --pinned-host-mem 0
+fi
 for p in ${EXTRA_P4:-4 5 6 8}; do row 1 "CSR/4 P=$p" --partitions "$p" --device-mem-limit "$q"; done
 for p in ${EXTRA_P20:-10 12}; do row 1 "CSR/20 P=$p" --partitions "$p" --device-mem-limit "$t"; done
 echo "table done ($(elapsed) s)" | tee -a "$RES"
@@ -155,7 +157,7 @@ echo "table done ($(elapsed) s)" | tee -a "$RES"
 # The cap sweep: exact at every cap.
 graphs=""
 for s in $SWEEP; do graphs="$graphs /tmp/r$s.bin"; done
-for f in CA-GrQc.txt facebook_combined.txt soc-Epinions1.txt; do [ -f "$DATA/$f" ] && graphs="$graphs $DATA/$f"; done
+for f in facebook_combined.txt soc-Epinions1.txt CA-GrQc.txt; do [ -f "$DATA/$f" ] && graphs="$graphs $DATA/$f"; done
 MANIFEST=$DATA/MANIFEST.tsv timeout "${SWEEP_TIMEOUT:-200}" scripts/gpu-outofcore.sh "$BIN" "$LIB" $graphs >"$OUT/sweep.log" 2>&1
 echo "cap sweep rc=$? ($(elapsed) s)" | tee -a "$RES"
 grep -cE " ok$" "$OUT/sweep.log" | sed 's/^/exact runs: /' | tee -a "$RES"
