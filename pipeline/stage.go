@@ -22,13 +22,15 @@ type stageSizes struct {
 	// min: pairs of fewer bytes are not staged (they are read before a
 	// device starts).
 	min int
-	// workers pin and hand over pieces side by side: pinning is the
-	// slowest step, and the reading goroutines compete with it.
+	// workers pin and hand over pieces side by side. Pinning is the
+	// slowest step, but it competes with the reading goroutines for the
+	// memory's bandwidth: one worker ends the staging soonest
+	// (docs/benchmarks.md).
 	workers int
 }
 
 // defaultStageSizes are the sizes of a count's inputStage.
-var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20, workers: 4}
+var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20, workers: 1}
 
 // inputStage sends a 32-bit binary file's pairs to the device while the
 // file is still being read: when the device is ready before the read ends
