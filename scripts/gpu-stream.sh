@@ -19,7 +19,8 @@
 # UNPINNED=0 (no runs without pinned memory), SKIP_SWEEP=1; OLD_CUDA=DIR (a kernels/cuda tree of
 # another revision) builds it too and, with TABLE=ab, times the capped rows
 # with both libraries in turn instead of the table; TABLE=capped times
-# only the capped rows.
+# only the capped rows; TABLE=kernels times the capped rows once with each
+# of KERNELS.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -133,6 +134,13 @@ if [ "${TABLE:-}" = ab ] && [ -n "$OLD_LIB" ]; then
 		row 1 "CSR/4 P=0 old" --partitions 0 --device-mem-limit "$q" --cuda-lib "$OLD_LIB"
 	done
 	echo "a/b done ($(elapsed) s)" | tee -a "$RES"
+	exit 0
+fi
+if [ "${TABLE:-}" = kernels ]; then
+	for k in ${KERNELS:-wetric trust grouptc trix polak}; do
+		row 1 "CSR/4 P=0 $k" --partitions 0 --device-mem-limit "$q" --kernel "$k"
+		row 1 "CSR/20 P=0 $k" --partitions 0 --device-mem-limit "$t" --kernel "$k"
+	done
 	exit 0
 fi
 if [ "${TABLE:-}" = capped ]; then
