@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -246,5 +247,48 @@ func TestCountPinsLargeBlocks(t *testing.T) {
 	st := c.DeviceStats()
 	if st.PinnedUploads != 1 || st.Uploads < 5 || !lib.pins.isPinned(g) {
 		t.Errorf("want the whole graph alone pinned: %d of %d uploads pinned, %s", st.PinnedUploads, st.Uploads, lib.pins)
+	}
+}
+
+// A malformed block uploaded from pinned memory is reported when its load
+// completes, as an error and never a count; its pin is not left read, and
+// the counter counts the next subtask exactly.
+func TestCountMalformedPinnedBlock(t *testing.T) {
+	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 4)...))
+	ts := partitioned(g, 2, "hash")
+	lib := openRef(t, Options{})
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy of its own (a copy sharing an array with the block would
+	// overlap its pin and be uploaded from pageable memory).
+	bad := *ts[0].JK
+	bad.Offsets = append([]uint64(nil), bad.Offsets...)
+	bad.Cols = append([]uint32(nil), bad.Cols...)
+	bad.Cols[len(bad.Cols)-1] = uint32(bad.NCols) // out of range
+	s := ts[0]
+	s.JK = &bad
+	if _, err := c.Count(t.Context(), s); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("malformed block: %v, want the library's error", err)
+	}
+	if !lib.pins.isPinned(&bad) {
+		t.Fatalf("the malformed block was not uploaded from pinned memory: %s", lib.pins)
+	}
+	lib.pins.mu.Lock()
+	for b, p := range lib.pins.pins {
+		if p.readers != 0 {
+			t.Errorf("block of %d edges still read by %d loads", b.NumEdges(), p.readers)
+		}
+	}
+	lib.pins.mu.Unlock()
+	for _, s := range ts[:2] {
+		res, err := c.Count(t.Context(), s)
+		if err != nil || res.Triangles != mustReference(t, s) {
+			t.Fatalf("after the error: %d triangles, %v; want %d", res.Triangles, err, mustReference(t, s))
+		}
+	}
+	if err := c.Close(); err != nil || lib.pins.held != 0 {
+		t.Fatalf("close: %v, %s", err, lib.pins)
 	}
 }
