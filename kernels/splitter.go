@@ -26,10 +26,11 @@ type DeviceSplitter interface {
 	IDOrienter
 	// KeepIDsOnDevice is OrientIDsOnDevice that leaves the forward graph on
 	// the device for SplitOnDevice or ForwardOut and returns only the
-	// stats and, when wantIDs, ids[forward id] = input id. splitP > 0
-	// says that SplitOnDevice into splitP groups comes next, so that what
-	// it needs on the host can be made meanwhile.
-	KeepIDsOnDevice(ctx context.Context, p IDPairs, wantIDs bool, splitP int) (ids []uint64, st PrepStats, err error)
+	// stats and, when wantIDs, ids[forward id] = input id. host, when not
+	// nil, is the memory (MakeHostBlocks for these pairs) SplitOnDevice is
+	// to copy the blocks back into; KeepIDsOnDevice returns only once host
+	// no longer reads the pairs.
+	KeepIDsOnDevice(ctx context.Context, p IDPairs, wantIDs bool, host *HostBlocks) (ids []uint64, st PrepStats, err error)
 	// SplitOnDevice splits the forward graph KeepIDsOnDevice left into the
 	// blocks of g and gives the forward graph up. The blocks come back in
 	// host memory, B[i][j] at i*P+j, equal to partition.SplitLayout's for

@@ -49,6 +49,12 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	} else {
 		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
 	}
+	var host *kernels.HostBlocks
+	if split != nil && rerr == nil && in.p32 != nil && mayDeviceSplit(cfg, dev) {
+		// The memory the blocks come back into is made while the device
+		// starts and builds the forward graph.
+		host = kernels.MakeHostBlocks(kernels.IDPairs{P32: in.p32}, cfg.P)
+	}
 	t := time.Now()
 	counter, err := dev.wait(cfg)
 	rep.Seconds.DeviceWait = since(t)
@@ -77,7 +83,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 			done bool
 		)
 		if dev, ok := counter.(kernels.DeviceSplitter); ok && split != nil && wantsDeviceSplit(cfg, dev) {
-			fwd, ids, done, err = splitIDsOnDevice(ctx, path, dev, &in, cfg, rep, wantIDs, split)
+			fwd, ids, done, err = splitIDsOnDevice(ctx, path, dev, &in, cfg, rep, wantIDs, host, split)
 			if err == nil && split.counter != nil {
 				keep = true
 			} else {
@@ -97,6 +103,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		c     *graph.Compacted
 		edges []graph.Edge
 	)
+	host.Scanned() // no longer read: the pairs may change
 	switch {
 	case in.p32 != nil:
 		c, err = graph.CompactPairsInPlace(in.p32, opts)

@@ -85,12 +85,13 @@ func (s orientSpy) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*g
 	return fwd, ids, st, err
 }
 
-func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool, splitP int) ([]uint64, kernels.PrepStats, error) {
+func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool, host *kernels.HostBlocks) ([]uint64, kernels.PrepStats, error) {
 	s.tally.idCalls.Add(1)
 	if s.hostIDs {
+		host.Scanned()
 		return nil, kernels.PrepStats{}, fmt.Errorf("spy: %w", gpu.ErrOutOfMemory)
 	}
-	ids, st, err := s.Counter.KeepIDsOnDevice(ctx, p, wantIDs, splitP)
+	ids, st, err := s.Counter.KeepIDsOnDevice(ctx, p, wantIDs, host)
 	if err == nil {
 		s.tally.idBuilt.Add(1)
 	}

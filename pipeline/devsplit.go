@@ -11,6 +11,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
@@ -46,6 +47,13 @@ func wantsDeviceSplit(cfg *Config, ds kernels.DeviceSplitter) bool {
 	return cfg.P >= 1 && cfg.P <= ds.MaxSplit() && cfg.Order == graph.OrderDegree && oneDevice(cfg)
 }
 
+// mayDeviceSplit is wantsDeviceSplit before the device is known: one
+// slot, or devices still to be found, and P within what a GPU splits.
+func mayDeviceSplit(cfg *Config, dev *pendingCounter) bool {
+	return dev.maybeDevice && cfg.P >= 1 && cfg.P <= gpu.MaxSplitP && cfg.Order == graph.OrderDegree &&
+		(cfg.Devices != nil || len(cfg.Slots) == 1)
+}
+
 // blockGroups is the device split's description of layout l.
 func blockGroups(l *partition.Layout) kernels.BlockGroups {
 	g := kernels.BlockGroups{P: l.P}
@@ -69,7 +77,8 @@ func blockGroups(l *partition.Layout) kernels.BlockGroups {
 // device (in is then intact). When the blocks do not fit beside the
 // forward graph, the forward graph comes back for the host to split
 // (ds.part nil).
-func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitter, in *input, cfg *Config, rep *Report, wantIDs bool, ds *deviceSplit) (*graph.CSR, []uint64, bool, error) {
+func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitter, in *input, cfg *Config, rep *Report, wantIDs bool,
+	host *kernels.HostBlocks, ds *deviceSplit) (*graph.CSR, []uint64, bool, error) {
 	var p kernels.IDPairs
 	if in.p32 != nil {
 		p.P32, p.Staged = in.p32, in.staged
@@ -78,7 +87,7 @@ func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitt
 	}
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
-	ids, st, err := dev.KeepIDsOnDevice(ctx, p, wantIDs, cfg.P)
+	ids, st, err := dev.KeepIDsOnDevice(ctx, p, wantIDs, host)
 	cfg.Progress.Done()
 	if dev.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)

@@ -14,12 +14,12 @@ import (
 
 var _ kernels.DeviceSplitter = (*Counter)(nil)
 
-// maxSplitP is the largest P tg_split_blocks takes: its P*P blocks go into
-// distinct slots.
-const maxSplitP = 4
+// MaxSplitP is the largest P tg_split_blocks takes (MaxSplit): its P*P
+// blocks go into distinct slots.
+const MaxSplitP = 4
 
 // MaxSplit implements kernels.DeviceSplitter.
-func (c *Counter) MaxSplit() int { return maxSplitP }
+func (c *Counter) MaxSplit() int { return MaxSplitP }
 
 // idPairsArg is p as tg_prep_ids takes it: the first id, the id width and
 // the number of pairs.
@@ -47,11 +47,11 @@ func idPairsArg(p kernels.IDPairs) (*uint32, int32, uint64, error) {
 // in the resident slot for SplitOnDevice, ForwardOut or CountResident. An
 // error wrapping ErrOutOfMemory means the pairs do not fit the device.
 //
-// With splitP > 0 the host memory that SplitOnDevice into splitP groups
-// copies the blocks back into is made, faulted in and registered on other
-// cores while the device works (sized for the most vertices and edges the
-// pairs can give).
-func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool, splitP int) ([]uint64, kernels.PrepStats, error) {
+// host, when not nil, is the memory SplitOnDevice copies the blocks back
+// into: it is page-locked on another goroutine while the device works.
+// KeepIDsOnDevice returns only once host no longer reads the pairs.
+func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantIDs bool, host *kernels.HostBlocks) ([]uint64, kernels.PrepStats, error) {
+	defer host.Scanned()
 	if err := ctx.Err(); err != nil {
 		return nil, kernels.PrepStats{}, err
 	}
@@ -79,12 +79,9 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	if c.ctx == 0 {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: counter is closed")
 	}
-	if splitP > 0 && splitP <= maxSplitP {
+	if host != nil {
 		c.dropSplitHost()
-		c.splitHost = prepareSplitHost(c.lib, p, np, uint64(splitP))
-		// The caller may change the pairs once this returns (compacting
-		// them on the host when they do not fit the device).
-		defer func(h *splitHost) { <-h.scanned }(c.splitHost)
+		c.splitHost = registerSplitHost(c.lib, host)
 	}
 	if c.slots[residentSlot].pending {
 		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
@@ -153,8 +150,8 @@ func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error)
 
 // groupSizes is the number of vertices of each group of g over n vertices.
 func groupSizes(g kernels.BlockGroups, n int64) ([]int64, error) {
-	if g.P < 1 || g.P > maxSplitP {
-		return nil, fmt.Errorf("P = %d: the device splits into 1 to %d groups", g.P, maxSplitP)
+	if g.P < 1 || g.P > MaxSplitP {
+		return nil, fmt.Errorf("P = %d: the device splits into 1 to %d groups", g.P, MaxSplitP)
 	}
 	sizes := make([]int64, g.P)
 	if g.Bounds == nil {
@@ -217,6 +214,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 			c.slots[b] = slot{}
 		}
 	}
+	tw := time.Now()
 	h := c.splitHost
 	c.splitHost = nil
 	if h == nil || !h.fits(offTotal, m) {
@@ -225,7 +223,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 		h.release()
 		h = newSplitHost(c.lib, uint64(offTotal), uint64(m))
 	}
-	var nnz [maxSplitP * maxSplitP]int64
+	var nnz [MaxSplitP * MaxSplitP]int64
 	t0 := time.Now()
 	rc := c.lib.splitBlocks(c.ctx, residentSlot, int32(p), &slots[0], int32(len(g.Groups)), ptr(g.Bounds), ptr(g.Groups), &nnz[0], &c.buf[0], errBufLen)
 	runtime.KeepAlive(g)
@@ -272,24 +270,21 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	for b, blk := range blocks {
 		c.slots[slots[b]] = slot{block: weak.Make(blk), nOff: len(blk.Offsets), nCols: len(blk.Cols), ncols: blk.NCols, used: c.tick, loaded: true}
 	}
-	c.lib.logger.Debug("split on device", "p", p, "split_s", t1.Sub(t0).Seconds(), "host_wait_s", t2.Sub(t1).Seconds(),
-		"copy_s", time.Since(t2).Seconds(), "registered", len(h.regs), "host_made_s", h.took.Seconds())
+	c.lib.logger.Debug("split on device", "p", p, "host_ready_s", t0.Sub(tw).Seconds(), "split_s", t1.Sub(t0).Seconds(), "host_wait_s", t2.Sub(t1).Seconds(),
+		"copy_s", time.Since(t2).Seconds(), "registered", len(h.regs))
 	return blocks, nil
 }
 
 // splitHost is host memory the blocks of a device split are copied back
-// into: offsets and columns, made, faulted in and registered by a
-// goroutine of its own (ready is closed when it is done). Registration is
-// only an acceleration: memory the host will not lock is copied into as
-// it is.
+// into: offsets and columns, registered (and, when made here, made and
+// faulted in first) by a goroutine of its own (ready is closed when it is
+// done). Registration is only an acceleration: memory the host will not
+// lock is copied into as it is.
 type splitHost struct {
 	offs  []uint64
 	cols  []uint32
 	regs  []*Registration
 	ready chan struct{}
-	// scanned is closed once prepareSplitHost no longer reads the pairs.
-	scanned chan struct{}
-	took    time.Duration // making, faulting in and registering
 }
 
 // newSplitHost starts making room for offs offsets and cols columns.
@@ -297,37 +292,28 @@ func newSplitHost(l *Library, offs, cols uint64) *splitHost {
 	h := &splitHost{ready: make(chan struct{})}
 	go func() {
 		defer close(h.ready)
-		h.make(l, offs, cols)
+		h.offs = make([]uint64, offs)
+		h.cols = make([]uint32, cols)
+		prefault(h.offs)
+		prefault(h.cols)
+		h.register(l)
 	}()
 	return h
 }
 
-// prepareSplitHost starts making the room a split into p groups of the
-// graph of np pairs p can need: at most min(2 np, largest id + 1)
-// vertices and np edges. It reads the pairs, which must stay unchanged
-// until scanned is closed.
-func prepareSplitHost(l *Library, pairs kernels.IDPairs, np, p uint64) *splitHost {
-	h := &splitHost{ready: make(chan struct{}), scanned: make(chan struct{})}
+// registerSplitHost starts registering host's memory once it is made.
+func registerSplitHost(l *Library, host *kernels.HostBlocks) *splitHost {
+	h := &splitHost{ready: make(chan struct{})}
 	go func() {
 		defer close(h.ready)
-		n := 2 * np
-		if top := maxID(pairs); top < n {
-			n = top + 1
-		}
-		pairs = kernels.IDPairs{} // the input may go once the device has it
-		close(h.scanned)
-		h.make(l, p*(n+p), np)
+		host.Wait()
+		h.offs, h.cols = host.Offsets, host.Cols
+		h.register(l)
 	}()
 	return h
 }
 
-func (h *splitHost) make(l *Library, offs, cols uint64) {
-	start := time.Now()
-	defer func() { h.took = time.Since(start) }()
-	h.offs = make([]uint64, offs)
-	h.cols = make([]uint32, cols)
-	prefault(h.offs)
-	prefault(h.cols)
+func (h *splitHost) register(l *Library) {
 	for _, reg := range []func() (*Registration, error){
 		func() (*Registration, error) { return Register(l, h.offs) },
 		func() (*Registration, error) { return Register(l, h.cols) },

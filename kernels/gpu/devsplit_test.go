@@ -83,7 +83,13 @@ func checkSplit(t *testing.T, lib *Library, name string, edges []graph.Edge, sch
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ids, st, err := c.KeepIDsOnDevice(ctx, idPairs(edges), true, p)
+	pairs := idPairs(edges)
+	var made *kernels.HostBlocks
+	if p%2 == 0 {
+		// Host memory made ahead; otherwise SplitOnDevice makes it.
+		made = kernels.MakeHostBlocks(pairs, p)
+	}
+	ids, st, err := c.KeepIDsOnDevice(ctx, pairs, true, made)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -141,7 +147,7 @@ func TestSplitOnDeviceReference(t *testing.T) {
 	}
 	for name, edges := range cases {
 		for _, scheme := range []storage.Scheme{storage.SchemeHash, storage.SchemeRange} {
-			for p := 1; p <= maxSplitP; p++ {
+			for p := 1; p <= MaxSplitP; p++ {
 				if len(edges) == 0 && scheme == storage.SchemeRange {
 					continue // no range layout of an empty graph to compare with
 				}
@@ -174,7 +180,8 @@ func TestSplitOnDeviceDoesNotFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, _, err := c.KeepIDsOnDevice(ctx, idPairs(edges), false, 2); err != nil {
+	pairs := idPairs(edges)
+	if _, _, err := c.KeepIDsOnDevice(ctx, pairs, false, kernels.MakeHostBlocks(pairs, 2)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.SplitOnDevice(ctx, kernels.BlockGroups{P: 2})
@@ -219,7 +226,7 @@ func TestDeviceSplit(t *testing.T) {
 	cases := map[string][]graph.Edge{"random": randomEdges(5000, 60000, 8), "hub": hubEdges(50000), "rmat16": rmat}
 	for name, edges := range cases {
 		for _, scheme := range []storage.Scheme{storage.SchemeHash, storage.SchemeRange} {
-			for p := 1; p <= maxSplitP; p++ {
+			for p := 1; p <= MaxSplitP; p++ {
 				checkSplit(t, lib, name, edges, scheme, p)
 			}
 		}

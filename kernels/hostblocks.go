@@ -1,0 +1,105 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	par "github.com/trigrid/trigrid/internal/parallel"
+)
+
+// HostBlocks is host memory that a device split (DeviceSplitter) copies
+// its blocks back into: offsets and columns, made and faulted in on all
+// cores by a goroutine of its own, started as soon as the input is read
+// so that it is ready by the time the device has built the forward graph.
+// A fresh slice is not yet backed by memory; a copy from the device into
+// it would take each page's fault on the driver's one thread.
+type HostBlocks struct {
+	// Offsets and Cols are set once Wait returns.
+	Offsets []uint64
+	Cols    []uint32
+	scanned chan struct{} // closed once the pairs are no longer read
+	ready   chan struct{}
+}
+
+// MakeHostBlocks starts making the room a split of the graph of pairs
+// into p groups can need: p*(n+p) offsets for at most n = min(2 pairs,
+// largest id + 1) vertices, and one column per pair. It reads the pairs,
+// which must not change until Scanned returns.
+func MakeHostBlocks(pairs IDPairs, p int) *HostBlocks {
+	h := &HostBlocks{scanned: make(chan struct{}), ready: make(chan struct{})}
+	go func() {
+		defer close(h.ready)
+		np := uint64(pairs.Pairs())
+		n := 2 * np
+		if top := maxID(pairs); top < n {
+			n = top + 1
+		}
+		pairs = IDPairs{} // the pairs may go once the device has them
+		close(h.scanned)
+		offs := make([]uint64, uint64(p)*(n+uint64(p)))
+		cols := make([]uint32, np)
+		prefault(offs)
+		prefault(cols)
+		h.Offsets, h.Cols = offs, cols
+	}()
+	return h
+}
+
+// Scanned returns once h no longer reads the pairs; nil returns at once.
+func (h *HostBlocks) Scanned() {
+	if h != nil {
+		<-h.scanned
+	}
+}
+
+// Wait returns once Offsets and Cols are made and faulted in; nil
+// returns at once.
+func (h *HostBlocks) Wait() {
+	if h != nil {
+		<-h.ready
+	}
+}
+
+// maxID is the largest id of p (0 when it is empty), read on all cores.
+func maxID(p IDPairs) uint64 {
+	var (
+		mu  sync.Mutex
+		top uint64
+	)
+	scan := func(n int, at func(i int) uint64) {
+		par.Dynamic(n, 1<<20, runtime.GOMAXPROCS(0), func(lo, hi int) {
+			var m uint64
+			for i := lo; i < hi; i++ {
+				m = max(m, at(i))
+			}
+			mu.Lock()
+			top = max(top, m)
+			mu.Unlock()
+		})
+	}
+	if p.P64 != nil {
+		scan(len(p.P64), func(i int) uint64 { return p.P64[i] })
+	} else {
+		scan(len(p.P32), func(i int) uint64 { return uint64(p.P32[i]) })
+	}
+	return top
+}
+
+// prefault writes the zero value into one element of every page of s on
+// all cores.
+func prefault[T any](s []T) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 0 || len(s)*size < 1<<20 {
+		return
+	}
+	const pageBytes = 4096
+	step := max(1, pageBytes/size)
+	pages := (len(s) + step - 1) / step
+	par.Dynamic(pages, 256, runtime.GOMAXPROCS(0), func(lo, hi int) {
+		for x := lo; x < hi; x++ {
+			s[x*step] = zero
+		}
+	})
+}
