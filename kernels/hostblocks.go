@@ -3,6 +3,7 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	par "github.com/trigrid/trigrid/internal/parallel"
@@ -20,6 +21,7 @@ type HostBlocks struct {
 	Cols    []uint32
 	scanned chan struct{} // closed once the pairs are no longer read
 	ready   chan struct{}
+	stop    atomic.Bool // Discard: make nothing more
 }
 
 // MakeHostBlocks starts making the room a split of the graph of pairs
@@ -37,13 +39,27 @@ func MakeHostBlocks(pairs IDPairs, p int) *HostBlocks {
 		}
 		pairs = IDPairs{} // the pairs may go once the device has them
 		close(h.scanned)
+		if h.stop.Load() {
+			return
+		}
 		offs := make([]uint64, uint64(p)*(n+uint64(p)))
 		cols := make([]uint32, np)
-		prefault(offs)
-		prefault(cols)
-		h.Offsets, h.Cols = offs, cols
+		prefault(offs, &h.stop)
+		prefault(cols, &h.stop)
+		if !h.stop.Load() {
+			h.Offsets, h.Cols = offs, cols
+		}
 	}()
 	return h
+}
+
+// Discard says that no split will use h: what is not yet made is not
+// made, and Offsets and Cols stay nil unless they were ready. nil is a
+// no-op.
+func (h *HostBlocks) Discard() {
+	if h != nil {
+		h.stop.Store(true)
+	}
 }
 
 // Scanned returns once h no longer reads the pairs; nil returns at once.
@@ -53,8 +69,8 @@ func (h *HostBlocks) Scanned() {
 	}
 }
 
-// Wait returns once Offsets and Cols are made and faulted in; nil
-// returns at once.
+// Wait returns once Offsets and Cols are made and faulted in (or, after
+// Discard, given up); nil returns at once.
 func (h *HostBlocks) Wait() {
 	if h != nil {
 		<-h.ready
@@ -87,8 +103,8 @@ func maxID(p IDPairs) uint64 {
 }
 
 // prefault writes the zero value into one element of every page of s on
-// all cores.
-func prefault[T any](s []T) {
+// all cores, until stop is set.
+func prefault[T any](s []T, stop *atomic.Bool) {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if size == 0 || len(s)*size < 1<<20 {
@@ -98,6 +114,9 @@ func prefault[T any](s []T) {
 	step := max(1, pageBytes/size)
 	pages := (len(s) + step - 1) / step
 	par.Dynamic(pages, 256, runtime.GOMAXPROCS(0), func(lo, hi int) {
+		if stop.Load() {
+			return
+		}
 		for x := lo; x < hi; x++ {
 			s[x*step] = zero
 		}

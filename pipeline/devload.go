@@ -65,8 +65,12 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	defer func() {
 		if !keep {
 			closeCounter(counter, cfg.Logger)
+			host.Discard()
 		}
 	}()
+	if ds, ok := counter.(kernels.DeviceSplitter); host != nil && (!ok || !wantsDeviceSplit(cfg, ds)) {
+		host.Discard() // several GPUs, or no device split: no use for it
+	}
 	if rerr != nil {
 		return nil, nil, rerr
 	}
