@@ -336,8 +336,9 @@ int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
  * blocks a host split by the same groups makes. nnz_out (p*p entries)
  * receives each block's edges. The blocks are loaded as by tg_load_block
  * (checked, indexes built). On an error the target slots are left empty
- * and src as it was: TG_ERR_OOM when the blocks do not fit beside the
- * forward graph. */
+ * and src as it was (TG_ERR_OOM: the blocks do not fit beside the forward
+ * graph), except when a block fails its own check, a broken invariant
+ * that leaves src given up too. p is at most 4. */
 int32_t tg_split_blocks(tg_ctx *ctx, int32_t src, int32_t p, const int32_t *slots,
                         int32_t nranges, const uint64_t *bounds,
                         const int32_t *groups, int64_t *nnz_out, char *err,
