@@ -55,21 +55,15 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	if err := ctx.Err(); err != nil {
 		return nil, kernels.PrepStats{}, err
 	}
-	base, width, np, err := idPairsArg(p)
+	_, _, np, err := idPairsArg(p)
 	if err != nil {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
-	var (
-		orig []uint64
-		maxV uint64
-	)
+	var out idsOut
 	if wantIDs {
-		maxV = 2 * np
-		if top := maxID(p); top < maxV {
-			maxV = top + 1
-		}
-		orig = make([]uint64, maxV+1)
-		prefault(orig)
+		out.maxV = vertexBound(p, np)
+		out.orig = make([]uint64, out.maxV+1)
+		prefault(out.orig)
 	}
 	if p.Staged == nil {
 		defer c.lib.releaseLogged(c.lib.registerPairs(p))
@@ -83,40 +77,22 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 		c.dropSplitHost()
 		c.splitHost = registerSplitHost(c.lib, host)
 	}
-	if c.slots[residentSlot].pending {
-		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
-		c.settle(residentSlot)
-	}
-	c.slots[residentSlot] = slot{}
-	c.resident = false
 	var st [prepNStats]uint64
 	var ms float64
-	op := "tg_prep_ids_out"
-	var rc int32
-	if p.Staged != nil {
-		if err := c.takeStage(p); err != nil {
-			return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
-		}
-		op = "tg_prep_ids_input"
-		rc = c.lib.prepIDsInput(c.ctx, residentSlot, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
-	} else {
-		rc = c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, nil, nil, ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
-	}
-	runtime.KeepAlive(p)
-	if err := status(op, rc, c.buf); err != nil {
+	if err := c.prepIDs(p, out, &st, &ms); err != nil {
 		// The slot may hold buffers: loaded, so that releaseIdle frees them.
 		c.slots[residentSlot] = slot{loaded: true}
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
 	pr := c.madeResident(&st, ms)
 	c.slots[residentSlot] = slot{loaded: true}
-	if wantIDs {
-		if pr.Stats.Vertices > maxV {
-			return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, maxV)
-		}
-		orig = orig[:pr.Stats.Vertices]
+	if !wantIDs {
+		return nil, kernels.PrepStats(pr.Stats), nil
 	}
-	return orig, kernels.PrepStats(pr.Stats), nil
+	if pr.Stats.Vertices > out.maxV {
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, out.maxV)
+	}
+	return out.orig[:pr.Stats.Vertices], kernels.PrepStats(pr.Stats), nil
 }
 
 // ForwardOut implements kernels.DeviceSplitter (tg_block_out of the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/parallel"
@@ -24,30 +23,15 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	if err := ctx.Err(); err != nil {
 		return nil, nil, kernels.PrepStats{}, err
 	}
-	words, width := len(p.P32), int32(4)
-	var base *uint32
-	if p.P64 != nil {
-		words, width = len(p.P64), 8
-		if len(p.P64) > 0 {
-			base = (*uint32)(unsafe.Pointer(&p.P64[0]))
-		}
-	} else if len(p.P32) > 0 {
-		base = &p.P32[0]
+	_, _, np, err := idPairsArg(p)
+	if err != nil {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
 	}
-	if words%2 != 0 {
-		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: odd number of ids (%d)", words)
-	}
-	np := uint64(words / 2)
-	maxV := 2 * np
-	if top := maxID(p); top < maxV {
-		maxV = top + 1
-	}
-	rowptr := make([]uint64, maxV+1)
-	cols := make([]uint32, np+1)
-	orig := make([]uint64, maxV+1)
-	prefault(rowptr)
-	prefault(cols)
-	prefault(orig)
+	maxV := vertexBound(p, np)
+	out := idsOut{maxV: maxV, rowptr: make([]uint64, maxV+1), cols: make([]uint32, np+1), orig: make([]uint64, maxV+1)}
+	prefault(out.rowptr)
+	prefault(out.cols)
+	prefault(out.orig)
 	if p.Staged == nil {
 		defer c.lib.releaseLogged(c.lib.registerPairs(p))
 	}
@@ -57,28 +41,10 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	if c.ctx == 0 {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: counter is closed")
 	}
-	if c.slots[residentSlot].pending {
-		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
-		c.settle(residentSlot)
-	}
-	c.slots[residentSlot] = slot{}
-	c.resident = false
 	var st [prepNStats]uint64
 	var ms float64
-	op := "tg_prep_ids_out"
-	var rc int32
-	if p.Staged != nil {
-		if err := c.takeStage(p); err != nil {
-			return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
-		}
-		op = "tg_prep_ids_input"
-		rc = c.lib.prepIDsInput(c.ctx, residentSlot, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
-	} else {
-		rc = c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, maxV, ptr(rowptr), ptr(cols), ptr(orig), &st[0], &ms, &c.buf[0], errBufLen)
-	}
-	runtime.KeepAlive(p)
-	err := status(op, rc, c.buf)
-	if rc == 0 {
+	err = c.prepIDs(p, out, &st, &ms)
+	if err == nil {
 		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
 	}
 	if err != nil {
@@ -91,8 +57,8 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	if n > maxV || m > np {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: the library reports %d vertices and %d edges, above the room for %d and %d", n, m, maxV, np)
 	}
-	fwd := &graph.CSR{Offsets: rowptr[:n+1], Cols: cols[:m], NCols: int64(n)}
-	return fwd, orig[:n], kernels.PrepStats(pr.Stats), nil
+	fwd := &graph.CSR{Offsets: out.rowptr[:n+1], Cols: out.cols[:m], NCols: int64(n)}
+	return fwd, out.orig[:n], kernels.PrepStats(pr.Stats), nil
 }
 
 // maxID is the largest id in p (0 when it is empty), read on all cores.

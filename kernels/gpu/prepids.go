@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -18,18 +17,8 @@ var _ kernels.IDPreprocessor = (*Counter)(nil)
 // comes back but the stats. An error wrapping ErrOutOfMemory means the
 // pairs do not fit the device.
 func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
-	words, width := len(p.P32), int32(4)
-	var base *uint32
-	if p.P64 != nil {
-		words, width = len(p.P64), 8
-		if len(p.P64) > 0 {
-			base = (*uint32)(unsafe.Pointer(&p.P64[0]))
-		}
-	} else if len(p.P32) > 0 {
-		base = &p.P32[0]
-	}
-	if words%2 != 0 {
-		return nil, fmt.Errorf("gpu: prepare ids: odd number of ids (%d)", words)
+	if _, _, _, err := idPairsArg(p); err != nil {
+		return nil, fmt.Errorf("gpu: prepare ids: %w", err)
 	}
 	if p.Staged == nil {
 		defer c.lib.releaseLogged(c.lib.registerPairs(p))
@@ -41,24 +30,69 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 	}
 	var st [prepNStats]uint64
 	var ms float64
-	c.slots[residentSlot] = slot{}
-	c.resident = false
-	op := "tg_prep_ids"
-	var rc int32
-	if p.Staged != nil {
-		if err := c.takeStage(p); err != nil {
-			return nil, fmt.Errorf("gpu: prepare ids: %w", err)
-		}
-		op = "tg_prep_ids_input"
-		rc = c.lib.prepIDsInput(c.ctx, residentSlot, uint64(words/2), width, 0, nil, nil, nil, &st[0], &ms, &c.buf[0], errBufLen)
-	} else {
-		rc = c.lib.prepIDs(c.ctx, residentSlot, base, uint64(words/2), width, &st[0], &ms, &c.buf[0], errBufLen)
-	}
-	runtime.KeepAlive(p)
-	if err := status(op, rc, c.buf); err != nil {
+	if err := c.prepIDs(p, idsOut{}, &st, &ms); err != nil {
 		return nil, fmt.Errorf("gpu: prepare ids: %w", err)
 	}
 	return c.madeResident(&st, ms), nil
+}
+
+// idsOut is what the library's preprocessing from the input's own ids
+// copies back (nil: not wanted) and the vertices those arrays have room
+// for.
+type idsOut struct {
+	maxV   uint64
+	rowptr []uint64
+	cols   []uint32
+	orig   []uint64
+}
+
+// prepIDs empties the resident slot and builds the forward graph of p
+// there from the input's own ids: tg_prep_ids_input from p's staged
+// pieces, else from the pairs, tg_prep_ids_out when anything is to come
+// back and tg_prep_ids when not. The error names the entry. c.mu is held.
+func (c *Counter) prepIDs(p kernels.IDPairs, out idsOut, st *[prepNStats]uint64, ms *float64) error {
+	base, width, np, err := idPairsArg(p)
+	if err != nil {
+		return err
+	}
+	c.emptyResident()
+	op := "tg_prep_ids"
+	var rc int32
+	switch {
+	case p.Staged != nil:
+		if err := c.takeStage(p); err != nil {
+			return err
+		}
+		op = "tg_prep_ids_input"
+		rc = c.lib.prepIDsInput(c.ctx, residentSlot, np, width, out.maxV, ptr(out.rowptr), ptr(out.cols), ptr(out.orig), &st[0], ms, &c.buf[0], errBufLen)
+	case out.rowptr != nil || out.cols != nil || out.orig != nil:
+		op = "tg_prep_ids_out"
+		rc = c.lib.prepIDsOut(c.ctx, residentSlot, base, np, width, out.maxV, ptr(out.rowptr), ptr(out.cols), ptr(out.orig), &st[0], ms, &c.buf[0], errBufLen)
+	default:
+		rc = c.lib.prepIDs(c.ctx, residentSlot, base, np, width, &st[0], ms, &c.buf[0], errBufLen)
+	}
+	runtime.KeepAlive(p)
+	return status(op, rc, c.buf)
+}
+
+// emptyResident completes a load pending in the resident slot and forgets
+// what the slot holds, for a preprocessing to build into. c.mu is held.
+func (c *Counter) emptyResident() {
+	if c.slots[residentSlot].pending {
+		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
+		c.settle(residentSlot)
+	}
+	c.slots[residentSlot] = slot{}
+	c.resident = false
+}
+
+// vertexBound bounds the vertices of p's np pairs for the arrays the
+// library fills: one more than its largest id, and at most 2 np.
+func vertexBound(p kernels.IDPairs, np uint64) uint64 {
+	if top := maxID(p); top < 2*np {
+		return top + 1
+	}
+	return 2 * np
 }
 
 // PrepareResidentIDs implements kernels.IDPreprocessor.

@@ -75,12 +75,7 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 	}
 	var st [prepNStats]uint64
 	var ms float64
-	if c.slots[residentSlot].pending {
-		c.lib.loadWait(c.ctx, residentSlot, &c.buf[0], errBufLen)
-		c.settle(residentSlot)
-	}
-	c.slots[residentSlot] = slot{}
-	c.resident = false
+	c.emptyResident()
 	rc := c.lib.preprocess(c.ctx, residentSlot, ptr(pairs), np, n, ptr(rowptr), ptr(cols), ptr(rank), &st[0], &ms, &c.buf[0], errBufLen)
 	if err := status("tg_preprocess", rc, c.buf); err != nil {
 		return nil, fmt.Errorf("gpu: preprocess: %w", err)
