@@ -34,7 +34,7 @@ func MakeHostBlocks(pairs IDPairs, p int) *HostBlocks {
 		defer close(h.ready)
 		np := uint64(pairs.Pairs())
 		n := 2 * np
-		if top := maxID(pairs); top < n {
+		if top := pairs.MaxID(); top < n {
 			n = top + 1
 		}
 		pairs = IDPairs{} // the pairs may go once the device has them
@@ -77,8 +77,8 @@ func (h *HostBlocks) Wait() {
 	}
 }
 
-// maxID is the largest id of p (0 when it is empty), read on all cores.
-func maxID(p IDPairs) uint64 {
+// MaxID is the largest id of p (0 when it is empty), read on all cores.
+func (p IDPairs) MaxID() uint64 {
 	var (
 		mu  sync.Mutex
 		top uint64

@@ -3,11 +3,8 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/trigrid/trigrid/graph"
-	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -59,29 +56,4 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	}
 	fwd := &graph.CSR{Offsets: out.rowptr[:n+1], Cols: out.cols[:m], NCols: int64(n)}
 	return fwd, out.orig[:n], kernels.PrepStats(pr.Stats), nil
-}
-
-// maxID is the largest id in p (0 when it is empty), read on all cores.
-func maxID(p kernels.IDPairs) uint64 {
-	var (
-		mu  sync.Mutex
-		top uint64
-	)
-	scan := func(n int, at func(i int) uint64) {
-		parallel.Dynamic(n, 1<<20, runtime.GOMAXPROCS(0), func(lo, hi int) {
-			var m uint64
-			for i := lo; i < hi; i++ {
-				m = max(m, at(i))
-			}
-			mu.Lock()
-			top = max(top, m)
-			mu.Unlock()
-		})
-	}
-	if p.P64 != nil {
-		scan(len(p.P64), func(i int) uint64 { return p.P64[i] })
-	} else {
-		scan(len(p.P32), func(i int) uint64 { return uint64(p.P32[i]) })
-	}
-	return top
 }

@@ -89,7 +89,7 @@ func (c *Counter) emptyResident() {
 // vertexBound bounds the vertices of p's np pairs for the arrays the
 // library fills: one more than its largest id, and at most 2 np.
 func vertexBound(p kernels.IDPairs, np uint64) uint64 {
-	if top := maxID(p); top < 2*np {
+	if top := p.MaxID(); top < 2*np {
 		return top + 1
 	}
 	return 2 * np
