@@ -195,12 +195,7 @@ func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fw
 // with no error, when the pairs do not fit the device; the caller then
 // compacts on the host, in still intact.
 func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, in *input, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
-	var p kernels.IDPairs
-	if in.p32 != nil {
-		p.P32, p.Staged = in.p32, in.staged
-	} else {
-		p.P64 = graph.WideIDs(in.edges)
-	}
+	p := in.idPairs()
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
 	fwd, ids, st, err := io.OrientIDsOnDevice(ctx, p)

@@ -79,12 +79,7 @@ func blockGroups(l *partition.Layout) kernels.BlockGroups {
 // (ds.part nil).
 func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitter, in *input, cfg *Config, rep *Report, wantIDs bool,
 	host *kernels.HostBlocks, ds *deviceSplit) (*graph.CSR, []uint64, bool, error) {
-	var p kernels.IDPairs
-	if in.p32 != nil {
-		p.P32, p.Staged = in.p32, in.staged
-	} else {
-		p.P64 = graph.WideIDs(in.edges)
-	}
+	p := in.idPairs()
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
 	ids, st, err := dev.KeepIDsOnDevice(ctx, p, wantIDs, host)

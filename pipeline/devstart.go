@@ -87,6 +87,16 @@ type input struct {
 	staged kernels.IDStage
 }
 
+// idPairs gives the input as a device takes its own ids: the 32-bit
+// pairs (and their staged copy) as they are, else the edges' ids as
+// 64-bit pairs in the edges' memory.
+func (in *input) idPairs() kernels.IDPairs {
+	if in.p32 != nil {
+		return kernels.IDPairs{P32: in.p32, Staged: in.staged}
+	}
+	return kernels.IDPairs{P64: graph.WideIDs(in.edges)}
+}
+
 // toEdges gives the input as edges, widening 32-bit pairs into new
 // memory.
 func (in *input) toEdges(workers int) []graph.Edge {
@@ -151,13 +161,7 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	if err != nil {
 		return nil, err
 	}
-	rep.Vertices, rep.Edges = int64(st.Vertices), int64(st.Edges)
-	r := rep.removed()
-	r.SelfLoops, r.Duplicates, r.IsolatedIDs = st.SelfLoops, st.Duplicates, st.IsolatedIDs
-	noteUnusedIDs(rep)
-	rep.Order = graph.OrderDegree.String()
-	maxOut := int64(st.MaxForward)
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	notePrep(rep, st)
 	// The input is unpinned before the count: unpinned beside it, it
 	// finished only after the count, holding its memory until then.
 	releaseStage(in.staged, cfg.Logger)
