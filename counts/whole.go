@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -121,15 +124,21 @@ func CountWhole(ctx context.Context, lc kernels.LocalCounter, fwd *graph.CSR, id
 }
 
 // csrDegrees is Degrees of a forward CSR's edges: each row's length plus
-// its vertex's appearances as a column, without walking the edges as pairs.
+// its vertex's appearances as a column, without walking the edges as pairs,
+// on all cores.
 func csrDegrees(g *graph.CSR) []uint32 {
 	deg := make([]uint32, g.NumRows())
-	for u := range deg {
-		deg[u] = uint32(g.Offsets[u+1] - g.Offsets[u])
-	}
-	for _, v := range g.Cols {
-		deg[v]++
-	}
+	w := runtime.GOMAXPROCS(0)
+	parallel.Dynamic(len(deg), 1<<16, w, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			deg[u] = uint32(g.Offsets[u+1] - g.Offsets[u])
+		}
+	})
+	parallel.Dynamic(len(g.Cols), 1<<18, w, func(lo, hi int) {
+		for _, v := range g.Cols[lo:hi] {
+			atomic.AddUint32(&deg[v], 1)
+		}
+	})
 	return deg
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -57,6 +58,19 @@ func deviceLibrary(t *testing.T) string {
 // graph there.
 type spyTally struct {
 	idCalls, idBuilt, calls, built atomic.Int32
+	mu                             sync.Mutex
+	made                           []*gpu.Counter // every counter the slots made
+}
+
+// uploads is the blocks every counter made so far uploaded.
+func (t *spyTally) uploads() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, c := range t.made {
+		n += c.Uploads()
+	}
+	return n
 }
 
 // counts is {idCalls, idBuilt, calls, built}.
@@ -123,6 +137,9 @@ func deviceSlots(t *testing.T, path string, n int, limit uint64, hostIDs bool) (
 			if err != nil {
 				return nil, err
 			}
+			tally.mu.Lock()
+			tally.made = append(tally.made, c)
+			tally.mu.Unlock()
 			return orientSpy{Counter: c, hostIDs: hostIDs, tally: tally}, nil
 		}}
 	}

@@ -123,3 +123,47 @@ func TestPartitionedDeviceSplitDoesNotFit(t *testing.T) {
 		t.Fatalf("device figures %+v: the host's blocks should have been uploaded", d)
 	}
 }
+
+// TestPerVertexWholeOnDevice: per-vertex and per-edge counts of the whole
+// graph on one GPU keep the forward graph the device built resident (a
+// one-block split) and count it with no upload; the counts match brute
+// force, with --verify and without, from text and from 32-bit binary ids.
+func TestPerVertexWholeOnDevice(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	bin, binEdges := writeMessyBin(t, 9, 6)
+	for _, path := range []string{writeMessy(t, 9, 7), bin} {
+		var want *testgraphs.Local
+		if path == bin {
+			want = testgraphs.LocalCounts(binEdges)
+		} else {
+			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
+		}
+		for _, verify := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/verify=%v", filepath.Base(path), verify), func(t *testing.T) {
+				dir := t.TempDir()
+				slots, tally := deviceSlots(t, lib, 1, 0, false)
+				cfg := testConfig(slots)
+				cfg.Verify = verify
+				cfg.PerVertex = counts.Options{VerticesFile: filepath.Join(dir, "v.tsv"), EdgesFile: filepath.Join(dir, "e.tsv")}
+				rep, err := CountFile(ctx, path, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAgainst(t, want, rep, cfg.PerVertex.VerticesFile, cfg.PerVertex.EdgesFile)
+				if got := tally.counts(); got != [4]int32{1, 1, 0, 0} {
+					t.Fatalf("orientation on the device: %v; want [1 1 0 0]", got)
+				}
+				if n := tally.uploads(); n != 0 {
+					t.Fatalf("%d blocks uploaded: the count should have used the graph the device built", n)
+				}
+				if rep.Seconds.Partition != 0 || rep.Partition != nil {
+					t.Fatalf("a whole-graph count reports a partition: %+v, %v s", rep.Partition, rep.Seconds.Partition)
+				}
+				if verify != rep.Verified {
+					t.Fatalf("verified %v with --verify %v", rep.Verified, verify)
+				}
+			})
+		}
+	}
+}

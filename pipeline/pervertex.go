@@ -108,17 +108,33 @@ func shardEdges(m *storage.Manifest) func(i, j int) int64 {
 }
 
 // countFilePerVertex is CountFile with per-vertex counts: the forward
-// graph and the input id of each forward id come from loadForBlocks (on the
-// device when its counter orients graphs: the host compaction's id map and
-// the device's ranks give the input ids; on the host otherwise, or when the
-// graph does not fit the device), then the whole graph is counted per
-// vertex on the first slot.
+// graph and the input id of each forward id come from loadForBlocks, then
+// the whole graph is counted per vertex on the first slot. On one GPU the
+// device builds the forward graph from the input's own ids and "splits"
+// it into a single block (P = 1: the forward graph itself) that stays
+// resident, so that the count uploads nothing; the host gets the block
+// back for the degrees and the per-edge rows. Elsewhere, or when the
+// block does not fit beside the forward graph, the forward graph is built
+// as for any partitioned count and uploaded for the count.
 func countFilePerVertex(ctx context.Context, path string, cfg Config, rep *Report, start time.Time) (*Report, error) {
-	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, true, nil)
+	cfg.P, cfg.Scheme = 1, storage.SchemeHash
+	split := &deviceSplit{}
+	fwd, ids, err := loadForBlocks(ctx, path, &cfg, rep, true, split)
+	defer split.wait()
 	if err != nil {
 		return nil, err
 	}
-	counter, err := cfg.Slots[0].NewCounter("")
+	slot := cfg.Slots[0]
+	if split.part != nil {
+		fwd = split.part.Block(0, 0)
+		var release func()
+		slot, release = handOver(slot, split.counter, cfg.Logger)
+		defer release()
+		// The one-block split is part of building the forward graph.
+		rep.Seconds.Order += rep.Seconds.Partition
+		rep.Seconds.Partition = 0
+	}
+	counter, err := slot.NewCounter("")
 	if err != nil {
 		return nil, err
 	}
