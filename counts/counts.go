@@ -163,7 +163,7 @@ func (c *Counts) edge(e [2]uint32, s uint64) Edge {
 }
 
 // Vertices yields every vertex in ascending original id. It sorts a
-// permutation of the rank ids (4 bytes per vertex) unless OrigID is
+// permutation of the rank ids (byID: 24 bytes per vertex) unless OrigID is
 // already ascending.
 func (c *Counts) Vertices() iter.Seq[Vertex] {
 	return func(yield func(Vertex) bool) {
@@ -176,12 +176,7 @@ func (c *Counts) Vertices() iter.Seq[Vertex] {
 			}
 			return
 		}
-		perm := make([]uint32, n)
-		for x := range perm {
-			perm[x] = uint32(x)
-		}
-		slices.SortFunc(perm, func(a, b uint32) int { return cmp.Compare(c.OrigID[a], c.OrigID[b]) })
-		for _, x := range perm {
+		for _, x := range byID(c.OrigID) {
 			if !yield(c.vertex(x)) {
 				return
 			}
@@ -263,4 +258,43 @@ func topK[T any](k int, rows iter.Seq[T], less func(a, b T) int) []T {
 	}
 	slices.SortFunc(h, less)
 	return h
+}
+
+// byID returns the rank ids in ascending order of ids[rank]: an LSD radix
+// sort of (id, rank) pairs, one pass per byte in which the ids differ, the
+// ids moving with their ranks so that every pass reads sequentially.
+// Stable: equal ids keep their rank order.
+func byID(ids []uint64) []uint32 {
+	n := len(ids)
+	keys, ktmp := slices.Clone(ids), make([]uint64, n)
+	perm, ptmp := make([]uint32, n), make([]uint32, n)
+	for x := range perm {
+		perm[x] = uint32(x)
+	}
+	or, and := uint64(0), ^uint64(0)
+	for _, v := range keys {
+		or |= v
+		and &= v
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		if ((or^and)>>shift)&0xff == 0 {
+			continue // every id has the same byte here
+		}
+		clear(count[:])
+		for _, k := range keys {
+			count[(k>>shift)&0xff]++
+		}
+		pos := 0
+		for d, c := range count {
+			count[d], pos = pos, pos+c
+		}
+		for i, k := range keys {
+			d := (k >> shift) & 0xff
+			ktmp[count[d]], ptmp[count[d]] = k, perm[i]
+			count[d]++
+		}
+		keys, ktmp, perm, ptmp = ktmp, keys, ptmp, perm
+	}
+	return perm
 }

@@ -2,6 +2,7 @@ package counts
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -308,5 +309,36 @@ func TestWriteManyRows(t *testing.T) {
 	}
 	if g, w := slices.Collect(got.EdgeRows()), slices.Collect(c.EdgeRows()); !slices.Equal(g, w) {
 		t.Error("binary edges differ from the counts")
+	}
+}
+
+// byID orders ranks as a stable sort by id does, for dense, sparse 64-bit
+// and repeated ids.
+func TestByID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name string
+		id   func(x int) uint64
+	}{
+		{"dense", func(x int) uint64 { return uint64((x * 7919) % 100003) }},
+		{"sparse", func(x int) uint64 { return rng.Uint64() }},
+		{"repeated", func(x int) uint64 { return uint64(rng.IntN(50)) << 40 }},
+		{"one", func(x int) uint64 { return 42 }},
+	} {
+		ids := make([]uint64, 100003)
+		for x := range ids {
+			ids[x] = c.id(x)
+		}
+		want := make([]uint32, len(ids))
+		for x := range want {
+			want[x] = uint32(x)
+		}
+		slices.SortStableFunc(want, func(a, b uint32) int { return cmp.Compare(ids[a], ids[b]) })
+		if got := byID(ids); !slices.Equal(got, want) {
+			t.Errorf("%s: byID differs from a stable sort by id", c.name)
+		}
+	}
+	if got := byID(nil); len(got) != 0 {
+		t.Errorf("no ids: %v", got)
 	}
 }

@@ -67,6 +67,7 @@ func finishPerVertex(ctx context.Context, c *counts.Counts, cfg *Config, rep *Re
 		return err
 	}
 	sum.Seconds = since(t)
+	rep.Seconds.Write = sum.Seconds
 	avg := sum.AverageClustering
 	rep.AverageClustering = &avg
 	rep.PerVertex = sum

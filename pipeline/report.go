@@ -101,7 +101,10 @@ type Phases struct {
 	// StageWait is how long the count waited, once the file was read,
 	// for the last of the edge list to go to the device (Input.Staged).
 	StageWait float64 `json:"stage_wait,omitempty"`
-	Total     float64 `json:"total"`
+	// Write is the time spent checking per-vertex and per-edge counts
+	// against the total and writing their files; zero without them.
+	Write float64 `json:"write,omitempty"`
+	Total float64 `json:"total"`
 }
 
 // PartitionInfo describes a count that went through 2D partitions.

@@ -68,8 +68,11 @@ type E2ERow struct {
 	// DeviceWait is the count's wait for its device after the read
 	// (pipeline.Phases.DeviceWait), part of Total.
 	DeviceWait float64 `json:"device_wait_s"`
-	Total      float64 `json:"total_s"`
-	Whole      float64 `json:"whole_process_s"`
+	// Write is the time spent checking and writing per-vertex and per-edge
+	// counts (pipeline.Phases.Write), part of Total.
+	Write float64 `json:"write_s,omitempty"`
+	Total float64 `json:"total_s"`
+	Whole float64 `json:"whole_process_s"`
 	// Outside is the median over runs of the whole process less the
 	// report's in-process total: start-up before the count begins (such as
 	// loading and initialising a GPU library) and the exit after it.
@@ -233,6 +236,7 @@ func e2eMedian(graph string, runs []e2eRun) (E2ERow, error) {
 	row.Count = pick(func(r e2eRun) float64 { return r.Report.Seconds.Count })
 	row.KernelS = pick(func(r e2eRun) float64 { return r.Report.Seconds.Kernel })
 	row.DeviceWait = pick(func(r e2eRun) float64 { return r.Report.Seconds.DeviceWait })
+	row.Write = pick(func(r e2eRun) float64 { return r.Report.Seconds.Write })
 	row.Total = pick(func(r e2eRun) float64 { return r.Report.Seconds.Total })
 	row.Whole = pick(func(r e2eRun) float64 { return r.Wall.Seconds() })
 	row.Outside = pick(func(r e2eRun) float64 { return r.Wall.Seconds() - r.Report.Seconds.Total })

@@ -250,7 +250,11 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	if s.Partition > 0 {
 		times += fmt.Sprintf("  partition %.3fs", s.Partition)
 	}
-	times += fmt.Sprintf("  count %.3fs (kernel %.3fs)  total %.3fs", s.Count, s.Kernel, s.Total)
+	times += fmt.Sprintf("  count %.3fs (kernel %.3fs)", s.Count, s.Kernel)
+	if s.Write > 0 {
+		times += fmt.Sprintf("  write %.3fs", s.Write)
+	}
+	times += fmt.Sprintf("  total %.3fs", s.Total)
 	row("time", times)
 	row("rate", humanCount(rep.EdgesPerSecond)+" edges/s")
 	printPerVertex(row, rep)
