@@ -376,27 +376,6 @@ int32_t tg_subtask_blocks(tg_ctx *ctx, const char *name, const int32_t slots[3],
     return TG_OK;
 }
 
-extern "C" int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen) {
-    if (out == nullptr) {
-        tg_set_err(err, errlen, "tg_host_alloc: out is NULL");
-        return TG_ERR_INVALID;
-    }
-    *out = nullptr;
-    cudaError_t e = cudaHostAlloc(out, (size_t)(bytes > 0 ? bytes : 1), cudaHostAllocPortable);
-    if (e != cudaSuccess) {
-        *out = nullptr;
-        cudaGetLastError();
-        tg_set_err(err, errlen, "tg_host_alloc: %llu bytes of pinned host memory: %s", (unsigned long long)bytes,
-                   cudaGetErrorString(e));
-        return e == cudaErrorMemoryAllocation ? TG_ERR_OOM : TG_ERR_CUDA;
-    }
-    return TG_OK;
-}
-
-extern "C" void tg_host_free(void *p) {
-    if (p != nullptr) cudaFreeHost(p);
-}
-
 extern "C" int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen) {
     if (p == nullptr || bytes == 0) {
         tg_set_err(err, errlen, "tg_host_register: empty range");

@@ -155,7 +155,7 @@ int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
 /* tg_load_block that returns once the copies are enqueued on the
  * context's copy stream, a stream of its own beside the one kernels run on,
  * so that the copy overlaps the kernels of later tg_count calls on other
- * slots. From pinned memory (tg_host_alloc) the copy engine reads the
+ * slots. From page-locked memory (tg_host_register) the copy engine reads the
  * arrays after the call returns; from other host memory the copy may be
  * done before it returns. Either way the arrays must stay allocated and
  * unchanged until the load completes: at tg_load_wait for the slot, at a
@@ -173,25 +173,19 @@ int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
  * waits for its copy, checks the block and builds its indexes. */
 int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
 
-/* Pinned (page-locked) host memory of bytes bytes (0 is taken as 1) in
- * *out, from which tg_load_block_async copies without staging; NULL and
- * TG_ERR_OOM when the host has none to give. Needs no context and may be
- * called from any thread; tg_host_free releases it (NULL is a no-op) and
- * must not be called while a load from it is pending. The reference library
- * hands out ordinary host memory. */
-int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen);
-void tg_host_free(void *p);
-
 /* Page-locks bytes of existing host memory at p in place (cudaHostRegister,
  * portable to every context), so that copies from it or into it, by
  * tg_load_block_async or by any entry given a pointer into it, run at the
  * bus's speed without staging. Pinning memory the host has already touched
- * costs far less than tg_host_alloc and a copy. A range that overlaps one
+ * costs far less than allocating pinned memory and copying into it. A
+ * range that overlaps one
  * already registered is TG_ERR_INVALID; TG_ERR_OOM when the host will not
  * lock more. Needs no context and may be called from any thread.
  * tg_host_unregister releases the range (p as registered) and must not be
  * called while a load from it is pending; the memory must stay allocated
- * until then. The reference library records nothing and copies as before. */
+ * until then. The reference library pins nothing and copies as before, but
+ * keeps the ranges, refusing overlaps, unknown ranges and the release of a
+ * range a pending load still reads, so that tests catch a caller's misuse. */
 int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen);
 int32_t tg_host_unregister(void *p, char *err, uint64_t errlen);
 

@@ -77,8 +77,6 @@ type Library struct {
 	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
 	loadBlockAsync  func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
 	loadWait        func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
-	hostAlloc       func(bytes uint64, out *unsafe.Pointer, err *byte, errlen uint64) int32
-	hostFree        func(p unsafe.Pointer)
 	hostRegister    func(p unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	hostUnregister  func(p unsafe.Pointer, err *byte, errlen uint64) int32
 	freeBlock       func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
@@ -169,8 +167,6 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_load_block", &l.loadBlock},
 		{"tg_load_block_async", &l.loadBlockAsync},
 		{"tg_load_wait", &l.loadWait},
-		{"tg_host_alloc", &l.hostAlloc},
-		{"tg_host_free", &l.hostFree},
 		{"tg_host_register", &l.hostRegister},
 		{"tg_host_unregister", &l.hostUnregister},
 		{"tg_free_block", &l.freeBlock},

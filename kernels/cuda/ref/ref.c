@@ -341,33 +341,6 @@ int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
     return slot_complete(&ctx->slots[slot], err, errlen);
 }
 
-/* Ordinary host memory with its size in front, so that tg_host_free can
- * overwrite it before freeing: a load still reading it then fails its
- * check instead of passing silently. */
-int32_t tg_host_alloc(uint64_t bytes, void **out, char *err, uint64_t errlen) {
-    if (out == NULL) {
-        set_err(err, errlen, "tg_host_alloc: out is NULL");
-        return TG_ERR_INVALID;
-    }
-    if (bytes == 0) bytes = 1;
-    uint64_t *p = malloc((size_t)bytes + 16);
-    *out = NULL;
-    if (p == NULL) {
-        set_err(err, errlen, "tg_host_alloc: %llu bytes: out of host memory", (unsigned long long)bytes);
-        return TG_ERR_OOM;
-    }
-    p[0] = bytes;
-    *out = p + 2;
-    return TG_OK;
-}
-
-void tg_host_free(void *q) {
-    if (q == NULL) return;
-    uint64_t *p = (uint64_t *)q - 2;
-    memset(q, 0xff, (size_t)p[0]);
-    free(p);
-}
-
 int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t errlen) {
     if (p == NULL || bytes == 0) {
         set_err(err, errlen, "tg_host_register: empty range");
