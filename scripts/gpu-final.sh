@@ -10,8 +10,8 @@
 #     the host's split, every subtask against the reference kernel);
 #   - rmat 24 and 25 (whose input is staged on the device while it is read)
 #     whole and --partitions 4 against their known counts;
-#   - every cap from CSR/64 to twice the CSR on rmat 23 and 24
-#     (scripts/gpu-outofcore.sh; SWEEP= skips it);
+#   - last, every cap from CSR/64 to twice the CSR on rmat 23 and 24
+#     (scripts/gpu-outofcore.sh, SWEEP_S seconds a graph; SWEEP= skips it);
 #   - `trigrid bench e2e --device gpu` (fresh processes, medians of RUNS)
 #     of rmat 22 binary and text and --per-vertex, rmat 23 whole,
 #     --partitions 4 and under a cap of a quarter of its CSR.
@@ -63,17 +63,6 @@ rm -f "$T/r25.bin"
 "$BIN" count --device gpu --progress none --log-level error --per-vertex "$T/v22.tsv" "$T/r22.bin" >/dev/null
 check "r22 gpu per-vertex sum/3" "$want22" "$(awk -F'\t' 'NR > 1 { s += $3 } END { printf "%d", s / 3 }' "$T/v22.tsv")"
 head -2 "$T/v22.tsv" | tee -a "$RES"
-if [ -n "${SWEEP-23 24}" ]; then
-	echo "== caps from CSR/64 to 2 x CSR (scripts/gpu-outofcore.sh)" | tee -a "$RES"
-	for s in ${SWEEP-23 24}; do
-		# rmat 24's smallest cap (P in the forties, ~10^5 subtasks) runs last,
-		# bounded with the rest by the timeout.
-		divs="64 20 4 1 0.5"
-		[ "$s" -ge 24 ] && divs="20 4 1 0.5 64"
-		DIVS=$divs timeout 240 bash scripts/gpu-outofcore.sh "$BIN" "$TRIGRID_CUDA_LIB" "$T/r$s.bin" 2>&1 | tee -a "$RES"
-		echo "sweep r$s exit ${PIPESTATUS[0]}" | tee -a "$RES"
-	done
-fi
 echo "== bench e2e --device gpu --runs $RUNS" | tee -a "$RES"
 timeout 200 "$BIN" bench e2e --device gpu --runs "$RUNS" "$T/r22.bin" "$T/r22.txt" 2>&1 | tee -a "$RES"
 timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" 2>&1 | tee -a "$RES"
@@ -81,4 +70,15 @@ timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" -- --partitions 
 # A quarter of rmat 23's CSR (8 bytes a vertex and 4 an edge: 554,227,840).
 timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" -- --partitions 0 --device-mem-limit 138556960 2>&1 | tee -a "$RES"
 timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r22.bin" -- --per-vertex "$T/v22.tsv" 2>&1 | tee -a "$RES"
+if [ -n "${SWEEP-23 24}" ]; then
+	echo "== caps from CSR/64 to 2 x CSR (scripts/gpu-outofcore.sh)" | tee -a "$RES"
+	for s in ${SWEEP-23 24}; do
+		# rmat 24's smallest cap (P in the forties, ~10^5 subtasks) runs last,
+		# bounded with the rest by the timeout.
+		divs="64 20 4 1 0.5"
+		[ "$s" -ge 24 ] && divs="20 4 1 0.5 64"
+		DIVS=$divs timeout "${SWEEP_S:-150}" bash scripts/gpu-outofcore.sh "$BIN" "$TRIGRID_CUDA_LIB" "$T/r$s.bin" 2>&1 | tee -a "$RES"
+		echo "sweep r$s exit ${PIPESTATUS[0]}" | tee -a "$RES"
+	done
+fi
 date -u | tee -a "$RES"
