@@ -65,8 +65,8 @@ check "r22 gpu per-vertex sum/3" "$want22" "$(awk -F'\t' 'NR > 1 { s += $3 } END
 head -2 "$T/v22.tsv" | tee -a "$RES"
 echo "== bench e2e --device gpu --runs $RUNS" | tee -a "$RES"
 timeout 200 "$BIN" bench e2e --device gpu --runs "$RUNS" "$T/r22.bin" "$T/r22.txt" 2>&1 | tee -a "$RES"
-timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" 2>&1 | tee -a "$RES"
-timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" -- --partitions 4 2>&1 | tee -a "$RES"
+timeout 120 "$BIN" bench e2e --device gpu --runs 5 "$T/r23.bin" 2>&1 | tee -a "$RES"
+timeout 120 "$BIN" bench e2e --device gpu --runs 5 "$T/r23.bin" -- --partitions 4 2>&1 | tee -a "$RES"
 # A quarter of rmat 23's CSR (8 bytes a vertex and 4 an edge: 554,227,840).
 timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r23.bin" -- --partitions 0 --device-mem-limit 138556960 2>&1 | tee -a "$RES"
 timeout 120 "$BIN" bench e2e --device gpu --runs 3 "$T/r22.bin" -- --per-vertex "$T/v22.tsv" 2>&1 | tee -a "$RES"
