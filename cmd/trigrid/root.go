@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 )
@@ -12,8 +14,7 @@ import (
 const envPrefix = "TRIGRID"
 
 func newRootCommand() *cobra.Command {
-	var configFile string
-	var logLevel string
+	var configFile, logLevel, cpuProfile string
 	root := &cobra.Command{
 		Use:   "trigrid",
 		Short: "Count triangles exactly in huge graphs, on CPUs and GPUs",
@@ -39,11 +40,15 @@ for '-'). Precedence: flag > environment > config file > default.`,
 					return src.attribute(run(cmd, args))
 				}
 			}
-			return src.attribute(setupLogging(cmd, logLevel))
+			if err := src.attribute(setupLogging(cmd, logLevel)); err != nil {
+				return err
+			}
+			return profileRun(cmd, cpuProfile)
 		},
 	}
 	root.PersistentFlags().StringVar(&configFile, "config", "", "YAML config file (keys as flag names)")
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof reads it)")
 	root.AddCommand(
 		newVersionCommand(),
 		newCountCommand(),
@@ -56,6 +61,33 @@ for '-'). Precedence: flag > environment > config file > default.`,
 	root.AddCommand(clusterCommands()...)
 	requireSubcommands(root)
 	return root
+}
+
+// profileRun makes cmd's run write a CPU profile to path (nothing when
+// path is empty): started now, stopped and the file closed when the run
+// returns, whatever it returns.
+func profileRun(cmd *cobra.Command, path string) error {
+	if path == "" || cmd.RunE == nil {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpu-profile %s: %w", path, err)
+	}
+	run := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		pprof.StopCPUProfile()
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--cpu-profile %s: %w", path, cerr)
+		}
+		return err
+	}
+	return nil
 }
 
 func setupLogging(cmd *cobra.Command, level string) error {

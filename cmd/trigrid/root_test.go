@@ -114,3 +114,26 @@ func TestCommas(t *testing.T) {
 		}
 	}
 }
+
+// --cpu-profile writes a pprof profile (gzip-compressed protocol buffers)
+// of the command, and a path that cannot be created is an error naming
+// the flag, before anything runs.
+func TestCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.pprof")
+	rep := countJSON(t, "--cpu-profile", prof, filepath.Join("..", "..", "testdata", "ca-GrQc.txt.gz"))
+	if rep.Triangles != 48260 {
+		t.Fatalf("%d triangles, want 48260", rep.Triangles)
+	}
+	data, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("the profile (%d bytes) is not a gzip-compressed pprof profile", len(data))
+	}
+	_, _, err = run(t, "count", "--cpu-profile", filepath.Join(dir, "no", "such", "dir", "p"), "--device", "cpu", filepath.Join("..", "..", "testdata", "ca-GrQc.txt.gz"))
+	if err == nil || !strings.Contains(err.Error(), "--cpu-profile") {
+		t.Fatalf("unwritable profile path: %v; want an error naming --cpu-profile", err)
+	}
+}
