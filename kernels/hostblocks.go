@@ -79,27 +79,29 @@ func (h *HostBlocks) Wait() {
 
 // MaxID is the largest id of p (0 when it is empty), read on all cores.
 func (p IDPairs) MaxID() uint64 {
+	if p.P64 != nil {
+		return maxOf(p.P64)
+	}
+	return maxOf(p.P32)
+}
+
+// maxOf is the largest element of s (0 when it is empty), read on all
+// cores in chunks of plain loops.
+func maxOf[T uint32 | uint64](s []T) uint64 {
 	var (
 		mu  sync.Mutex
-		top uint64
+		top T
 	)
-	scan := func(n int, at func(i int) uint64) {
-		par.Dynamic(n, 1<<20, runtime.GOMAXPROCS(0), func(lo, hi int) {
-			var m uint64
-			for i := lo; i < hi; i++ {
-				m = max(m, at(i))
-			}
-			mu.Lock()
-			top = max(top, m)
-			mu.Unlock()
-		})
-	}
-	if p.P64 != nil {
-		scan(len(p.P64), func(i int) uint64 { return p.P64[i] })
-	} else {
-		scan(len(p.P32), func(i int) uint64 { return uint64(p.P32[i]) })
-	}
-	return top
+	par.Dynamic(len(s), 1<<20, runtime.GOMAXPROCS(0), func(lo, hi int) {
+		var m T
+		for _, v := range s[lo:hi] {
+			m = max(m, v)
+		}
+		mu.Lock()
+		top = max(top, m)
+		mu.Unlock()
+	})
+	return uint64(top)
 }
 
 // prefault writes the zero value into one element of every page of s on

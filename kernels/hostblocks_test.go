@@ -36,3 +36,27 @@ func TestMakeHostBlocks(t *testing.T) {
 	none.Wait()
 	none.Discard()
 }
+
+// MaxID is the largest id of either width, across chunk boundaries, and 0
+// for no pairs.
+func TestMaxID(t *testing.T) {
+	p32 := make([]uint32, 3<<20+5)
+	p64 := make([]uint64, len(p32))
+	for i := range p32 {
+		p32[i] = uint32(i*2654435761) >> 8
+		p64[i] = uint64(i) * 0x9e3779b97f4a7c15 >> 3
+	}
+	for _, at := range []int{0, 1 << 20, len(p32) - 1} {
+		p32[at], p64[at] = 1<<31+7, 1<<62+9
+		if got := (IDPairs{P32: p32}).MaxID(); got != 1<<31+7 {
+			t.Errorf("32-bit, largest at %d: %d", at, got)
+		}
+		if got := (IDPairs{P64: p64}).MaxID(); got != 1<<62+9 {
+			t.Errorf("64-bit, largest at %d: %d", at, got)
+		}
+		p32[at], p64[at] = 0, 0
+	}
+	if got := (IDPairs{}).MaxID(); got != 0 {
+		t.Errorf("no pairs: %d", got)
+	}
+}
