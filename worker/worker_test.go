@@ -635,6 +635,19 @@ func TestRunCancelBeforeAssignment(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background()) }()
 	conn.ch <- api.Cancel{Ref: as[0].Ref, Attempt: 3}
+	// The cancel arrives before its assignment: recorded before Pull
+	// hands the assignments out.
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		w.heldMu.Lock()
+		_, early := w.early[api.Cancel{Ref: as[0].Ref, Attempt: 3}]
+		w.heldMu.Unlock()
+		if early {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the worker did not record the early cancel")
+		}
+	}
 	close(conn.gate)
 	if err := <-done; err != nil {
 		t.Fatal(err)
