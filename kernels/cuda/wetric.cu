@@ -230,6 +230,48 @@ struct Shared {
     uint64_t pub[3];            // slot (or ~0), first chunk entry, entries
 };
 
+// Word off of edge k's overlap (kAnd; w its wedge): v's bitmap word
+// against the 32 bits of u's bitmap at the same values (a funnel shift of
+// two words), both ends masked to the overlap, whose bits outside the
+// rows' spans may be another row's words. Bit b is value 32 off + b of the
+// overlap's first word.
+template <int S>
+__device__ __forceinline__ uint32_t and_word(const Shared<S> &sm, int k, uint64_t off, uint64_t w,
+                                             const uint32_t *__restrict__ bm) {
+    const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
+    const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
+    const uint32_t *wp = bm + (ba >> 5);
+    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
+    bits &= wv;
+    if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
+    if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
+    return bits;
+}
+
+// and_word four words at a time (kAnd4): v's as one aligned 16-byte load,
+// u's from five words. Bit b of word i is value 128 off + 32 i + b of the
+// overlap's first chunk.
+template <int S>
+__device__ __forceinline__ uint4 and_chunk(const Shared<S> &sm, int k, uint64_t off, uint64_t w,
+                                           const uint32_t *__restrict__ bm) {
+    const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
+    const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
+    const uint32_t *wp = bm + (ba >> 5);
+    const uint32_t sh = (uint32_t)ba & 31u;
+    const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3), u4 = __ldg(wp + 4);
+    uint4 b = make_uint4(__funnelshift_r(u0, u1, sh) & vv.x, __funnelshift_r(u1, u2, sh) & vv.y,
+                         __funnelshift_r(u2, u3, sh) & vv.z, __funnelshift_r(u3, u4, sh) & vv.w);
+    if (off == 0) {
+        const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
+        b.x &= and_lo_mask(l, 0); b.y &= and_lo_mask(l, 32); b.z &= and_lo_mask(l, 64); b.w &= and_lo_mask(l, 96);
+    }
+    if (w + 1 == sm.pre[k + 1]) {
+        const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
+        b.x &= and_hi_mask(h, 0); b.y &= and_hi_mask(h, 32); b.z &= and_hi_mask(h, 64); b.w &= and_hi_mask(h, 96);
+    }
+    return b;
+}
+
 // Evaluates wedge w, the off-th of edge k of the block: 1 when it closes a
 // triangle (the bitmap intersections: the triangles of its word or chunk).
 template <int S>
@@ -239,40 +281,10 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S> &sm, int k, uint6
                                                const uint32_t *__restrict__ bm) {
     const uint64_t off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
-    if (m == kAnd) {
-        // Word off of the overlap: v's bitmap word against the 32
-        // bits of u's bitmap at the same values (a funnel shift of
-        // two words), both ends masked to the overlap, whose bits
-        // outside the rows' spans may be another row's words.
-        const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
-        const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
-        const uint32_t *wp = bm + (ba >> 5);
-        uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
-        bits &= wv;
-        if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
-        if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
-        return __popc(bits);
-    }
+    if (m == kAnd) return __popc(and_word(sm, k, off, w, bm));
     if (m == kAnd4) {
-        // The same four words at a time: v's as one aligned
-        // 16-byte load, u's from five words.
-        const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-        const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
-        const uint32_t *wp = bm + (ba >> 5);
-        const uint32_t sh = (uint32_t)ba & 31u;
-        const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
-                       u4 = __ldg(wp + 4);
-        uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
-        uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
-        if (off == 0) {
-            const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
-            b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
-        }
-        if (w + 1 == sm.pre[k + 1]) {
-            const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
-            b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
-        }
-        return __popc(b0) + __popc(b1) + __popc(b2) + __popc(b3);
+        const uint4 b = and_chunk(sm, k, off, w, bm);
+        return __popc(b.x) + __popc(b.y) + __popc(b.z) + __popc(b.w);
     }
     if (m == kIterJK) return contains(ikc, sm.sbase[k], sm.slen[k], __ldg(jkc + sm.iter[k] + off));
     const uint32_t x = __ldg(ikc + sm.iter[k] + off);
@@ -383,38 +395,12 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls,
     const uint64_t off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
     if constexpr (L == 1) {
-        if (m == kAnd) {
-            // As eval_wedge; bit b of the word is value xbase + 32 off + b.
-            const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
-            const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
-            const uint32_t *wp = bm + (ba >> 5);
-            uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
-            bits &= wv;
-            if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
-            if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
-            return add_bits(ls, loc, bits, ls.xbase[k] + 32u * (uint32_t)off);
-        }
+        if (m == kAnd) return add_bits(ls, loc, and_word(sm, k, off, w, bm), ls.xbase[k] + 32u * (uint32_t)off);
         if (m == kAnd4) {
-            // As eval_wedge; bit b of word i is value xbase + 128 off + 32 i + b.
-            const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-            const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
-            const uint32_t *wp = bm + (ba >> 5);
-            const uint32_t sh = (uint32_t)ba & 31u;
-            const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3),
-                           u4 = __ldg(wp + 4);
-            uint32_t b0 = __funnelshift_r(u0, u1, sh) & vv.x, b1 = __funnelshift_r(u1, u2, sh) & vv.y;
-            uint32_t b2 = __funnelshift_r(u2, u3, sh) & vv.z, b3 = __funnelshift_r(u3, u4, sh) & vv.w;
-            if (off == 0) {
-                const uint32_t l = sm.slen[k] & 127u;
-                b0 &= and_lo_mask(l, 0); b1 &= and_lo_mask(l, 32); b2 &= and_lo_mask(l, 64); b3 &= and_lo_mask(l, 96);
-            }
-            if (w + 1 == sm.pre[k + 1]) {
-                const uint32_t h = (sm.slen[k] >> 8) & 127u;
-                b0 &= and_hi_mask(h, 0); b1 &= and_hi_mask(h, 32); b2 &= and_hi_mask(h, 64); b3 &= and_hi_mask(h, 96);
-            }
+            const uint4 b = and_chunk(sm, k, off, w, bm);
             const uint32_t x0 = ls.xbase[k] + 128u * (uint32_t)off;
-            return add_bits(ls, loc, b0, x0) + add_bits(ls, loc, b1, x0 + 32) + add_bits(ls, loc, b2, x0 + 64) +
-                   add_bits(ls, loc, b3, x0 + 96);
+            return add_bits(ls, loc, b.x, x0) + add_bits(ls, loc, b.y, x0 + 32) + add_bits(ls, loc, b.z, x0 + 64) +
+                   add_bits(ls, loc, b.w, x0 + 96);
         }
     }
     uint64_t pi, pj = 0;
