@@ -19,9 +19,11 @@ type HostBlocks struct {
 	// Offsets and Cols are set once Wait returns.
 	Offsets []uint64
 	Cols    []uint32
-	scanned chan struct{} // closed once the pairs are no longer read
-	ready   chan struct{}
-	stop    atomic.Bool // Discard: make nothing more
+	// Vertices is the pairs' VertexBound, set once Scanned returns.
+	Vertices uint64
+	scanned  chan struct{} // closed once the pairs are no longer read
+	ready    chan struct{}
+	stop     atomic.Bool // Discard: make nothing more
 }
 
 // MakeHostBlocks starts making the room a split of the graph of pairs
@@ -33,10 +35,8 @@ func MakeHostBlocks(pairs IDPairs, p int) *HostBlocks {
 	go func() {
 		defer close(h.ready)
 		np := uint64(pairs.Pairs())
-		n := 2 * np
-		if top := pairs.MaxID(); top < n {
-			n = top + 1
-		}
+		n := pairs.VertexBound()
+		h.Vertices = n
 		pairs = IDPairs{} // the pairs may go once the device has them
 		close(h.scanned)
 		if h.stop.Load() {
@@ -75,6 +75,16 @@ func (h *HostBlocks) Wait() {
 	if h != nil {
 		<-h.ready
 	}
+}
+
+// VertexBound bounds the vertices of p's graph: one more than its largest
+// id, and at most two per pair.
+func (p IDPairs) VertexBound() uint64 {
+	np := uint64(p.Pairs())
+	if top := p.MaxID(); top < 2*np {
+		return top + 1
+	}
+	return 2 * np
 }
 
 // MaxID is the largest id of p (0 when it is empty), read on all cores.

@@ -55,13 +55,17 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	if err := ctx.Err(); err != nil {
 		return nil, kernels.PrepStats{}, err
 	}
-	_, _, np, err := idPairsArg(p)
-	if err != nil {
+	if _, _, _, err := idPairsArg(p); err != nil {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
 	var out idsOut
 	if wantIDs {
-		out.maxV = vertexBound(p, np)
+		if host != nil {
+			host.Scanned() // it has bounded the vertices already
+			out.maxV = host.Vertices
+		} else {
+			out.maxV = p.VertexBound()
+		}
 		out.orig = make([]uint64, out.maxV+1)
 		prefault(out.orig)
 	}

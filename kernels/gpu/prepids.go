@@ -86,15 +86,6 @@ func (c *Counter) emptyResident() {
 	c.resident = false
 }
 
-// vertexBound bounds the vertices of p's np pairs for the arrays the
-// library fills: one more than its largest id, and at most 2 np.
-func vertexBound(p kernels.IDPairs, np uint64) uint64 {
-	if top := p.MaxID(); top < 2*np {
-		return top + 1
-	}
-	return 2 * np
-}
-
 // PrepareResidentIDs implements kernels.IDPreprocessor.
 func (c *Counter) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {
 	if err := ctx.Err(); err != nil {
