@@ -26,56 +26,15 @@
 # (bench runs, default 5), SCALES (default "22 23"), SKIP_BENCH=1.
 set -uo pipefail
 
+. "$(dirname "$0")/lib/devcheck.sh"
 if [ "${1:-}" = "--prepare" ]; then
-	set -e
-	ROOT=$(cd "$(dirname "$0")/.." && pwd)
-	DEV=$(realpath -m "${DEV:-$ROOT/.dev/devsplit}")
-	rm -rf "$DEV"
-	mkdir -p "$DEV/bin" "$DEV/data" "$DEV/src"
-	(cd "$ROOT" && git ls-files -co --exclude-standard | grep -v '^\.dev/' | tar -cf - -T - | tar -xf - -C "$DEV/src")
-	(cd "$ROOT" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid" ./cmd/trigrid)
-	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/pipeline.test" ./pipeline)
-	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/gpu.test" ./kernels/gpu)
-	if [ -n "${2:-}" ]; then
-		tmp=$(mktemp -d)
-		(cd "$ROOT" && git archive "$2" | tar -xf - -C "$tmp")
-		(cd "$tmp" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid-before" ./cmd/trigrid)
-		rm -rf "$tmp"
-	fi
-	cp "${TRIGRID_DATA_DIR:-$ROOT/../shared/datasets}"/* "$DEV/data/" 2>/dev/null || echo "no datasets: conformance skips them"
-	gzip -9 "$DEV"/bin/*
-	for f in "$DEV"/data/*.txt; do [ -f "$f" ] && gzip -9 "$f"; done
-	du -sh "$DEV"
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/devsplit}" "${2:-}"
 	exit 0
 fi
 
-START=$(date +%s)
-elapsed() { echo $(($(date +%s) - START)); }
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-DEV=$(dirname "$SRC")
-OUT=${OUT:-/tmp/gpu-devsplit}
-mkdir -p "$OUT"
+devcheck_setup gpu-devsplit
 RUNS=${RUNS:-5}
 SCALES=${SCALES:-"22 23"}
-TMP=${TMPDIR:-/tmp}/gpu-devsplit
-mkdir -p "$TMP/bin"
-RES=$OUT/results.txt
-LIB=$SRC/kernels/cuda/libtrigrid_cuda.so
-export TRIGRID_CUDA_LIB=$LIB
-
-for f in "$DEV"/bin/*.gz; do gunzip -c "$f" >"$TMP/bin/$(basename "$f" .gz)"; done
-chmod +x "$TMP"/bin/*
-BIN=$TMP/bin/trigrid
-
-date -u >"$RES"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
-echo "cores $(nproc), $(free -g | awk '/Mem:/ {print $2}') GiB" >>"$RES"
-make -C "$SRC/kernels/cuda" clean >/dev/null 2>&1
-if ! make -C "$SRC/kernels/cuda" -j16 all >"$OUT/build.log" 2>&1; then
-	tail -40 "$OUT/build.log"
-	exit 1
-fi
-echo "build ok at $(elapsed) s" | tee -a "$RES"
 
 (cd "$SRC/kernels/gpu" && timeout 120 "$TMP/bin/gpu.test" -test.v -test.run 'TestDeviceSplit|TestSplitOnDevice' >"$OUT/tests.log" 2>&1)
 echo "kernels/gpu TestDeviceSplit (real library) rc=$?" | tee -a "$RES"
@@ -89,19 +48,6 @@ if command -v compute-sanitizer >/dev/null; then
 	grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
 fi
 echo "tests done at $(elapsed) s" | tee -a "$RES"
-
-triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
-field() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
-fail=0
-check() { # name got want
-	if [ -n "$2" ] && [ "$2" = "$3" ]; then
-		echo "ok   $1 $2" | tee -a "$RES"
-	else
-		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
-		fail=1
-	fi
-}
-count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
 
 DATA=$DEV/data
 if [ -f "$DATA/MANIFEST.tsv" ]; then

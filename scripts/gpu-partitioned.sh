@@ -22,76 +22,22 @@
 # BENCH_CAP=0 leaves out the capped run's timing.
 set -uo pipefail
 
+. "$(dirname "$0")/lib/devcheck.sh"
 if [ "${1:-}" = "--prepare" ]; then
-	set -e
-	ROOT=$(cd "$(dirname "$0")/.." && pwd)
-	DEV=$(realpath -m "${DEV:-$ROOT/.dev/part}")
-	rm -rf "$DEV"
-	mkdir -p "$DEV/bin" "$DEV/data" "$DEV/src"
-	(cd "$ROOT" && git ls-files -co --exclude-standard | grep -v '^\.dev/' | tar -cf - -T - | tar -xf - -C "$DEV/src")
-	(cd "$ROOT" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid" ./cmd/trigrid)
-	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/pipeline.test" ./pipeline)
-	(cd "$ROOT" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$DEV/bin/gpu.test" ./kernels/gpu)
-	if [ -n "${2:-}" ]; then
-		tmp=$(mktemp -d)
-		(cd "$ROOT" && git archive "$2" | tar -xf - -C "$tmp")
-		(cd "$tmp" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$DEV/bin/trigrid-before" ./cmd/trigrid)
-		rm -rf "$tmp"
-	fi
-	cp "${TRIGRID_DATA_DIR:-$ROOT/../shared/datasets}"/* "$DEV/data/" 2>/dev/null || echo "no datasets: conformance skips them"
-	gzip -9 "$DEV"/bin/*
-	for f in "$DEV"/data/*.txt; do [ -f "$f" ] && gzip -9 "$f"; done
-	du -sh "$DEV"
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/part}" "${2:-}"
 	exit 0
 fi
 
-START=$(date +%s)
-elapsed() { echo $(($(date +%s) - START)); }
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-DEV=$(dirname "$SRC")
-OUT=${OUT:-/tmp/gpu-partitioned}
-mkdir -p "$OUT"
+devcheck_setup gpu-partitioned
 RUNS=${RUNS:-5}
 SCALES=${SCALES:-"22 23"}
 BENCH_SCALE=${BENCH_SCALE:-23}
-TMP=${TMPDIR:-/tmp}/gpu-partitioned
-mkdir -p "$TMP/bin"
-RES=$OUT/results.txt
-LIB=$SRC/kernels/cuda/libtrigrid_cuda.so
-export TRIGRID_CUDA_LIB=$LIB
-
-for f in "$DEV"/bin/*.gz; do gunzip -c "$f" >"$TMP/bin/$(basename "$f" .gz)"; done
-chmod +x "$TMP"/bin/*
-BIN=$TMP/bin/trigrid
-
-date -u >"$RES"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
-echo "cores $(nproc), $(free -g | awk '/Mem:/ {print $2}') GiB" >>"$RES"
-make -C "$SRC/kernels/cuda" clean >/dev/null 2>&1
-if ! make -C "$SRC/kernels/cuda" -j16 all >"$OUT/build.log" 2>&1; then
-	tail -40 "$OUT/build.log"
-	exit 1
-fi
-echo "build ok at $(elapsed) s" | tee -a "$RES"
 
 (cd "$SRC/pipeline" && timeout 120 "$TMP/bin/pipeline.test" -test.v -test.run 'TestPartitionedDevice' >"$OUT/tests.log" 2>&1)
 echo "pipeline TestPartitionedDevice* (real library) rc=$?" | tee -a "$RES"
 (cd "$SRC/kernels/gpu" && timeout 60 "$TMP/bin/gpu.test" -test.v -test.run 'OrientOnDevice|TestDevicePreprocess|TestDeviceOrientIDs|TestDevicePrepareIDs' >>"$OUT/tests.log" 2>&1)
 echo "kernels/gpu OrientOnDevice, DevicePreprocess, DeviceOrientIDs, DevicePrepareIDs rc=$?" | tee -a "$RES"
 grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
-
-triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
-field() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
-fail=0
-check() { # name got want
-	if [ -n "$2" ] && [ "$2" = "$3" ]; then
-		echo "ok   $1 $2" | tee -a "$RES"
-	else
-		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
-		fail=1
-	fi
-}
-count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
 
 DATA=$DEV/data
 if [ -f "$DATA/MANIFEST.tsv" ]; then

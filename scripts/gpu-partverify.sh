@@ -15,44 +15,11 @@
 #   bash $DEV/src/scripts/gpu-partverify.sh
 # Everything goes under $OUT; results.txt is the summary.
 set -uo pipefail
+. "$(dirname "$0")/lib/devcheck.sh"
 
-START=$(date +%s)
-elapsed() { echo $(($(date +%s) - START)); }
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-DEV=$(dirname "$SRC")
-OUT=${OUT:-/tmp/gpu-partverify}
-mkdir -p "$OUT"
+devcheck_setup gpu-partverify
 SCALES=${SCALES:-"20 22"}
 VERIFY_TIMEOUT=${VERIFY_TIMEOUT:-300}
-TMP=${TMPDIR:-/tmp}/gpu-partverify
-mkdir -p "$TMP/bin"
-RES=$OUT/results.txt
-LIB=$SRC/kernels/cuda/libtrigrid_cuda.so
-export TRIGRID_CUDA_LIB=$LIB
-
-gunzip -c "$DEV/bin/trigrid.gz" >"$TMP/bin/trigrid"
-chmod +x "$TMP/bin/trigrid"
-BIN=$TMP/bin/trigrid
-
-date -u >"$RES"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
-if ! make -C "$SRC/kernels/cuda" -j16 libtrigrid_cuda.so >"$OUT/build.log" 2>&1; then
-	tail -40 "$OUT/build.log"
-	exit 1
-fi
-echo "build ok at $(elapsed) s" | tee -a "$RES"
-
-triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
-fail=0
-check() { # name got want
-	if [ -n "$2" ] && [ "$2" = "$3" ]; then
-		echo "ok   $1 $2" | tee -a "$RES"
-	else
-		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
-		fail=1
-	fi
-}
-count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
 
 DATA=$DEV/data
 want=$(awk -F'\t' '$1 == "ca-GrQc" {print $6}' "$DATA/MANIFEST.tsv")

@@ -1,0 +1,82 @@
+# Shared by the device checks of the partitioned path (gpu-partitioned.sh,
+# gpu-devsplit.sh, gpu-partverify.sh); sourced, not run.
+#
+# devcheck_prepare DEV [BEFORE_COMMIT], on a machine with Go: the payload a
+# check carries to the GPU machine, under DEV: src/ (this tree's tracked
+# and untracked files), bin/ (trigrid, pipeline.test, gpu.test and, for
+# BEFORE_COMMIT, trigrid-before; gzipped), data/ (the datasets, text
+# gzipped).
+#
+# devcheck_setup NAME, on the GPU machine, from a script at
+# DEV/src/scripts: sets START, SRC, DEV, OUT (default /tmp/NAME), TMP,
+# RES, LIB (exported as TRIGRID_CUDA_LIB) and BIN, unpacks the binaries,
+# writes the machine to RES and builds libtrigrid_cuda.so from SRC (exit
+# 1 when that fails).
+#
+# Then: elapsed (seconds since START), count ARGS (`trigrid count --device
+# gpu --json` of ARGS), triangles and field NAME (a number out of count's
+# JSON on stdin), check NAME GOT WANT (an ok or FAIL line in RES; fail=1 on
+# FAIL).
+
+devcheck_prepare() {
+	set -e
+	local root dev
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	dev=$(realpath -m "$1")
+	rm -rf "$dev"
+	mkdir -p "$dev/bin" "$dev/data" "$dev/src"
+	(cd "$root" && git ls-files -co --exclude-standard | grep -v '^\.dev/' | tar -cf - -T - | tar -xf - -C "$dev/src")
+	(cd "$root" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dev/bin/trigrid" ./cmd/trigrid)
+	(cd "$root" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$dev/bin/pipeline.test" ./pipeline)
+	(cd "$root" && CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$dev/bin/gpu.test" ./kernels/gpu)
+	if [ -n "${2:-}" ]; then
+		local tmp
+		tmp=$(mktemp -d)
+		(cd "$root" && git archive "$2" | tar -xf - -C "$tmp")
+		(cd "$tmp" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dev/bin/trigrid-before" ./cmd/trigrid)
+		rm -rf "$tmp"
+	fi
+	cp "${TRIGRID_DATA_DIR:-$root/../shared/datasets}"/* "$dev/data/" 2>/dev/null || echo "no datasets: conformance skips them"
+	gzip -9 "$dev"/bin/*
+	for f in "$dev"/data/*.txt; do [ -f "$f" ] && gzip -9 "$f"; done
+	du -sh "$dev"
+}
+
+devcheck_setup() {
+	START=$(date +%s)
+	SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	DEV=$(dirname "$SRC")
+	OUT=${OUT:-/tmp/$1}
+	mkdir -p "$OUT"
+	TMP=${TMPDIR:-/tmp}/$1
+	mkdir -p "$TMP/bin"
+	RES=$OUT/results.txt
+	LIB=$SRC/kernels/cuda/libtrigrid_cuda.so
+	export TRIGRID_CUDA_LIB=$LIB
+	for f in "$DEV"/bin/*.gz; do gunzip -c "$f" >"$TMP/bin/$(basename "$f" .gz)"; done
+	chmod +x "$TMP"/bin/*
+	BIN=$TMP/bin/trigrid
+	date -u >"$RES"
+	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$RES" 2>&1
+	echo "cores $(nproc), $(free -g | awk '/Mem:/ {print $2}') GiB" >>"$RES"
+	make -C "$SRC/kernels/cuda" clean >/dev/null 2>&1
+	if ! make -C "$SRC/kernels/cuda" -j16 libtrigrid_cuda.so >"$OUT/build.log" 2>&1; then
+		tail -40 "$OUT/build.log"
+		exit 1
+	fi
+	echo "build ok at $(elapsed) s" | tee -a "$RES"
+	fail=0
+}
+
+elapsed() { echo $(($(date +%s) - START)); }
+count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
+triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
+field() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
+check() { # name got want
+	if [ -n "$2" ] && [ "$2" = "$3" ]; then
+		echo "ok   $1 $2" | tee -a "$RES"
+	else
+		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
+		fail=1
+	fi
+}
