@@ -64,6 +64,29 @@ type localSubtask struct {
 	pij, pik, pjk []int
 }
 
+// addTo adds the subtask's counts in acc, in its blocks' local index
+// spaces, to the whole graph's vertex and edge counts.
+func (s localSubtask) addTo(acc kernels.Local, vert, edge []uint64) {
+	for x, c := range acc.VI {
+		vert[s.ii[x]] += c
+	}
+	for x, c := range acc.VJ {
+		vert[s.jj[x]] += c
+	}
+	for x, c := range acc.VK[:len(s.kk)] {
+		vert[s.kk[x]] += c
+	}
+	for x, c := range acc.EIJ {
+		edge[s.pij[x]] += c
+	}
+	for x, c := range acc.EIK {
+		edge[s.pik[x]] += c
+	}
+	for x, c := range acc.EJK {
+		edge[s.pjk[x]] += c
+	}
+}
+
 // localPartitioned is partitioned() with the maps back to g's ids and
 // edge positions. P = 1 is the whole graph (one block as all three).
 func localPartitioned(g *graph.CSR, p int, scheme string) []localSubtask {
@@ -160,24 +183,7 @@ func countLocalAll(t *testing.T, lc kernels.LocalCounter, g *graph.CSR, ts []loc
 			}
 			continue
 		}
-		for x, c := range acc.VI {
-			vert[s.ii[x]] += c
-		}
-		for x, c := range acc.VJ {
-			vert[s.jj[x]] += c
-		}
-		for x, c := range acc.VK[:len(s.kk)] {
-			vert[s.kk[x]] += c
-		}
-		for x, c := range acc.EIJ {
-			edge[s.pij[x]] += c
-		}
-		for x, c := range acc.EIK {
-			edge[s.pik[x]] += c
-		}
-		for x, c := range acc.EJK {
-			edge[s.pjk[x]] += c
-		}
+		s.addTo(acc, vert, edge)
 	}
 	return tri, vert, edge
 }
@@ -329,24 +335,7 @@ func TestCountLocalUnderMemoryCaps(t *testing.T) {
 				break
 			}
 			tri += res.Triangles
-			for x, n := range acc.VI {
-				vert[s.ii[x]] += n
-			}
-			for x, n := range acc.VJ {
-				vert[s.jj[x]] += n
-			}
-			for x, n := range acc.VK[:len(s.kk)] {
-				vert[s.kk[x]] += n
-			}
-			for x, n := range acc.EIJ {
-				edge[s.pij[x]] += n
-			}
-			for x, n := range acc.EIK {
-				edge[s.pik[x]] += n
-			}
-			for x, n := range acc.EJK {
-				edge[s.pjk[x]] += n
-			}
+			s.addTo(acc, vert, edge)
 		}
 		splits := c.DeviceStats().Splits
 		c.Close()
