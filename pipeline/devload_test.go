@@ -146,6 +146,25 @@ func deviceSlots(t *testing.T, path string, n int, limit uint64, hostIDs bool) (
 	return slots, tally
 }
 
+// messyGraph is an input file and its brute-force counts.
+type messyGraph struct {
+	path string
+	want *testgraphs.Local
+}
+
+// messyGraphs writes writeMessy's text graph (seed text) and
+// writeMessyBin's binary one (seed bin) of scale, with their brute-force
+// counts.
+func messyGraphs(t *testing.T, scale int, text, bin uint64) []messyGraph {
+	t.Helper()
+	path := writeMessy(t, scale, text)
+	b, edges := writeMessyBin(t, scale, bin)
+	return []messyGraph{
+		{path, testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))},
+		{b, testgraphs.LocalCounts(edges)},
+	}
+}
+
 // writeMessy writes an rmat graph in spread-out 64-bit ids with
 // duplicates (both directions), self-loops and ids that appear only in
 // self-loops, as text.
@@ -219,17 +238,12 @@ func writeMessyBin(t *testing.T, scale int, seed uint64) (string, [][2]uint64) {
 func TestPartitionedDeviceOrientation(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	bin, binEdges := writeMessyBin(t, 9, 4)
-	for _, path := range []string{writeMessy(t, 9, 5), bin, filepath.Join("..", "testdata", "ca-GrQc.txt.gz")} {
+	grqc := filepath.Join("..", "testdata", "ca-GrQc.txt.gz")
+	for _, g := range append(messyGraphs(t, 9, 5, 4), messyGraph{grqc, testgraphs.LocalCounts(testgraphs.ReadEdges(t, grqc))}) {
+		path, want := g.path, g.want
 		ps := []int{2, 3, 4}
-		if strings.HasSuffix(path, ".gz") {
+		if path == grqc {
 			ps = []int{3} // a real graph, one P per scheme
-		}
-		var want *testgraphs.Local
-		if path == bin {
-			want = testgraphs.LocalCounts(binEdges)
-		} else {
-			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
 		}
 		cpu, err := CountFilePartitioned(ctx, path, func() Config {
 			c := testConfig(cpuSlots(2, "merge"))
@@ -288,14 +302,8 @@ func TestPartitionedDeviceOrientation(t *testing.T) {
 func TestPartitionedDeviceTooSmall(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	bin, binEdges := writeMessyBin(t, 9, 7)
-	for _, path := range []string{writeMessy(t, 9, 6), bin} {
-		var want *testgraphs.Local
-		if path == bin {
-			want = testgraphs.LocalCounts(binEdges)
-		} else {
-			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
-		}
+	for _, g := range messyGraphs(t, 9, 6, 7) {
+		path, want := g.path, g.want
 		full, err := CountFilePartitioned(ctx, path, func() Config {
 			c := testConfig(cpuSlots(1, "merge"))
 			c.P = 2

@@ -24,14 +24,8 @@ import (
 func TestPartitionedDeviceSplit(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	bin, binEdges := writeMessyBin(t, 9, 4)
-	for _, path := range []string{writeMessy(t, 9, 5), bin} {
-		var want *testgraphs.Local
-		if path == bin {
-			want = testgraphs.LocalCounts(binEdges)
-		} else {
-			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
-		}
+	for _, g := range messyGraphs(t, 9, 5, 4) {
+		path, want := g.path, g.want
 		cpu, err := CountFilePartitioned(ctx, path, func() Config {
 			c := testConfig(cpuSlots(2, "merge"))
 			c.P = 2
@@ -131,14 +125,8 @@ func TestPartitionedDeviceSplitDoesNotFit(t *testing.T) {
 func TestPerVertexWholeOnDevice(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
-	bin, binEdges := writeMessyBin(t, 9, 6)
-	for _, path := range []string{writeMessy(t, 9, 7), bin} {
-		var want *testgraphs.Local
-		if path == bin {
-			want = testgraphs.LocalCounts(binEdges)
-		} else {
-			want = testgraphs.LocalCounts(testgraphs.ReadEdges(t, path))
-		}
+	for _, g := range messyGraphs(t, 9, 7, 6) {
+		path, want := g.path, g.want
 		for _, verify := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/verify=%v", filepath.Base(path), verify), func(t *testing.T) {
 				dir := t.TempDir()
