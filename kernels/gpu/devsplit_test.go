@@ -78,11 +78,7 @@ func checkSplit(t *testing.T, lib *Library, name string, edges []graph.Edge, sch
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	pairs := idPairs(edges)
 	var made *kernels.HostBlocks
 	if p%2 == 0 {
@@ -175,11 +171,7 @@ func TestSplitOnDeviceDoesNotFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	pairs := idPairs(edges)
 	if _, _, err := c.KeepIDsOnDevice(ctx, pairs, false, kernels.MakeHostBlocks(pairs, 2)); err != nil {
 		t.Fatal(err)

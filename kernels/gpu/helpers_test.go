@@ -175,3 +175,14 @@ func envOr(k, def string) string {
 	}
 	return def
 }
+
+// autoCounter is an auto counter of lib, closed when the test ends.
+func autoCounter(t testing.TB, lib *Library) *Counter {
+	t.Helper()
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

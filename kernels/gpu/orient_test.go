@@ -39,11 +39,7 @@ func TestOrientOnDeviceReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	before, _ := c.MemUsage()
 	fwd, rank, st, err := c.OrientOnDevice(context.Background(), pairs, n)
 	if err != nil {
@@ -61,11 +57,7 @@ func TestOrientOnDeviceReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := small.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
+	sc := autoCounter(t, small)
 	if _, _, _, err := sc.OrientOnDevice(context.Background(), pairs, n); !sc.DoesNotFit(err) {
 		t.Fatalf("below the preprocessing minimum: %v, want an out-of-memory error", err)
 	}

@@ -29,11 +29,7 @@ func checkOrientIDs(t *testing.T, lib *Library, name string, edges []graph.Edge)
 	for v, r := range rank {
 		wantIDs[r] = und.OrigID[v]
 	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	// 32-bit pairs also go to the device staged in pieces (stageAll).
 	for _, staged := range stagings(idPairs(edges)) {
 		name := fmt.Sprintf("%s (staged %v)", name, staged)
@@ -97,11 +93,7 @@ func TestOrientIDsOnDeviceReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := small.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, small)
 	if _, _, _, err := c.OrientIDsOnDevice(context.Background(), idPairs(randomEdges(400, 5000, 9))); !c.DoesNotFit(err) {
 		t.Fatalf("under a 4 KiB cap: %v, want an out-of-memory error", err)
 	}

@@ -223,11 +223,7 @@ func TestCountPinsLargeBlocks(t *testing.T) {
 	g := forward(t, randomEdges(1<<14, 1<<17, 21))
 	whole := kernels.Whole(g)
 	want := mustReference(t, whole)
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	ts := partitioned(g, 2, "hash")
 	var sum uint64
 	for x, s := range append([]kernels.Subtask{whole}, ts...) {

@@ -75,11 +75,7 @@ func checkPrepareIDs(t *testing.T, lib *Library, name string, edges []graph.Edge
 		t.Fatal(err)
 	}
 	want := mustReference(t, kernels.Whole(fwd))
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	// 32-bit pairs also go to the device staged in pieces (stageAll).
 	for _, staged := range stagings(idPairs(edges)) {
 		p := idPairs(edges)

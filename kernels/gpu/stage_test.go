@@ -59,16 +59,8 @@ func TestStageIDsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	other, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	c := autoCounter(t, lib)
+	other := autoCounter(t, lib)
 	p := idPairs(randomEdges(3000, 70000, 5)) // 140,000 ids: pieces of 256 KiB and more are pinned
 	held, _ := c.MemUsage()
 	bg := context.Background()
@@ -149,11 +141,7 @@ func TestStageIDsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c3, err := small.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c3.Close()
+	c3 := autoCounter(t, small)
 	if _, err := c3.StageIDs(len(p.P32)); !c3.DoesNotFit(err) || !errors.Is(err, ErrOutOfMemory) {
 		t.Fatalf("staging beyond a 64 KiB cap: %v; want an out-of-memory error", err)
 	}
@@ -167,11 +155,7 @@ func TestStageIDsErrors(t *testing.T) {
 // ids uploaded in one piece. Small enough for compute-sanitizer.
 func TestDeviceStageIDs(t *testing.T) {
 	lib := deviceLib(t)
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := autoCounter(t, lib)
 	edges := randomEdges(20000, 300001, 3)
 	p := idPairs(edges)
 	want, wantIDs, wantSt, err := c.OrientIDsOnDevice(context.Background(), p)
