@@ -23,6 +23,9 @@ type DeviceStats struct {
 	Splits int
 	// Busy is the device time of the counts (kernel time).
 	Busy time.Duration
+	// Streamed counts subtasks counted with JK resident and IJ, IK streamed
+	// in row ranges beside the kernel; Ranges counts their ranges.
+	Streamed, Ranges int
 	// Stalled is the host time spent making a subtask's blocks resident
 	// (uploads, pinning) and starting the next subtasks' uploads, before
 	// its kernel: the device runs none of the counter's kernels meanwhile.

@@ -69,6 +69,14 @@ type Config struct {
 	// Model is how P = 0 accounts a subtask's memory; the zero value is
 	// partition.HostModel() (the CPU kernels).
 	Model partition.MemModel
+	// RowStream says whether a count on one GPU keeps only each
+	// subtask's JK resident and streams IJ and IK through the device in
+	// row ranges beside the kernel (gpu.Counter.SetRowStreaming), the
+	// subtasks grouped by (J, K) so that each JK is uploaded once. The zero
+	// value, StreamAuto, streams when Budget leaves no room for three
+	// blocks and the searched block's index but does for JK, its index and
+	// the ranges.
+	RowStream StreamMode
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
 	// negative keeps none.
@@ -128,6 +136,28 @@ func (c *Config) fill() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// StreamMode is Config.RowStream.
+type StreamMode int
+
+const (
+	StreamAuto StreamMode = iota // decided by the blocks and the budget
+	StreamOn                     // always, on one GPU
+	StreamOff                    // never
+)
+
+// ParseStreamMode reads "auto", "on" or "off".
+func ParseStreamMode(s string) (StreamMode, error) {
+	switch s {
+	case "auto", "":
+		return StreamAuto, nil
+	case "on":
+		return StreamOn, nil
+	case "off":
+		return StreamOff, nil
+	}
+	return 0, fmt.Errorf("%q: want auto, on or off", s)
 }
 
 type nopProgress struct{}

@@ -29,6 +29,10 @@ type DeviceReport struct {
 	// Splits counts subtasks (or parts) counted in two halves because they
 	// did not fit a device whole.
 	Splits int `json:"splits"`
+	// StreamedSubtasks counts subtasks counted with JK resident and IJ, IK
+	// streamed in row ranges beside the kernel (StreamRanges ranges).
+	StreamedSubtasks int `json:"streamed_subtasks,omitempty"`
+	StreamRanges     int `json:"stream_ranges,omitempty"`
 	// IdleShare is the share of the count phase during which the devices
 	// ran no kernel: 1 - kernel time / (count time x counters).
 	IdleShare float64 `json:"idle_share"`
@@ -73,6 +77,8 @@ func (d *deviceTally) report(countSeconds float64) *DeviceReport {
 		r.UploadsPinned += s.PinnedUploads
 		r.StallSeconds += s.Stalled.Seconds()
 		r.Splits += s.Splits
+		r.StreamedSubtasks += s.Streamed
+		r.StreamRanges += s.Ranges
 		busy += s.Busy.Seconds()
 	}
 	if countSeconds > 0 {

@@ -42,6 +42,37 @@ func reuseOrder(tasks []partition.Subtask) []partition.Subtask {
 	return out
 }
 
+// streamOrder orders the subtasks of a run on one device that streams IJ
+// and IK beside a resident JK: (J, K) groups by J, K snaking with J, and I
+// ascending and descending in turn from one group to the next, so that
+// each JK is uploaded once and consecutive groups share a row range's
+// block (IK with the same I and K at the groups' seam).
+func streamOrder(tasks []partition.Subtask) []partition.Subtask {
+	out := slices.Clone(tasks)
+	kRank := func(t partition.Subtask) int {
+		if t.J%2 == 1 {
+			return -t.K
+		}
+		return t.K
+	}
+	slices.SortStableFunc(out, func(a, b partition.Subtask) int {
+		return cmp.Or(cmp.Compare(a.J, b.J), cmp.Compare(kRank(a), kRank(b)), cmp.Compare(a.I, b.I))
+	})
+	desc := false
+	for lo := 0; lo < len(out); {
+		hi := lo + 1
+		for hi < len(out) && out[hi].J == out[lo].J && out[hi].K == out[lo].K {
+			hi++
+		}
+		if desc {
+			slices.Reverse(out[lo:hi])
+		}
+		desc = !desc
+		lo = hi
+	}
+	return out
+}
+
 // oneDevice reports whether the run counts on a single GPU, where the
 // subtasks' order decides what the device's block cache reuses.
 func oneDevice(cfg *Config) bool {

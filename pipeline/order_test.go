@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
+	"github.com/trigrid/trigrid/worker"
 )
 
 func TestReuseOrder(t *testing.T) {
@@ -103,5 +105,60 @@ func TestFastP(t *testing.T) {
 	// The whole graph with room for it and its indexes stays whole.
 	if p := fastP(m, n, e, 1, 2*csr); p != 1 {
 		t.Errorf("rmat 23 at twice its CSR: fastP %d, want 1", p)
+	}
+}
+
+// streamOrder keeps every subtask once and groups them by (J, K): a
+// counter streaming rows uploads each JK once.
+func TestStreamOrder(t *testing.T) {
+	for _, p := range []int{1, 2, 3, 4, 7} {
+		tasks := hashTasks(p)
+		got := streamOrder(tasks)
+		if len(got) != len(tasks) {
+			t.Fatalf("P=%d: %d subtasks, want %d", p, len(got), len(tasks))
+		}
+		seen := map[partition.Subtask]bool{}
+		changes := 0
+		for i, s := range got {
+			if seen[s] {
+				t.Fatalf("P=%d: %v twice", p, s)
+			}
+			seen[s] = true
+			if i == 0 || s.J != got[i-1].J || s.K != got[i-1].K {
+				changes++
+			}
+		}
+		if changes != p*p {
+			t.Errorf("P=%d: JK changes %d times, want %d", p, changes, p*p)
+		}
+	}
+}
+
+// Auto streams exactly when three blocks and an index do not fit the
+// budget but JK, its index and two sets of ranges do.
+func TestStreamRowsRule(t *testing.T) {
+	cfg := Config{Slots: []worker.Slot{{Device: api.Device{Kind: "gpu"}}}}
+	rows, edges := int64(1_000_000), int64(8_000_000)
+	b := gpu.BlockBytes(rows, edges)
+	for _, c := range []struct {
+		budget int64
+		mode   StreamMode
+		want   bool
+	}{
+		{0, StreamAuto, false},
+		{4 * b, StreamAuto, false}, // three blocks and the index fit
+		{3 * b, StreamAuto, true},  // they do not; JK, index and ranges do
+		{b, StreamAuto, false},     // not even those
+		{3 * b, StreamOff, false},
+		{0, StreamOn, true},
+	} {
+		cfg.Budget, cfg.RowStream = c.budget, c.mode
+		if got := streamRows(&cfg, rows, edges); got != c.want {
+			t.Errorf("budget %d (%.2f blocks) mode %d: %v, want %v", c.budget, float64(c.budget)/float64(b), c.mode, got, c.want)
+		}
+	}
+	cpu := Config{Slots: []worker.Slot{{Device: api.Device{Kind: "cpu"}}}, RowStream: StreamOn}
+	if streamRows(&cpu, rows, edges) {
+		t.Error("the CPU streams rows")
 	}
 }

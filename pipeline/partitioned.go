@@ -56,8 +56,15 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	p := part.P()
 	src := worker.PartitionSource{Part: part}
 	tasks := part.Subtasks()
+	stream := false
 	if oneDevice(&cfg) {
-		tasks = reuseOrder(tasks)
+		rows, edges := largestBlock(part)
+		if stream = streamRows(&cfg, rows, edges); stream {
+			tasks = streamOrder(tasks)
+			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
+		} else {
+			tasks = reuseOrder(tasks)
+		}
 	}
 	blockEdges := func(i, j int) int64 { return part.Block(i, j).NumEdges() }
 	var sums *counts.Blocks
@@ -68,6 +75,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Partition.Scheme, rep.Partition.P, rep.Partition.PFit = cfg.Scheme.String(), p, pFit
+	rep.Partition.RowStream = stream
 	rep.Partition.Blocks = part.Balance().NonEmpty
 	if cfg.Verify {
 		// The whole graph through the reference kernel: independent of the

@@ -113,9 +113,12 @@ type PartitionInfo struct {
 	P      int    `json:"p"`
 	// PFit is, when P was chosen (P = 0), the smallest P whose subtasks
 	// fit; P is larger when a larger one was modelled faster (one GPU).
-	PFit     int             `json:"p_fit,omitempty"`
-	Blocks   int             `json:"blocks"`
-	Subtasks []SubtaskReport `json:"subtasks"`
+	PFit int `json:"p_fit,omitempty"`
+	// RowStream: the GPU kept each subtask's JK resident and streamed IJ
+	// and IK in row ranges (Config.RowStream).
+	RowStream bool            `json:"row_stream,omitempty"`
+	Blocks    int             `json:"blocks"`
+	Subtasks  []SubtaskReport `json:"subtasks"`
 }
 
 // SubtaskReport is one subtask's share of the count.

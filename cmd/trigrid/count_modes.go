@@ -50,11 +50,16 @@ func (f *countFlags) partitionConfig(cfg *pipeline.Config) error {
 		return fmt.Errorf("--scheme: %w", err)
 	}
 	cfg.Scheme, cfg.P = sch, f.partitions
+	if cfg.RowStream, err = pipeline.ParseStreamMode(f.rowStream); err != nil {
+		return fmt.Errorf("--row-stream: %w", err)
+	}
 	if f.partitions == 0 {
 		if cfg.Budget, err = f.device.budget(); err != nil {
 			return err
 		}
 		cfg.Model = f.device.memModel()
+	} else if lim, err := f.device.deviceLimit(); err == nil && lim > 0 {
+		cfg.Budget = int64(lim) // for the choice of --row-stream auto
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func TestOutOfCoreThroughDeviceLibrary(t *testing.T) {
 	want := countJSON(t, "--kernel", "reference", bin)
 	csr := 8*(want.Vertices+1) + 4*want.Edges
 	for _, div := range divs {
-		for _, extra := range [][]string{{"--partitions", "0"}, {"--partitions", "3"}} {
+		for _, extra := range [][]string{{"--partitions", "0"}, {"--partitions", "3"}, {"--partitions", "3", "--row-stream", "on"}} {
 			limit := 2 * csr // div 0: twice the CSR
 			if div > 0 {
 				limit = csr / div
@@ -46,6 +46,11 @@ func TestOutOfCoreThroughDeviceLibrary(t *testing.T) {
 					if d := got.DeviceMemory; d == nil || d.PeakBytes == 0 || d.PeakBytes > uint64(limit) || d.CopiedBytes == 0 ||
 						d.IdleShare < 0 || d.IdleShare > 1 || d.UploadsAhead < 0 || d.UploadsAhead > d.Uploads {
 						t.Errorf("cap CSR/%d (%d bytes) %v: device figures %+v", div, limit, extra, d)
+					}
+					// Streaming rows with room to spare streams every subtask
+					// with edges.
+					if len(extra) > 2 && div <= 1 && (!got.Partition.RowStream || got.DeviceMemory.StreamedSubtasks == 0) {
+						t.Errorf("cap CSR/%d (%d bytes) %v: nothing streamed: %+v", div, limit, extra, got.DeviceMemory)
 					}
 					// P = 0 reports the smallest P that fits; the P chosen for
 					// speed lies between it and twice it.

@@ -287,6 +287,7 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
         tg_ctx_free(ctx, ctx->slots[i].cols);
     }
     for (int i = 0; i < TG_SCRATCH_BUFS; i++) tg_ctx_free(ctx, ctx->scratch[i]);
+    tg_rows_destroy(ctx);
     tg_ctx_free(ctx, ctx->input);
     tg_ctx_free(ctx, ctx->d_count);
     if (ctx->h_count) cudaFreeHost(ctx->h_count);

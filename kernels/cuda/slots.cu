@@ -74,7 +74,7 @@ static cudaError_t slot_reserve_once(tg_ctx *ctx, tg_slot *s, int64_t nrows, int
 }
 
 // A block's indexes never stand in the way of another block: when there is no
-// room, the other slots' indexes go first.
+// room, the other slots' indexes and tg_count_rows' idle buffers go first.
 cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz) {
     cudaError_t se = tg_slot_settle(s);
     if (se != cudaSuccess) return se;
@@ -86,7 +86,9 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
     if (e == cudaErrorMemoryAllocation) {
         se = cudaStreamSynchronize(ctx->stream);
         if (se != cudaSuccess) return se;
-        if (tg_drop_idle_indexes(ctx)) e = slot_reserve_once(ctx, s, nrows, nnz);
+        bool freed = tg_drop_idle_indexes(ctx);
+        freed = tg_drop_row_buffers(ctx) || freed;
+        if (freed) e = slot_reserve_once(ctx, s, nrows, nnz);
     }
     return e;
 }
@@ -156,10 +158,11 @@ static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
 
 // One warp per row: the checks are O(nnz) and coalesced, and warps rather
 // than threads keep a hub row from serializing on one thread.
-// out[0]: malformed (offsets decrease, column out of range or rows not
-// strictly increasing), out[1]: longest row, out[2]: some column <= its row.
+// out[0]: malformed (offsets decrease or pass nnz, column out of range or
+// rows not strictly increasing), out[1]: longest row, out[2]: some column
+// <= its row. No column past nnz is read.
 __global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
-                               int64_t nrows, int64_t ncols, unsigned long long *out) {
+                               int64_t nrows, int64_t ncols, uint64_t nnz, unsigned long long *out) {
     const int lane = threadIdx.x & 31;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
@@ -167,7 +170,7 @@ __global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32
     unsigned long long maxd = 0;
     for (int64_t r = warp; r < nrows; r += nwarps) {
         uint64_t b = rowptr[r], e = rowptr[r + 1];
-        if (e < b) {
+        if (e < b || e > nnz) {
             bad = true;
             continue;
         }
@@ -198,7 +201,7 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
         int64_t blocks = (s->blk.nrows * 32 + threads - 1) / threads;
         blocks = std::min<int64_t>(blocks, (int64_t)ctx->env.sm_count * 16);
         tg_check_block<<<(unsigned)blocks, (unsigned)threads, 0, ctx->stream>>>(
-            s->rowptr, s->cols, s->blk.nrows, s->blk.ncols, ctx->d_count);
+            s->rowptr, s->cols, s->blk.nrows, s->blk.ncols, (uint64_t)s->blk.nnz, ctx->d_count);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return tg_cuda_status(e, err, errlen, "tg_load_block: check kernel launch");
     }

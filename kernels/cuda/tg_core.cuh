@@ -70,6 +70,20 @@ struct tg_ctx {
     // the bytes tg_input_copy_async has enqueued into it.
     void *input = nullptr;
     uint64_t input_bytes = 0, input_copied = 0;
+    // tg_count_rows' two sets of row-range buffers (kept across its calls,
+    // sized for rows_rows rows and rows_a, rows_b columns; rows_two: ik has
+    // buffers of its own), its check words (device, 8 per set) and their
+    // host copy, and per set the events: copied and checked, kernel done,
+    // kernel start and stop.
+    struct {
+        uint64_t *ij_off = nullptr, *ik_off = nullptr;
+        uint32_t *ij_cols = nullptr, *ik_cols = nullptr, *erow = nullptr;
+        cudaEvent_t checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
+    } rows[2];
+    uint64_t rows_rows = 0, rows_a = 0, rows_b = 0;
+    bool rows_two = false, rows_held = false;
+    unsigned long long *rows_check = nullptr;   // device, 16 words
+    unsigned long long *rows_h_check = nullptr; // pinned host, 16 words
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
@@ -116,6 +130,19 @@ struct tg_active_guard {
         for (int i = 0; i < 3; i++) c->active[i] = -1;
     }
 };
+// Checks a device CSR of nrows rows and nnz columns (one warp per row):
+// out[0] |= malformed (offsets decrease or pass nnz, a column >= ncols, a
+// row not strictly increasing), out[1] = max(out[1], longest row), out[2]
+// |= some column <= its row. Reads no column past nnz.
+__global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
+                               int64_t nrows, int64_t ncols, uint64_t nnz, unsigned long long *out);
+
+// Frees the row-range buffers and check words of tg_count_rows (idle
+// between its calls), to make room; returns whether there were any.
+bool tg_drop_row_buffers(tg_ctx *ctx);
+// Frees everything tg_count_rows made (buffers, events); at tg_ctx_destroy.
+void tg_rows_destroy(tg_ctx *ctx);
+
 // Waits for a pending copy into s's buffers and drops the pending load, so
 // that the buffers can be reused or freed.
 cudaError_t tg_slot_settle(tg_slot *s);

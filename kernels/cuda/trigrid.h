@@ -202,6 +202,27 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
                  double *kernel_ms, char *err, uint64_t errlen);
 
+/* Counts a subtask whose jk is in slot_jk and whose ij and ik are host
+ * CSR blocks of nrows rows (offsets from 0, as tg_load_block takes them;
+ * ik_rowptr NULL: ik is ij), streaming them through the device in row
+ * ranges: rows of ij and ik are the same I-local space, so the ranges'
+ * counts sum to the subtask's. While the kernel counts one range, the next
+ * is copied on the copy stream, its offsets rebased and checked (a
+ * malformed range is TG_ERR_INVALID naming it). The ranges are the fewest
+ * (at least two when nrows >= 2) whose two sets of buffers fit in the
+ * context's free memory, less a sixteenth of its limit for the kernel's
+ * scratch (tg_rows.h states the rule); the buffers are kept for later
+ * calls and given up when a load needs room. TG_ERR_OOM when even single
+ * rows do not fit. Index spaces: ij's columns < jk.nrows, ik's < jk.ncols.
+ * The host arrays are read until the call returns (page-locked memory,
+ * tg_host_register, copies at the bus's rate). *kernel_ms is the CUDA-event
+ * time of the ranges' GPU work; *parts the number of ranges. */
+int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk,
+                      const uint64_t *ij_rowptr, const uint32_t *ij_cols,
+                      const uint64_t *ik_rowptr, const uint32_t *ik_cols,
+                      int64_t nrows, uint64_t *triangles, double *kernel_ms,
+                      int64_t *parts, char *err, uint64_t errlen);
+
 /* Where tg_count_local adds a subtask's per-vertex and per-edge counts:
  * host arrays, each NULL when not wanted. A triangle found from edge
  * (u, v) of ij and a column x common to ik.row(u) and jk.row(v) adds 1 to

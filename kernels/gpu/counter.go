@@ -69,12 +69,17 @@ type Counter struct {
 	// stalled is the time spent uploading and pinning blocks on the way to
 	// a kernel, with no kernel of this counter running.
 	stalled time.Duration
-	inParts bool   // counting row ranges (countRows): blocks cut for one count
-	splits  int    // subtasks or row ranges counted in two halves
-	peak    uint64 // the context's peak, kept past Close
-	busy    time.Duration
-	last    string
-	buf     []byte
+	inParts bool // counting row ranges (countRows): blocks cut for one count
+	splits  int  // subtasks or row ranges counted in two halves
+	// rowStream: Count streams IJ and IK in row ranges (stream.go);
+	// streamed counts the subtasks it streamed, ranges their ranges.
+	rowStream bool
+	streamed  int
+	ranges    int
+	peak      uint64 // the context's peak, kept past Close
+	busy      time.Duration
+	last      string
+	buf       []byte
 
 	// splitHost: host memory made for SplitOnDevice's copies while
 	// KeepIDsOnDevice ran; nil when none is waiting.
@@ -187,7 +192,7 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 	if c.ctx == 0 {
 		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
 	}
-	res, err := c.countWhole(t)
+	res, err := c.countMaybeStreamed(t)
 	if !errors.Is(err, ErrOutOfMemory) {
 		return res, err
 	}
@@ -585,7 +590,7 @@ func (c *Counter) DeviceStats() kernels.DeviceStats {
 	defer c.mu.Unlock()
 	c.notePeak()
 	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead,
-		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled}
+		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled, Streamed: c.streamed, Ranges: c.ranges}
 }
 
 // notePeak reads the context's peak while it exists. c.mu is held.

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "ref.h"
+#include "tg_rows.h"
 #include "tg_settings.h"
 
 #ifndef TG_REF_ABI
@@ -58,6 +59,10 @@ struct tg_ctx {
     ref_copy *copies;
     size_t ncopies, capcopies;
     tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
+    /* tg_count_rows' two sets of row-range buffers, accounted as the CUDA
+     * library allocates them (tg_rows.h), and its check words. */
+    uint64_t rows_rows, rows_a, rows_b;
+    int rows_two, rows_held, rows_check;
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -125,9 +130,55 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
     slot_unpend(s);
 }
 
+/* The bytes tg_count_rows' buffers hold. */
+static uint64_t rows_held_bytes(const tg_ctx *ctx) {
+    return ctx->rows_held ? 2 * tg_rows_set_bytes(ctx->rows_rows, ctx->rows_a, ctx->rows_b, ctx->rows_two) : 0;
+}
+
+/* Gives up tg_count_rows' buffers and check words; reports whether there
+ * were any. */
+static int rows_drop(tg_ctx *ctx) {
+    const int any = ctx->rows_held || ctx->rows_check;
+    if (ctx->rows_check) ctx->used -= alloc_bytes(16 * sizeof(uint64_t));
+    ctx->rows_check = 0;
+    if (!ctx->rows_held) return any;
+    ctx->used -= rows_held_bytes(ctx);
+    ctx->rows_held = 0;
+    ctx->rows_rows = ctx->rows_a = ctx->rows_b = 0;
+    ctx->rows_two = 0;
+    return 1;
+}
+
+/* Makes tg_count_rows' buffers hold rows rows and a, b columns (reserve_sets
+ * in rows.cu). */
+static int rows_reserve(tg_ctx *ctx, uint64_t rows, uint64_t a, uint64_t b, int two) {
+    if (ctx->rows_held && ctx->rows_rows >= rows && ctx->rows_a >= a && (!two || (ctx->rows_two && ctx->rows_b >= b)))
+        return 1;
+    if (ctx->rows_held) ctx->used -= rows_held_bytes(ctx);
+    ctx->rows_held = 0;
+    uint64_t need = 2 * tg_rows_set_bytes(rows, a, b, two);
+    if (ctx->used + need > ctx->limit) return 0;
+    ctx->used += need;
+    if (ctx->used > ctx->peak) ctx->peak = ctx->used;
+    ctx->rows_rows = rows;
+    ctx->rows_a = a;
+    ctx->rows_b = two ? b : 0;
+    ctx->rows_two = two;
+    ctx->rows_held = 1;
+    return 1;
+}
+
+static int slot_reserve_once(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz);
+
 /* Makes room for nrows + 1 offsets and max(nnz, 1) columns, keeping
- * buffers that are large enough (slot_reserve_once in slots.cu). */
+ * buffers that are large enough (tg_slot_reserve in slots.cu: when there is
+ * no room, tg_count_rows' idle buffers go first). */
 static int slot_reserve(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz) {
+    if (slot_reserve_once(ctx, s, nrows, nnz)) return 1;
+    return rows_drop(ctx) && slot_reserve_once(ctx, s, nrows, nnz);
+}
+
+static int slot_reserve_once(tg_ctx *ctx, ref_slot *s, int64_t nrows, int64_t nnz) {
     uint64_t need_r = (uint64_t)nrows + 1, need_c = nnz > 0 ? (uint64_t)nnz : 1;
     slot_unpend(s);
     tg_cpu_csr_free(&s->csr);
@@ -225,6 +276,7 @@ static void input_drop(tg_ctx *ctx);
 void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx == NULL) return;
     for (int i = 0; i < TG_MAX_SLOTS; i++) slot_release(ctx, &ctx->slots[i]);
+    rows_drop(ctx);
     input_drop(ctx);
     free(ctx->copies);
     free(ctx);
@@ -448,6 +500,120 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
     if (rc != TG_OK) return rc;
     double t0 = now_ms();
     *triangles = tg_cpu_count(ij, ik, jk);
+    if (kernel_ms) *kernel_ms = now_ms() - t0;
+    return TG_OK;
+}
+
+/* Rows [lo, hi) of a host block as a block of its own, offsets rebased
+ * (a copy), columns shared; checked as the CUDA library checks a range
+ * against ncols. */
+static int32_t rows_range(const uint64_t *rowptr, const uint32_t *cols, uint64_t lo, uint64_t hi, int64_t ncols,
+                          const char *which, tg_cpu_csr *out, char *err, uint64_t errlen) {
+    const uint64_t base = rowptr[lo], n = hi - lo;
+    out->nrows = (int64_t)n;
+    out->nnz = (int64_t)(rowptr[hi] - base);
+    out->ncols = ncols;
+    out->cols = (uint32_t *)(cols ? cols + base : NULL);
+    out->rowptr = malloc((size_t)(n + 1) * sizeof(uint64_t));
+    if (out->rowptr == NULL) {
+        set_err(err, errlen, "tg_count_rows: out of host memory");
+        return TG_ERR_OOM;
+    }
+    for (uint64_t r = 0; r <= n; r++) out->rowptr[r] = rowptr[lo + r] - base;
+    for (uint64_t r = 0; r < n; r++) {
+        if (out->rowptr[r + 1] < out->rowptr[r] || out->rowptr[r + 1] > (uint64_t)out->nnz) goto bad;
+        for (uint64_t k = out->rowptr[r]; k < out->rowptr[r + 1]; k++)
+            if ((int64_t)out->cols[k] >= ncols || (k > out->rowptr[r] && out->cols[k - 1] >= out->cols[k])) goto bad;
+    }
+    return TG_OK;
+bad:
+    free(out->rowptr);
+    out->rowptr = NULL;
+    set_err(err, errlen,
+            "tg_count_rows: malformed %s in rows [%llu, %llu) (offsets decrease or pass the columns, a column >= %lld, "
+            "or a row not strictly increasing)",
+            which, (unsigned long long)lo, (unsigned long long)hi, (long long)ncols);
+    return TG_ERR_INVALID;
+}
+
+int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64_t *ij_rowptr, const uint32_t *ij_cols,
+                      const uint64_t *ik_rowptr, const uint32_t *ik_cols, int64_t nrows, uint64_t *triangles,
+                      double *kernel_ms, int64_t *parts, char *err, uint64_t errlen) {
+    if (ctx == NULL || triangles == NULL) {
+        set_err(err, errlen, "tg_count_rows: NULL context or result pointer");
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    if (parts) *parts = 0;
+    if (kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT) {
+        set_err(err, errlen, "tg_count_rows: unknown kernel id %d (the caller chooses a kernel)", kernel);
+        return TG_ERR_INVALID;
+    }
+    if (nrows < 0 || (nrows > 0 && (ij_rowptr == NULL || ij_rowptr[0] != 0)) ||
+        (ik_rowptr && nrows > 0 && ik_rowptr[0] != 0) || (nrows > 0 && ij_rowptr[nrows] > 0 && ij_cols == NULL) ||
+        (ik_rowptr && nrows > 0 && ik_rowptr[nrows] > 0 && ik_cols == NULL)) {
+        set_err(err, errlen,
+                "tg_count_rows: malformed ij or ik (nrows=%lld; offsets must start at 0, columns given when there "
+                "are any)",
+                (long long)nrows);
+        return TG_ERR_INVALID;
+    }
+    if (slot_jk < 0 || slot_jk >= TG_MAX_SLOTS) {
+        set_err(err, errlen, "tg_count_rows: slot %d out of range [0, %d)", slot_jk, TG_MAX_SLOTS);
+        return TG_ERR_INVALID;
+    }
+    int32_t rc = slot_complete(&ctx->slots[slot_jk], err, errlen);
+    if (rc != TG_OK) return rc;
+    if (!ctx->slots[slot_jk].loaded) {
+        set_err(err, errlen, "tg_count_rows: slot %d is not loaded", slot_jk);
+        return TG_ERR_INVALID;
+    }
+    const tg_cpu_csr *jk = &ctx->slots[slot_jk].csr;
+    if (nrows == 0 || ij_rowptr[nrows] == 0 || (ik_rowptr && ik_rowptr[nrows] == 0) || jk->nnz == 0) return TG_OK;
+    if (!ctx->rows_check) { /* the check words, as the CUDA library makes them */
+        if (!ref_alloc(ctx, 16 * sizeof(uint64_t))) {
+            set_err(err, errlen, "tg_count_rows: set-up: out of device memory");
+            return TG_ERR_OOM;
+        }
+        ctx->rows_check = 1;
+    }
+    const uint64_t free_bytes = ctx->limit - ctx->used + rows_held_bytes(ctx);
+    const uint64_t reserve = ctx->limit / 16;
+    const uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
+    static _Thread_local uint64_t cuts[TG_ROWS_MAX_PARTS + 1];
+    uint64_t rows, a, b;
+    const int64_t n = tg_rows_plan(ij_rowptr, ik_rowptr, (uint64_t)nrows, budget, cuts, &rows, &a, &b);
+    if (n < 0) {
+        set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
+        return TG_ERR_INVALID;
+    }
+    if (n == 0 || !rows_reserve(ctx, rows, a, b, ik_rowptr != NULL)) {
+        set_err(err, errlen,
+                "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of ij and "
+                "ik (%lld rows)",
+                (unsigned long long)free_bytes, (long long)nrows);
+        return TG_ERR_OOM;
+    }
+    if (parts) *parts = n;
+    double t0 = now_ms();
+    uint64_t sum = 0;
+    for (int64_t r = 0; r < n; r++) {
+        tg_cpu_csr pij, pik;
+        rc = rows_range(ij_rowptr, ij_cols, cuts[r], cuts[r + 1], jk->nrows, "ij", &pij, err, errlen);
+        if (rc != TG_OK) return rc;
+        if (ik_rowptr) {
+            rc = rows_range(ik_rowptr, ik_cols, cuts[r], cuts[r + 1], jk->ncols, "ik", &pik, err, errlen);
+            if (rc != TG_OK) {
+                free(pij.rowptr);
+                return rc;
+            }
+        }
+        sum += tg_cpu_count(&pij, ik_rowptr ? &pik : &pij, jk);
+        free(pij.rowptr);
+        if (ik_rowptr) free(pik.rowptr);
+    }
+    *triangles = sum;
     if (kernel_ms) *kernel_ms = now_ms() - t0;
     return TG_OK;
 }

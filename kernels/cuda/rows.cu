@@ -1,0 +1,347 @@
+// tg_count_rows: a subtask whose JK is resident in a slot and whose IJ and
+// IK stream from host memory in row ranges, each range copied, rebased and
+// checked on the copy stream while the kernel counts the one before.
+#include <algorithm>
+#include <cstdio>
+
+#include "tg_core.cuh"
+#include "tg_rows.h"
+
+namespace {
+
+// Subtracts base from n offsets (a row range's offsets start at 0).
+__global__ void rebase(uint64_t *off, int64_t n, uint64_t base) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        off[i] -= base;
+}
+
+void free_sets(tg_ctx *ctx) {
+    for (auto &s : ctx->rows) {
+        tg_ctx_free(ctx, s.ij_off);
+        tg_ctx_free(ctx, s.ik_off);
+        tg_ctx_free(ctx, s.ij_cols);
+        tg_ctx_free(ctx, s.ik_cols);
+        tg_ctx_free(ctx, s.erow);
+        s.ij_off = s.ik_off = nullptr;
+        s.ij_cols = s.ik_cols = s.erow = nullptr;
+    }
+    ctx->rows_rows = ctx->rows_a = ctx->rows_b = 0;
+    ctx->rows_two = ctx->rows_held = false;
+}
+
+// The bytes the two sets hold now.
+uint64_t held_bytes(const tg_ctx *ctx) {
+    return ctx->rows_held ? 2 * tg_rows_set_bytes(ctx->rows_rows, ctx->rows_a, ctx->rows_b, ctx->rows_two) : 0;
+}
+
+// Makes the two sets hold at least rows rows and a, b columns (b only when
+// two), allocating exactly what tg_rows_set_bytes accounts.
+cudaError_t reserve_sets(tg_ctx *ctx, uint64_t rows, uint64_t a, uint64_t b, bool two) {
+    if (ctx->rows_held && ctx->rows_rows >= rows && ctx->rows_a >= a && (!two || (ctx->rows_two && ctx->rows_b >= b)))
+        return cudaSuccess;
+    free_sets(ctx);
+    for (auto &s : ctx->rows) {
+        void *p = nullptr;
+        cudaError_t e = tg_ctx_malloc(ctx, &p, (rows + 1) * 8);
+        s.ij_off = (uint64_t *)p;
+        if (e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (a ? a : 1) * 4), s.ij_cols = (uint32_t *)p;
+        if (e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, tg_rows_erow_len(a) * 4), s.erow = (uint32_t *)p;
+        if (two && e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (rows + 1) * 8), s.ik_off = (uint64_t *)p;
+        if (two && e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (b ? b : 1) * 4), s.ik_cols = (uint32_t *)p;
+        if (e != cudaSuccess) {
+            ctx->rows_held = true; // what was allocated is freed below
+            free_sets(ctx);
+            return e;
+        }
+    }
+    ctx->rows_rows = rows;
+    ctx->rows_a = a;
+    ctx->rows_b = two ? b : 0;
+    ctx->rows_two = two;
+    ctx->rows_held = true;
+    return cudaSuccess;
+}
+
+cudaError_t make_events(tg_ctx *ctx) {
+    if (ctx->rows_check == nullptr) {
+        void *p = nullptr;
+        cudaError_t e = tg_ctx_malloc(ctx, &p, 16 * sizeof(unsigned long long));
+        if (e != cudaSuccess) return e;
+        ctx->rows_check = (unsigned long long *)p;
+    }
+    if (ctx->rows_h_check == nullptr) {
+        cudaError_t e = cudaMallocHost((void **)&ctx->rows_h_check, 16 * sizeof(unsigned long long));
+        if (e != cudaSuccess) {
+            ctx->rows_h_check = nullptr;
+            return e;
+        }
+    }
+    for (auto &s : ctx->rows) {
+        for (cudaEvent_t *ev : {&s.checked, &s.done}) {
+            if (*ev == nullptr) {
+                cudaError_t e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+                if (e != cudaSuccess) {
+                    *ev = nullptr;
+                    return e;
+                }
+            }
+        }
+        for (cudaEvent_t *ev : {&s.k0, &s.k1}) {
+            if (*ev == nullptr) {
+                cudaError_t e = cudaEventCreate(ev);
+                if (e != cudaSuccess) {
+                    *ev = nullptr;
+                    return e;
+                }
+            }
+        }
+    }
+    return cudaSuccess;
+}
+
+// One row range [lo, hi) of one block: its host arrays and device buffers.
+struct range_copy {
+    const uint64_t *rowptr; // host, the whole block's
+    const uint32_t *cols;
+    uint64_t *d_off;
+    uint32_t *d_cols;
+    int64_t ncols; // the bound its columns are checked against
+};
+
+// Enqueues on st the copy of rows [lo, hi) of r, their rebase and check
+// into out (4 words).
+cudaError_t enqueue_range(tg_ctx *ctx, const range_copy &r, uint64_t lo, uint64_t hi, unsigned long long *out,
+                          cudaStream_t st) {
+    const uint64_t base = r.rowptr[lo], nnz = r.rowptr[hi] - base, n = hi - lo;
+    cudaError_t e = cudaMemcpyAsync(r.d_off, r.rowptr + lo, (n + 1) * 8, cudaMemcpyHostToDevice, st);
+    if (e == cudaSuccess && nnz > 0)
+        e = cudaMemcpyAsync(r.d_cols, r.cols + base, nnz * 4, cudaMemcpyHostToDevice, st);
+    if (e != cudaSuccess) return e;
+    const unsigned threads = 256;
+    const unsigned rb = (unsigned)std::min<uint64_t>((n + threads) / threads, (uint64_t)ctx->env.sm_count * 8);
+    rebase<<<rb, threads, 0, st>>>(r.d_off, (int64_t)n + 1, base);
+    const int64_t cb = std::min<int64_t>(((int64_t)n * 32 + threads - 1) / threads, (int64_t)ctx->env.sm_count * 16);
+    tg_check_block<<<(unsigned)std::max<int64_t>(cb, 1), threads, 0, st>>>(r.d_off, r.d_cols, (int64_t)n, r.ncols,
+                                                                         nnz, out);
+    return cudaGetLastError();
+}
+
+tg_kernel_fn kernel_of(int32_t k) {
+    switch (k) {
+    case TG_KERNEL_POLAK: return tg_kernel_polak;
+    case TG_KERNEL_TRIX: return tg_kernel_trix;
+    case TG_KERNEL_GROUPTC: return tg_kernel_grouptc;
+    case TG_KERNEL_TRUST: return tg_kernel_trust;
+    case TG_KERNEL_WETRIC: return tg_kernel_wetric;
+    default: return nullptr;
+    }
+}
+
+} // namespace
+
+bool tg_drop_row_buffers(tg_ctx *ctx) {
+    const bool any = ctx->rows_held || ctx->rows_check;
+    free_sets(ctx);
+    tg_ctx_free(ctx, ctx->rows_check);
+    ctx->rows_check = nullptr;
+    return any;
+}
+
+void tg_rows_destroy(tg_ctx *ctx) {
+    free_sets(ctx);
+    tg_ctx_free(ctx, ctx->rows_check);
+    ctx->rows_check = nullptr;
+    if (ctx->rows_h_check) cudaFreeHost(ctx->rows_h_check);
+    ctx->rows_h_check = nullptr;
+    for (auto &s : ctx->rows)
+        for (cudaEvent_t ev : {s.checked, s.done, s.k0, s.k1})
+            if (ev) cudaEventDestroy(ev);
+}
+
+// The counting loop once the ranges and buffers are set. Every return
+// leaves both streams idle (no host array is read after it).
+static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, const tg_dblock *jk,
+                            const range_copy &ij, const range_copy *ik, const uint64_t *cuts, int64_t n,
+                            uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
+    cudaError_t e;
+    int32_t rc = TG_OK;
+    char where[96];
+    double ms_sum = 0;
+    const auto fail = [&](cudaError_t ce, const char *what) {
+        snprintf(where, sizeof where, "tg_count_rows: %s", what);
+        cudaStreamSynchronize(ctx->copy);
+        cudaStreamSynchronize(ctx->stream);
+        return tg_cuda_status(ce, err, errlen, where);
+    };
+    const auto enqueue = [&](int64_t r) -> cudaError_t {
+        auto &s = ctx->rows[r & 1];
+        unsigned long long *chk = ctx->rows_check + 8 * (r & 1);
+        cudaError_t ce = cudaSuccess;
+        if (r >= 2) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // the kernel of range r - 2 read these
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
+        range_copy a = ij;
+        a.d_off = s.ij_off;
+        a.d_cols = s.ij_cols;
+        if (ce == cudaSuccess) ce = enqueue_range(ctx, a, cuts[r], cuts[r + 1], chk, ctx->copy);
+        if (ik && ce == cudaSuccess) {
+            range_copy b = *ik;
+            b.d_off = s.ik_off;
+            b.d_cols = s.ik_cols;
+            ce = enqueue_range(ctx, b, cuts[r], cuts[r + 1], chk + 4, ctx->copy);
+        }
+        if (ce == cudaSuccess)
+            ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r & 1), chk, 8 * sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost, ctx->copy);
+        if (ce == cudaSuccess) ce = cudaEventRecord(s.checked, ctx->copy);
+        return ce;
+    };
+    const auto kernel_time = [&](int64_t r) -> cudaError_t {
+        float ms = 0;
+        cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r & 1].k0, ctx->rows[r & 1].k1);
+        ms_sum += ms;
+        return ce;
+    };
+    if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
+        return fail(e, "memset");
+    if ((e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
+    for (int64_t r = 0; r < n; r++) {
+        if (r + 1 < n && (e = enqueue(r + 1)) != cudaSuccess) return fail(e, "copy a row range");
+        auto &s = ctx->rows[r & 1];
+        if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
+        const unsigned long long *h = ctx->rows_h_check + 8 * (r & 1);
+        if (h[0] != 0 || (ik && h[4] != 0)) {
+            cudaStreamSynchronize(ctx->copy);
+            cudaStreamSynchronize(ctx->stream);
+            tg_set_err(err, errlen,
+                       "tg_count_rows: malformed %s in rows [%llu, %llu) (offsets decrease or pass the columns, a "
+                       "column >= %lld, or a row not strictly increasing)",
+                       h[0] != 0 ? "ij" : "ik", (unsigned long long)cuts[r], (unsigned long long)cuts[r + 1],
+                       (long long)(h[0] != 0 ? ij.ncols : ik->ncols));
+            return TG_ERR_INVALID;
+        }
+        // Range r - 2's kernel is done (the copy just checked waited for it).
+        if (r >= 2 && (e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
+        const uint64_t lo = cuts[r], hi = cuts[r + 1];
+        tg_dblock bij{}, bik{};
+        bij.rowptr = s.ij_off;
+        bij.cols = s.ij_cols;
+        bij.nrows = (int64_t)(hi - lo);
+        bij.nnz = (int64_t)(ij.rowptr[hi] - ij.rowptr[lo]);
+        bij.ncols = ij.ncols;
+        bij.max_degree = (int64_t)h[1];
+        if (ik) {
+            bik.rowptr = s.ik_off;
+            bik.cols = s.ik_cols;
+            bik.nrows = bij.nrows;
+            bik.nnz = (int64_t)(ik->rowptr[hi] - ik->rowptr[lo]);
+            bik.ncols = ik->ncols;
+            bik.max_degree = (int64_t)h[5];
+        }
+        const tg_dblock *pij = &bij, *pik = ik ? &bik : &bij;
+        if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+        if (bij.nnz > 0 && pik->nnz > 0) {
+            if ((e = tg_edge_rows(&bij, s.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
+            bij.erow = s.erow;
+            ctx->timing = true; // the range's events time it; env->begin records nothing
+            e = fn(pij, pik, jk, &ctx->env, ctx->d_count);
+            if (e == cudaErrorNotSupported) {
+                cudaGetLastError();
+                cudaStreamSynchronize(ctx->copy);
+                cudaStreamSynchronize(ctx->stream);
+                tg_set_err(err, errlen, "tg_count_rows: kernel %s is not built into this library", kname);
+                return TG_ERR_NOT_BUILT;
+            }
+            if (e == cudaSuccess) e = cudaGetLastError();
+            if (e != cudaSuccess) {
+                snprintf(where, sizeof where, "kernel %s", kname);
+                return fail(e, where);
+            }
+        }
+        if ((e = cudaEventRecord(s.k1, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+        if ((e = cudaEventRecord(s.done, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+    }
+    if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                             ctx->stream)) != cudaSuccess)
+        return fail(e, "copy result");
+    if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess) {
+        snprintf(where, sizeof where, "kernel %s (run)", kname);
+        return fail(e, where);
+    }
+    for (int64_t r = std::max<int64_t>(n - 2, 0); r < n; r++)
+        if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
+    *triangles = (uint64_t)ctx->h_count[0];
+    if (kernel_ms) *kernel_ms = ms_sum;
+    return rc;
+}
+
+extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64_t *ij_rowptr,
+                                 const uint32_t *ij_cols, const uint64_t *ik_rowptr, const uint32_t *ik_cols,
+                                 int64_t nrows, uint64_t *triangles, double *kernel_ms, int64_t *parts, char *err,
+                                 uint64_t errlen) {
+    if (ctx == nullptr || triangles == nullptr) {
+        tg_set_err(err, errlen, "tg_count_rows: NULL context or result pointer");
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    if (parts) *parts = 0;
+    tg_kernel_fn fn = kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT ? nullptr : kernel_of(kernel);
+    if (fn == nullptr) {
+        tg_set_err(err, errlen, "tg_count_rows: unknown kernel id %d (the caller chooses a kernel)", kernel);
+        return TG_ERR_INVALID;
+    }
+    static const char *const names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
+    if (nrows < 0 || (nrows > 0 && (ij_rowptr == nullptr || ij_rowptr[0] != 0)) ||
+        (ik_rowptr && nrows > 0 && ik_rowptr[0] != 0) ||
+        (nrows > 0 && ij_rowptr[nrows] > 0 && ij_cols == nullptr) ||
+        (ik_rowptr && nrows > 0 && ik_rowptr[nrows] > 0 && ik_cols == nullptr)) {
+        tg_set_err(err, errlen,
+                   "tg_count_rows: malformed ij or ik (nrows=%lld; offsets must start at 0, columns given when "
+                   "there are any)",
+                   (long long)nrows);
+        return TG_ERR_INVALID;
+    }
+    if (slot_jk < 0 || slot_jk >= TG_MAX_SLOTS) {
+        tg_set_err(err, errlen, "tg_count_rows: slot %d out of range [0, %d)", slot_jk, TG_MAX_SLOTS);
+        return TG_ERR_INVALID;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(ctx->device)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count_rows: cudaSetDevice");
+    int32_t rc = tg_slot_complete(ctx, slot_jk, err, errlen);
+    if (rc != TG_OK) return rc;
+    if (!ctx->slots[slot_jk].loaded) {
+        tg_set_err(err, errlen, "tg_count_rows: slot %d is not loaded", slot_jk);
+        return TG_ERR_INVALID;
+    }
+    const tg_dblock *jk = &ctx->slots[slot_jk].blk;
+    if (nrows == 0 || ij_rowptr[nrows] == 0 || (ik_rowptr && ik_rowptr[nrows] == 0) || jk->nnz == 0) return TG_OK;
+    const int32_t slots[3] = {slot_jk, slot_jk, slot_jk};
+    const tg_active_guard guard(ctx, slots);
+    if ((e = make_events(ctx)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: set-up");
+    // The budget: what is free with the sets' buffers given back, less a
+    // sixteenth of the limit for the kernel's scratch.
+    const uint64_t free_bytes = ctx->limit - ctx->used + held_bytes(ctx);
+    const uint64_t reserve = ctx->limit / 16;
+    const uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
+    static thread_local uint64_t cuts[TG_ROWS_MAX_PARTS + 1];
+    uint64_t rows, a, b;
+    const int64_t n = tg_rows_plan(ij_rowptr, ik_rowptr, (uint64_t)nrows, budget, cuts, &rows, &a, &b);
+    if (n < 0) {
+        tg_set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
+        return TG_ERR_INVALID;
+    }
+    if (n == 0 || (e = reserve_sets(ctx, rows, a, b, ik_rowptr != nullptr)) == cudaErrorMemoryAllocation) {
+        tg_set_err(err, errlen,
+                   "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of "
+                   "ij and ik (%lld rows)",
+                   (unsigned long long)free_bytes, (long long)nrows);
+        return TG_ERR_OOM;
+    }
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
+    if (parts) *parts = n;
+    const range_copy ij{ij_rowptr, ij_cols, nullptr, nullptr, jk->nrows};
+    const range_copy ik{ik_rowptr, ik_cols, nullptr, nullptr, jk->ncols};
+    return count_ranges(ctx, fn, names[kernel], jk, ij, ik_rowptr ? &ik : nullptr, cuts, n, triangles, kernel_ms,
+                        err, errlen);
+}

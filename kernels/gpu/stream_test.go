@@ -1,0 +1,166 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/testlong"
+)
+
+// A counter streaming rows counts every subtask exactly at every cap from
+// the least that fits up: subtasks whose ranges fit beside JK stream, the
+// others fall back to the three blocks resident or their row ranges.
+func TestRowStreamingUnderMemoryCaps(t *testing.T) {
+	good, _ := refLibs(t)
+	n, m, steps := 800, 6000, []int64{0, 300, 3000}
+	if testlong.Enabled() {
+		n, m, steps = 3000, 30000, []int64{0, 300, 1000, 5000, 20000, 60000}
+	}
+	g := forward(t, append(hubEdges(n), randomEdges(n, m, 13)...))
+	for _, p := range []int{1, 2, 3, 4} {
+		for _, scheme := range []string{"hash", "range"} {
+			ts := partitioned(g, p, scheme)
+			var want uint64
+			for _, s := range ts {
+				want += mustReference(t, s)
+			}
+			full := int64(256) + 3*BlockBytes(g.NumRows(), g.NumEdges())
+			least := leastBytes(ts)
+			limits := []int64{full, 4 * full}
+			for _, d := range steps {
+				limits = append(limits, least+d)
+			}
+			streamedAny := false
+			for _, limit := range limits {
+				name := fmt.Sprintf("P=%d %s limit %d", p, scheme, limit)
+				lib, err := Open(Options{Path: good, MemLimit: uint64(limit)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := lib.NewCounter("auto")
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.SetRowStreaming(true)
+				var got uint64
+				for i, s := range ts {
+					s.Ahead = ts[i+1 : min(len(ts), i+4)]
+					res, err := c.Count(t.Context(), s)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					got += res.Triangles
+				}
+				st := c.DeviceStats()
+				c.Close()
+				if got != want {
+					t.Errorf("%s: %d triangles, want %d", name, got, want)
+				}
+				if st.PeakBytes > uint64(limit) || st.PeakBytes == 0 {
+					t.Errorf("%s: stats %+v", name, st)
+				}
+				if st.Streamed > 0 {
+					streamedAny = true
+					if st.Ranges < st.Streamed || st.CopiedBytes == 0 {
+						t.Errorf("%s: %d subtasks streamed in %d ranges, %d bytes copied", name, st.Streamed, st.Ranges, st.CopiedBytes)
+					}
+				}
+			}
+			if !streamedAny {
+				t.Errorf("P=%d %s: no subtask streamed at any cap", p, scheme)
+			}
+		}
+	}
+}
+
+// Streaming needs room for JK and two sets of range buffers: with a cap
+// that holds JK but not a range beside it, the subtask falls back to the
+// three blocks resident or their ranges, exactly.
+func TestRowStreamingFallsBack(t *testing.T) {
+	good, _ := refLibs(t)
+	g := forward(t, append(hubEdges(600), randomEdges(600, 5000, 5)...))
+	ts := partitioned(g, 2, "hash")
+	var want uint64
+	for _, s := range ts {
+		want += mustReference(t, s)
+	}
+	least := leastBytes(ts)
+	lib, err := Open(Options{Path: good, MemLimit: uint64(least)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetRowStreaming(true)
+	var got uint64
+	for _, s := range ts {
+		res, err := c.Count(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += res.Triangles
+	}
+	if got != want {
+		t.Errorf("%d triangles, want %d", got, want)
+	}
+}
+
+// A malformed IJ or IK streamed in ranges is refused with an error naming
+// the block and the rows, never counted; the counter still counts after.
+func TestRowStreamingRefusesMalformed(t *testing.T) {
+	good, _ := refLibs(t)
+	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 7)...))
+	ts := partitioned(g, 2, "hash")
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetRowStreaming(true)
+	for _, role := range []string{"ij", "ik"} {
+		s := ts[1] // IJ is not IK
+		if s.IJ == s.IK {
+			t.Fatal("want a subtask with IJ and IK distinct")
+		}
+		bad := cloneCSR(s.IK)
+		if role == "ij" {
+			bad = cloneCSR(s.IJ)
+		}
+		// A row out of order: swap the first two columns of a row with two.
+		for r := range bad.NumRows() {
+			if row := bad.Row(r); len(row) >= 2 {
+				row[0], row[1] = row[1], row[0]
+				break
+			}
+		}
+		if role == "ij" {
+			s.IJ = bad
+		} else {
+			s.IK = bad
+		}
+		_, err := c.Count(t.Context(), s)
+		if err == nil || !strings.Contains(err.Error(), "malformed "+role) || errors.Is(err, ErrOutOfMemory) {
+			t.Errorf("%s malformed: %v, want an error naming it", role, err)
+		}
+	}
+	want := mustReference(t, ts[0])
+	res, err := c.Count(t.Context(), ts[0])
+	if err != nil || res.Triangles != want {
+		t.Errorf("after the refusals: %d, %v; want %d", res.Triangles, err, want)
+	}
+}
+
+func cloneCSR(b *graph.CSR) *graph.CSR {
+	return &graph.CSR{Offsets: append([]uint64(nil), b.Offsets...), Cols: append([]uint32(nil), b.Cols...), NCols: b.NCols}
+}
+
