@@ -130,6 +130,11 @@ type JobSpec struct {
 	// return partial counts, and the winning attempt's partial comes with
 	// DecideSubtaskDone.
 	PerVertex, PerEdge bool
+	// GroupJK groups the subtasks that share JK, not IJ: a worker keeps
+	// taking subtasks of the group it took last, so the block a group
+	// shares stays resident (a GPU that streams IJ and IK beside a
+	// resident JK).
+	GroupJK bool
 	// Settled holds the counts of subtasks already settled, by index
 	// (restored from persistence after a restart); they are not counted
 	// again.

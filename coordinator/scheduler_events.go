@@ -82,7 +82,7 @@ func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
 			j.settled++
 			continue
 		}
-		k := ijKey{t.I, t.J}
+		k := j.groupKey(t)
 		g := j.groupOf[k]
 		if g == nil {
 			g = &group{key: k}

@@ -194,9 +194,9 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	w.demand--
 	// Affinity follows the group w takes fresh subtasks from; a retry or a
 	// copy from a drained group does not pull w away from its group.
-	if g := j.groupOf[ijKey{t.I, t.J}]; g != nil && !g.empty() {
+	if g := j.groupOf[j.groupKey(t)]; g != nil && !g.empty() {
 		g.taken = true
-		w.lastJob, w.lastIJ, w.hasLast = j.spec.ID, ijKey{t.I, t.J}, true
+		w.lastJob, w.lastIJ, w.hasLast = j.spec.ID, j.groupKey(t), true
 	}
 	if j.state == JobQueued {
 		j.state = JobRunning

@@ -156,9 +156,19 @@ func (s JobState) String() string {
 // Finished reports whether the job has ended.
 func (s JobState) Finished() bool { return s == JobDone || s == JobFailed || s == JobCancelled }
 
+// ijKey names a group: (I, J), or (J, K) when the job groups by JK.
 type ijKey struct{ i, j int }
 
-// group is the fresh (never handed out) subtasks of one (I, J), in order.
+// groupKey is the group of subtask t.
+func (j *job) groupKey(t partition.Subtask) ijKey {
+	if j.spec.GroupJK {
+		return ijKey{t.J, t.K}
+	}
+	return ijKey{t.I, t.J}
+}
+
+// group is the fresh (never handed out) subtasks of one (I, J) (or one
+// (J, K), JobSpec.GroupJK), in order.
 type group struct {
 	key   ijKey
 	items []int

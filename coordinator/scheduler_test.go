@@ -742,3 +742,34 @@ func TestSchedulerForget(t *testing.T) {
 		t.Fatalf("forgetting twice: %v", err)
 	}
 }
+
+// A job grouped by JK hands a lone worker whole (J, K) groups in the
+// order the list first names them, each group's subtasks in list order.
+func TestSchedulerGroupJK(t *testing.T) {
+	h := newHarness(t)
+	var tasks []partition.Subtask
+	for j := range 2 {
+		for k := range 2 {
+			for i := range 3 {
+				tasks = append(tasks, partition.Subtask{I: i, J: j, K: k})
+			}
+		}
+	}
+	h.add(JobSpec{ID: "j", Subtasks: tasks, GroupJK: true})
+	h.join("a")
+	var seq []partition.Subtask
+	ds := h.pull("a", 1)
+	for range len(tasks) {
+		as := assigned(ds, "a")
+		if len(as) != 1 {
+			t.Fatalf("after %d: %+v", len(seq), ds)
+		}
+		seq = append(seq, partition.Subtask{I: as[0].I, J: as[0].J, K: as[0].K})
+		ds = append(h.ok(as[0], "a", 1), h.pull("a", 1)...)
+	}
+	for i, s := range seq {
+		if s != tasks[i] {
+			t.Fatalf("order %+v, want %+v", seq, tasks)
+		}
+	}
+}

@@ -86,6 +86,10 @@ type Config struct {
 	// ahead.
 	Prefetch int
 
+	// groupJK: the scheduler groups subtasks by JK (a GPU streaming rows
+	// keeps JK resident); set by the partitioned count.
+	groupJK bool
+
 	// Progress receives phase progress; nil reports none.
 	Progress Progress
 	// Logger receives messages; nil discards them.

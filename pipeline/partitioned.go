@@ -62,6 +62,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		if stream = streamRows(&cfg, rows, edges); stream {
 			tasks = streamOrder(tasks)
 			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
+			cfg.groupJK = true
 		} else {
 			tasks = reuseOrder(tasks)
 		}

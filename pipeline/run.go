@@ -105,7 +105,7 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 			return nil, err
 		}
 	}
-	spec := coordinator.JobSpec{ID: localJob, Subtasks: tasks, Store: store}
+	spec := coordinator.JobSpec{ID: localJob, Subtasks: tasks, Store: store, GroupJK: cfg.groupJK}
 	if sums != nil {
 		spec.PerVertex, spec.PerEdge = true, sums.PerEdge()
 	}

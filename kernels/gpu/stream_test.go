@@ -3,6 +3,8 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,8 +15,26 @@ import (
 // A counter streaming rows counts every subtask exactly at every cap from
 // the least that fits up: subtasks whose ranges fit beside JK stream, the
 // others fall back to the three blocks resident or their row ranges.
+//
+// With $TRIGRID_CUDA_LIB set these tests run on the GPU as well.
 func TestRowStreamingUnderMemoryCaps(t *testing.T) {
+	forLibs(t, rowStreamingUnderMemoryCaps)
+}
+
+// forLibs runs test with the reference library and, when
+// $TRIGRID_CUDA_LIB is set, with the real one.
+func forLibs(t *testing.T, test func(t *testing.T, lib string)) {
 	good, _ := refLibs(t)
+	libs := []string{good}
+	if dev := os.Getenv(EnvLibrary); dev != "" {
+		libs = append(libs, dev)
+	}
+	for _, path := range libs {
+		t.Run(filepath.Base(path), func(t *testing.T) { test(t, path) })
+	}
+}
+
+func rowStreamingUnderMemoryCaps(t *testing.T, good string) {
 	n, m, steps := 800, 6000, []int64{0, 300, 3000}
 	if testlong.Enabled() {
 		n, m, steps = 3000, 30000, []int64{0, 300, 1000, 5000, 20000, 60000}
@@ -79,8 +99,9 @@ func TestRowStreamingUnderMemoryCaps(t *testing.T) {
 // Streaming needs room for JK and two sets of range buffers: with a cap
 // that holds JK but not a range beside it, the subtask falls back to the
 // three blocks resident or their ranges, exactly.
-func TestRowStreamingFallsBack(t *testing.T) {
-	good, _ := refLibs(t)
+func TestRowStreamingFallsBack(t *testing.T) { forLibs(t, rowStreamingFallsBack) }
+
+func rowStreamingFallsBack(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(600), randomEdges(600, 5000, 5)...))
 	ts := partitioned(g, 2, "hash")
 	var want uint64
@@ -113,8 +134,9 @@ func TestRowStreamingFallsBack(t *testing.T) {
 
 // A malformed IJ or IK streamed in ranges is refused with an error naming
 // the block and the rows, never counted; the counter still counts after.
-func TestRowStreamingRefusesMalformed(t *testing.T) {
-	good, _ := refLibs(t)
+func TestRowStreamingRefusesMalformed(t *testing.T) { forLibs(t, rowStreamingRefusesMalformed) }
+
+func rowStreamingRefusesMalformed(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 7)...))
 	ts := partitioned(g, 2, "hash")
 	lib, err := Open(Options{Path: good})
@@ -163,4 +185,3 @@ func TestRowStreamingRefusesMalformed(t *testing.T) {
 func cloneCSR(b *graph.CSR) *graph.CSR {
 	return &graph.CSR{Offsets: append([]uint64(nil), b.Offsets...), Cols: append([]uint32(nil), b.Cols...), NCols: b.NCols}
 }
-

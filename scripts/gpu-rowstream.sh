@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Row streaming under device-memory caps (`count --device gpu --partitions
+# 0 --device-mem-limit CAP --row-stream auto|on|off`), checked and timed
+# on a GPU machine that has nvcc but no Go, in one call:
+#   1. builds libtrigrid_cuda.so from this tree;
+#   2. the kernels/gpu tests of streaming and of capped counting through
+#      the real library, and compute-sanitizer memcheck of a streamed run;
+#   3. the datasets of MANIFEST.tsv at caps of 1/20, 1/4 and 1/2 of their
+#      CSR with --row-stream on, against their published counts;
+#   4. rmat SCALES: the uncapped count, then at caps of CSR/4 and CSR/20
+#      with streaming off and on (auto at the end), alternating, RUNS
+#      each: triangles checked, and the count phase, kernel time, partition
+#      time, total and device figures of every run in the table.
+# Prepare on a machine with Go (DEV defaults to .dev/rowstream):
+#   scripts/gpu-rowstream.sh --prepare
+# Run (from the repository root on the GPU machine, DEV carried):
+#   bash $DEV/src/scripts/gpu-rowstream.sh
+# Everything goes under $OUT; results.txt is the summary. Knobs: RUNS
+# (default 3), SCALES (default "23"), DIVS (caps as CSR/DIV, default "4
+# 20"), MODES (default "off on"), EXTRA (more count flags), SKIP_TESTS=1,
+# SKIP_DATASETS=1.
+set -uo pipefail
+
+. "$(dirname "$0")/lib/devcheck.sh"
+if [ "${1:-}" = "--prepare" ]; then
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/rowstream}" "${2:-}"
+	exit 0
+fi
+
+devcheck_setup gpu-rowstream
+RUNS=${RUNS:-3}
+SCALES=${SCALES:-"23"}
+DIVS=${DIVS:-"4 20"}
+MODES=${MODES:-"off on"}
+EXTRA=${EXTRA:-}
+
+if [ -z "${SKIP_TESTS:-}" ]; then
+	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead' >"$OUT/tests.log" 2>&1)
+	echo "kernels/gpu RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead (real library) rc=$?" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
+	if command -v compute-sanitizer >/dev/null; then
+		(cd "$SRC/kernels/gpu" && timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
+			-test.run 'TestRowStreamingUnderMemoryCaps|TestRowStreamingRefusesMalformed' >"$OUT/memcheck.log" 2>&1)
+		echo "compute-sanitizer memcheck kernels/gpu RowStreaming rc=$?" | tee -a "$RES"
+		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
+	fi
+	echo "tests done at $(elapsed) s" | tee -a "$RES"
+fi
+
+DATA=$DEV/data
+if [ -z "${SKIP_DATASETS:-}" ] && [ -f "$DATA/MANIFEST.tsv" ]; then
+	while IFS=$'\t' read -r name file _ _ _ want _; do
+		case "$name" in '#'* | '') continue ;; esac
+		f=$DATA/$file
+		[ -f "$f" ] || f=$f.gz
+		[ -f "$f" ] || continue
+		w=$(count "$f")
+		v=$(echo "$w" | field vertices)
+		e=$(echo "$w" | field edges)
+		csr=$((8 * (v + 1) + 4 * e))
+		for d in 20 4 2; do
+			check "$name CSR/$d --row-stream on" "$(count --partitions 0 --device-mem-limit $((csr / d)) --row-stream on "$f" | triangles)" "$want"
+		done
+	done <"$DATA/MANIFEST.tsv"
+	echo "datasets done at $(elapsed) s" | tee -a "$RES"
+fi
+
+row() { # label json
+	local j=$2
+	printf '%-34s P=%s tri=%s count=%s kernel=%s part=%s total=%s stall=%s copiedGB=%s uploads=%s streamed=%s ranges=%s idle=%s\n' "$1" \
+		"$(echo "$j" | grep -o '"p": *[0-9]*' | head -1 | grep -o '[0-9]*$')" "$(echo "$j" | triangles)" \
+		"$(echo "$j" | grep -o '"count": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"kernel": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"partition": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"total": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"stall_seconds": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"copied_bytes": *[0-9]*' | head -1 | grep -o '[0-9]*$' | awk '{printf "%.2f", $1/1e9}')" \
+		"$(echo "$j" | field uploads)" "$(echo "$j" | field streamed_subtasks)" "$(echo "$j" | field stream_ranges)" \
+		"$(echo "$j" | grep -o '"idle_share": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" | tee -a "$RES"
+}
+
+for s in $SCALES; do
+	f=$TMP/r$s.bin
+	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
+	whole=$(count "$f")
+	want=$(echo "$whole" | triangles)
+	v=$(echo "$whole" | field vertices)
+	e=$(echo "$whole" | field edges)
+	csr=$((8 * (v + 1) + 4 * e))
+	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
+	for r in $(seq "$RUNS"); do row "rmat $s uncapped" "$(count "$f")"; done
+	for d in $DIVS; do
+		for r in $(seq "$RUNS"); do
+			for m in $MODES; do
+				j=$(count --partitions 0 --device-mem-limit $((csr / d)) --row-stream "$m" $EXTRA "$f")
+				row "rmat $s CSR/$d $m" "$j"
+				check "rmat $s CSR/$d $m" "$(echo "$j" | triangles)" "$want"
+			done
+		done
+		echo "rmat $s CSR/$d done at $(elapsed) s" | tee -a "$RES"
+	done
+done
+echo "all done at $(elapsed) s, fail=$fail" | tee -a "$RES"
