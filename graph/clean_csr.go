@@ -69,44 +69,87 @@ const bucketEntries = 1 << 16
 // rows are sorted anyway, so the result does not depend on it.
 func buildSymmetric(src pairSource, n int, w int, paths cleanPaths, pm *progressMeter) *CSR {
 	items := src.len()
-	perBucket := paths.perBucket
-	if perBucket <= 0 {
-		perBucket = bucketEntries
-	}
 	if n == 0 || items == 0 {
 		return &CSR{Offsets: make([]uint64, n+1), Cols: []uint32{}, NCols: int64(n)}
 	}
-	// Buckets of 1<<shift rows; aim at perBucket entries each.
-	colBits := uint(bits.Len(uint(n - 1)))
 	entries := 2 * items
 	if paths.upper {
 		entries = items
 	}
+	sh := shapeBuckets(n, entries, paths)
+	if sh.wide {
+		return buildRows[uint64](src, n, sh, paths.upper, w, pm)
+	}
+	return buildRows[uint32](src, n, sh, paths.upper, w, pm)
+}
+
+// bucketShape is how rows are cut into buckets: 1<<shift rows each,
+// entries packing (row within bucket) << colBits | column, 64-bit when
+// wide.
+type bucketShape struct {
+	colBits, shift uint
+	wide           bool
+}
+
+// shapeBuckets picks the bucket shape for entries entries over n > 0
+// rows: about paths.perBucket (default bucketEntries) entries a bucket,
+// 32-bit entries where they fit.
+func shapeBuckets(n, entries int, paths cleanPaths) bucketShape {
+	perBucket := paths.perBucket
+	if perBucket <= 0 {
+		perBucket = bucketEntries
+	}
+	colBits := uint(bits.Len(uint(n - 1)))
 	want := max(1, entries/perBucket)
 	shift := uint(max(0, int(colBits)-bits.Len(uint(want-1))))
-	up := paths.upper
-	if paths.wide {
-		return buildRows[uint64](src, n, colBits, shift, up, w, pm)
+	switch {
+	case paths.wide:
+		return bucketShape{colBits, shift, true}
+	case shift+colBits <= 32:
+		return bucketShape{colBits, shift, false}
+	case colBits < 32 && shift-(32-colBits) <= 4:
+		// Narrower buckets keep 32-bit entries, up to 16 times as many
+		// buckets as wanted (beyond that the partition pass loses
+		// locality).
+		return bucketShape{colBits, 32 - colBits, false}
 	}
-	if shift+colBits <= 32 {
-		return buildRows[uint32](src, n, colBits, shift, up, w, pm)
-	}
-	// Narrower buckets keep 32-bit entries, up to 16 times as many
-	// buckets as wanted (beyond that the partition pass loses locality).
-	if colBits < 32 && shift-(32-colBits) <= 4 {
-		return buildRows[uint32](src, n, colBits, 32-colBits, up, w, pm)
-	}
-	return buildRows[uint64](src, n, colBits, shift, up, w, pm)
+	return bucketShape{colBits, shift, true}
 }
 
 // entry is a packed (row within bucket, column) pair.
 type entry interface{ ~uint32 | ~uint64 }
 
 // buildRows is buildSymmetric for entries of type E: rows in buckets of
-// 1<<shift, columns in the low colBits bits; with upper, each pair only in
-// the row of its smaller endpoint.
-func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, w int, pm *progressMeter) *CSR {
+// sh's shape; with upper, each pair only in the row of its smaller
+// endpoint.
+func buildRows[E entry](src pairSource, n int, sh bucketShape, upper bool, w int, pm *progressMeter) *CSR {
+	ent, bstart := partitionEntries[E](src, n, sh, upper, w, pm)
+	perItem := int64(2) // entries per item, for progress
+	if upper {
+		perItem = 1
+	}
+	// deg[r] is row r's final length, then its offset.
+	deg := make([]uint64, n+1)
+	sortBuckets(ent, bstart, eachBucket(len(bstart)-1), n, sh, deg, w, func(_, b int, cols []E) {
+		pm.add(int64(bstart[b+1]-bstart[b]) / perItem)
+	})
+	off := deg
+	m := exclusiveScan(off[:n], w)
+	off[n] = m
+	cols := make([]uint32, m)
+	copyRows(cols, off, ent, bstart, n, sh.shift, w)
+	return &CSR{Offsets: off, Cols: cols, NCols: int64(n)}
+}
+
+// partitionEntries lays out the entries of src's pairs (both directions,
+// or with upper only the row of the smaller endpoint) by row bucket:
+// bucket b is ent[bstart[b]:bstart[b+1]], in no particular order within.
+//
+// The partition pass uses static ranges of the input with per-range
+// cursors, so the layout (and thus everything after) is deterministic.
+func partitionEntries[E entry](src pairSource, n int, sh bucketShape, upper bool, w int, pm *progressMeter) (ent []E, bstart []uint64) {
 	items := src.len()
+	colBits, shift := sh.colBits, sh.shift
 	nb := (n-1)>>shift + 1
 	parts := min(w, max(1, items/(1<<14)))
 
@@ -131,7 +174,7 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, 
 			pm.add(int64(e - b))
 		}
 	})
-	bstart := make([]uint64, nb+1)
+	bstart = make([]uint64, nb+1)
 	var total uint64
 	for b := 0; b < nb; b++ {
 		bstart[b] = total
@@ -145,7 +188,7 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, 
 
 	// Partition: entry = local row << colBits | column.
 	mask := uint32(1)<<shift - 1
-	ent := make([]E, total)
+	ent = make([]E, total)
 	forEachStatic(items, parts, func(p, lo, hi int) {
 		c := cnt[p*nb : (p+1)*nb]
 		buf := make([]uint32, 0, 2*pairBlock)
@@ -170,30 +213,13 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, 
 			pm.add(int64(e - b))
 		}
 	})
-	cnt = nil
+	return ent, bstart
+}
 
-	// Per bucket: sort by (row, column), deduplicate, and pack the
-	// bucket's rows back at the front of its range of ent. deg[r] is row
-	// r's final length.
-	deg := make([]uint64, n+1)
-	perItem := int64(2) // entries per item, for progress
-	if upper {
-		perItem = 1
-	}
-	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
-		sc := bucketScratch[E]{colBits: colBits}
-		for b := lo; b < hi; b++ {
-			r0 := b << shift
-			r1 := min(n, (b+1)<<shift)
-			sc.build(ent[bstart[b]:bstart[b+1]], deg[r0:r1])
-			pm.add(int64(bstart[b+1]-bstart[b]) / perItem)
-		}
-	})
-
-	off := deg
-	m := exclusiveScan(off[:n], w)
-	off[n] = m
-	cols := make([]uint32, m)
+// copyRows copies the rows that sortBuckets packed at the front of each
+// bucket of ent to their places in cols, given the rows' offsets.
+func copyRows[E entry](cols []uint32, off []uint64, ent []E, bstart []uint64, n int, shift uint, w int) {
+	nb := len(bstart) - 1
 	parallel.Dynamic(nb, 1, w, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			r0 := b << shift
@@ -204,97 +230,4 @@ func buildRows[E entry](src pairSource, n int, colBits, shift uint, upper bool, 
 			}
 		}
 	})
-	return &CSR{Offsets: off, Cols: cols, NCols: int64(n)}
-}
-
-// bucketScratch is one worker's reusable memory for building buckets.
-type bucketScratch[E entry] struct {
-	colBits uint
-	start   []uint64
-	tmp     []E
-	rows    []uint32
-	count   [1 << maxDigitBits]uint64
-}
-
-// maxDigitBits is the widest radix digit: a 2^11-entry histogram stays
-// in L1.
-const maxDigitBits = 11
-
-// build turns a bucket's entries into its sorted, deduplicated rows,
-// packed back into the front of ent, one column per slot, and sets
-// deg[local row] to each row's length.
-//
-// It is an LSD radix sort: stable passes on the column digits (only the
-// bits that vary), then a stable counting pass by row, which leaves every
-// row sorted by column. All passes run over the bucket, which fits in L2.
-func (s *bucketScratch[E]) build(ent []E, deg []uint64) {
-	if cap(s.tmp) < len(ent) {
-		s.tmp = make([]E, len(ent))
-		s.rows = make([]uint32, len(ent))
-	}
-	colMask := E(1)<<s.colBits - 1
-	src, dst := ent, s.tmp[:len(ent)]
-	var or, and E = 0, colMask
-	for _, x := range ent {
-		or |= x & colMask
-		and &= x
-	}
-	if vary := bits.Len64(uint64(or ^ and)); vary > 0 {
-		passes := (vary + maxDigitBits - 1) / maxDigitBits
-		width := uint((vary + passes - 1) / passes)
-		digitMask := E(1)<<width - 1
-		for shift := uint(0); shift < uint(vary); shift += width {
-			count := s.count[:1<<width]
-			clear(count)
-			for _, x := range src {
-				count[(x>>shift)&digitMask]++
-			}
-			var pos uint64
-			for d, c := range count {
-				count[d], pos = pos, pos+c
-			}
-			for _, x := range src {
-				d := (x >> shift) & digitMask
-				dst[count[d]] = x
-				count[d]++
-			}
-			src, dst = dst, src
-		}
-	}
-
-	nr := len(deg)
-	if cap(s.start) < nr+1 {
-		s.start = make([]uint64, nr+1)
-	}
-	start := s.start[:nr+1]
-	clear(start)
-	for _, x := range src {
-		start[(x>>s.colBits)+1]++
-	}
-	for r := 1; r <= nr; r++ {
-		start[r] += start[r-1]
-	}
-	rows := s.rows[:len(ent)]
-	for _, x := range src {
-		r := x >> s.colBits
-		rows[start[r]] = uint32(x & colMask)
-		start[r]++
-	}
-	// start[r] is now row r's end; rows are sorted, so duplicates are
-	// adjacent.
-	at := 0
-	var lo uint64
-	for r := 0; r < nr; r++ {
-		hi := start[r]
-		d := 0
-		for i, x := range rows[lo:hi] {
-			if i == 0 || x != rows[lo+uint64(i)-1] {
-				ent[at+d] = E(x)
-				d++
-			}
-		}
-		deg[r] = uint64(d)
-		at += d
-		lo = hi
-	}
 }

@@ -1,12 +1,6 @@
 package graph
 
-import (
-	"fmt"
-	"sort"
-	"sync/atomic"
-
-	"github.com/trigrid/trigrid/internal/parallel"
-)
+import "fmt"
 
 // ForwardCompacted builds the forward graph of c in degree order: the CSR,
 // ranks and statistics that CleanCompacted then Orient(OrderDegree) build
@@ -15,10 +9,9 @@ import (
 // id, and deduplicated there (the upper triangle, half the entries of the
 // symmetric rows); degrees are the row lengths plus the column counts;
 // the edges of the upper triangle, relabelled by rank, are laid out once
-// more in the row of their smaller rank. It releases c.Pairs (sets it to
-// nil) once the upper triangle is built, so that its memory can go before
-// the forward graph is; c.OrigID stays (rank[compact id] is the forward
-// id).
+// more in the row of their smaller rank. It consumes c.Pairs: their memory
+// is reused as scratch once the upper triangle is laid out, and c.Pairs
+// is set to nil; c.OrigID stays (rank[compact id] is the forward id).
 func ForwardCompacted(c *Compacted, opts CleanOptions) (fwd *CSR, rank []uint32, cs CleanStats, os OrientStats, err error) {
 	return forwardCompacted(c, opts, cleanPaths{})
 }
@@ -27,33 +20,25 @@ func ForwardCompacted(c *Compacted, opts CleanOptions) (fwd *CSR, rank []uint32,
 // width of paths (tests force them).
 func forwardCompacted(c *Compacted, opts CleanOptions, paths cleanPaths) (fwd *CSR, rank []uint32, cs CleanStats, os OrientStats, err error) {
 	w := resolveWorkers(opts.Workers)
-	paths.upper = true
 	n := len(c.OrigID)
 	if uint64(n) > vertexLimit {
 		return nil, nil, cs, os, fmt.Errorf("graph: forward: %d vertices: %w", n, ErrTooManyVertices)
 	}
-	nonLoop := uint64(len(c.Pairs) / 2)
-	pm := newProgressMeter(opts.Progress, 5*int64(nonLoop))
-	up := buildSymmetric(&pairsSource{p: c.Pairs}, n, w, paths, pm)
+	pairs := c.Pairs
 	c.Pairs = nil
-	m := up.NumEdges()
-
-	deg := make([]uint32, n)
-	parallel.Dynamic(n, orientChunk, w, func(lo, hi int) {
-		for u := lo; u < hi; u++ {
-			row := up.Cols[up.Offsets[u]:up.Offsets[u+1]]
-			atomic.AddUint32(&deg[u], uint32(len(row)))
-			for _, v := range row {
-				atomic.AddUint32(&deg[v], 1)
-			}
-		}
-	})
-	os.Wedges, os.MaxDegree = countDegreeStats(deg, w)
-	rank = degreeRankCounts(deg, os.MaxDegree, w)
-	deg = nil
-	pm.set(3 * int64(nonLoop))
-
-	fwd = buildSymmetric(&rankedSource{off: up.Offsets, cols: up.Cols, rank: rank}, n, w, paths, pm)
+	nonLoop := uint64(len(pairs) / 2)
+	pm := newProgressMeter(opts.Progress, 5*int64(nonLoop))
+	var m int64
+	if n == 0 || nonLoop == 0 {
+		fwd = &CSR{Offsets: make([]uint64, n+1), Cols: []uint32{}, NCols: int64(n)}
+		deg := make([]uint32, n)
+		os.Wedges, os.MaxDegree = countDegreeStats(deg, w)
+		rank = degreeRankCounts(deg, os.MaxDegree, w)
+	} else if sh := shapeBuckets(n, int(nonLoop), paths); sh.wide {
+		fwd, rank, os, m = forwardRows[uint64](pairs, n, sh, paths, w, pm)
+	} else {
+		fwd, rank, os, m = forwardRows[uint32](pairs, n, sh, paths, w, pm)
+	}
 	os.MaxOutDegree = maxRowLen(fwd, w)
 	cs = c.Stats
 	cs.Vertices = int64(n)
@@ -61,29 +46,6 @@ func forwardCompacted(c *Compacted, opts CleanOptions, paths cleanPaths) (fwd *C
 	cs.Duplicates = nonLoop - uint64(m)
 	pm.set(pm.total)
 	return fwd, rank, cs, os, nil
-}
-
-// rankedSource yields the edges of an upper-triangle CSR, item i being
-// column entry i, as pairs of ranks.
-type rankedSource struct {
-	off  []uint64
-	cols []uint32
-	rank []uint32
-}
-
-func (s *rankedSource) len() int { return len(s.cols) }
-
-func (s *rankedSource) pairs(lo, hi int, dst []uint32) []uint32 {
-	n := len(s.off) - 1
-	// u is the row holding entry lo: the first whose end is past it.
-	u := sort.Search(n, func(r int) bool { return s.off[r+1] > uint64(lo) })
-	for i := lo; i < hi; i++ {
-		for s.off[u+1] <= uint64(i) {
-			u++
-		}
-		dst = append(dst, s.rank[u], s.rank[s.cols[i]])
-	}
-	return dst
 }
 
 // countDegreeStats is degreeStats over a degree array.
