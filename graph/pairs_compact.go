@@ -19,7 +19,7 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 	}
 	w := resolveWorkers(opts.Workers)
 	n := len(pairs) / 2
-	sc := scanPairs(pairs, w)
+	sc, partLoops := scanPairs(pairs, w)
 	if n == 0 || !useDense(sc.maxID, n) {
 		return Compact(WidenPairs(pairs, w), opts)
 	}
@@ -51,7 +51,7 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 	}
 	st.IsolatedIDs = isolated
 	st.Vertices = int64(len(origID))
-	out := translatePairsInPlace(pairs, table, w)
+	out := translatePairsInPlace(pairs, table, partLoops, w)
 	if uint64(len(out)/2) != uint64(n)-sc.loops {
 		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-sc.loops)
 	}
@@ -59,8 +59,9 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 	return &Compacted{Pairs: out, OrigID: origID, Stats: st}, nil
 }
 
-// scanPairs is scanEdges over 32-bit pairs.
-func scanPairs(pairs []uint32, w int) scan {
+// scanPairs is scanEdges over 32-bit pairs; it also returns the loops of
+// each part of the static split that translatePairsInPlace uses.
+func scanPairs(pairs []uint32, w int) (scan, []uint64) {
 	n := len(pairs) / 2
 	parts := min(w, max(1, n/(1<<16)))
 	res := make([]scan, parts)
@@ -77,21 +78,72 @@ func scanPairs(pairs []uint32, w int) scan {
 		res[p] = s
 	})
 	s := scan{minID: ^uint64(0)}
-	for _, r := range res {
+	loops := make([]uint64, parts)
+	for p, r := range res {
 		s.minID = min(s.minID, r.minID)
 		s.maxID = max(s.maxID, r.maxID)
 		s.loops += r.loops
+		loops[p] = r.loops
 	}
-	return s
+	return s, loops
 }
 
 // translatePairsInPlace writes the compact pairs of the non-loop pairs,
-// in input order, over pairs: each part translates its own pairs to the
-// start of its own range (writes never pass reads), then the parts move
-// left in ascending order, as translateInPlace does.
-func translatePairsInPlace(pairs, table []uint32, w int) []uint32 {
+// in input order, over pairs; loops[p] is the number of loops in part p of
+// the static split into len(loops) parts. Each part writes its pairs
+// straight to their final places, which start before its own range by the
+// loops of the parts before it: its first pairs, which would land on
+// pairs the part before may not have read yet, are kept aside until every
+// part is done. Where that would keep much aside (many loops), each part
+// translates to the start of its own range and the parts then move left
+// in ascending order, as translateInPlace does.
+func translatePairsInPlace(pairs, table []uint32, loops []uint64, w int) []uint32 {
 	n := len(pairs) / 2
-	parts := min(w, max(1, n/(1<<16)))
+	parts := len(loops)
+	dst := make([]int, parts+1) // in pairs
+	ahead := make([]int, parts)
+	aside := 0
+	for p := range parts {
+		lo, hi := staticRange(n, parts, p)
+		kept := hi - lo - int(loops[p])
+		ahead[p] = min(lo-dst[p], kept)
+		aside += ahead[p]
+		dst[p+1] = dst[p] + kept
+	}
+	if aside > n/16 {
+		return translateThenMove(pairs, table, w, parts)
+	}
+	held := make([][]uint32, parts)
+	forEachStatic(n, parts, func(p, lo, hi int) {
+		buf := make([]uint32, 0, 2*ahead[p])
+		out := 2 * dst[p]
+		a := ahead[p]
+		k := 0
+		for i := lo; i < hi; i++ {
+			u, v := pairs[2*i], pairs[2*i+1]
+			if u == v {
+				continue
+			}
+			if k < a {
+				buf = append(buf, table[u], table[v])
+			} else {
+				pairs[out+2*k], pairs[out+2*k+1] = table[u], table[v]
+			}
+			k++
+		}
+		held[p] = buf
+	})
+	forEachStatic(parts, parts, func(p, _, _ int) {
+		copy(pairs[2*dst[p]:], held[p])
+	})
+	return pairs[: 2*dst[parts] : 2*dst[parts]]
+}
+
+// translateThenMove is translatePairsInPlace by parts that each translate
+// to the start of their own range (writes never pass reads), then move
+// left in ascending order.
+func translateThenMove(pairs, table []uint32, w, parts int) []uint32 {
+	n := len(pairs) / 2
 	kept := make([]int, parts)
 	starts := make([]int, parts)
 	forEachStatic(n, parts, func(p, lo, hi int) {

@@ -8,17 +8,21 @@ import (
 
 // CompactPairsInPlace must equal Compact of the same edges: dense and
 // sparse ids, self-loops (also of ids seen nowhere else), duplicates, and
-// several parts that move left past each other.
+// several parts whose pairs land before their own range: with many loops
+// (the parts move left past each other) and with few (each part writes
+// straight to its final place, keeping its first pairs aside).
 func TestCompactPairsInPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	sizes := []struct {
-		n, m   int
-		spread uint64
-	}{{1, 0, 1}, {3, 1, 1}, {40, 300, 1}, {50, 300, 1 << 20}, {2000, 300_000, 1}}
+		n, m      int
+		spread    uint64
+		loopEvery int
+	}{{1, 0, 1, 11}, {3, 1, 1, 11}, {40, 300, 1, 11}, {50, 300, 1 << 20, 11}, {2000, 300_000, 1, 11},
+		{2000, 300_000, 1, 997}, {70_000, 400_000, 1, 5003}}
 	for _, sz := range sizes {
 		edges := spreadEdges(rng, sz.n, sz.m, sz.spread)
 		for i := range edges {
-			if i%11 == 0 {
+			if i%sz.loopEvery == 0 {
 				edges[i].V = edges[i].U // loops
 			}
 			if i%97 == 0 {
