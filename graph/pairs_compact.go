@@ -26,8 +26,36 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 	pm := newProgressMeter(opts.Progress, 3*int64(n))
 	pm.set(int64(n))
 	st := CleanStats{InputEdges: uint64(n), SelfLoops: sc.loops}
-	table := make([]uint32, sc.maxID+1)
-	parallel.Dynamic(n, remapChunk, w, func(lo, hi int) {
+	var (
+		ids      idMap
+		origID   []uint64
+		isolated uint64
+		err      error
+	)
+	if sc.maxID <= idBitsMax {
+		ids, origID, isolated, err = markIDBits(pairs, sc.maxID, partLoops, w)
+		pm.add(int64(n))
+	} else {
+		ids.table, origID, isolated, err = markTable(pairs, sc.maxID, w, pm)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("graph: compact: %w", err)
+	}
+	st.IsolatedIDs = isolated
+	st.Vertices = int64(len(origID))
+	out := translatePairsInPlace(pairs, &ids, partLoops, w)
+	if uint64(len(out)/2) != uint64(n)-sc.loops {
+		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-sc.loops)
+	}
+	pm.set(pm.total)
+	return &Compacted{Pairs: out, OrigID: origID, Stats: st}, nil
+}
+
+// markTable marks the ids of pairs in a table of maxID+1 ids shared by
+// all workers, then numbers them (numberTable).
+func markTable(pairs []uint32, maxID uint64, w int, pm *progressMeter) (table []uint32, origID []uint64, isolated uint64, err error) {
+	table = make([]uint32, maxID+1)
+	parallel.Dynamic(len(pairs)/2, remapChunk, w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			u, v := pairs[2*i], pairs[2*i+1]
 			if u == v {
@@ -45,18 +73,7 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 		}
 		pm.add(int64(hi - lo))
 	})
-	table, origID, isolated, err := numberTable(table, w)
-	if err != nil {
-		return nil, fmt.Errorf("graph: compact: %w", err)
-	}
-	st.IsolatedIDs = isolated
-	st.Vertices = int64(len(origID))
-	out := translatePairsInPlace(pairs, table, partLoops, w)
-	if uint64(len(out)/2) != uint64(n)-sc.loops {
-		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-sc.loops)
-	}
-	pm.set(pm.total)
-	return &Compacted{Pairs: out, OrigID: origID, Stats: st}, nil
+	return numberTable(table, w)
 }
 
 // scanPairs is scanEdges over 32-bit pairs; it also returns the loops of
@@ -97,7 +114,7 @@ func scanPairs(pairs []uint32, w int) (scan, []uint64) {
 // part is done. Where that would keep much aside (many loops), each part
 // translates to the start of its own range and the parts then move left
 // in ascending order, as translateInPlace does.
-func translatePairsInPlace(pairs, table []uint32, loops []uint64, w int) []uint32 {
+func translatePairsInPlace(pairs []uint32, ids *idMap, loops []uint64, w int) []uint32 {
 	n := len(pairs) / 2
 	parts := len(loops)
 	dst := make([]int, parts+1) // in pairs
@@ -111,7 +128,7 @@ func translatePairsInPlace(pairs, table []uint32, loops []uint64, w int) []uint3
 		dst[p+1] = dst[p] + kept
 	}
 	if aside > n/16 {
-		return translateThenMove(pairs, table, w, parts)
+		return translateThenMove(pairs, ids, w, parts)
 	}
 	held := make([][]uint32, parts)
 	forEachStatic(n, parts, func(p, lo, hi int) {
@@ -125,9 +142,9 @@ func translatePairsInPlace(pairs, table []uint32, loops []uint64, w int) []uint3
 				continue
 			}
 			if k < a {
-				buf = append(buf, table[u], table[v])
+				buf = append(buf, ids.id(u), ids.id(v))
 			} else {
-				pairs[out+2*k], pairs[out+2*k+1] = table[u], table[v]
+				pairs[out+2*k], pairs[out+2*k+1] = ids.id(u), ids.id(v)
 			}
 			k++
 		}
@@ -142,7 +159,7 @@ func translatePairsInPlace(pairs, table []uint32, loops []uint64, w int) []uint3
 // translateThenMove is translatePairsInPlace by parts that each translate
 // to the start of their own range (writes never pass reads), then move
 // left in ascending order.
-func translateThenMove(pairs, table []uint32, w, parts int) []uint32 {
+func translateThenMove(pairs []uint32, ids *idMap, w, parts int) []uint32 {
 	n := len(pairs) / 2
 	kept := make([]int, parts)
 	starts := make([]int, parts)
@@ -152,7 +169,7 @@ func translateThenMove(pairs, table []uint32, w, parts int) []uint32 {
 		for i := lo; i < hi; i++ {
 			u, v := pairs[2*i], pairs[2*i+1]
 			if u != v {
-				pairs[out], pairs[out+1] = table[u], table[v]
+				pairs[out], pairs[out+1] = ids.id(u), ids.id(v)
 				out += 2
 			}
 		}

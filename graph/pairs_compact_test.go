@@ -12,6 +12,11 @@ import (
 // (the parts move left past each other) and with few (each part writes
 // straight to its final place, keeping its first pairs aside).
 func TestCompactPairsInPlace(t *testing.T) {
+	compactPairsWith := func(pairs []uint32, opts CleanOptions, bitsMax uint64) (*Compacted, error) {
+		defer func(was uint64) { idBitsMax = was }(idBitsMax)
+		idBitsMax = bitsMax
+		return CompactPairsInPlace(pairs, opts)
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	sizes := []struct {
 		n, m      int
@@ -34,17 +39,19 @@ func TestCompactPairsInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range []int{1, 2, 5} {
-			pairs := make([]uint32, 0, 2*len(edges))
-			for _, e := range edges {
-				pairs = append(pairs, uint32(e.U), uint32(e.V))
-			}
-			got, err := CompactPairsInPlace(pairs, CleanOptions{Workers: w})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Stats != want.Stats || !slices.Equal(got.OrigID, want.OrigID) || !slices.Equal(got.Pairs, want.Pairs) {
-				t.Fatalf("n %d m %d workers %d: %+v (%d pairs), Compact %+v (%d pairs)",
-					sz.n, sz.m, w, got.Stats, len(got.Pairs)/2, want.Stats, len(want.Pairs)/2)
+			for _, bitsMax := range []uint64{idBitsMax, 0} { // rank bits, table
+				pairs := make([]uint32, 0, 2*len(edges))
+				for _, e := range edges {
+					pairs = append(pairs, uint32(e.U), uint32(e.V))
+				}
+				got, err := compactPairsWith(pairs, CleanOptions{Workers: w}, bitsMax)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Stats != want.Stats || !slices.Equal(got.OrigID, want.OrigID) || !slices.Equal(got.Pairs, want.Pairs) {
+					t.Fatalf("n %d m %d workers %d bits up to %d: %+v (%d pairs), Compact %+v (%d pairs)",
+						sz.n, sz.m, w, bitsMax, got.Stats, len(got.Pairs)/2, want.Stats, len(want.Pairs)/2)
+				}
 			}
 		}
 	}
