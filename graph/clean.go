@@ -86,6 +86,12 @@ type cleanPaths struct {
 	// upper lays out each pair once, in the row of its smaller endpoint
 	// (the upper triangle), instead of in both directions.
 	upper bool
+	// wide2 forces 64-bit entries in the forward graph's second build
+	// (wide forces them in the first).
+	wide2 bool
+	// colRangeBits sets the forward graph's column ranges to 1<<bits
+	// vertices; 0 = chosen from the size.
+	colRangeBits uint
 }
 
 func clean(edges []Edge, opts CleanOptions, paths cleanPaths) (*Undirected, CleanStats, error) {

@@ -41,12 +41,12 @@ func TestCleanMatchesNaive(t *testing.T) {
 	variants := []variant{
 		{"auto-1", cleanPaths{}, 1},
 		{"auto-3", cleanPaths{}, 3},
-		{"dense-one-bucket-2", cleanPaths{pathDense, 1 << 30, false, false}, 2},
-		{"dense-tiny-buckets-3", cleanPaths{pathDense, 3, false, false}, 3},
-		{"dense-wide-3", cleanPaths{pathDense, 5, true, false}, 3},
-		{"sparse-tiny-buckets-3", cleanPaths{pathSparse, 2, false, false}, 3},
-		{"sparse-mid-buckets-2", cleanPaths{pathSparse, 40, false, false}, 2},
-		{"sparse-wide-1", cleanPaths{pathSparse, 0, true, false}, 1},
+		{"dense-one-bucket-2", cleanPaths{remap: pathDense, perBucket: 1 << 30, wide: false}, 2},
+		{"dense-tiny-buckets-3", cleanPaths{remap: pathDense, perBucket: 3, wide: false}, 3},
+		{"dense-wide-3", cleanPaths{remap: pathDense, perBucket: 5, wide: true}, 3},
+		{"sparse-tiny-buckets-3", cleanPaths{remap: pathSparse, perBucket: 2, wide: false}, 3},
+		{"sparse-mid-buckets-2", cleanPaths{remap: pathSparse, perBucket: 40, wide: false}, 2},
+		{"sparse-wide-1", cleanPaths{remap: pathSparse, perBucket: 0, wide: true}, 1},
 	}
 	for _, shape := range edgeShapes() {
 		t.Run(shape.name, func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 // counted by range: the range's counters (4 bytes a vertex) stay in L2.
 const colRangeBits = 16
 
-// maxColRanges bounds the number of column ranges, so that each group's
-// streams stay few.
-const maxColRanges = 256
+// maxColRangeBits bounds the number of column ranges to 1<<maxColRangeBits,
+// so that each group's streams stay few.
+const maxColRangeBits = 8
 
 // groupsPerWorker is how many groups of buckets each worker gets on
 // average in the passes over the upper triangle: enough to balance the
@@ -38,7 +38,11 @@ func forwardRows[E1 entry](pairs []uint32, n int, sh1 bucketShape, paths cleanPa
 	groups := balancedGroups(bstart1, groupsPerWorker*w)
 	ng := len(groups) - 1
 
-	cs := max(uint(colRangeBits), sh1.colBits-min(sh1.colBits, 8))
+	least := uint(colRangeBits)
+	if paths.colRangeBits > 0 {
+		least = paths.colRangeBits
+	}
+	cs := max(least, sh1.colBits-min(sh1.colBits, maxColRangeBits))
 	nr := (n-1)>>cs + 1
 	upLen := make([]uint64, n+1) // upper row lengths
 	blen := make([]uint64, nb1)  // entries each bucket keeps
@@ -67,7 +71,7 @@ func forwardRows[E1 entry](pairs []uint32, n int, sh1 bucketShape, paths cleanPa
 	rank = degreeRankCounts(deg, os.MaxDegree, w)
 	deg = nil
 
-	sh2 := shapeBuckets(n, int(m), paths)
+	sh2 := shapeBuckets(n, int(m), cleanPaths{perBucket: paths.perBucket, wide: paths.wide2})
 	up := upperRows[E1]{ent: ent1, bstart: bstart1, len: upLen, groups: groups, shift: sh1.shift, n: n}
 	if sh2.wide {
 		fwd = forwardSecond[E1, uint64](pairs, &up, rank, sh2, int(m), w, pm)

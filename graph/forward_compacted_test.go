@@ -12,8 +12,9 @@ import (
 // Orient(OrderDegree) build from the same pairs, with the same statistics:
 // on every edge shape (duplicates in both directions, self-loops, ids only
 // in self-loops, sparse and huge ids), with any number of workers, forced
-// small buckets and 64-bit entries; and the forward graph must be the
-// naive one.
+// small buckets, 64-bit entries in either build or both, many column
+// ranges, and pairs whose memory cannot hold the second build's entries;
+// and the forward graph must be the naive one.
 func TestForwardCompactedMatchesCleanThenOrient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	check := func(t *testing.T, edges []Edge) {
@@ -31,9 +32,13 @@ func TestForwardCompactedMatchesCleanThenOrient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, paths := range []cleanPaths{{}, {perBucket: 7}, {perBucket: 5, wide: true}} {
+			for i, paths := range []cleanPaths{{}, {perBucket: 7}, {perBucket: 5, wide: true}, {perBucket: 9, wide2: true},
+				{wide: true}, {perBucket: 6, wide: true, wide2: true}, {perBucket: 11, colRangeBits: 1}} {
 				cc := *c
-				cc.Pairs = slices.Clone(c.Pairs)
+				// Every other variant gets pairs at an odd word, whose
+				// memory 64-bit entries cannot reuse.
+				odd := i % 2
+				cc.Pairs = append(make([]uint32, odd, len(c.Pairs)+odd), c.Pairs...)[odd:]
 				fwd, rank, cs, os, err := forwardCompacted(&cc, CleanOptions{Workers: w}, paths)
 				if err != nil {
 					t.Fatal(err)
