@@ -26,6 +26,10 @@ type DeviceStats struct {
 	// Streamed counts subtasks counted with JK resident and IJ, IK streamed
 	// in row ranges beside the kernel; Ranges counts their ranges.
 	Streamed, Ranges int
+	// Calls is the host time spent in the library's count calls (the
+	// kernels, their launches and set-up, and the copies of streamed
+	// ranges).
+	Calls time.Duration
 	// Stalled is the host time spent making a subtask's blocks resident
 	// (uploads, pinning) and starting the next subtasks' uploads, before
 	// its kernel: the device runs none of the counter's kernels meanwhile.

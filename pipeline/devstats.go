@@ -26,6 +26,10 @@ type DeviceReport struct {
 	// StallSeconds is the time the counters spent making blocks resident
 	// before their kernels (summed over counters).
 	StallSeconds float64 `json:"stall_seconds"`
+	// CallSeconds is the time the counters spent in the library's count
+	// calls: kernels, their launches and set-up, streamed ranges' copies
+	// (summed over counters).
+	CallSeconds float64 `json:"call_seconds"`
 	// Splits counts subtasks (or parts) counted in two halves because they
 	// did not fit a device whole.
 	Splits int `json:"splits"`
@@ -76,6 +80,7 @@ func (d *deviceTally) report(countSeconds float64) *DeviceReport {
 		r.UploadsAhead += s.Ahead
 		r.UploadsPinned += s.PinnedUploads
 		r.StallSeconds += s.Stalled.Seconds()
+		r.CallSeconds += s.Calls.Seconds()
 		r.Splits += s.Splits
 		r.StreamedSubtasks += s.Streamed
 		r.StreamRanges += s.Ranges

@@ -18,7 +18,9 @@
 # Everything goes under $OUT; results.txt is the summary. Knobs: RUNS
 # (default 3), SCALES (default "23"), DIVS (caps as CSR/DIV, default "4
 # 20"), MODES (default "off on"), EXTRA (more count flags), SKIP_TESTS=1,
-# SKIP_DATASETS=1.
+# SKIP_DATASETS=1; CASES (lines "LABEL|FLAGS", FLAGS may say CSR for the
+# graph's CSR bytes, e.g. "P4 /3 on|--partitions 4 --device-mem-limit
+# CSR/3 --row-stream on") times those flags instead of the mode table.
 set -uo pipefail
 
 . "$(dirname "$0")/lib/devcheck.sh"
@@ -67,13 +69,13 @@ fi
 
 row() { # label json
 	local j=$2
-	printf '%-34s P=%s tri=%s count=%s kernel=%s part=%s total=%s stall=%s copiedGB=%s uploads=%s streamed=%s ranges=%s idle=%s\n' "$1" \
+	printf '%-34s P=%s tri=%s count=%s kernel=%s part=%s total=%s stall/calls=%s copiedGB=%s uploads=%s streamed=%s ranges=%s idle=%s\n' "$1" \
 		"$(echo "$j" | grep -o '"p": *[0-9]*' | head -1 | grep -o '[0-9]*$')" "$(echo "$j" | triangles)" \
 		"$(echo "$j" | grep -o '"count": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
 		"$(echo "$j" | grep -o '"kernel": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
 		"$(echo "$j" | grep -o '"partition": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
 		"$(echo "$j" | grep -o '"total": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
-		"$(echo "$j" | grep -o '"stall_seconds": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
+		"$(echo "$j" | grep -o '"stall_seconds": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')/$(echo "$j" | grep -o '"call_seconds": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" \
 		"$(echo "$j" | grep -o '"copied_bytes": *[0-9]*' | head -1 | grep -o '[0-9]*$' | awk '{printf "%.2f", $1/1e9}')" \
 		"$(echo "$j" | field uploads)" "$(echo "$j" | field streamed_subtasks)" "$(echo "$j" | field stream_ranges)" \
 		"$(echo "$j" | grep -o '"idle_share": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$')" | tee -a "$RES"
@@ -89,6 +91,22 @@ for s in $SCALES; do
 	csr=$((8 * (v + 1) + 4 * e))
 	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
 	for r in $(seq "$RUNS"); do row "rmat $s uncapped" "$(count "$f")"; done
+	if [ -n "${CASES:-}" ]; then
+		for r in $(seq "$RUNS"); do
+			while IFS='|' read -r label flags; do
+				[ -n "$label" ] || continue
+				flags=${flags//CSR\/3/$((csr / 3))}
+				flags=${flags//CSR\/4/$((csr / 4))}
+				flags=${flags//CSR\/2/$((csr / 2))}
+				flags=${flags//CSR\/20/$((csr / 20))}
+				flags=${flags//CSR/$csr}
+				j=$(count $flags "$f")
+				row "rmat $s $label" "$j"
+				check "rmat $s $label" "$(echo "$j" | triangles)" "$want"
+			done <<<"$CASES"
+		done
+		continue
+	fi
 	for d in $DIVS; do
 		for r in $(seq "$RUNS"); do
 			for m in $MODES; do

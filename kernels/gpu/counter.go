@@ -76,7 +76,8 @@ type Counter struct {
 	rowStream bool
 	streamed  int
 	ranges    int
-	peak      uint64 // the context's peak, kept past Close
+	calls     time.Duration // in the library's count calls
+	peak      uint64        // the context's peak, kept past Close
 	busy      time.Duration
 	last      string
 	buf       []byte
@@ -305,6 +306,7 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func(),
 	if acc != nil {
 		call, what = func() { rc = c.countLocalCall(id, s, acc, &tri, &ms) }, "tg_count_local"
 	}
+	t0 := time.Now()
 	if during == nil {
 		call()
 	} else {
@@ -316,6 +318,7 @@ func (c *Counter) countSlots(st kernels.SubtaskStats, s [3]int32, during func(),
 		during()
 		<-done
 	}
+	c.calls += time.Since(t0)
 	err = status(what, rc, c.buf)
 	// tg_count completed the pending loads of the three slots, up to the
 	// first that failed; tg_load_wait completes the rest.
@@ -590,7 +593,7 @@ func (c *Counter) DeviceStats() kernels.DeviceStats {
 	defer c.mu.Unlock()
 	c.notePeak()
 	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead,
-		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled, Streamed: c.streamed, Ranges: c.ranges}
+		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled, Streamed: c.streamed, Ranges: c.ranges, Calls: c.calls}
 }
 
 // notePeak reads the context's peak while it exists. c.mu is held.

@@ -74,6 +74,7 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		parts int64
 		rc    int32
 	)
+	t0 := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -84,6 +85,7 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		c.stage(t) // the next subtasks' blocks are pinned while this one counts
 	}
 	<-done
+	c.calls += time.Since(t0)
 	for _, b := range reading {
 		c.lib.pins.endLoad(b)
 	}
