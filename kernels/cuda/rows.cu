@@ -7,6 +7,31 @@
 #include "tg_core.cuh"
 #include "tg_rows.h"
 
+// Built with -DTG_ROWS_TRACE, the library adds up where tg_count_rows'
+// host time goes and prints it to stderr when the context is destroyed
+// (a measuring build, never the shipped one).
+#ifdef TG_ROWS_TRACE
+#include <chrono>
+namespace {
+struct rows_trace {
+    double enqueue = 0, wait = 0, launch = 0, tail = 0, setup = 0, copy_ms = 0, kernel_ms = 0;
+    double bytes = 0;
+    long calls = 0, ranges = 0, reallocs = 0;
+    cudaEvent_t c0[2] = {}, c1[2] = {};
+} g_trace;
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+} // namespace
+#define TRACE_AT(var) const double var = now_s()
+#define TRACE_ADD(field, since) (g_trace.field += now_s() - (since))
+#define TRACE_INC(field) (g_trace.field++)
+#else
+#define TRACE_AT(var)
+#define TRACE_ADD(field, since)
+#define TRACE_INC(field)
+#endif
+
 namespace {
 
 // Subtracts base from n offsets (a row range's offsets start at 0).
@@ -39,6 +64,7 @@ uint64_t held_bytes(const tg_ctx *ctx) {
 cudaError_t reserve_sets(tg_ctx *ctx, uint64_t rows, uint64_t a, uint64_t b, bool two) {
     if (ctx->rows_held && ctx->rows_rows >= rows && ctx->rows_a >= a && (!two || (ctx->rows_two && ctx->rows_b >= b)))
         return cudaSuccess;
+    TRACE_INC(reallocs);
     free_sets(ctx);
     for (auto &s : ctx->rows) {
         void *p = nullptr;
@@ -148,6 +174,15 @@ bool tg_drop_row_buffers(tg_ctx *ctx) {
 }
 
 void tg_rows_destroy(tg_ctx *ctx) {
+#ifdef TG_ROWS_TRACE
+    if (g_trace.calls)
+        fprintf(stderr,
+                "tg_count_rows trace: %ld calls, %ld ranges, %ld reallocs; host s: setup %.4f enqueue %.4f wait %.4f "
+                "launch %.4f tail %.4f; gpu: copies %.4f s (%.2f GB, %.1f GB/s), kernels %.4f s\n",
+                g_trace.calls, g_trace.ranges, g_trace.reallocs, g_trace.setup, g_trace.enqueue, g_trace.wait,
+                g_trace.launch, g_trace.tail, g_trace.copy_ms / 1e3, g_trace.bytes / 1e9,
+                g_trace.bytes / 1e6 / (g_trace.copy_ms > 0 ? g_trace.copy_ms : 1), g_trace.kernel_ms / 1e3);
+#endif
     free_sets(ctx);
     tg_ctx_free(ctx, ctx->rows_check);
     ctx->rows_check = nullptr;
@@ -179,6 +214,10 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         cudaError_t ce = cudaSuccess;
         if (r >= 2) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // the kernel of range r - 2 read these
         if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
+#ifdef TG_ROWS_TRACE
+        if (!g_trace.c0[r & 1]) cudaEventCreate(&g_trace.c0[r & 1]), cudaEventCreate(&g_trace.c1[r & 1]);
+        cudaEventRecord(g_trace.c0[r & 1], ctx->copy);
+#endif
         range_copy a = ij;
         a.d_off = s.ij_off;
         a.d_cols = s.ij_cols;
@@ -189,6 +228,13 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
             b.d_cols = s.ik_cols;
             ce = enqueue_range(ctx, b, cuts[r], cuts[r + 1], chk + 4, ctx->copy);
         }
+#ifdef TG_ROWS_TRACE
+        cudaEventRecord(g_trace.c1[r & 1], ctx->copy);
+        g_trace.bytes += (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ij.rowptr[cuts[r + 1]] - ij.rowptr[cuts[r]]);
+        if (ik)
+            g_trace.bytes +=
+                (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ik->rowptr[cuts[r + 1]] - ik->rowptr[cuts[r]]);
+#endif
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r & 1), chk, 8 * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ctx->copy);
@@ -205,9 +251,22 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         return fail(e, "memset");
     if ((e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
     for (int64_t r = 0; r < n; r++) {
+        TRACE_AT(t_enq);
         if (r + 1 < n && (e = enqueue(r + 1)) != cudaSuccess) return fail(e, "copy a row range");
+        TRACE_ADD(enqueue, t_enq);
+        TRACE_INC(ranges);
         auto &s = ctx->rows[r & 1];
+        TRACE_AT(t_wait);
         if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
+        TRACE_ADD(wait, t_wait);
+#ifdef TG_ROWS_TRACE
+        {
+            float cms = 0;
+            cudaEventElapsedTime(&cms, g_trace.c0[r & 1], g_trace.c1[r & 1]);
+            g_trace.copy_ms += cms;
+        }
+#endif
+        TRACE_AT(t_launch);
         const unsigned long long *h = ctx->rows_h_check + 8 * (r & 1);
         if (h[0] != 0 || (ik && h[4] != 0)) {
             cudaStreamSynchronize(ctx->copy);
@@ -259,7 +318,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         }
         if ((e = cudaEventRecord(s.k1, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
         if ((e = cudaEventRecord(s.done, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+        TRACE_ADD(launch, t_launch);
     }
+    TRACE_AT(t_tail);
     if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                              ctx->stream)) != cudaSuccess)
         return fail(e, "copy result");
@@ -267,8 +328,13 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         snprintf(where, sizeof where, "kernel %s (run)", kname);
         return fail(e, where);
     }
+    TRACE_ADD(tail, t_tail);
+    TRACE_INC(calls);
     for (int64_t r = std::max<int64_t>(n - 2, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
+#ifdef TG_ROWS_TRACE
+    g_trace.kernel_ms += ms_sum;
+#endif
     *triangles = (uint64_t)ctx->h_count[0];
     if (kernel_ms) *kernel_ms = ms_sum;
     return rc;
@@ -318,6 +384,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     if (nrows == 0 || ij_rowptr[nrows] == 0 || (ik_rowptr && ik_rowptr[nrows] == 0) || jk->nnz == 0) return TG_OK;
     const int32_t slots[3] = {slot_jk, slot_jk, slot_jk};
     const tg_active_guard guard(ctx, slots);
+    TRACE_AT(t_setup);
     if ((e = make_events(ctx)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: set-up");
     // The budget: what is free with the sets' buffers given back, less a
     // sixteenth of the limit for the kernel's scratch.
@@ -340,6 +407,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     }
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
     if (parts) *parts = n;
+    TRACE_ADD(setup, t_setup);
     const range_copy ij{ij_rowptr, ij_cols, nullptr, nullptr, jk->nrows};
     const range_copy ik{ik_rowptr, ik_cols, nullptr, nullptr, jk->ncols};
     return count_ranges(ctx, fn, names[kernel], jk, ij, ik_rowptr ? &ik : nullptr, cuts, n, triangles, kernel_ms,
