@@ -42,50 +42,57 @@ __global__ void rebase(uint64_t *off, int64_t n, uint64_t base) {
 
 void free_sets(tg_ctx *ctx) {
     for (auto &s : ctx->rows) {
-        tg_ctx_free(ctx, s.ij_off);
-        tg_ctx_free(ctx, s.ik_off);
-        tg_ctx_free(ctx, s.ij_cols);
-        tg_ctx_free(ctx, s.ik_cols);
-        tg_ctx_free(ctx, s.erow);
-        s.ij_off = s.ik_off = nullptr;
-        s.ij_cols = s.ik_cols = s.erow = nullptr;
+        tg_ctx_free(ctx, s.arena);
+        s.arena = nullptr;
     }
-    ctx->rows_rows = ctx->rows_a = ctx->rows_b = 0;
-    ctx->rows_two = ctx->rows_held = false;
+    ctx->rows_cap = 0;
+    ctx->rows_held = false;
 }
 
 // The bytes the two sets hold now.
-uint64_t held_bytes(const tg_ctx *ctx) {
-    return ctx->rows_held ? 2 * tg_rows_set_bytes(ctx->rows_rows, ctx->rows_a, ctx->rows_b, ctx->rows_two) : 0;
-}
+uint64_t held_bytes(const tg_ctx *ctx) { return ctx->rows_held ? 2 * ctx->rows_cap : 0; }
 
-// Makes the two sets hold at least rows rows and a, b columns (b only when
-// two), allocating exactly what tg_rows_set_bytes accounts.
-cudaError_t reserve_sets(tg_ctx *ctx, uint64_t rows, uint64_t a, uint64_t b, bool two) {
-    if (ctx->rows_held && ctx->rows_rows >= rows && ctx->rows_a >= a && (!two || (ctx->rows_two && ctx->rows_b >= b)))
-        return cudaSuccess;
+// Makes the two sets hold at least need bytes each, as tg_rows_set_cap
+// sizes them for budget.
+cudaError_t reserve_sets(tg_ctx *ctx, uint64_t need, uint64_t budget) {
+    if (ctx->rows_held && ctx->rows_cap >= need) return cudaSuccess;
     TRACE_INC(reallocs);
     free_sets(ctx);
+    const uint64_t cap = tg_rows_set_cap(need, budget);
     for (auto &s : ctx->rows) {
-        void *p = nullptr;
-        cudaError_t e = tg_ctx_malloc(ctx, &p, (rows + 1) * 8);
-        s.ij_off = (uint64_t *)p;
-        if (e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (a ? a : 1) * 4), s.ij_cols = (uint32_t *)p;
-        if (e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, tg_rows_erow_len(a) * 4), s.erow = (uint32_t *)p;
-        if (two && e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (rows + 1) * 8), s.ik_off = (uint64_t *)p;
-        if (two && e == cudaSuccess) e = tg_ctx_malloc(ctx, &p, (b ? b : 1) * 4), s.ik_cols = (uint32_t *)p;
+        cudaError_t e = tg_ctx_malloc(ctx, &s.arena, cap);
         if (e != cudaSuccess) {
-            ctx->rows_held = true; // what was allocated is freed below
             free_sets(ctx);
             return e;
         }
     }
-    ctx->rows_rows = rows;
-    ctx->rows_a = a;
-    ctx->rows_b = two ? b : 0;
-    ctx->rows_two = two;
+    ctx->rows_cap = cap;
     ctx->rows_held = true;
     return cudaSuccess;
+}
+
+// One set's buffers carved from its arena for rows rows and a, b columns
+// (b only when two), in tg_rows_set_bytes' layout.
+struct range_bufs {
+    uint64_t *ij_off = nullptr, *ik_off = nullptr;
+    uint32_t *ij_cols = nullptr, *ik_cols = nullptr, *erow = nullptr;
+};
+
+range_bufs carve(void *arena, uint64_t rows, uint64_t a, uint64_t b, bool two) {
+    char *p = (char *)arena;
+    range_bufs r;
+    r.ij_off = (uint64_t *)p;
+    p += tg_rows_gran((rows + 1) * 8);
+    r.ij_cols = (uint32_t *)p;
+    p += tg_rows_gran((a ? a : 1) * 4);
+    r.erow = (uint32_t *)p;
+    p += tg_rows_gran(tg_rows_erow_len(a) * 4);
+    if (two) {
+        r.ik_off = (uint64_t *)p;
+        p += tg_rows_gran((rows + 1) * 8);
+        r.ik_cols = (uint32_t *)p;
+    }
+    return r;
 }
 
 cudaError_t make_events(tg_ctx *ctx) {
@@ -134,15 +141,21 @@ struct range_copy {
     int64_t ncols; // the bound its columns are checked against
 };
 
-// Enqueues on st the copy of rows [lo, hi) of r, their rebase and check
-// into out (4 words).
-cudaError_t enqueue_range(tg_ctx *ctx, const range_copy &r, uint64_t lo, uint64_t hi, unsigned long long *out,
-                          cudaStream_t st) {
+// Enqueues on st the copy of rows [lo, hi) of r.
+cudaError_t copy_range(const range_copy &r, uint64_t lo, uint64_t hi, cudaStream_t st) {
     const uint64_t base = r.rowptr[lo], nnz = r.rowptr[hi] - base, n = hi - lo;
     cudaError_t e = cudaMemcpyAsync(r.d_off, r.rowptr + lo, (n + 1) * 8, cudaMemcpyHostToDevice, st);
     if (e == cudaSuccess && nnz > 0)
         e = cudaMemcpyAsync(r.d_cols, r.cols + base, nnz * 4, cudaMemcpyHostToDevice, st);
-    if (e != cudaSuccess) return e;
+    return e;
+}
+
+// Enqueues on st the rebase and check of rows [lo, hi) of r, copied,
+// into out (4 words). These are kernels: enqueued after every copy of a
+// range, so that no copy waits for SMs the counting kernel holds.
+cudaError_t check_range(tg_ctx *ctx, const range_copy &r, uint64_t lo, uint64_t hi, unsigned long long *out,
+                        cudaStream_t st) {
+    const uint64_t base = r.rowptr[lo], nnz = r.rowptr[hi] - base, n = hi - lo;
     const unsigned threads = 256;
     const unsigned rb = (unsigned)std::min<uint64_t>((n + threads) / threads, (uint64_t)ctx->env.sm_count * 8);
     rebase<<<rb, threads, 0, st>>>(r.d_off, (int64_t)n + 1, base);
@@ -196,7 +209,8 @@ void tg_rows_destroy(tg_ctx *ctx) {
 // The counting loop once the ranges and buffers are set. Every return
 // leaves both streams idle (no host array is read after it).
 static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, const tg_dblock *jk,
-                            const range_copy &ij, const range_copy *ik, const uint64_t *cuts, int64_t n,
+                            const range_copy &ij, const range_copy *ik, const range_bufs bufs[2],
+                            const uint64_t *cuts, int64_t n,
                             uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     cudaError_t e;
     int32_t rc = TG_OK;
@@ -213,21 +227,18 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         unsigned long long *chk = ctx->rows_check + 8 * (r & 1);
         cudaError_t ce = cudaSuccess;
         if (r >= 2) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // the kernel of range r - 2 read these
-        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
 #ifdef TG_ROWS_TRACE
         if (!g_trace.c0[r & 1]) cudaEventCreate(&g_trace.c0[r & 1]), cudaEventCreate(&g_trace.c1[r & 1]);
         cudaEventRecord(g_trace.c0[r & 1], ctx->copy);
 #endif
-        range_copy a = ij;
-        a.d_off = s.ij_off;
-        a.d_cols = s.ij_cols;
-        if (ce == cudaSuccess) ce = enqueue_range(ctx, a, cuts[r], cuts[r + 1], chk, ctx->copy);
-        if (ik && ce == cudaSuccess) {
-            range_copy b = *ik;
-            b.d_off = s.ik_off;
-            b.d_cols = s.ik_cols;
-            ce = enqueue_range(ctx, b, cuts[r], cuts[r + 1], chk + 4, ctx->copy);
-        }
+        const range_bufs &bf = bufs[r & 1];
+        range_copy a = ij, b = ik ? *ik : ij;
+        a.d_off = bf.ij_off;
+        a.d_cols = bf.ij_cols;
+        b.d_off = bf.ik_off;
+        b.d_cols = bf.ik_cols;
+        if (ce == cudaSuccess) ce = copy_range(a, cuts[r], cuts[r + 1], ctx->copy);
+        if (ik && ce == cudaSuccess) ce = copy_range(b, cuts[r], cuts[r + 1], ctx->copy);
 #ifdef TG_ROWS_TRACE
         cudaEventRecord(g_trace.c1[r & 1], ctx->copy);
         g_trace.bytes += (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ij.rowptr[cuts[r + 1]] - ij.rowptr[cuts[r]]);
@@ -235,6 +246,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
             g_trace.bytes +=
                 (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ik->rowptr[cuts[r + 1]] - ik->rowptr[cuts[r]]);
 #endif
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
+        if (ce == cudaSuccess) ce = check_range(ctx, a, cuts[r], cuts[r + 1], chk, ctx->copy);
+        if (ik && ce == cudaSuccess) ce = check_range(ctx, b, cuts[r], cuts[r + 1], chk + 4, ctx->copy);
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r & 1), chk, 8 * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ctx->copy);
@@ -282,15 +296,16 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         if (r >= 2 && (e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
         const uint64_t lo = cuts[r], hi = cuts[r + 1];
         tg_dblock bij{}, bik{};
-        bij.rowptr = s.ij_off;
-        bij.cols = s.ij_cols;
+        const range_bufs &bf = bufs[r & 1];
+        bij.rowptr = bf.ij_off;
+        bij.cols = bf.ij_cols;
         bij.nrows = (int64_t)(hi - lo);
         bij.nnz = (int64_t)(ij.rowptr[hi] - ij.rowptr[lo]);
         bij.ncols = ij.ncols;
         bij.max_degree = (int64_t)h[1];
         if (ik) {
-            bik.rowptr = s.ik_off;
-            bik.cols = s.ik_cols;
+            bik.rowptr = bf.ik_off;
+            bik.cols = bf.ik_cols;
             bik.nrows = bij.nrows;
             bik.nnz = (int64_t)(ik->rowptr[hi] - ik->rowptr[lo]);
             bik.ncols = ik->ncols;
@@ -299,8 +314,8 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         const tg_dblock *pij = &bij, *pik = ik ? &bik : &bij;
         if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
         if (bij.nnz > 0 && pik->nnz > 0) {
-            if ((e = tg_edge_rows(&bij, s.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
-            bij.erow = s.erow;
+            if ((e = tg_edge_rows(&bij, bf.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
+            bij.erow = bf.erow;
             ctx->timing = true; // the range's events time it; env->begin records nothing
             e = fn(pij, pik, jk, &ctx->env, ctx->d_count);
             if (e == cudaErrorNotSupported) {
@@ -398,7 +413,9 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
         tg_set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
         return TG_ERR_INVALID;
     }
-    if (n == 0 || (e = reserve_sets(ctx, rows, a, b, ik_rowptr != nullptr)) == cudaErrorMemoryAllocation) {
+    const bool two = ik_rowptr != nullptr;
+    const uint64_t need = n > 0 ? tg_rows_set_bytes(rows, a, b, two) : 0;
+    if (n == 0 || (e = reserve_sets(ctx, need, budget)) == cudaErrorMemoryAllocation) {
         tg_set_err(err, errlen,
                    "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of "
                    "ij and ik (%lld rows)",
@@ -410,6 +427,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     TRACE_ADD(setup, t_setup);
     const range_copy ij{ij_rowptr, ij_cols, nullptr, nullptr, jk->nrows};
     const range_copy ik{ik_rowptr, ik_cols, nullptr, nullptr, jk->ncols};
-    return count_ranges(ctx, fn, names[kernel], jk, ij, ik_rowptr ? &ik : nullptr, cuts, n, triangles, kernel_ms,
+    const range_bufs bufs[2] = {carve(ctx->rows[0].arena, rows, a, b, two), carve(ctx->rows[1].arena, rows, a, b, two)};
+    return count_ranges(ctx, fn, names[kernel], jk, ij, two ? &ik : nullptr, bufs, cuts, n, triangles, kernel_ms,
                         err, errlen);
 }

@@ -70,18 +70,16 @@ struct tg_ctx {
     // the bytes tg_input_copy_async has enqueued into it.
     void *input = nullptr;
     uint64_t input_bytes = 0, input_copied = 0;
-    // tg_count_rows' two sets of row-range buffers (kept across its calls,
-    // sized for rows_rows rows and rows_a, rows_b columns; rows_two: ik has
-    // buffers of its own), its check words (device, 8 per set) and their
-    // host copy, and per set the events: copied and checked, kernel done,
-    // kernel start and stop.
+    // tg_count_rows' two sets of row-range buffers, one allocation of
+    // rows_cap bytes each (kept across its calls while rows_held), carved
+    // per call; per set the events: copied and checked, kernel done, kernel
+    // start and stop.
     struct {
-        uint64_t *ij_off = nullptr, *ik_off = nullptr;
-        uint32_t *ij_cols = nullptr, *ik_cols = nullptr, *erow = nullptr;
+        void *arena = nullptr;
         cudaEvent_t checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
     } rows[2];
-    uint64_t rows_rows = 0, rows_a = 0, rows_b = 0;
-    bool rows_two = false, rows_held = false;
+    uint64_t rows_cap = 0;
+    bool rows_held = false;
     unsigned long long *rows_check = nullptr;   // device, 16 words
     unsigned long long *rows_h_check = nullptr; // pinned host, 16 words
 };

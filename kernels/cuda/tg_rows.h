@@ -24,6 +24,14 @@ static inline uint64_t tg_rows_set_bytes(uint64_t rows, uint64_t a, uint64_t b, 
     return x;
 }
 
+/* The bytes of each of the two buffer sets (one allocation each) to hold
+ * when a call needs need and budget bytes are available for both: half
+ * the budget, so that later calls of a similar budget reuse them. */
+static inline uint64_t tg_rows_set_cap(uint64_t need, uint64_t budget) {
+    uint64_t half = (budget / 2) & ~(uint64_t)255;
+    return half > need ? half : need;
+}
+
 /* The weight of rows [0, r): what copying them costs, in bytes. */
 static inline uint64_t tg_rows_weight(const uint64_t *ij, const uint64_t *ik, uint64_t r) {
     return ik ? 16 * r + 4 * (ij[r] + ik[r]) : 8 * r + 4 * ij[r];

@@ -34,6 +34,13 @@ func (c *Counter) SetRowStreaming(on bool) {
 func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	var pinned [maxSlots]bool
 	start := time.Now()
+	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {
+		// Into a loaded slot (an earlier JK), reusing its buffers: a new
+		// allocation would take the ranges' memory.
+		for i := range c.slots {
+			pinned[i] = !c.slots[i].loaded
+		}
+	}
 	s, err := c.slotFor(t.JK, &pinned, t)
 	if err == nil {
 		for c.releaseIdle(&pinned, nil) {

@@ -61,8 +61,8 @@ struct tg_ctx {
     tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
     /* tg_count_rows' two sets of row-range buffers, accounted as the CUDA
      * library allocates them (tg_rows.h), and its check words. */
-    uint64_t rows_rows, rows_a, rows_b;
-    int rows_two, rows_held, rows_check;
+    uint64_t rows_cap; /* bytes of each of the two sets (tg_rows_set_cap) */
+    int rows_held, rows_check;
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -132,7 +132,7 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
 
 /* The bytes tg_count_rows' buffers hold. */
 static uint64_t rows_held_bytes(const tg_ctx *ctx) {
-    return ctx->rows_held ? 2 * tg_rows_set_bytes(ctx->rows_rows, ctx->rows_a, ctx->rows_b, ctx->rows_two) : 0;
+    return ctx->rows_held ? 2 * ctx->rows_cap : 0;
 }
 
 /* Gives up tg_count_rows' buffers and check words; reports whether there
@@ -144,26 +144,22 @@ static int rows_drop(tg_ctx *ctx) {
     if (!ctx->rows_held) return any;
     ctx->used -= rows_held_bytes(ctx);
     ctx->rows_held = 0;
-    ctx->rows_rows = ctx->rows_a = ctx->rows_b = 0;
-    ctx->rows_two = 0;
+    ctx->rows_cap = 0;
     return 1;
 }
 
-/* Makes tg_count_rows' buffers hold rows rows and a, b columns (reserve_sets
- * in rows.cu). */
-static int rows_reserve(tg_ctx *ctx, uint64_t rows, uint64_t a, uint64_t b, int two) {
-    if (ctx->rows_held && ctx->rows_rows >= rows && ctx->rows_a >= a && (!two || (ctx->rows_two && ctx->rows_b >= b)))
-        return 1;
+/* Makes tg_count_rows' two sets hold need bytes each (reserve_sets in
+ * rows.cu): kept when large enough, else sized by tg_rows_set_cap. */
+static int rows_reserve(tg_ctx *ctx, uint64_t need, uint64_t budget) {
+    if (ctx->rows_held && ctx->rows_cap >= need) return 1;
     if (ctx->rows_held) ctx->used -= rows_held_bytes(ctx);
     ctx->rows_held = 0;
-    uint64_t need = 2 * tg_rows_set_bytes(rows, a, b, two);
-    if (ctx->used + need > ctx->limit) return 0;
-    ctx->used += need;
+    ctx->rows_cap = 0;
+    const uint64_t cap = tg_rows_set_cap(need, budget);
+    if (ctx->used + 2 * cap > ctx->limit) return 0;
+    ctx->used += 2 * cap;
     if (ctx->used > ctx->peak) ctx->peak = ctx->used;
-    ctx->rows_rows = rows;
-    ctx->rows_a = a;
-    ctx->rows_b = two ? b : 0;
-    ctx->rows_two = two;
+    ctx->rows_cap = cap;
     ctx->rows_held = 1;
     return 1;
 }
@@ -588,7 +584,7 @@ int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64
         set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
         return TG_ERR_INVALID;
     }
-    if (n == 0 || !rows_reserve(ctx, rows, a, b, ik_rowptr != NULL)) {
+    if (n == 0 || !rows_reserve(ctx, tg_rows_set_bytes(rows, a, b, ik_rowptr != NULL), budget)) {
         set_err(err, errlen,
                 "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of ij and "
                 "ik (%lld rows)",
