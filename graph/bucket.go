@@ -69,30 +69,34 @@ func (s *bucketScratch[E]) radix(ent []E, keyBits uint) []E {
 	width := (keyBits + passes - 1) / passes
 	nb := 1 << width
 	mask := E(nb - 1)
-	hist := s.hist[:int(passes)*nb]
-	clear(hist)
+	// One histogram of 1<<maxDigitBits counters per digit, whatever the
+	// width, so that indexing them needs no bounds checks.
+	const stride = 1 << maxDigitBits
+	clear(s.hist[:int(passes)*stride])
+	digit := func(p uint) *[stride]uint32 { return (*[stride]uint32)(s.hist[int(p)*stride:]) }
 	switch passes {
 	case 1:
+		h0 := digit(0)
 		for _, x := range ent {
-			hist[x&mask]++
+			h0[x&mask&(stride-1)]++
 		}
 	case 2:
-		h0, h1 := hist[:nb], hist[nb:2*nb]
+		h0, h1 := digit(0), digit(1)
 		for _, x := range ent {
-			h0[x&mask]++
-			h1[(x>>width)&mask]++
+			h0[x&mask&(stride-1)]++
+			h1[(x>>width)&mask&(stride-1)]++
 		}
 	case 3:
-		h0, h1, h2 := hist[:nb], hist[nb:2*nb], hist[2*nb:3*nb]
+		h0, h1, h2 := digit(0), digit(1), digit(2)
 		for _, x := range ent {
-			h0[x&mask]++
-			h1[(x>>width)&mask]++
-			h2[(x>>(2*width))&mask]++
+			h0[x&mask&(stride-1)]++
+			h1[(x>>width)&mask&(stride-1)]++
+			h2[(x>>(2*width))&mask&(stride-1)]++
 		}
 	default:
 		for _, x := range ent {
 			for p := range passes {
-				hist[int(p)*nb+int((x>>(p*width))&mask)]++
+				digit(p)[(x>>(p*width))&mask&(stride-1)]++
 			}
 		}
 	}
@@ -100,16 +104,16 @@ func (s *bucketScratch[E]) radix(ent []E, keyBits uint) []E {
 	n := uint32(len(ent))
 	for p := range passes {
 		shift := p * width
-		h := hist[int(p)*nb : int(p+1)*nb]
-		if h[(src[0]>>shift)&mask] == n {
+		h := digit(p)
+		if h[(src[0]>>shift)&mask&(stride-1)] == n {
 			continue // every key has this digit
 		}
 		var pos uint32
-		for d, c := range h {
+		for d, c := range h[:nb] {
 			h[d], pos = pos, pos+c
 		}
 		for _, x := range src {
-			d := (x >> shift) & mask
+			d := (x >> shift) & mask & (stride - 1)
 			dst[h[d]] = x
 			h[d]++
 		}
