@@ -1,8 +1,9 @@
-// tg_count_rows: a subtask whose JK is resident in a slot and whose IJ and
-// IK stream from host memory in row ranges, each range copied, rebased and
-// checked on the copy stream while the kernel counts the one before.
+// tg_count_rows: subtasks that share a JK resident in a slot, their IJ and
+// IK streamed from host memory in row ranges, each range copied, rebased
+// and checked on the copy stream while the kernel counts the one before.
 #include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "tg_core.cuh"
 #include "tg_rows.h"
@@ -98,12 +99,12 @@ range_bufs carve(void *arena, uint64_t rows, uint64_t a, uint64_t b, bool two) {
 cudaError_t make_events(tg_ctx *ctx) {
     if (ctx->rows_check == nullptr) {
         void *p = nullptr;
-        cudaError_t e = tg_ctx_malloc(ctx, &p, 16 * sizeof(unsigned long long));
+        cudaError_t e = tg_ctx_malloc(ctx, &p, TG_ROWS_CHECK_WORDS * sizeof(unsigned long long));
         if (e != cudaSuccess) return e;
         ctx->rows_check = (unsigned long long *)p;
     }
     if (ctx->rows_h_check == nullptr) {
-        cudaError_t e = cudaMallocHost((void **)&ctx->rows_h_check, 16 * sizeof(unsigned long long));
+        cudaError_t e = cudaMallocHost((void **)&ctx->rows_h_check, TG_ROWS_CHECK_WORDS * sizeof(unsigned long long));
         if (e != cudaSuccess) {
             ctx->rows_h_check = nullptr;
             return e;
@@ -206,16 +207,31 @@ void tg_rows_destroy(tg_ctx *ctx) {
             if (ev) cudaEventDestroy(ev);
 }
 
-// The counting loop once the ranges and buffers are set. Every return
-// leaves both streams idle (no host array is read after it).
+// One row range of a call: rows [lo, hi) of subtask sub.
+struct row_range {
+    int32_t sub;
+    uint64_t lo, hi;
+};
+
+// What the counting loop knows of one subtask: its blocks and the largest
+// range's buffer sizes (how its ranges are carved).
+struct sub_plan {
+    range_copy ij, ik;
+    bool two;
+    uint64_t rows, a, b;
+};
+
+// The counting loop once the ranges and buffers are set: the ranges of
+// every subtask in turn, each copied and checked while the kernel counts
+// the one before, each subtask's count added in its own device word.
+// Every return leaves both streams idle (no host array is read after it).
 static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, const tg_dblock *jk,
-                            const range_copy &ij, const range_copy *ik, const range_bufs bufs[2],
-                            const uint64_t *cuts, int64_t n,
+                            const sub_plan *subs, int32_t nsubs, const row_range *ranges, int64_t n,
                             uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     cudaError_t e;
-    int32_t rc = TG_OK;
     char where[96];
-    double ms_sum = 0;
+    unsigned long long *counts = ctx->rows_check + 16;
+    range_bufs bufs[2];
     const auto fail = [&](cudaError_t ce, const char *what) {
         snprintf(where, sizeof where, "tg_count_rows: %s", what);
         cudaStreamSynchronize(ctx->copy);
@@ -224,6 +240,8 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     };
     const auto enqueue = [&](int64_t r) -> cudaError_t {
         auto &s = ctx->rows[r & 1];
+        const row_range &rg = ranges[r];
+        const sub_plan &sp = subs[rg.sub];
         unsigned long long *chk = ctx->rows_check + 8 * (r & 1);
         cudaError_t ce = cudaSuccess;
         if (r >= 2) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // the kernel of range r - 2 read these
@@ -231,24 +249,23 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         if (!g_trace.c0[r & 1]) cudaEventCreate(&g_trace.c0[r & 1]), cudaEventCreate(&g_trace.c1[r & 1]);
         cudaEventRecord(g_trace.c0[r & 1], ctx->copy);
 #endif
-        const range_bufs &bf = bufs[r & 1];
-        range_copy a = ij, b = ik ? *ik : ij;
+        range_bufs &bf = bufs[r & 1];
+        bf = carve(s.arena, sp.rows, sp.a, sp.b, sp.two);
+        range_copy a = sp.ij, b = sp.ik;
         a.d_off = bf.ij_off;
         a.d_cols = bf.ij_cols;
         b.d_off = bf.ik_off;
         b.d_cols = bf.ik_cols;
-        if (ce == cudaSuccess) ce = copy_range(a, cuts[r], cuts[r + 1], ctx->copy);
-        if (ik && ce == cudaSuccess) ce = copy_range(b, cuts[r], cuts[r + 1], ctx->copy);
+        if (ce == cudaSuccess) ce = copy_range(a, rg.lo, rg.hi, ctx->copy);
+        if (sp.two && ce == cudaSuccess) ce = copy_range(b, rg.lo, rg.hi, ctx->copy);
 #ifdef TG_ROWS_TRACE
         cudaEventRecord(g_trace.c1[r & 1], ctx->copy);
-        g_trace.bytes += (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ij.rowptr[cuts[r + 1]] - ij.rowptr[cuts[r]]);
-        if (ik)
-            g_trace.bytes +=
-                (double)(cuts[r + 1] - cuts[r] + 1) * 8 + 4.0 * (double)(ik->rowptr[cuts[r + 1]] - ik->rowptr[cuts[r]]);
+        g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
+        if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
 #endif
         if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
-        if (ce == cudaSuccess) ce = check_range(ctx, a, cuts[r], cuts[r + 1], chk, ctx->copy);
-        if (ik && ce == cudaSuccess) ce = check_range(ctx, b, cuts[r], cuts[r + 1], chk + 4, ctx->copy);
+        if (ce == cudaSuccess) ce = check_range(ctx, a, rg.lo, rg.hi, chk, ctx->copy);
+        if (sp.two && ce == cudaSuccess) ce = check_range(ctx, b, rg.lo, rg.hi, chk + 4, ctx->copy);
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r & 1), chk, 8 * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ctx->copy);
@@ -258,18 +275,23 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     const auto kernel_time = [&](int64_t r) -> cudaError_t {
         float ms = 0;
         cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r & 1].k0, ctx->rows[r & 1].k1);
-        ms_sum += ms;
+        if (kernel_ms) kernel_ms[ranges[r].sub] += ms;
+#ifdef TG_ROWS_TRACE
+        g_trace.kernel_ms += ms;
+#endif
         return ce;
     };
-    if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
+    if ((e = cudaMemsetAsync(counts, 0, (size_t)nsubs * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return fail(e, "memset");
-    if ((e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
+    if (n > 0 && (e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
     for (int64_t r = 0; r < n; r++) {
         TRACE_AT(t_enq);
         if (r + 1 < n && (e = enqueue(r + 1)) != cudaSuccess) return fail(e, "copy a row range");
         TRACE_ADD(enqueue, t_enq);
         TRACE_INC(ranges);
         auto &s = ctx->rows[r & 1];
+        const row_range &rg = ranges[r];
+        const sub_plan &sp = subs[rg.sub];
         TRACE_AT(t_wait);
         if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
         TRACE_ADD(wait, t_wait);
@@ -282,42 +304,41 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
 #endif
         TRACE_AT(t_launch);
         const unsigned long long *h = ctx->rows_h_check + 8 * (r & 1);
-        if (h[0] != 0 || (ik && h[4] != 0)) {
+        if (h[0] != 0 || (sp.two && h[4] != 0)) {
             cudaStreamSynchronize(ctx->copy);
             cudaStreamSynchronize(ctx->stream);
             tg_set_err(err, errlen,
-                       "tg_count_rows: malformed %s in rows [%llu, %llu) (offsets decrease or pass the columns, a "
-                       "column >= %lld, or a row not strictly increasing)",
-                       h[0] != 0 ? "ij" : "ik", (unsigned long long)cuts[r], (unsigned long long)cuts[r + 1],
-                       (long long)(h[0] != 0 ? ij.ncols : ik->ncols));
+                       "tg_count_rows: subtask %d: malformed %s in rows [%llu, %llu) (offsets decrease or pass the "
+                       "columns, a column >= %lld, or a row not strictly increasing)",
+                       rg.sub, h[0] != 0 ? "ij" : "ik", (unsigned long long)rg.lo, (unsigned long long)rg.hi,
+                       (long long)(h[0] != 0 ? sp.ij.ncols : sp.ik.ncols));
             return TG_ERR_INVALID;
         }
         // Range r - 2's kernel is done (the copy just checked waited for it).
-        if (r >= 2 && (e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
-        const uint64_t lo = cuts[r], hi = cuts[r + 1];
+        if (r >= 2 && (e = kernel_time(r - 2)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
         tg_dblock bij{}, bik{};
         const range_bufs &bf = bufs[r & 1];
         bij.rowptr = bf.ij_off;
         bij.cols = bf.ij_cols;
-        bij.nrows = (int64_t)(hi - lo);
-        bij.nnz = (int64_t)(ij.rowptr[hi] - ij.rowptr[lo]);
-        bij.ncols = ij.ncols;
+        bij.nrows = (int64_t)(rg.hi - rg.lo);
+        bij.nnz = (int64_t)(sp.ij.rowptr[rg.hi] - sp.ij.rowptr[rg.lo]);
+        bij.ncols = sp.ij.ncols;
         bij.max_degree = (int64_t)h[1];
-        if (ik) {
+        if (sp.two) {
             bik.rowptr = bf.ik_off;
             bik.cols = bf.ik_cols;
             bik.nrows = bij.nrows;
-            bik.nnz = (int64_t)(ik->rowptr[hi] - ik->rowptr[lo]);
-            bik.ncols = ik->ncols;
+            bik.nnz = (int64_t)(sp.ik.rowptr[rg.hi] - sp.ik.rowptr[rg.lo]);
+            bik.ncols = sp.ik.ncols;
             bik.max_degree = (int64_t)h[5];
         }
-        const tg_dblock *pij = &bij, *pik = ik ? &bik : &bij;
+        const tg_dblock *pij = &bij, *pik = sp.two ? &bik : &bij;
         if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
         if (bij.nnz > 0 && pik->nnz > 0) {
             if ((e = tg_edge_rows(&bij, bf.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
             bij.erow = bf.erow;
             ctx->timing = true; // the range's events time it; env->begin records nothing
-            e = fn(pij, pik, jk, &ctx->env, ctx->d_count);
+            e = fn(pij, pik, jk, &ctx->env, counts + rg.sub);
             if (e == cudaErrorNotSupported) {
                 cudaGetLastError();
                 cudaStreamSynchronize(ctx->copy);
@@ -336,8 +357,8 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         TRACE_ADD(launch, t_launch);
     }
     TRACE_AT(t_tail);
-    if ((e = cudaMemcpyAsync(ctx->h_count, ctx->d_count, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                             ctx->stream)) != cudaSuccess)
+    if ((e = cudaMemcpyAsync(ctx->rows_h_check + 16, counts, (size_t)nsubs * sizeof(unsigned long long),
+                             cudaMemcpyDeviceToHost, ctx->stream)) != cudaSuccess)
         return fail(e, "copy result");
     if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess) {
         snprintf(where, sizeof where, "kernel %s (run)", kname);
@@ -347,24 +368,25 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     TRACE_INC(calls);
     for (int64_t r = std::max<int64_t>(n - 2, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
-#ifdef TG_ROWS_TRACE
-    g_trace.kernel_ms += ms_sum;
-#endif
-    *triangles = (uint64_t)ctx->h_count[0];
-    if (kernel_ms) *kernel_ms = ms_sum;
-    return rc;
+    for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[16 + i];
+    return TG_OK;
 }
 
-extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64_t *ij_rowptr,
-                                 const uint32_t *ij_cols, const uint64_t *ik_rowptr, const uint32_t *ik_cols,
-                                 int64_t nrows, uint64_t *triangles, double *kernel_ms, int64_t *parts, char *err,
+extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const tg_rows_subtask *subs,
+                                 int32_t nsubs, uint64_t *triangles, double *kernel_ms, int64_t *parts, char *err,
                                  uint64_t errlen) {
-    if (ctx == nullptr || triangles == nullptr) {
-        tg_set_err(err, errlen, "tg_count_rows: NULL context or result pointer");
+    if (ctx == nullptr || subs == nullptr || triangles == nullptr) {
+        tg_set_err(err, errlen, "tg_count_rows: NULL context, subtasks or results");
         return TG_ERR_INVALID;
     }
-    *triangles = 0;
-    if (kernel_ms) *kernel_ms = 0;
+    if (nsubs < 1 || nsubs > TG_ROWS_MAX_SUBTASKS) {
+        tg_set_err(err, errlen, "tg_count_rows: %d subtasks, want 1 to %d", nsubs, TG_ROWS_MAX_SUBTASKS);
+        return TG_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < nsubs; i++) {
+        triangles[i] = 0;
+        if (kernel_ms) kernel_ms[i] = 0;
+    }
     if (parts) *parts = 0;
     tg_kernel_fn fn = kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT ? nullptr : kernel_of(kernel);
     if (fn == nullptr) {
@@ -372,15 +394,15 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
         return TG_ERR_INVALID;
     }
     static const char *const names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
-    if (nrows < 0 || (nrows > 0 && (ij_rowptr == nullptr || ij_rowptr[0] != 0)) ||
-        (ik_rowptr && nrows > 0 && ik_rowptr[0] != 0) ||
-        (nrows > 0 && ij_rowptr[nrows] > 0 && ij_cols == nullptr) ||
-        (ik_rowptr && nrows > 0 && ik_rowptr[nrows] > 0 && ik_cols == nullptr)) {
-        tg_set_err(err, errlen,
-                   "tg_count_rows: malformed ij or ik (nrows=%lld; offsets must start at 0, columns given when "
-                   "there are any)",
-                   (long long)nrows);
-        return TG_ERR_INVALID;
+    for (int32_t i = 0; i < nsubs; i++) {
+        const tg_rows_subtask &t = subs[i];
+        if (tg_rows_malformed(&t)) {
+            tg_set_err(err, errlen,
+                       "tg_count_rows: subtask %d: malformed ij or ik (nrows=%lld; offsets must start at 0, columns "
+                       "given when there are any)",
+                       i, (long long)t.nrows);
+            return TG_ERR_INVALID;
+        }
     }
     if (slot_jk < 0 || slot_jk >= TG_MAX_SLOTS) {
         tg_set_err(err, errlen, "tg_count_rows: slot %d out of range [0, %d)", slot_jk, TG_MAX_SLOTS);
@@ -396,7 +418,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
         return TG_ERR_INVALID;
     }
     const tg_dblock *jk = &ctx->slots[slot_jk].blk;
-    if (nrows == 0 || ij_rowptr[nrows] == 0 || (ik_rowptr && ik_rowptr[nrows] == 0) || jk->nnz == 0) return TG_OK;
+    if (jk->nnz == 0) return TG_OK;
     const int32_t slots[3] = {slot_jk, slot_jk, slot_jk};
     const tg_active_guard guard(ctx, slots);
     TRACE_AT(t_setup);
@@ -406,28 +428,43 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     const uint64_t free_bytes = ctx->limit - ctx->used + held_bytes(ctx);
     const uint64_t reserve = ctx->limit / 16;
     const uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
-    static thread_local uint64_t cuts[TG_ROWS_MAX_PARTS + 1];
-    uint64_t rows, a, b;
-    const int64_t n = tg_rows_plan(ij_rowptr, ik_rowptr, (uint64_t)nrows, budget, cuts, &rows, &a, &b);
-    if (n < 0) {
-        tg_set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
-        return TG_ERR_INVALID;
+    std::vector<uint64_t> cuts(TG_ROWS_MAX_PARTS + 1);
+    std::vector<sub_plan> plans((size_t)nsubs);
+    std::vector<row_range> ranges;
+    uint64_t need = 0;
+    for (int32_t i = 0; i < nsubs; i++) {
+        const tg_rows_subtask &t = subs[i];
+        sub_plan &sp = plans[(size_t)i];
+        sp.two = t.ik_rowptr != nullptr;
+        sp.ij = range_copy{t.ij_rowptr, t.ij_cols, nullptr, nullptr, jk->nrows};
+        sp.ik = sp.two ? range_copy{t.ik_rowptr, t.ik_cols, nullptr, nullptr, jk->ncols} : sp.ij;
+        if (tg_rows_empty(&t)) continue;
+        const int64_t n = tg_rows_plan(t.ij_rowptr, t.ik_rowptr, (uint64_t)t.nrows, budget, cuts.data(), &sp.rows,
+                                       &sp.a, &sp.b);
+        if (n < 0) {
+            tg_set_err(err, errlen, "tg_count_rows: subtask %d: malformed ij or ik (offsets run backwards)", i);
+            return TG_ERR_INVALID;
+        }
+        if (n == 0) {
+            tg_set_err(err, errlen,
+                       "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges "
+                       "of subtask %d's ij and ik (%lld rows)",
+                       (unsigned long long)free_bytes, i, (long long)t.nrows);
+            return TG_ERR_OOM;
+        }
+        need = std::max<uint64_t>(need, tg_rows_set_bytes(sp.rows, sp.a, sp.b, sp.two));
+        for (int64_t c = 0; c < n; c++) ranges.push_back(row_range{i, cuts[(size_t)c], cuts[(size_t)c + 1]});
     }
-    const bool two = ik_rowptr != nullptr;
-    const uint64_t need = n > 0 ? tg_rows_set_bytes(rows, a, b, two) : 0;
-    if (n == 0 || (e = reserve_sets(ctx, need, budget)) == cudaErrorMemoryAllocation) {
+    if (ranges.empty()) return TG_OK;
+    if ((e = reserve_sets(ctx, need, budget)) == cudaErrorMemoryAllocation) {
         tg_set_err(err, errlen,
-                   "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of "
-                   "ij and ik (%lld rows)",
-                   (unsigned long long)free_bytes, (long long)nrows);
+                   "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two sets of %llu bytes",
+                   (unsigned long long)free_bytes, (unsigned long long)need);
         return TG_ERR_OOM;
     }
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
-    if (parts) *parts = n;
+    if (parts) *parts = (int64_t)ranges.size();
     TRACE_ADD(setup, t_setup);
-    const range_copy ij{ij_rowptr, ij_cols, nullptr, nullptr, jk->nrows};
-    const range_copy ik{ik_rowptr, ik_cols, nullptr, nullptr, jk->ncols};
-    const range_bufs bufs[2] = {carve(ctx->rows[0].arena, rows, a, b, two), carve(ctx->rows[1].arena, rows, a, b, two)};
-    return count_ranges(ctx, fn, names[kernel], jk, ij, two ? &ik : nullptr, bufs, cuts, n, triangles, kernel_ms,
-                        err, errlen);
+    return count_ranges(ctx, fn, names[kernel], jk, plans.data(), nsubs, ranges.data(), (int64_t)ranges.size(),
+                        triangles, kernel_ms, err, errlen);
 }

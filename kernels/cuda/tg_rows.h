@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "trigrid.h"
+
 /* Bytes tg_ctx_malloc accounts for an allocation of n bytes. */
 static inline uint64_t tg_rows_gran(uint64_t n) {
     if (n == 0) n = 16;
@@ -73,6 +75,25 @@ static inline int tg_rows_need(const uint64_t *ij, const uint64_t *ik, uint64_t 
         }
     }
     return 1;
+}
+
+/* Device words tg_count_rows keeps: the checks of two ranges (8 each) and
+ * a count per subtask. */
+#define TG_ROWS_CHECK_WORDS (16 + TG_ROWS_MAX_SUBTASKS)
+
+/* Whether a subtask's arrays are malformed on their face (offsets not from
+ * 0, columns missing where there are edges). */
+static inline int tg_rows_malformed(const tg_rows_subtask *t) {
+    if (t->nrows < 0) return 1;
+    if (t->nrows == 0) return 0;
+    if (t->ij_rowptr == 0 || t->ij_rowptr[0] != 0 || (t->ij_rowptr[t->nrows] > 0 && t->ij_cols == 0)) return 1;
+    if (t->ik_rowptr && (t->ik_rowptr[0] != 0 || (t->ik_rowptr[t->nrows] > 0 && t->ik_cols == 0))) return 1;
+    return 0;
+}
+
+/* Whether a subtask has nothing to count (no row, no edge in ij or ik). */
+static inline int tg_rows_empty(const tg_rows_subtask *t) {
+    return t->nrows == 0 || t->ij_rowptr[t->nrows] == 0 || (t->ik_rowptr && t->ik_rowptr[t->nrows] == 0);
 }
 
 /* The most ranges tg_count_rows cuts a subtask into. */

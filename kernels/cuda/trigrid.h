@@ -202,26 +202,40 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
                  double *kernel_ms, char *err, uint64_t errlen);
 
-/* Counts a subtask whose jk is in slot_jk and whose ij and ik are host
- * CSR blocks of nrows rows (offsets from 0, as tg_load_block takes them;
- * ik_rowptr NULL: ik is ij), streaming them through the device in row
- * ranges: rows of ij and ik are the same I-local space, so the ranges'
- * counts sum to the subtask's. While the kernel counts one range, the next
- * is copied on the copy stream, its offsets rebased and checked (a
- * malformed range is TG_ERR_INVALID naming it). The ranges are the fewest
- * (at least two when nrows >= 2) whose two sets of buffers fit in the
- * context's free memory, less a sixteenth of its limit for the kernel's
- * scratch (tg_rows.h states the rule); the buffers are kept for later
- * calls and given up when a load needs room. TG_ERR_OOM when even single
- * rows do not fit. Index spaces: ij's columns < jk.nrows, ik's < jk.ncols.
- * The host arrays are read until the call returns (page-locked memory,
- * tg_host_register, copies at the bus's rate). *kernel_ms is the CUDA-event
- * time of the ranges' GPU work; *parts the number of ranges. */
+/* One subtask of tg_count_rows: its ij and ik as host CSR blocks of nrows
+ * rows (offsets from 0, as tg_load_block takes them; ik_rowptr NULL: ik is
+ * ij). */
+typedef struct tg_rows_subtask {
+    const uint64_t *ij_rowptr;
+    const uint32_t *ij_cols;
+    const uint64_t *ik_rowptr;
+    const uint32_t *ik_cols;
+    int64_t nrows;
+} tg_rows_subtask;
+
+/* The most subtasks one tg_count_rows call counts. */
+#define TG_ROWS_MAX_SUBTASKS 64
+
+/* Counts nsubs subtasks that share the jk in slot_jk, streaming each
+ * one's ij and ik through the device in row ranges: rows of ij and ik are
+ * the same I-local space, so a subtask's ranges' counts sum to its count.
+ * While the kernel counts one range, the next (of the same subtask or the
+ * next one) is copied on the copy stream, its offsets rebased and checked
+ * (a malformed range is TG_ERR_INVALID naming the subtask, block and
+ * rows). Each subtask is cut into the fewest ranges (at least two when it
+ * has two rows) whose two sets of buffers fit in the context's free
+ * memory, less a sixteenth of its limit for the kernel's scratch
+ * (tg_rows.h states the rule); the buffers are kept for later calls and
+ * given up when a load needs room. TG_ERR_OOM when even single rows do
+ * not fit. Index spaces: ij's columns < jk.nrows, ik's < jk.ncols. The
+ * host arrays are read until the call returns (page-locked memory,
+ * tg_host_register, copies at the bus's rate). triangles[i] and, when
+ * kernel_ms is not NULL, kernel_ms[i] (the CUDA-event time of its ranges'
+ * GPU work) are subtask i's; *parts is the number of ranges. */
 int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk,
-                      const uint64_t *ij_rowptr, const uint32_t *ij_cols,
-                      const uint64_t *ik_rowptr, const uint32_t *ik_cols,
-                      int64_t nrows, uint64_t *triangles, double *kernel_ms,
-                      int64_t *parts, char *err, uint64_t errlen);
+                      const tg_rows_subtask *subs, int32_t nsubs,
+                      uint64_t *triangles, double *kernel_ms, int64_t *parts,
+                      char *err, uint64_t errlen);
 
 /* Where tg_count_local adds a subtask's per-vertex and per-edge counts:
  * host arrays, each NULL when not wanted. A triangle found from edge

@@ -77,10 +77,13 @@ type Counter struct {
 	streamed  int
 	ranges    int
 	calls     time.Duration // in the library's count calls
-	peak      uint64        // the context's peak, kept past Close
-	busy      time.Duration
-	last      string
-	buf       []byte
+	// aheadResults: subtasks counted with an earlier one that shares their
+	// JK (countStreamed), until they are asked for.
+	aheadResults map[streamKey]kernels.Result
+	peak         uint64 // the context's peak, kept past Close
+	busy         time.Duration
+	last         string
+	buf          []byte
 
 	// splitHost: host memory made for SplitOnDevice's copies while
 	// KeepIDsOnDevice ran; nil when none is waiting.

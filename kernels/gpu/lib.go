@@ -86,7 +86,7 @@ type Library struct {
 	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	prepIDsOut      func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
-	countRows       func(ctx uintptr, kernel, jk int32, ijOff *uint64, ijCols *uint32, ikOff *uint64, ikCols *uint32, nrows int64, tri *uint64, ms *float64, parts *int64, err *byte, errlen uint64) int32
+	countRows       func(ctx uintptr, kernel, jk int32, subs *rowsSubtask, nsubs int32, tri *uint64, ms *float64, parts *int64, err *byte, errlen uint64) int32
 	inputAlloc      func(ctx uintptr, bytes uint64, err *byte, errlen uint64) int32
 	inputCopyAsync  func(ctx uintptr, offset uint64, src unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	inputFree       func(ctx uintptr, err *byte, errlen uint64) int32

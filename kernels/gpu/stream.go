@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -28,10 +29,45 @@ func (c *Counter) SetRowStreaming(on bool) {
 	c.rowStream = on
 }
 
+// rowsSubtask is tg_rows_subtask (trigrid.h).
+type rowsSubtask struct {
+	ijOff  *uint64
+	ijCols *uint32
+	ikOff  *uint64
+	ikCols *uint32
+	nrows  int64
+}
+
+// maxStreamBatch is how many subtasks sharing a JK one tg_count_rows call
+// counts (TG_ROWS_MAX_SUBTASKS bounds it).
+const maxStreamBatch = 16
+
+// streamKey names a subtask among the results counted ahead.
+type streamKey struct {
+	ij, ik, jk *graph.CSR
+	clip       bool
+	tail       int64
+}
+
+func keyOf(t kernels.Subtask) streamKey {
+	return streamKey{t.IJ, t.IK, t.JK, t.Clip, t.TailOffset}
+}
+
+// maxCountedAhead bounds the results kept for subtasks counted ahead and
+// not yet asked for (a worker may never ask: its job ended).
+const maxCountedAhead = 4 * maxStreamBatch
+
 // countStreamed counts t with JK resident and IJ, IK streamed in row
-// ranges. The other slots give way first, so that JK's index and the
-// ranges have the memory. c.mu is held.
+// ranges, together with the next subtasks that share its JK (t.Ahead, in
+// order): one call keeps the copies and kernels going from one subtask to
+// the next, and their results wait until they are asked for. The other
+// slots give way first, so that JK's index and the ranges have the memory.
+// c.mu is held.
 func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
+	if r, ok := c.aheadResults[keyOf(t)]; ok {
+		delete(c.aheadResults, keyOf(t))
+		return r, nil
+	}
 	var pinned [maxSlots]bool
 	start := time.Now()
 	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {
@@ -59,25 +95,38 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count: auto chose %w", err)
 	}
-	keep := c.keeper(t)
-	blocks := []*graph.CSR{t.IJ}
-	if t.IK != t.IJ {
-		blocks = append(blocks, t.IK)
-	}
-	var reading []*graph.CSR
-	for _, b := range blocks {
-		if c.lib.pins.startLoad(b, keep) {
-			reading = append(reading, b)
+	batch := []kernels.Subtask{t}
+	if len(c.aheadResults) < maxCountedAhead {
+		for _, a := range t.Ahead {
+			if a.JK != t.JK || len(batch) == maxStreamBatch {
+				break
+			}
+			if _, done := c.aheadResults[keyOf(a)]; !done && a.IJ != nil && a.IK != nil {
+				batch = append(batch, a)
+			}
 		}
 	}
-	var ikOff *uint64
-	var ikCols *uint32
-	if t.IK != t.IJ {
-		ikOff, ikCols = ptr(t.IK.Offsets), ptr(t.IK.Cols)
+	keep := c.keeper(t)
+	subs := make([]rowsSubtask, len(batch))
+	var reading []*graph.CSR
+	for i, b := range batch {
+		subs[i] = rowsSubtask{ijOff: ptr(b.IJ.Offsets), ijCols: ptr(b.IJ.Cols), nrows: b.IJ.NumRows()}
+		if b.IK != b.IJ {
+			subs[i].ikOff, subs[i].ikCols = ptr(b.IK.Offsets), ptr(b.IK.Cols)
+		}
+		blocks := []*graph.CSR{b.IJ}
+		if b.IK != b.IJ {
+			blocks = append(blocks, b.IK)
+		}
+		for _, x := range blocks {
+			if c.lib.pins.startLoad(x, keep) {
+				reading = append(reading, x)
+			}
+		}
 	}
+	tri := make([]uint64, len(batch))
+	ms := make([]float64, len(batch))
 	var (
-		tri   uint64
-		ms    float64
 		parts int64
 		rc    int32
 	)
@@ -85,13 +134,13 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rc = c.lib.countRows(c.ctx, id, s, ptr(t.IJ.Offsets), ptr(t.IJ.Cols), ikOff, ikCols, t.IJ.NumRows(),
-			&tri, &ms, &parts, &c.buf[0], errBufLen)
+		rc = c.lib.countRows(c.ctx, id, s, &subs[0], int32(len(subs)), &tri[0], &ms[0], &parts, &c.buf[0], errBufLen)
 	}()
 	if len(t.Ahead) > 0 && c.lib.pins.limit > 0 {
-		c.stage(t) // the next subtasks' blocks are pinned while this one counts
+		c.stage(t) // the next subtasks' blocks are pinned while these count
 	}
 	<-done
+	runtime.KeepAlive(subs)
 	c.calls += time.Since(t0)
 	for _, b := range reading {
 		c.lib.pins.endLoad(b)
@@ -99,17 +148,27 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	if err := status("tg_count_rows", rc, c.buf); err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}
-	if parts > 0 { // else an empty block: nothing was copied or counted
-		for _, b := range blocks {
-			c.copied += uint64(CopyBytes(b.NumRows(), b.NumEdges()))
-		}
-		c.streamed++
-		c.ranges += int(parts)
-	}
 	c.last = kernel
-	kt := time.Duration(ms * float64(time.Millisecond))
-	c.busy += kt
-	return kernels.Result{Triangles: tri, KernelTime: kt}, nil
+	c.ranges += int(parts)
+	for i, b := range batch {
+		if b.IJ.NumEdges() > 0 && b.IK.NumEdges() > 0 && t.JK.NumEdges() > 0 {
+			c.copied += uint64(CopyBytes(b.IJ.NumRows(), b.IJ.NumEdges()))
+			if b.IK != b.IJ {
+				c.copied += uint64(CopyBytes(b.IK.NumRows(), b.IK.NumEdges()))
+			}
+			c.streamed++
+		}
+		kt := time.Duration(ms[i] * float64(time.Millisecond))
+		c.busy += kt
+		r := kernels.Result{Triangles: tri[i], KernelTime: kt}
+		if i > 0 {
+			if c.aheadResults == nil {
+				c.aheadResults = make(map[streamKey]kernels.Result)
+			}
+			c.aheadResults[keyOf(b)] = r
+		}
+	}
+	return kernels.Result{Triangles: tri[0], KernelTime: time.Duration(ms[0] * float64(time.Millisecond))}, nil
 }
 
 // countMaybeStreamed is countStreamed when the counter streams rows, and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/testlong"
+	"github.com/trigrid/trigrid/kernels"
 )
 
 // A counter streaming rows counts every subtask exactly at every cap from
@@ -184,4 +185,56 @@ func rowStreamingRefusesMalformed(t *testing.T, good string) {
 
 func cloneCSR(b *graph.CSR) *graph.CSR {
 	return &graph.CSR{Offsets: append([]uint64(nil), b.Offsets...), Cols: append([]uint32(nil), b.Cols...), NCols: b.NCols}
+}
+
+// Subtasks sharing a JK are counted together (one call for the next ones
+// of t.Ahead that share it); each subtask's result is its own, whether it
+// was counted when asked or ahead, and results counted ahead and never
+// asked for do not disturb later ones.
+func TestRowStreamingBatches(t *testing.T) { forLibs(t, rowStreamingBatches) }
+
+func rowStreamingBatches(t *testing.T, good string) {
+	g := forward(t, append(hubEdges(900), randomEdges(900, 9000, 21)...))
+	for _, p := range []int{3, 4} {
+		ts := partitioned(g, p, "hash")
+		// Group by JK: subtask index i*p*p + j*p + k.
+		var order []kernels.Subtask
+		for j := range p {
+			for k := range p {
+				for i := range p {
+					order = append(order, ts[i*p*p+j*p+k])
+				}
+			}
+		}
+		lib, err := Open(Options{Path: good})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := lib.NewCounter("auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetRowStreaming(true)
+		for i, s := range order {
+			if i%(2*p) == p+1 { // skip one subtask now and then: counted ahead, never asked for
+				continue
+			}
+			s.Ahead = order[i+1 : min(len(order), i+1+2*p)]
+			res, err := c.Count(t.Context(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := mustReference(t, s); res.Triangles != want {
+				t.Errorf("P=%d subtask %d: %d triangles, want %d", p, i, res.Triangles, want)
+			}
+		}
+		st := c.DeviceStats()
+		if len(c.aheadResults) == 0 {
+			t.Errorf("P=%d: no result counted ahead and left unasked", p)
+		}
+		c.Close()
+		if st.Streamed == 0 || st.Uploads > p*p+1 {
+			t.Errorf("P=%d: %d streamed, %d uploads (JK once per group: want at most %d)", p, st.Streamed, st.Uploads, p*p+1)
+		}
+	}
 }

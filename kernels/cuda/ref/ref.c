@@ -139,7 +139,7 @@ static uint64_t rows_held_bytes(const tg_ctx *ctx) {
  * were any. */
 static int rows_drop(tg_ctx *ctx) {
     const int any = ctx->rows_held || ctx->rows_check;
-    if (ctx->rows_check) ctx->used -= alloc_bytes(16 * sizeof(uint64_t));
+    if (ctx->rows_check) ctx->used -= alloc_bytes(TG_ROWS_CHECK_WORDS * sizeof(uint64_t));
     ctx->rows_check = 0;
     if (!ctx->rows_held) return any;
     ctx->used -= rows_held_bytes(ctx);
@@ -532,28 +532,33 @@ bad:
     return TG_ERR_INVALID;
 }
 
-int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64_t *ij_rowptr, const uint32_t *ij_cols,
-                      const uint64_t *ik_rowptr, const uint32_t *ik_cols, int64_t nrows, uint64_t *triangles,
-                      double *kernel_ms, int64_t *parts, char *err, uint64_t errlen) {
-    if (ctx == NULL || triangles == NULL) {
-        set_err(err, errlen, "tg_count_rows: NULL context or result pointer");
+int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const tg_rows_subtask *subs, int32_t nsubs,
+                      uint64_t *triangles, double *kernel_ms, int64_t *parts, char *err, uint64_t errlen) {
+    if (ctx == NULL || subs == NULL || triangles == NULL) {
+        set_err(err, errlen, "tg_count_rows: NULL context, subtasks or results");
         return TG_ERR_INVALID;
     }
-    *triangles = 0;
-    if (kernel_ms) *kernel_ms = 0;
+    if (nsubs < 1 || nsubs > TG_ROWS_MAX_SUBTASKS) {
+        set_err(err, errlen, "tg_count_rows: %d subtasks, want 1 to %d", nsubs, TG_ROWS_MAX_SUBTASKS);
+        return TG_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < nsubs; i++) {
+        triangles[i] = 0;
+        if (kernel_ms) kernel_ms[i] = 0;
+    }
     if (parts) *parts = 0;
     if (kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT) {
         set_err(err, errlen, "tg_count_rows: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
-    if (nrows < 0 || (nrows > 0 && (ij_rowptr == NULL || ij_rowptr[0] != 0)) ||
-        (ik_rowptr && nrows > 0 && ik_rowptr[0] != 0) || (nrows > 0 && ij_rowptr[nrows] > 0 && ij_cols == NULL) ||
-        (ik_rowptr && nrows > 0 && ik_rowptr[nrows] > 0 && ik_cols == NULL)) {
-        set_err(err, errlen,
-                "tg_count_rows: malformed ij or ik (nrows=%lld; offsets must start at 0, columns given when there "
-                "are any)",
-                (long long)nrows);
-        return TG_ERR_INVALID;
+    for (int32_t i = 0; i < nsubs; i++) {
+        if (tg_rows_malformed(&subs[i])) {
+            set_err(err, errlen,
+                    "tg_count_rows: subtask %d: malformed ij or ik (nrows=%lld; offsets must start at 0, columns given "
+                    "when there are any)",
+                    i, (long long)subs[i].nrows);
+            return TG_ERR_INVALID;
+        }
     }
     if (slot_jk < 0 || slot_jk >= TG_MAX_SLOTS) {
         set_err(err, errlen, "tg_count_rows: slot %d out of range [0, %d)", slot_jk, TG_MAX_SLOTS);
@@ -566,9 +571,9 @@ int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64
         return TG_ERR_INVALID;
     }
     const tg_cpu_csr *jk = &ctx->slots[slot_jk].csr;
-    if (nrows == 0 || ij_rowptr[nrows] == 0 || (ik_rowptr && ik_rowptr[nrows] == 0) || jk->nnz == 0) return TG_OK;
-    if (!ctx->rows_check) { /* the check words, as the CUDA library makes them */
-        if (!ref_alloc(ctx, 16 * sizeof(uint64_t))) {
+    if (jk->nnz == 0) return TG_OK;
+    if (!ctx->rows_check) { /* the check and count words, as the CUDA library makes them */
+        if (!ref_alloc(ctx, TG_ROWS_CHECK_WORDS * sizeof(uint64_t))) {
             set_err(err, errlen, "tg_count_rows: set-up: out of device memory");
             return TG_ERR_OOM;
         }
@@ -577,40 +582,74 @@ int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const uint64
     const uint64_t free_bytes = ctx->limit - ctx->used + rows_held_bytes(ctx);
     const uint64_t reserve = ctx->limit / 16;
     const uint64_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
-    static _Thread_local uint64_t cuts[TG_ROWS_MAX_PARTS + 1];
-    uint64_t rows, a, b;
-    const int64_t n = tg_rows_plan(ij_rowptr, ik_rowptr, (uint64_t)nrows, budget, cuts, &rows, &a, &b);
-    if (n < 0) {
-        set_err(err, errlen, "tg_count_rows: malformed ij or ik (offsets run backwards)");
-        return TG_ERR_INVALID;
-    }
-    if (n == 0 || !rows_reserve(ctx, tg_rows_set_bytes(rows, a, b, ik_rowptr != NULL), budget)) {
-        set_err(err, errlen,
-                "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of ij and "
-                "ik (%lld rows)",
-                (unsigned long long)free_bytes, (long long)nrows);
+    uint64_t *cuts = malloc((size_t)nsubs * (TG_ROWS_MAX_PARTS + 1) * sizeof(uint64_t));
+    int64_t *nparts = calloc((size_t)nsubs, sizeof(int64_t));
+    if (cuts == NULL || nparts == NULL) {
+        free(cuts);
+        free(nparts);
+        set_err(err, errlen, "tg_count_rows: out of host memory");
         return TG_ERR_OOM;
     }
-    if (parts) *parts = n;
-    double t0 = now_ms();
-    uint64_t sum = 0;
-    for (int64_t r = 0; r < n; r++) {
-        tg_cpu_csr pij, pik;
-        rc = rows_range(ij_rowptr, ij_cols, cuts[r], cuts[r + 1], jk->nrows, "ij", &pij, err, errlen);
-        if (rc != TG_OK) return rc;
-        if (ik_rowptr) {
-            rc = rows_range(ik_rowptr, ik_cols, cuts[r], cuts[r + 1], jk->ncols, "ik", &pik, err, errlen);
-            if (rc != TG_OK) {
-                free(pij.rowptr);
-                return rc;
-            }
+    uint64_t need = 0;
+    int64_t total = 0;
+    for (int32_t i = 0; i < nsubs && rc == TG_OK; i++) {
+        const tg_rows_subtask *t = &subs[i];
+        if (tg_rows_empty(t)) continue;
+        uint64_t rows, a, b;
+        const int64_t n = tg_rows_plan(t->ij_rowptr, t->ik_rowptr, (uint64_t)t->nrows, budget,
+                                       cuts + (size_t)i * (TG_ROWS_MAX_PARTS + 1), &rows, &a, &b);
+        if (n < 0) {
+            set_err(err, errlen, "tg_count_rows: subtask %d: malformed ij or ik (offsets run backwards)", i);
+            rc = TG_ERR_INVALID;
+        } else if (n == 0) {
+            set_err(err, errlen,
+                    "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of "
+                    "subtask %d's ij and ik (%lld rows)",
+                    (unsigned long long)free_bytes, i, (long long)t->nrows);
+            rc = TG_ERR_OOM;
+        } else {
+            uint64_t x = tg_rows_set_bytes(rows, a, b, t->ik_rowptr != NULL);
+            if (x > need) need = x;
+            nparts[i] = n;
+            total += n;
         }
-        sum += tg_cpu_count(&pij, ik_rowptr ? &pik : &pij, jk);
-        free(pij.rowptr);
-        if (ik_rowptr) free(pik.rowptr);
     }
-    *triangles = sum;
-    if (kernel_ms) *kernel_ms = now_ms() - t0;
+    if (rc == TG_OK && total > 0 && !rows_reserve(ctx, need, budget)) {
+        set_err(err, errlen,
+                "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two sets of %llu bytes",
+                (unsigned long long)free_bytes, (unsigned long long)need);
+        rc = TG_ERR_OOM;
+    }
+    for (int32_t i = 0; i < nsubs && rc == TG_OK; i++) {
+        const tg_rows_subtask *t = &subs[i];
+        const uint64_t *c = cuts + (size_t)i * (TG_ROWS_MAX_PARTS + 1);
+        double t0 = now_ms();
+        uint64_t sum = 0;
+        for (int64_t r = 0; r < nparts[i] && rc == TG_OK; r++) {
+            tg_cpu_csr pij, pik;
+            rc = rows_range(t->ij_rowptr, t->ij_cols, c[r], c[r + 1], jk->nrows, "ij", &pij, err, errlen);
+            if (rc != TG_OK) break;
+            if (t->ik_rowptr) {
+                rc = rows_range(t->ik_rowptr, t->ik_cols, c[r], c[r + 1], jk->ncols, "ik", &pik, err, errlen);
+                if (rc != TG_OK) {
+                    free(pij.rowptr);
+                    break;
+                }
+            }
+            sum += tg_cpu_count(&pij, t->ik_rowptr ? &pik : &pij, jk);
+            free(pij.rowptr);
+            if (t->ik_rowptr) free(pik.rowptr);
+        }
+        triangles[i] = sum;
+        if (kernel_ms) kernel_ms[i] = now_ms() - t0;
+    }
+    free(cuts);
+    free(nparts);
+    if (rc != TG_OK) {
+        for (int32_t i = 0; i < nsubs; i++) triangles[i] = 0;
+        return rc;
+    }
+    if (parts) *parts = total;
     return TG_OK;
 }
 
