@@ -12,20 +12,24 @@ import (
 var idBitsMax uint64 = 1<<26 - 1
 
 // idMap maps an input id with a non-loop edge to its compact id: through
-// a table indexed by id, or through rank bits (rk[2i] holds the marks of
-// ids 64i to 64i+63, rk[2i+1] the number of marked ids below 64i), which
-// take 2 bits an id and so stay in cache.
+// rank bits (rk[2i] holds the marks of ids 64i to 64i+63, rk[2i+1] the
+// number of marked ids below 64i), which take 2 bits an id and so stay in
+// cache, or through a table indexed by id; with neither, compact ids are
+// the input's own.
 type idMap struct {
 	table []uint32
 	rk    []uint64
 }
 
 func (m *idMap) id(u uint32) uint32 {
-	if m.rk == nil {
+	if m.rk != nil {
+		i := 2 * uint(u>>6)
+		return uint32(m.rk[i+1]) + uint32(bits.OnesCount64(m.rk[i]&(1<<(u&63)-1)))
+	}
+	if m.table != nil {
 		return m.table[u]
 	}
-	i := 2 * uint(u>>6)
-	return uint32(m.rk[i+1]) + uint32(bits.OnesCount64(m.rk[i]&(1<<(u&63)-1)))
+	return u
 }
 
 // markIDBits marks the ids of pairs, ids at most maxID, in one bitmap per

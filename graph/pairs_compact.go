@@ -12,7 +12,9 @@ import (
 // pairs of the non-loop edges are written over pairs itself, which must not
 // be used afterwards (the result's Pairs aliases its front). The result
 // equals Compact's for the same edges, for any Workers. Ids too sparse for
-// a table take Compact's path on widened edges, which allocates.
+// a table take Compact's path on widened edges, which allocates. Where
+// every id up to the largest has a non-loop edge the ids are already
+// compact: only loops, if any, are removed.
 func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) {
 	if len(pairs)%2 != 0 {
 		return nil, fmt.Errorf("graph: compact: odd number of ids (%d)", len(pairs))
@@ -43,7 +45,15 @@ func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) 
 	}
 	st.IsolatedIDs = isolated
 	st.Vertices = int64(len(origID))
-	out := translatePairsInPlace(pairs, &ids, partLoops, w)
+	out := pairs[:len(pairs):len(pairs)]
+	switch {
+	case uint64(len(origID)) <= sc.maxID:
+		out = translatePairsInPlace(pairs, &ids, partLoops, w)
+	case sc.loops > 0:
+		// Every id up to the largest has a non-loop edge: the compact
+		// ids are the input's own, and only the loops go.
+		out = translatePairsInPlace(pairs, &idMap{}, partLoops, w)
+	}
 	if uint64(len(out)/2) != uint64(n)-sc.loops {
 		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-sc.loops)
 	}

@@ -55,6 +55,43 @@ func TestCompactPairsInPlace(t *testing.T) {
 			}
 		}
 	}
+	// Ids already compact (every id up to the largest has a non-loop
+	// edge), with loops and without: the pairs stay or only lose loops.
+	for _, loopEvery := range []int{0, 7, 5003} {
+		var edges []Edge
+		for i := range 300_000 {
+			u := uint64(rng.IntN(1 + rng.IntN(70_000)))
+			e := Edge{U: u, V: (u + 1 + uint64(rng.IntN(69_999))) % 70_000}
+			if i < 70_000 {
+				e = Edge{U: uint64(i), V: uint64(i+1) % 70_000} // every id
+			}
+			if loopEvery > 0 && i%loopEvery == 0 {
+				e.V = e.U
+			}
+			edges = append(edges, e)
+		}
+		want, err := Compact(edges, CleanOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(len(want.OrigID)) != want.OrigID[len(want.OrigID)-1]+1 {
+			t.Fatalf("loops every %d: the ids are not all used", loopEvery)
+		}
+		for _, w := range []int{1, 4} {
+			pairs := make([]uint32, 0, 2*len(edges))
+			for _, e := range edges {
+				pairs = append(pairs, uint32(e.U), uint32(e.V))
+			}
+			got, err := CompactPairsInPlace(pairs, CleanOptions{Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Stats != want.Stats || !slices.Equal(got.OrigID, want.OrigID) || !slices.Equal(got.Pairs, want.Pairs) {
+				t.Fatalf("compact ids, loops every %d, workers %d: %+v (%d pairs), Compact %+v (%d pairs)",
+					loopEvery, w, got.Stats, len(got.Pairs)/2, want.Stats, len(want.Pairs)/2)
+			}
+		}
+	}
 	if _, err := CompactPairsInPlace([]uint32{1, 2, 3}, CleanOptions{}); err == nil {
 		t.Fatal("an odd number of ids was accepted")
 	}
