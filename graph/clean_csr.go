@@ -174,17 +174,8 @@ func partitionEntries[E entry](src pairSource, n int, sh bucketShape, upper bool
 			pm.add(int64(e - b))
 		}
 	})
-	bstart = make([]uint64, nb+1)
-	var total uint64
-	for b := 0; b < nb; b++ {
-		bstart[b] = total
-		for p := 0; p < parts; p++ {
-			c := cnt[p*nb+b]
-			cnt[p*nb+b] = total
-			total += c
-		}
-	}
-	bstart[nb] = total
+	bstart = bucketCursors(cnt, parts, nb, w)
+	total := bstart[nb]
 
 	// Partition: entry = local row << colBits | column.
 	mask := uint32(1)<<shift - 1
@@ -214,6 +205,36 @@ func partitionEntries[E entry](src pairSource, n int, sh bucketShape, upper bool
 		}
 	})
 	return ent, bstart
+}
+
+// bucketCursors turns the counts of entries per part and bucket (cnt,
+// part-major, parts by nb) into each part's first position in each
+// bucket, laid out bucket-major (bucket b's entries of part p follow those
+// of parts < p), and returns where each bucket starts, with the total
+// last. The buckets' totals and cursors are made in parallel over ranges
+// of buckets: cnt is read across parts, a stride apart.
+func bucketCursors(cnt []uint64, parts, nb, w int) []uint64 {
+	bstart := make([]uint64, nb+1)
+	ranges := min(w, max(1, nb*parts/(1<<15)))
+	forEachStatic(nb, ranges, func(_, lo, hi int) {
+		for p := 0; p < parts; p++ {
+			for b, c := range cnt[p*nb+lo : p*nb+hi] {
+				bstart[lo+b] += c
+			}
+		}
+	})
+	total := exclusiveScan(bstart[:nb], w)
+	bstart[nb] = total
+	forEachStatic(nb, ranges, func(_, lo, hi int) {
+		pos := append([]uint64(nil), bstart[lo:hi]...)
+		for p := 0; p < parts; p++ {
+			for b, c := range cnt[p*nb+lo : p*nb+hi] {
+				cnt[p*nb+lo+b] = pos[b]
+				pos[b] += c
+			}
+		}
+	})
+	return bstart
 }
 
 // copyRows copies the rows that sortBuckets packed at the front of each

@@ -61,12 +61,7 @@ func forwardRows[E1 entry](pairs []uint32, n int, sh1 bucketShape, paths cleanPa
 	}
 	m = int64(total)
 
-	deg := columnCounts(pairs, ent1, bstart1, blen, groups, ccnt, nr, cs, n, w)
-	parallel.Dynamic(n, orientChunk, w, func(lo, hi int) {
-		for v := lo; v < hi; v++ {
-			deg[v] += uint32(upLen[v])
-		}
-	})
+	deg := degrees(pairs, ent1, bstart1, blen, upLen, groups, ccnt, nr, cs, w)
 	os.Wedges, os.MaxDegree = countDegreeStats(deg, w)
 	rank = degreeRankCounts(deg, os.MaxDegree, w)
 	deg = nil
@@ -81,13 +76,15 @@ func forwardRows[E1 entry](pairs []uint32, n int, sh1 bucketShape, paths cleanPa
 	return fwd, rank, os, m
 }
 
-// columnCounts counts how often each vertex is a column of the upper rows
-// (bucket b's columns being ent[bstart[b]:bstart[b]+blen[b]]), given the
-// count of each group's columns in each column range of 1<<cs vertices
-// (ccnt, group-major, which it turns into cursors). The columns are first
-// copied into one stream per range, over the memory of scratch; each
-// range's counters then stay in cache.
-func columnCounts[E entry](scratch []uint32, ent []E, bstart, blen []uint64, groups []int, ccnt []uint64, nr int, cs uint, n, w int) []uint32 {
+// degrees returns each vertex's degree: its upper row's length (upLen)
+// plus how often it is a column of the upper rows (bucket b's columns
+// being ent[bstart[b]:bstart[b]+blen[b]]), given the count of each group's
+// columns in each column range of 1<<cs vertices (ccnt, group-major, which
+// it turns into cursors). The columns are first copied into one stream per
+// range, over the memory of scratch; each range's counters then stay in
+// cache.
+func degrees[E entry](scratch []uint32, ent []E, bstart, blen, upLen []uint64, groups []int, ccnt []uint64, nr int, cs uint, w int) []uint32 {
+	n := len(upLen) - 1
 	ng := len(groups) - 1
 	rstart := make([]uint64, nr+1)
 	var pos uint64
@@ -118,6 +115,9 @@ func columnCounts[E entry](scratch []uint32, ent []E, bstart, blen []uint64, gro
 		for r := lo; r < hi; r++ {
 			for _, x := range stream[rstart[r]:rstart[r+1]] {
 				deg[x]++
+			}
+			for v := r << cs; v < min(n, (r+1)<<cs); v++ {
+				deg[v] += uint32(upLen[v])
 			}
 		}
 	})
@@ -158,17 +158,7 @@ func forwardSecond[E1, E2 entry](scratch []uint32, up *upperRows[E1], rank []uin
 		}
 	})
 	pm.add(int64(m))
-	bstart := make([]uint64, nb2+1)
-	var total uint64
-	for b := 0; b < nb2; b++ {
-		bstart[b] = total
-		for g := 0; g < ng; g++ {
-			c := cnt[g*nb2+b]
-			cnt[g*nb2+b] = total
-			total += c
-		}
-	}
-	bstart[nb2] = total
+	bstart := bucketCursors(cnt, ng, nb2, w)
 
 	ent := reuseOrMake[E2](scratch, m)
 	mask := uint32(1)<<s2 - 1
