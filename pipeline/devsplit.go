@@ -86,6 +86,10 @@ func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitt
 	cfg.Progress.Done()
 	if dev.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)
+		// The host compacts the ids in place next and may hand them to the
+		// device again in one upload: the staged pieces' pins go first (a
+		// copy may not span several pinned ranges).
+		releaseStage(in.staged, cfg.Logger)
 		return nil, nil, false, nil
 	}
 	if err != nil {

@@ -156,6 +156,10 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	st, err := ip.PrepareResidentIDs(ctx, p)
 	if ip.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing from its own ids; compacting on the host", "err", err)
+		// The host compacts the ids in place next and may hand them to the
+		// device again in one upload: the staged pieces' pins go first (a
+		// copy may not span several pinned ranges).
+		releaseStage(in.staged, cfg.Logger)
 		return nil, nil
 	}
 	if err != nil {

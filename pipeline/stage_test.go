@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/testgraphs"
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -263,5 +264,63 @@ func TestStagedDevicePath(t *testing.T) {
 	}
 	if got := wholeCount(t, dfwd); got != want {
 		t.Fatalf("%d triangles in the forward graph from staged ids, brute force %d", got, want)
+	}
+}
+
+// When the device declines staged ids (they do not fit it from their own
+// ids), the pieces' pins go before the host compacts the ids in place, so
+// that the compacted pairs, handed to the device in one upload, do not
+// span several pinned ranges (the reference library refuses that copy as
+// the CUDA runtime does). The forward graph then equals the host's.
+func TestStagedIDsDeclinedThenOriented(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	path, _ := writeMessyBin(t, 13, 7)
+	log := slog.New(slog.DiscardHandler)
+	// The device declines the ids (as when they do not fit it).
+	slots, _ := deviceSlots(t, lib, 1, 0, true)
+	cfg := testConfig(slots)
+	cfg.fill()
+	rep := &Report{}
+	dev := startCounter(ctx, &cfg)
+	<-dev.done
+	s := newInputStage(ctx, dev, log, stageSizes{piece: 256 << 10})
+	in, err := readIDs(ctx, path, &cfg, rep, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.staged = s.finish(nil)
+	if in.staged == nil || in.p32 == nil {
+		t.Fatal("the pairs were not staged")
+	}
+	defer releaseStage(in.staged, log)
+	counter, err := dev.wait(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCounter(counter, log)
+	if _, _, done, err := orientIDsOnDevice(ctx, path, counter.(kernels.IDOrienter), &in, &cfg, rep, false); done || err != nil {
+		t.Fatalf("staged ids not declined: done %v, %v", done, err)
+	}
+	c, err := graph.CompactPairsInPlace(in.p32, graph.CleanOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, _ := deviceSlots(t, lib, 1, 0, false)
+	oc, err := big[0].NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCounter(oc, log)
+	fwd, _, _, err := oc.(kernels.DeviceOrienter).OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
+	if err != nil {
+		t.Fatalf("orienting the compacted pairs on the device: %v", err)
+	}
+	host, _, err := Load(ctx, path, testConfig(nil), &Report{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fwd.Offsets, host.Offsets) || !slices.Equal(fwd.Cols, host.Cols) {
+		t.Fatal("the device's forward graph differs from the host's")
 	}
 }

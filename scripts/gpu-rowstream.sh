@@ -95,10 +95,7 @@ for s in $SCALES; do
 		for r in $(seq "$RUNS"); do
 			while IFS='|' read -r label flags; do
 				[ -n "$label" ] || continue
-				flags=${flags//CSR\/3/$((csr / 3))}
-				flags=${flags//CSR\/4/$((csr / 4))}
-				flags=${flags//CSR\/2/$((csr / 2))}
-				flags=${flags//CSR\/20/$((csr / 20))}
+				for d in 20 4 3 2; do flags=${flags//CSR\/$d/$((csr / d))}; done
 				flags=${flags//CSR/$csr}
 				j=$(count $flags "$f")
 				row "rmat $s $label" "$j"

@@ -111,6 +111,20 @@ static void reg_pending(const void *p, int d) {
     pthread_mutex_unlock(&reg_mu);
 }
 
+/* Whether a host copy of [p, p + bytes) would be refused as the CUDA
+ * runtime refuses it (invalid argument): the range overlaps a registered
+ * range without lying inside it, or spans several. */
+static int reg_straddles(const void *p, uint64_t bytes) {
+    if (p == NULL || bytes == 0) return 0;
+    const char *lo = (const char *)p, *hi = lo + bytes;
+    int bad = 0;
+    pthread_mutex_lock(&reg_mu);
+    for (size_t i = 0; i < nreg && !bad; i++)
+        if (lo < reg[i].hi && hi > reg[i].lo && (lo < reg[i].lo || hi > reg[i].hi)) bad = 1;
+    pthread_mutex_unlock(&reg_mu);
+    return bad;
+}
+
 /* Drops the slot's pending load, if it has one, without reading it. */
 static void slot_unpend(ref_slot *s) {
     if (s->pending) {
@@ -756,6 +770,10 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges, uint64_t
         set_err(err, errlen, "tg_preprocess: too many vertices");
         return TG_ERR_INVALID;
     }
+    if (reg_straddles(edges, npairs * 8)) {
+        set_err(err, errlen, "tg_preprocess: upload pairs: invalid argument (the pairs span pinned ranges)");
+        return TG_ERR_CUDA;
+    }
     double t0 = now_ms();
     ref_slot *s = &ctx->slots[slot];
     slot_release(ctx, s);
@@ -825,6 +843,10 @@ static int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t n
         return TG_ERR_INVALID;
     }
     for (int i = 0; i < TG_PREP_NSTATS; i++) stats[i] = 0;
+    if (reg_straddles(edges, npairs * 2 * (uint64_t)width)) {
+        set_err(err, errlen, "%s: upload pairs: invalid argument (the pairs span pinned ranges)", fn);
+        return TG_ERR_CUDA;
+    }
     double t0 = now_ms();
     ref_slot *s = &ctx->slots[slot];
     slot_release(ctx, s);
