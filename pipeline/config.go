@@ -75,8 +75,7 @@ type Config struct {
 	// subtasks grouped by (J, K) so that each JK is uploaded once. The zero
 	// value, StreamAuto, streams when Budget leaves no room for three
 	// blocks and the searched block's index but does for JK, its index and
-	// the ranges; `trigrid count` defaults to StreamOff (docs/gpu.md,
-	// "Streaming rows", has the measurements).
+	// the ranges (docs/gpu.md, "Streaming rows").
 	RowStream StreamMode
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,

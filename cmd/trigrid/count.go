@@ -97,7 +97,7 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per graph instead of the report")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
-	cmd.Flags().StringVar(&f.rowStream, "row-stream", "off", "one GPU, partitioned: keep each subtask's JK block resident and stream IJ and IK through it in row ranges beside the kernel: off, on, auto (when --device-mem-limit leaves no room for three blocks and an index)")
+	cmd.Flags().StringVar(&f.rowStream, "row-stream", "auto", "one GPU, partitioned: keep each subtask's JK block resident and stream IJ and IK through it in row ranges beside the kernel: auto (when --device-mem-limit leaves no room for three blocks and an index), on, off")
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
 	f.perVertex.add(cmd)

@@ -536,8 +536,13 @@ func (c *Counter) prefetch(t kernels.Subtask, keep [maxSlots]bool) {
 // the kernel. It runs while a kernel does: it touches the pin registry
 // only (tg_host_register needs no context).
 func (c *Counter) stage(t kernels.Subtask) {
-	keep := c.keeper(t)
-	for _, a := range t.Ahead[:min(len(t.Ahead), maxAhead+1)] {
+	c.stageList(c.keeper(t), t.Ahead[:min(len(t.Ahead), maxAhead+1)])
+}
+
+// stageList is stage for the subtasks of list, with keep telling the
+// registry which blocks not to give up.
+func (c *Counter) stageList(keep func(*graph.CSR) bool, list []kernels.Subtask) {
+	for _, a := range list {
 		for _, b := range []*graph.CSR{a.IJ, a.IK, a.JK} {
 			if b == nil || c.find(b) >= 0 || !c.lib.pins.pinnable(b) {
 				continue

@@ -136,8 +136,10 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		defer close(done)
 		rc = c.lib.countRows(c.ctx, id, s, &subs[0], int32(len(subs)), &tri[0], &ms[0], &parts, &c.buf[0], errBufLen)
 	}()
-	if len(t.Ahead) > 0 && c.lib.pins.limit > 0 {
-		c.stage(t) // the next subtasks' blocks are pinned while these count
+	if next := t.Ahead[len(batch)-1:]; len(next) > 0 && c.lib.pins.limit > 0 {
+		// The blocks of the subtasks after the batch are pinned while it
+		// counts.
+		c.stageList(keep, next[:min(len(next), maxStreamBatch)])
 	}
 	<-done
 	runtime.KeepAlive(subs)
