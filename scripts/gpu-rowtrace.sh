@@ -33,6 +33,6 @@ while IFS='|' read -r label flags; do
 	j=$("$BIN" count --device gpu --json --progress none --log-level warn --cuda-lib "$TRACE/libtrigrid_cuda.so" $flags "$f" 2>"$OUT/trace.err")
 	check "rmat $SCALE $label" "$(echo "$j" | triangles)" "$want"
 	echo "  count $(echo "$j" | grep -o '"count": *[0-9.e-]*' | head -1 | grep -o '[0-9.e-]*$') stall $(echo "$j" | grep -o '"stall_seconds": *[0-9.e-]*' | grep -o '[0-9.e-]*$') calls $(echo "$j" | grep -o '"call_seconds": *[0-9.e-]*' | grep -o '[0-9.e-]*$') idle $(echo "$j" | grep -o '"idle_share": *[0-9.e-]*' | grep -o '[0-9.e-]*$')" | tee -a "$RES"
-	grep "trace" "$OUT/trace.err" | sed 's/^/  /' | tee -a "$RES"
+	grep -E "trace|timeline" "$OUT/trace.err" | sed 's/^/  /' | tee -a "$RES"
 done <<<"${CASES:?CASES: lines LABEL|FLAGS}"
 echo "done at $(elapsed) s" | tee -a "$RES"

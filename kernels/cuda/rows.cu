@@ -13,13 +13,28 @@
 // (a measuring build, never the shipped one).
 #ifdef TG_ROWS_TRACE
 #include <chrono>
+#include <vector>
 namespace {
 struct rows_trace {
     double enqueue = 0, wait = 0, launch = 0, tail = 0, setup = 0, copy_ms = 0, kernel_ms = 0;
     double bytes = 0;
     long calls = 0, ranges = 0, reallocs = 0;
     cudaEvent_t c0[2] = {}, c1[2] = {};
+    double overlap_ms = 0, span_ms = 0;
+    int shown = 0;
+    // Per range of the current call: copy start, end, kernel start, end;
+    // base is recorded on the kernels' stream when the call starts.
+    std::vector<cudaEvent_t> ev;
+    cudaEvent_t base = nullptr;
 } g_trace;
+cudaEvent_t trace_ev(size_t i) {
+    while (g_trace.ev.size() <= i) {
+        cudaEvent_t e;
+        cudaEventCreate(&e);
+        g_trace.ev.push_back(e);
+    }
+    return g_trace.ev[i];
+}
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -192,10 +207,12 @@ void tg_rows_destroy(tg_ctx *ctx) {
     if (g_trace.calls)
         fprintf(stderr,
                 "tg_count_rows trace: %ld calls, %ld ranges, %ld reallocs; host s: setup %.4f enqueue %.4f wait %.4f "
-                "launch %.4f tail %.4f; gpu: copies %.4f s (%.2f GB, %.1f GB/s), kernels %.4f s\n",
+                "launch %.4f tail %.4f; gpu: copies %.4f s (%.2f GB, %.1f GB/s), kernels %.4f s, copies beside "
+                "kernels %.4f s, calls' GPU span %.4f s\n",
                 g_trace.calls, g_trace.ranges, g_trace.reallocs, g_trace.setup, g_trace.enqueue, g_trace.wait,
                 g_trace.launch, g_trace.tail, g_trace.copy_ms / 1e3, g_trace.bytes / 1e9,
-                g_trace.bytes / 1e6 / (g_trace.copy_ms > 0 ? g_trace.copy_ms : 1), g_trace.kernel_ms / 1e3);
+                g_trace.bytes / 1e6 / (g_trace.copy_ms > 0 ? g_trace.copy_ms : 1), g_trace.kernel_ms / 1e3,
+                g_trace.overlap_ms / 1e3, g_trace.span_ms / 1e3);
 #endif
     free_sets(ctx);
     tg_ctx_free(ctx, ctx->rows_check);
@@ -248,6 +265,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
 #ifdef TG_ROWS_TRACE
         if (!g_trace.c0[r & 1]) cudaEventCreate(&g_trace.c0[r & 1]), cudaEventCreate(&g_trace.c1[r & 1]);
         cudaEventRecord(g_trace.c0[r & 1], ctx->copy);
+        cudaEventRecord(trace_ev(4 * (size_t)r), ctx->copy);
 #endif
         range_bufs &bf = bufs[r & 1];
         bf = carve(s.arena, sp.rows, sp.a, sp.b, sp.two);
@@ -260,6 +278,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         if (sp.two && ce == cudaSuccess) ce = copy_range(b, rg.lo, rg.hi, ctx->copy);
 #ifdef TG_ROWS_TRACE
         cudaEventRecord(g_trace.c1[r & 1], ctx->copy);
+        cudaEventRecord(trace_ev(4 * (size_t)r + 1), ctx->copy);
         g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
         if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
 #endif
@@ -281,6 +300,10 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
 #endif
         return ce;
     };
+#ifdef TG_ROWS_TRACE
+    if (!g_trace.base) cudaEventCreate(&g_trace.base);
+    cudaEventRecord(g_trace.base, ctx->stream);
+#endif
     if ((e = cudaMemsetAsync(counts, 0, (size_t)nsubs * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return fail(e, "memset");
     if (n > 0 && (e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
@@ -334,6 +357,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         }
         const tg_dblock *pij = &bij, *pik = sp.two ? &bik : &bij;
         if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+#ifdef TG_ROWS_TRACE
+        cudaEventRecord(trace_ev(4 * (size_t)r + 2), ctx->stream);
+#endif
         if (bij.nnz > 0 && pik->nnz > 0) {
             if ((e = tg_edge_rows(&bij, bf.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
             bij.erow = bf.erow;
@@ -353,6 +379,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
             }
         }
         if ((e = cudaEventRecord(s.k1, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
+#ifdef TG_ROWS_TRACE
+        cudaEventRecord(trace_ev(4 * (size_t)r + 3), ctx->stream);
+#endif
         if ((e = cudaEventRecord(s.done, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
         TRACE_ADD(launch, t_launch);
     }
@@ -366,6 +395,29 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     }
     TRACE_ADD(tail, t_tail);
     TRACE_INC(calls);
+#ifdef TG_ROWS_TRACE
+    {
+        cudaStreamSynchronize(ctx->copy);
+        std::vector<float> t((size_t)n * 4);
+        for (size_t i = 0; i < t.size(); i++) cudaEventElapsedTime(&t[i], g_trace.base, g_trace.ev[i]);
+        for (int64_t r = 0; r < n; r++) {
+            const float c0 = t[4 * r], c1 = t[4 * r + 1];
+            for (int64_t q = 0; q < n; q++) {
+                const float lo = std::max(c0, t[4 * q + 2]), hi = std::min(c1, t[4 * q + 3]);
+                if (hi > lo) g_trace.overlap_ms += hi - lo;
+            }
+        }
+        g_trace.span_ms += t[4 * (n - 1) + 3];
+        if (g_trace.shown < 2 && n >= 4) {
+            g_trace.shown++;
+            fprintf(stderr, "tg_count_rows timeline (ms from the call's start; copy c, kernel k):");
+            for (int64_t r = 0; r < std::min<int64_t>(n, 12); r++)
+                fprintf(stderr, " [%ld c %.3f-%.3f k %.3f-%.3f]", (long)r, t[4 * r], t[4 * r + 1], t[4 * r + 2],
+                        t[4 * r + 3]);
+            fprintf(stderr, "\n");
+        }
+    }
+#endif
     for (int64_t r = std::max<int64_t>(n - 2, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
     for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[16 + i];
