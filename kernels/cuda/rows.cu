@@ -8,6 +8,8 @@
 #include "tg_core.cuh"
 #include "tg_rows.h"
 
+static_assert(sizeof(tg_ctx::rows) / sizeof(tg_ctx::rows[0]) == TG_ROWS_SETS, "one buffer set per TG_ROWS_SETS");
+
 // Built with -DTG_ROWS_TRACE, the library adds up where tg_count_rows'
 // host time goes and prints it to stderr when the context is destroyed
 // (a measuring build, never the shipped one).
@@ -19,7 +21,7 @@ struct rows_trace {
     double enqueue = 0, wait = 0, launch = 0, tail = 0, setup = 0, copy_ms = 0, kernel_ms = 0;
     double bytes = 0;
     long calls = 0, ranges = 0, reallocs = 0;
-    cudaEvent_t c0[2] = {}, c1[2] = {};
+    cudaEvent_t c0[TG_ROWS_SETS] = {}, c1[TG_ROWS_SETS] = {};
     double overlap_ms = 0, span_ms = 0;
     int shown = 0;
     // Per range of the current call: copy start, end, kernel start, end;
@@ -65,10 +67,10 @@ void free_sets(tg_ctx *ctx) {
     ctx->rows_held = false;
 }
 
-// The bytes the two sets hold now.
-uint64_t held_bytes(const tg_ctx *ctx) { return ctx->rows_held ? 2 * ctx->rows_cap : 0; }
+// The bytes the sets hold now.
+uint64_t held_bytes(const tg_ctx *ctx) { return ctx->rows_held ? TG_ROWS_SETS * ctx->rows_cap : 0; }
 
-// Makes the two sets hold at least need bytes each, as tg_rows_set_cap
+// Makes the sets hold at least need bytes each, as tg_rows_set_cap
 // sizes them for budget.
 cudaError_t reserve_sets(tg_ctx *ctx, uint64_t need, uint64_t budget) {
     if (ctx->rows_held && ctx->rows_cap >= need) return cudaSuccess;
@@ -247,8 +249,8 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
                             uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     cudaError_t e;
     char where[96];
-    unsigned long long *counts = ctx->rows_check + 16;
-    range_bufs bufs[2];
+    unsigned long long *counts = ctx->rows_check + 8 * TG_ROWS_SETS;
+    range_bufs bufs[TG_ROWS_SETS];
     const auto fail = [&](cudaError_t ce, const char *what) {
         snprintf(where, sizeof where, "tg_count_rows: %s", what);
         cudaStreamSynchronize(ctx->copy);
@@ -256,18 +258,18 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         return tg_cuda_status(ce, err, errlen, where);
     };
     const auto enqueue = [&](int64_t r) -> cudaError_t {
-        auto &s = ctx->rows[r & 1];
+        auto &s = ctx->rows[r % TG_ROWS_SETS];
         const row_range &rg = ranges[r];
         const sub_plan &sp = subs[rg.sub];
-        unsigned long long *chk = ctx->rows_check + 8 * (r & 1);
+        unsigned long long *chk = ctx->rows_check + 8 * (r % TG_ROWS_SETS);
         cudaError_t ce = cudaSuccess;
-        if (r >= 2) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // the kernel of range r - 2 read these
+        if (r >= TG_ROWS_SETS) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // range r - TG_ROWS_SETS's kernel read these
 #ifdef TG_ROWS_TRACE
-        if (!g_trace.c0[r & 1]) cudaEventCreate(&g_trace.c0[r & 1]), cudaEventCreate(&g_trace.c1[r & 1]);
-        cudaEventRecord(g_trace.c0[r & 1], ctx->copy);
+        if (!g_trace.c0[r % TG_ROWS_SETS]) cudaEventCreate(&g_trace.c0[r % TG_ROWS_SETS]), cudaEventCreate(&g_trace.c1[r % TG_ROWS_SETS]);
+        cudaEventRecord(g_trace.c0[r % TG_ROWS_SETS], ctx->copy);
         cudaEventRecord(trace_ev(4 * (size_t)r), ctx->copy);
 #endif
-        range_bufs &bf = bufs[r & 1];
+        range_bufs &bf = bufs[r % TG_ROWS_SETS];
         bf = carve(s.arena, sp.rows, sp.a, sp.b, sp.two);
         range_copy a = sp.ij, b = sp.ik;
         a.d_off = bf.ij_off;
@@ -277,7 +279,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         if (ce == cudaSuccess) ce = copy_range(a, rg.lo, rg.hi, ctx->copy);
         if (sp.two && ce == cudaSuccess) ce = copy_range(b, rg.lo, rg.hi, ctx->copy);
 #ifdef TG_ROWS_TRACE
-        cudaEventRecord(g_trace.c1[r & 1], ctx->copy);
+        cudaEventRecord(g_trace.c1[r % TG_ROWS_SETS], ctx->copy);
         cudaEventRecord(trace_ev(4 * (size_t)r + 1), ctx->copy);
         g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
         if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
@@ -286,14 +288,14 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         if (ce == cudaSuccess) ce = check_range(ctx, a, rg.lo, rg.hi, chk, ctx->copy);
         if (sp.two && ce == cudaSuccess) ce = check_range(ctx, b, rg.lo, rg.hi, chk + 4, ctx->copy);
         if (ce == cudaSuccess)
-            ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r & 1), chk, 8 * sizeof(unsigned long long),
+            ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r % TG_ROWS_SETS), chk, 8 * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, ctx->copy);
         if (ce == cudaSuccess) ce = cudaEventRecord(s.checked, ctx->copy);
         return ce;
     };
     const auto kernel_time = [&](int64_t r) -> cudaError_t {
         float ms = 0;
-        cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r & 1].k0, ctx->rows[r & 1].k1);
+        cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r % TG_ROWS_SETS].k0, ctx->rows[r % TG_ROWS_SETS].k1);
         if (kernel_ms) kernel_ms[ranges[r].sub] += ms;
 #ifdef TG_ROWS_TRACE
         g_trace.kernel_ms += ms;
@@ -306,13 +308,16 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
 #endif
     if ((e = cudaMemsetAsync(counts, 0, (size_t)nsubs * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return fail(e, "memset");
-    if (n > 0 && (e = enqueue(0)) != cudaSuccess) return fail(e, "copy a row range");
+    // The copies run TG_ROWS_SETS - 1 ranges ahead of the kernel.
+    const int64_t ahead = TG_ROWS_SETS - 1;
+    for (int64_t r = 0; r < std::min<int64_t>(ahead, n); r++)
+        if ((e = enqueue(r)) != cudaSuccess) return fail(e, "copy a row range");
     for (int64_t r = 0; r < n; r++) {
         TRACE_AT(t_enq);
-        if (r + 1 < n && (e = enqueue(r + 1)) != cudaSuccess) return fail(e, "copy a row range");
+        if (r + ahead < n && (e = enqueue(r + ahead)) != cudaSuccess) return fail(e, "copy a row range");
         TRACE_ADD(enqueue, t_enq);
         TRACE_INC(ranges);
-        auto &s = ctx->rows[r & 1];
+        auto &s = ctx->rows[r % TG_ROWS_SETS];
         const row_range &rg = ranges[r];
         const sub_plan &sp = subs[rg.sub];
         TRACE_AT(t_wait);
@@ -321,12 +326,12 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
 #ifdef TG_ROWS_TRACE
         {
             float cms = 0;
-            cudaEventElapsedTime(&cms, g_trace.c0[r & 1], g_trace.c1[r & 1]);
+            cudaEventElapsedTime(&cms, g_trace.c0[r % TG_ROWS_SETS], g_trace.c1[r % TG_ROWS_SETS]);
             g_trace.copy_ms += cms;
         }
 #endif
         TRACE_AT(t_launch);
-        const unsigned long long *h = ctx->rows_h_check + 8 * (r & 1);
+        const unsigned long long *h = ctx->rows_h_check + 8 * (r % TG_ROWS_SETS);
         if (h[0] != 0 || (sp.two && h[4] != 0)) {
             cudaStreamSynchronize(ctx->copy);
             cudaStreamSynchronize(ctx->stream);
@@ -337,10 +342,12 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
                        (long long)(h[0] != 0 ? sp.ij.ncols : sp.ik.ncols));
             return TG_ERR_INVALID;
         }
-        // Range r - 2's kernel is done (the copy just checked waited for it).
-        if (r >= 2 && (e = kernel_time(r - 2)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
+        // Range r - TG_ROWS_SETS's kernel is done (the copy just checked
+        // waited for it).
+        if (r >= TG_ROWS_SETS && (e = kernel_time(r - TG_ROWS_SETS)) != cudaSuccess)
+            return fail(e, "cudaEventElapsedTime");
         tg_dblock bij{}, bik{};
-        const range_bufs &bf = bufs[r & 1];
+        const range_bufs &bf = bufs[r % TG_ROWS_SETS];
         bij.rowptr = bf.ij_off;
         bij.cols = bf.ij_cols;
         bij.nrows = (int64_t)(rg.hi - rg.lo);
@@ -386,7 +393,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         TRACE_ADD(launch, t_launch);
     }
     TRACE_AT(t_tail);
-    if ((e = cudaMemcpyAsync(ctx->rows_h_check + 16, counts, (size_t)nsubs * sizeof(unsigned long long),
+    if ((e = cudaMemcpyAsync(ctx->rows_h_check + 8 * TG_ROWS_SETS, counts, (size_t)nsubs * sizeof(unsigned long long),
                              cudaMemcpyDeviceToHost, ctx->stream)) != cudaSuccess)
         return fail(e, "copy result");
     if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess) {
@@ -418,9 +425,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         }
     }
 #endif
-    for (int64_t r = std::max<int64_t>(n - 2, 0); r < n; r++)
+    for (int64_t r = std::max<int64_t>(n - TG_ROWS_SETS, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
-    for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[16 + i];
+    for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[8 * TG_ROWS_SETS + i];
     return TG_OK;
 }
 
@@ -499,7 +506,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
         }
         if (n == 0) {
             tg_set_err(err, errlen,
-                       "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges "
+                       "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold its row ranges "
                        "of subtask %d's ij and ik (%lld rows)",
                        (unsigned long long)free_bytes, i, (long long)t.nrows);
             return TG_ERR_OOM;
@@ -510,8 +517,8 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     if (ranges.empty()) return TG_OK;
     if ((e = reserve_sets(ctx, need, budget)) == cudaErrorMemoryAllocation) {
         tg_set_err(err, errlen,
-                   "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two sets of %llu bytes",
-                   (unsigned long long)free_bytes, (unsigned long long)need);
+                   "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold %d sets of %llu bytes",
+                   (unsigned long long)free_bytes, TG_ROWS_SETS, (unsigned long long)need);
         return TG_ERR_OOM;
     }
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");

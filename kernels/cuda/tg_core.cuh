@@ -70,14 +70,14 @@ struct tg_ctx {
     // the bytes tg_input_copy_async has enqueued into it.
     void *input = nullptr;
     uint64_t input_bytes = 0, input_copied = 0;
-    // tg_count_rows' two sets of row-range buffers, one allocation of
+    // tg_count_rows' sets of row-range buffers (TG_ROWS_SETS), one allocation of
     // rows_cap bytes each (kept across its calls while rows_held), carved
     // per call; per set the events: copied and checked, kernel done, kernel
     // start and stop.
     struct {
         void *arena = nullptr;
         cudaEvent_t checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
-    } rows[2];
+    } rows[3]; // TG_ROWS_SETS (tg_rows.h)
     uint64_t rows_cap = 0;
     bool rows_held = false;
     unsigned long long *rows_check = nullptr;   // device, 16 words

@@ -26,12 +26,16 @@ static inline uint64_t tg_rows_set_bytes(uint64_t rows, uint64_t a, uint64_t b, 
     return x;
 }
 
-/* The bytes of each of the two buffer sets (one allocation each) to hold
- * when a call needs need and budget bytes are available for both: half
+/* Buffer sets: while the kernel counts one range, the copies of the next
+ * TG_ROWS_SETS - 1 ranges may run. */
+#define TG_ROWS_SETS 3
+
+/* The bytes of each buffer set (one allocation each) to hold when a call
+ * needs need and budget bytes are available for all: an equal share of
  * the budget, so that later calls of a similar budget reuse them. */
 static inline uint64_t tg_rows_set_cap(uint64_t need, uint64_t budget) {
-    uint64_t half = (budget / 2) & ~(uint64_t)255;
-    return half > need ? half : need;
+    uint64_t share = (budget / TG_ROWS_SETS) & ~(uint64_t)255;
+    return share > need ? share : need;
 }
 
 /* The weight of rows [0, r): what copying them costs, in bytes. */
@@ -77,9 +81,9 @@ static inline int tg_rows_need(const uint64_t *ij, const uint64_t *ik, uint64_t 
     return 1;
 }
 
-/* Device words tg_count_rows keeps: the checks of two ranges (8 each) and
- * a count per subtask. */
-#define TG_ROWS_CHECK_WORDS (16 + TG_ROWS_MAX_SUBTASKS)
+/* Device words tg_count_rows keeps: the checks of a range per set (8
+ * each) and a count per subtask. */
+#define TG_ROWS_CHECK_WORDS (8 * TG_ROWS_SETS + TG_ROWS_MAX_SUBTASKS)
 
 /* Whether a subtask's arrays are malformed on their face (offsets not from
  * 0, columns missing where there are edges). */
@@ -100,7 +104,7 @@ static inline int tg_rows_empty(const tg_rows_subtask *t) {
 #define TG_ROWS_MAX_PARTS 4096
 
 /* Chooses the ranges: the fewest (at least two when there are two rows,
- * so that a copy runs beside a kernel) whose two sets of buffers fit in
+ * so that a copy runs beside a kernel) whose TG_ROWS_SETS sets of buffers fit in
  * budget bytes, doubling from the estimate. cuts must hold
  * TG_ROWS_MAX_PARTS + 1 entries. Returns the number of ranges, 0 when
  * even the most do not fit, -1 for a malformed block. */
@@ -108,14 +112,14 @@ static inline int64_t tg_rows_plan(const uint64_t *ij, const uint64_t *ik, uint6
                                    uint64_t *cuts, uint64_t *rows, uint64_t *a, uint64_t *b) {
     if (nrows == 0) return 0;
     const uint64_t whole = tg_rows_set_bytes(nrows, ij[nrows], ik ? ik[nrows] : 0, ik != 0);
-    uint64_t n = budget > 0 ? 2 * whole / budget + 1 : TG_ROWS_MAX_PARTS;
+    uint64_t n = budget > 0 ? TG_ROWS_SETS * whole / budget + 1 : TG_ROWS_MAX_PARTS;
     if (n < 2) n = 2;
     for (;;) {
         if (n > nrows) n = nrows;
         if (n > TG_ROWS_MAX_PARTS) n = TG_ROWS_MAX_PARTS;
         tg_rows_cut(ij, ik, nrows, n, cuts);
         if (!tg_rows_need(ij, ik, n, cuts, rows, a, b)) return -1;
-        if (2 * tg_rows_set_bytes(*rows, *a, *b, ik != 0) <= budget) return (int64_t)n;
+        if (TG_ROWS_SETS * tg_rows_set_bytes(*rows, *a, *b, ik != 0) <= budget) return (int64_t)n;
         if (n == nrows || n == TG_ROWS_MAX_PARTS) return 0;
         n *= 2;
     }

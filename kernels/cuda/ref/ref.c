@@ -59,9 +59,9 @@ struct tg_ctx {
     ref_copy *copies;
     size_t ncopies, capcopies;
     tg_settings set; /* checked and kept like the CUDA library's; unused by the merge */
-    /* tg_count_rows' two sets of row-range buffers, accounted as the CUDA
+    /* tg_count_rows' sets of row-range buffers, accounted as the CUDA
      * library allocates them (tg_rows.h), and its check words. */
-    uint64_t rows_cap; /* bytes of each of the two sets (tg_rows_set_cap) */
+    uint64_t rows_cap; /* bytes of each set (tg_rows_set_cap) */
     int rows_held, rows_check;
 };
 
@@ -146,7 +146,7 @@ static void slot_release(tg_ctx *ctx, ref_slot *s) {
 
 /* The bytes tg_count_rows' buffers hold. */
 static uint64_t rows_held_bytes(const tg_ctx *ctx) {
-    return ctx->rows_held ? 2 * ctx->rows_cap : 0;
+    return ctx->rows_held ? TG_ROWS_SETS * ctx->rows_cap : 0;
 }
 
 /* Gives up tg_count_rows' buffers and check words; reports whether there
@@ -162,7 +162,7 @@ static int rows_drop(tg_ctx *ctx) {
     return 1;
 }
 
-/* Makes tg_count_rows' two sets hold need bytes each (reserve_sets in
+/* Makes tg_count_rows' sets hold need bytes each (reserve_sets in
  * rows.cu): kept when large enough, else sized by tg_rows_set_cap. */
 static int rows_reserve(tg_ctx *ctx, uint64_t need, uint64_t budget) {
     if (ctx->rows_held && ctx->rows_cap >= need) return 1;
@@ -170,8 +170,8 @@ static int rows_reserve(tg_ctx *ctx, uint64_t need, uint64_t budget) {
     ctx->rows_held = 0;
     ctx->rows_cap = 0;
     const uint64_t cap = tg_rows_set_cap(need, budget);
-    if (ctx->used + 2 * cap > ctx->limit) return 0;
-    ctx->used += 2 * cap;
+    if (ctx->used + TG_ROWS_SETS * cap > ctx->limit) return 0;
+    ctx->used += TG_ROWS_SETS * cap;
     if (ctx->used > ctx->peak) ctx->peak = ctx->used;
     ctx->rows_cap = cap;
     ctx->rows_held = 1;
@@ -617,7 +617,7 @@ int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const tg_row
             rc = TG_ERR_INVALID;
         } else if (n == 0) {
             set_err(err, errlen,
-                    "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two row ranges of "
+                    "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold its row ranges of "
                     "subtask %d's ij and ik (%lld rows)",
                     (unsigned long long)free_bytes, i, (long long)t->nrows);
             rc = TG_ERR_OOM;
@@ -630,8 +630,8 @@ int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, const tg_row
     }
     if (rc == TG_OK && total > 0 && !rows_reserve(ctx, need, budget)) {
         set_err(err, errlen,
-                "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold two sets of %llu bytes",
-                (unsigned long long)free_bytes, (unsigned long long)need);
+                "tg_count_rows: out of device memory: %llu bytes free beside jk cannot hold %d sets of %llu bytes",
+                (unsigned long long)free_bytes, TG_ROWS_SETS, (unsigned long long)need);
         rc = TG_ERR_OOM;
     }
     for (int32_t i = 0; i < nsubs && rc == TG_OK; i++) {
