@@ -127,8 +127,17 @@ cudaError_t make_events(tg_ctx *ctx) {
             return e;
         }
     }
+    if (ctx->rows_stream == nullptr) {
+        int least = 0, greatest = 0;
+        cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&ctx->rows_stream, cudaStreamNonBlocking, greatest);
+        if (e != cudaSuccess) {
+            ctx->rows_stream = nullptr;
+            return e;
+        }
+    }
     for (auto &s : ctx->rows) {
-        for (cudaEvent_t *ev : {&s.checked, &s.done}) {
+        for (cudaEvent_t *ev : {&s.copied, &s.checked, &s.done}) {
             if (*ev == nullptr) {
                 cudaError_t e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
                 if (e != cudaSuccess) {
@@ -222,8 +231,10 @@ void tg_rows_destroy(tg_ctx *ctx) {
     if (ctx->rows_h_check) cudaFreeHost(ctx->rows_h_check);
     ctx->rows_h_check = nullptr;
     for (auto &s : ctx->rows)
-        for (cudaEvent_t ev : {s.checked, s.done, s.k0, s.k1})
+        for (cudaEvent_t ev : {s.copied, s.checked, s.done, s.k0, s.k1})
             if (ev) cudaEventDestroy(ev);
+    if (ctx->rows_stream) cudaStreamDestroy(ctx->rows_stream);
+    ctx->rows_stream = nullptr;
 }
 
 // One row range of a call: rows [lo, hi) of subtask sub.
@@ -254,6 +265,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     const auto fail = [&](cudaError_t ce, const char *what) {
         snprintf(where, sizeof where, "tg_count_rows: %s", what);
         cudaStreamSynchronize(ctx->copy);
+        cudaStreamSynchronize(ctx->rows_stream);
         cudaStreamSynchronize(ctx->stream);
         return tg_cuda_status(ce, err, errlen, where);
     };
@@ -284,13 +296,19 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
         if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
 #endif
-        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), ctx->copy);
-        if (ce == cudaSuccess) ce = check_range(ctx, a, rg.lo, rg.hi, chk, ctx->copy);
-        if (sp.two && ce == cudaSuccess) ce = check_range(ctx, b, rg.lo, rg.hi, chk + 4, ctx->copy);
+        // The checks run on their own stream, of the highest priority, so
+        // that neither the next copy nor the check waits for SMs the
+        // counting kernel holds.
+        cudaStream_t cs = ctx->rows_stream;
+        if (ce == cudaSuccess) ce = cudaEventRecord(s.copied, ctx->copy);
+        if (ce == cudaSuccess) ce = cudaStreamWaitEvent(cs, s.copied, 0);
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), cs);
+        if (ce == cudaSuccess) ce = check_range(ctx, a, rg.lo, rg.hi, chk, cs);
+        if (sp.two && ce == cudaSuccess) ce = check_range(ctx, b, rg.lo, rg.hi, chk + 4, cs);
         if (ce == cudaSuccess)
             ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r % TG_ROWS_SETS), chk, 8 * sizeof(unsigned long long),
-                                 cudaMemcpyDeviceToHost, ctx->copy);
-        if (ce == cudaSuccess) ce = cudaEventRecord(s.checked, ctx->copy);
+                                 cudaMemcpyDeviceToHost, cs);
+        if (ce == cudaSuccess) ce = cudaEventRecord(s.checked, cs);
         return ce;
     };
     const auto kernel_time = [&](int64_t r) -> cudaError_t {
@@ -334,6 +352,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         const unsigned long long *h = ctx->rows_h_check + 8 * (r % TG_ROWS_SETS);
         if (h[0] != 0 || (sp.two && h[4] != 0)) {
             cudaStreamSynchronize(ctx->copy);
+            cudaStreamSynchronize(ctx->rows_stream);
             cudaStreamSynchronize(ctx->stream);
             tg_set_err(err, errlen,
                        "tg_count_rows: subtask %d: malformed %s in rows [%llu, %llu) (offsets decrease or pass the "
@@ -375,6 +394,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
             if (e == cudaErrorNotSupported) {
                 cudaGetLastError();
                 cudaStreamSynchronize(ctx->copy);
+                cudaStreamSynchronize(ctx->rows_stream);
                 cudaStreamSynchronize(ctx->stream);
                 tg_set_err(err, errlen, "tg_count_rows: kernel %s is not built into this library", kname);
                 return TG_ERR_NOT_BUILT;

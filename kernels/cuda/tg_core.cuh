@@ -76,8 +76,12 @@ struct tg_ctx {
     // start and stop.
     struct {
         void *arena = nullptr;
-        cudaEvent_t checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
-    } rows[3]; // TG_ROWS_SETS (tg_rows.h)
+        cudaEvent_t copied = nullptr, checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
+    } rows[2]; // TG_ROWS_SETS (tg_rows.h)
+    // The stream of tg_count_rows' checks, of the device's highest
+    // priority: a range's check runs beside the kernel counting the range
+    // before, so that the next kernel is queued before that one ends.
+    cudaStream_t rows_stream = nullptr;
     uint64_t rows_cap = 0;
     bool rows_held = false;
     unsigned long long *rows_check = nullptr;   // device, 16 words

@@ -223,7 +223,7 @@ typedef struct tg_rows_subtask {
  * next one) is copied on the copy stream, its offsets rebased and checked
  * (a malformed range is TG_ERR_INVALID naming the subtask, block and
  * rows). Each subtask is cut into the fewest ranges (at least two when it
- * has two rows) whose sets of buffers (three) fit in the context's free
+ * has two rows) whose two sets of buffers fit in the context's free
  * memory, less a sixteenth of its limit for the kernel's scratch
  * (tg_rows.h states the rule); the buffers are kept for later calls and
  * given up when a load needs room. TG_ERR_OOM when even single rows do
