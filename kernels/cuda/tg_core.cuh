@@ -77,7 +77,7 @@ struct tg_ctx {
     struct {
         void *arena = nullptr;
         cudaEvent_t copied = nullptr, checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
-    } rows[2]; // TG_ROWS_SETS (tg_rows.h)
+    } rows[3]; // TG_ROWS_SETS (tg_rows.h)
     // The stream of tg_count_rows' checks, of the device's highest
     // priority: a range's check runs beside the kernel counting the range
     // before, so that the next kernel is queued before that one ends.

@@ -28,7 +28,7 @@ static inline uint64_t tg_rows_set_bytes(uint64_t rows, uint64_t a, uint64_t b, 
 
 /* Buffer sets: while the kernel counts one range, the copies of the next
  * TG_ROWS_SETS - 1 ranges may run. */
-#define TG_ROWS_SETS 2
+#define TG_ROWS_SETS 3
 
 /* The bytes of each buffer set (one allocation each) to hold when a call
  * needs need and budget bytes are available for all: an equal share of
