@@ -15,31 +15,7 @@ import (
 // the next one's first. The counts do not depend on the order; the
 // scheduler hands a lone worker its subtasks group by group in list order.
 func reuseOrder(tasks []partition.Subtask) []partition.Subtask {
-	out := slices.Clone(tasks)
-	// Group rank of (I, J): I, then J snaking with I.
-	jRank := func(t partition.Subtask) int {
-		if t.I%2 == 1 {
-			return -t.J
-		}
-		return t.J
-	}
-	slices.SortStableFunc(out, func(a, b partition.Subtask) int {
-		return cmp.Or(cmp.Compare(a.I, b.I), cmp.Compare(jRank(a), jRank(b)), cmp.Compare(a.K, b.K))
-	})
-	// K descending in every other group.
-	desc := false
-	for lo := 0; lo < len(out); {
-		hi := lo + 1
-		for hi < len(out) && out[hi].I == out[lo].I && out[hi].J == out[lo].J {
-			hi++
-		}
-		if desc {
-			slices.Reverse(out[lo:hi])
-		}
-		desc = !desc
-		lo = hi
-	}
-	return out
+	return snakeOrder(tasks, func(t partition.Subtask) (outer, mid, inner int) { return t.I, t.J, t.K })
 }
 
 // streamOrder orders the subtasks of a run on one device that streams IJ
@@ -48,20 +24,34 @@ func reuseOrder(tasks []partition.Subtask) []partition.Subtask {
 // each JK is uploaded once and consecutive groups share a row range's
 // block (IK with the same I and K at the groups' seam).
 func streamOrder(tasks []partition.Subtask) []partition.Subtask {
+	return snakeOrder(tasks, func(t partition.Subtask) (outer, mid, inner int) { return t.J, t.K, t.I })
+}
+
+// snakeOrder groups tasks by (outer, mid) of key, outer ascending, mid
+// ascending for even outer and descending for odd, and inner ascending and
+// descending in turn from one group to the next.
+func snakeOrder(tasks []partition.Subtask, key func(partition.Subtask) (outer, mid, inner int)) []partition.Subtask {
 	out := slices.Clone(tasks)
-	kRank := func(t partition.Subtask) int {
-		if t.J%2 == 1 {
-			return -t.K
-		}
-		return t.K
-	}
 	slices.SortStableFunc(out, func(a, b partition.Subtask) int {
-		return cmp.Or(cmp.Compare(a.J, b.J), cmp.Compare(kRank(a), kRank(b)), cmp.Compare(a.I, b.I))
+		ao, am, ai := key(a)
+		bo, bm, bi := key(b)
+		if ao%2 == 1 {
+			am = -am
+		}
+		if bo%2 == 1 {
+			bm = -bm
+		}
+		return cmp.Or(cmp.Compare(ao, bo), cmp.Compare(am, bm), cmp.Compare(ai, bi))
 	})
 	desc := false
 	for lo := 0; lo < len(out); {
+		o, m, _ := key(out[lo])
 		hi := lo + 1
-		for hi < len(out) && out[hi].J == out[lo].J && out[hi].K == out[lo].K {
+		for hi < len(out) {
+			ho, hm, _ := key(out[hi])
+			if ho != o || hm != m {
+				break
+			}
 			hi++
 		}
 		if desc {

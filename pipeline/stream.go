@@ -7,10 +7,6 @@ import (
 	"github.com/trigrid/trigrid/worker"
 )
 
-// indexShare is the searched block's index as a share of the block's
-// bytes (SpeedModel.IndexShare's fitted value).
-const indexShare = 0.8
-
 // streamRows reports whether a count on one GPU of blocks no larger than
 // (rows, edges) streams IJ and IK in row ranges (Config.RowStream): in
 // auto, when the budget holds JK with its index, the kernel's scratch
@@ -27,8 +23,9 @@ func streamRows(cfg *Config, rows, edges int64) bool {
 	}
 	room := float64(cfg.Budget - gpu.ContextBytes)
 	b := float64(gpu.BlockBytes(rows, edges))
-	whole := (3 + indexShare) * b
-	streamed := (1+indexShare)*b + room/16 + 2*b/4
+	index := DefaultSpeedModel().IndexShare // the searched block's index, as a share of its bytes
+	whole := (3 + index) * b
+	streamed := (1+index)*b + room/16 + 2*b/4
 	return whole > room && streamed <= room
 }
 

@@ -6,7 +6,9 @@
 
 static const char *const kernel_names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
 
-static tg_kernel_fn kernel_fn(int32_t k) {
+const char *tg_kernel_name(int32_t k) { return k >= 0 && k < TG_KERNEL_COUNT ? kernel_names[k] : "?"; }
+
+tg_kernel_fn tg_kernel_by_id(int32_t k) {
     switch (k) {
     case TG_KERNEL_POLAK: return tg_kernel_polak;
     case TG_KERNEL_TRIX: return tg_kernel_trix;
@@ -36,7 +38,7 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     const int32_t rc = tg_subtask_blocks(ctx, "tg_count", slots, &ij, &ik, &jk, err, errlen);
     if (rc != TG_OK) return rc;
     const tg_active_guard guard(ctx, slots);
-    tg_kernel_fn fn = kernel_fn(kernel);
+    tg_kernel_fn fn = tg_kernel_by_id(kernel);
     if (fn == nullptr) {
         tg_set_err(err, errlen, "tg_count: kernel id %d has no implementation", kernel);
         return TG_ERR_INTERNAL;

@@ -192,17 +192,6 @@ cudaError_t check_range(tg_ctx *ctx, const range_copy &r, uint64_t lo, uint64_t 
     return cudaGetLastError();
 }
 
-tg_kernel_fn kernel_of(int32_t k) {
-    switch (k) {
-    case TG_KERNEL_POLAK: return tg_kernel_polak;
-    case TG_KERNEL_TRIX: return tg_kernel_trix;
-    case TG_KERNEL_GROUPTC: return tg_kernel_grouptc;
-    case TG_KERNEL_TRUST: return tg_kernel_trust;
-    case TG_KERNEL_WETRIC: return tg_kernel_wetric;
-    default: return nullptr;
-    }
-}
-
 } // namespace
 
 bool tg_drop_row_buffers(tg_ctx *ctx) {
@@ -467,12 +456,11 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
         if (kernel_ms) kernel_ms[i] = 0;
     }
     if (parts) *parts = 0;
-    tg_kernel_fn fn = kernel < TG_KERNEL_POLAK || kernel >= TG_KERNEL_COUNT ? nullptr : kernel_of(kernel);
+    tg_kernel_fn fn = tg_kernel_by_id(kernel);
     if (fn == nullptr) {
         tg_set_err(err, errlen, "tg_count_rows: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
-    static const char *const names[TG_KERNEL_COUNT] = {"", "polak", "trix", "grouptc", "trust", "wetric"};
     for (int32_t i = 0; i < nsubs; i++) {
         const tg_rows_subtask &t = subs[i];
         if (tg_rows_malformed(&t)) {
@@ -544,6 +532,6 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
     if (parts) *parts = (int64_t)ranges.size();
     TRACE_ADD(setup, t_setup);
-    return count_ranges(ctx, fn, names[kernel], jk, plans.data(), nsubs, ranges.data(), (int64_t)ranges.size(),
+    return count_ranges(ctx, fn, tg_kernel_name(kernel), jk, plans.data(), nsubs, ranges.data(), (int64_t)ranges.size(),
                         triangles, kernel_ms, err, errlen);
 }

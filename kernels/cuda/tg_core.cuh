@@ -132,6 +132,10 @@ struct tg_active_guard {
         for (int i = 0; i < 3; i++) c->active[i] = -1;
     }
 };
+// The kernel of a TG_KERNEL_* id (nullptr for another) and its name.
+tg_kernel_fn tg_kernel_by_id(int32_t k);
+const char *tg_kernel_name(int32_t k);
+
 // Checks a device CSR of nrows rows and nnz columns (one warp per row):
 // out[0] |= malformed (offsets decrease or pass nnz, a column >= ncols, a
 // row not strictly increasing), out[1] = max(out[1], longest row), out[2]

@@ -57,15 +57,7 @@ func rowStreamingUnderMemoryCaps(t *testing.T, good string) {
 			streamedAny := false
 			for _, limit := range limits {
 				name := fmt.Sprintf("P=%d %s limit %d", p, scheme, limit)
-				lib, err := Open(Options{Path: good, MemLimit: uint64(limit)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := lib.NewCounter("auto")
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.SetRowStreaming(true)
+				c := streamingCounter(t, good, uint64(limit))
 				var got uint64
 				for i, s := range ts {
 					s.Ahead = ts[i+1 : min(len(ts), i+4)]
@@ -110,16 +102,8 @@ func rowStreamingFallsBack(t *testing.T, good string) {
 		want += mustReference(t, s)
 	}
 	least := leastBytes(ts)
-	lib, err := Open(Options{Path: good, MemLimit: uint64(least)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := streamingCounter(t, good, uint64(least))
 	defer c.Close()
-	c.SetRowStreaming(true)
 	var got uint64
 	for _, s := range ts {
 		res, err := c.Count(t.Context(), s)
@@ -140,16 +124,8 @@ func TestRowStreamingRefusesMalformed(t *testing.T) { forLibs(t, rowStreamingRef
 func rowStreamingRefusesMalformed(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 7)...))
 	ts := partitioned(g, 2, "hash")
-	lib, err := Open(Options{Path: good})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := streamingCounter(t, good, 0)
 	defer c.Close()
-	c.SetRowStreaming(true)
 	for _, role := range []string{"ij", "ik"} {
 		s := ts[1] // IJ is not IK
 		if s.IJ == s.IK {
@@ -206,15 +182,7 @@ func rowStreamingBatches(t *testing.T, good string) {
 				}
 			}
 		}
-		lib, err := Open(Options{Path: good})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := lib.NewCounter("auto")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetRowStreaming(true)
+		c := streamingCounter(t, good, 0)
 		for i, s := range order {
 			if i%(2*p) == p+1 { // skip one subtask now and then: counted ahead, never asked for
 				continue
@@ -237,4 +205,20 @@ func rowStreamingBatches(t *testing.T, good string) {
 			t.Errorf("P=%d: %d streamed, %d uploads (JK once per group: want at most %d)", p, st.Streamed, st.Uploads, p*p+1)
 		}
 	}
+}
+
+// streamingCounter is an auto counter streaming rows, with the library at
+// path capped at limit bytes (0: uncapped).
+func streamingCounter(t *testing.T, path string, limit uint64) *Counter {
+	t.Helper()
+	lib, err := Open(Options{Path: path, MemLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lib.NewCounter("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetRowStreaming(true)
+	return c
 }
