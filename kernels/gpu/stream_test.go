@@ -121,41 +121,58 @@ func rowStreamingFallsBack(t *testing.T, good string) {
 // the block and the rows, never counted; the counter still counts after.
 func TestRowStreamingRefusesMalformed(t *testing.T) { forLibs(t, rowStreamingRefusesMalformed) }
 
+// Every kernel refuses a range broken in each way, in IJ and in IK, and
+// counts the next subtask exactly (the CUDA library runs the kernels
+// queued behind a failed range on a guarded copy of it, so this also
+// checks, under compute-sanitizer, that they stay in bounds).
 func rowStreamingRefusesMalformed(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 7)...))
 	ts := partitioned(g, 2, "hash")
-	c := streamingCounter(t, good, 0)
-	defer c.Close()
-	for _, role := range []string{"ij", "ik"} {
-		s := ts[1] // IJ is not IK
-		if s.IJ == s.IK {
-			t.Fatal("want a subtask with IJ and IK distinct")
-		}
-		bad := cloneCSR(s.IK)
-		if role == "ij" {
-			bad = cloneCSR(s.IJ)
-		}
-		// A row out of order: swap the first two columns of a row with two.
-		for r := range bad.NumRows() {
-			if row := bad.Row(r); len(row) >= 2 {
-				row[0], row[1] = row[1], row[0]
-				break
+	want := mustReference(t, ts[0])
+	breaks := map[string]func(b *graph.CSR){
+		"order": func(b *graph.CSR) { // the first two columns of a row swapped
+			for r := range b.NumRows() {
+				if row := b.Row(r); len(row) >= 2 {
+					row[0], row[1] = row[1], row[0]
+					return
+				}
+			}
+		},
+		"column": func(b *graph.CSR) { // a row's last column past the block's columns
+			for r := range b.NumRows() {
+				if row := b.Row(r); len(row) >= 1 {
+					row[len(row)-1] = uint32(b.NCols) + 7
+					return
+				}
+			}
+		},
+	}
+	for _, kernel := range []string{"auto", "polak", "wetric", "trust", "trix", "grouptc"} {
+		c := streamingCounterWith(t, good, 0, kernel)
+		for name, brk := range breaks {
+			for _, role := range []string{"ij", "ik"} {
+				s := ts[1] // IJ is not IK
+				if s.IJ == s.IK {
+					t.Fatal("want a subtask with IJ and IK distinct")
+				}
+				if role == "ij" {
+					s.IJ = cloneCSR(s.IJ)
+					brk(s.IJ)
+				} else {
+					s.IK = cloneCSR(s.IK)
+					brk(s.IK)
+				}
+				_, err := c.Count(t.Context(), s)
+				if err == nil || !strings.Contains(err.Error(), "malformed "+role) || errors.Is(err, ErrOutOfMemory) {
+					t.Errorf("%s: %s %s: %v, want an error naming it", kernel, role, name, err)
+				}
+				res, err := c.Count(t.Context(), ts[0])
+				if err != nil || res.Triangles != want {
+					t.Errorf("%s: after %s %s: %d, %v; want %d", kernel, role, name, res.Triangles, err, want)
+				}
 			}
 		}
-		if role == "ij" {
-			s.IJ = bad
-		} else {
-			s.IK = bad
-		}
-		_, err := c.Count(t.Context(), s)
-		if err == nil || !strings.Contains(err.Error(), "malformed "+role) || errors.Is(err, ErrOutOfMemory) {
-			t.Errorf("%s malformed: %v, want an error naming it", role, err)
-		}
-	}
-	want := mustReference(t, ts[0])
-	res, err := c.Count(t.Context(), ts[0])
-	if err != nil || res.Triangles != want {
-		t.Errorf("after the refusals: %d, %v; want %d", res.Triangles, err, want)
+		c.Close()
 	}
 }
 
@@ -211,11 +228,16 @@ func rowStreamingBatches(t *testing.T, good string) {
 // path capped at limit bytes (0: uncapped).
 func streamingCounter(t *testing.T, path string, limit uint64) *Counter {
 	t.Helper()
+	return streamingCounterWith(t, path, limit, "auto")
+}
+
+func streamingCounterWith(t *testing.T, path string, limit uint64, kernel string) *Counter {
+	t.Helper()
 	lib, err := Open(Options{Path: path, MemLimit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lib.NewCounter("auto")
+	c, err := lib.NewCounter(kernel)
 	if err != nil {
 		t.Fatal(err)
 	}
