@@ -10,11 +10,6 @@
 
 static_assert(sizeof(tg_ctx::rows) / sizeof(tg_ctx::rows[0]) == TG_ROWS_SETS, "one buffer set per TG_ROWS_SETS");
 
-// Kernels of ranges timed at once: the host runs at most this many ranges
-// ahead of the GPU.
-constexpr int kTimers = 64;
-static_assert(sizeof(tg_ctx::rows_k0) / sizeof(tg_ctx::rows_k0[0]) == kTimers, "a timer per range in flight");
-
 // Built with -DTG_ROWS_TRACE, the library adds up where tg_count_rows'
 // host time goes and prints it to stderr when the context is destroyed
 // (a measuring build, never the shipped one).
@@ -26,6 +21,7 @@ struct rows_trace {
     double enqueue = 0, wait = 0, launch = 0, tail = 0, setup = 0, copy_ms = 0, kernel_ms = 0;
     double bytes = 0;
     long calls = 0, ranges = 0, reallocs = 0;
+    cudaEvent_t c0[TG_ROWS_SETS] = {}, c1[TG_ROWS_SETS] = {};
     double overlap_ms = 0, span_ms = 0;
     int shown = 0;
     // Per range of the current call: copy start, end, kernel start, end;
@@ -56,46 +52,10 @@ double now_s() {
 
 namespace {
 
-// A row range of one block on the device, as the preparing kernels see it.
-struct range_dev {
-    uint64_t *off;  // n + 1 offsets, copied as they are in the block
-    uint32_t *cols; // nnz columns
-    int64_t n, ncols;
-    uint64_t nnz, base; // base: the block's offset of the range's first row
-};
-
-// Readies the copied range of ij (and of ik, when two): subtracts each
-// one's base from its offsets (they then start at 0) and clears the 8
-// check words chk that check_pair fills.
-__global__ void rebase_pair(range_dev a, range_dev b, int two, unsigned long long *chk) {
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (first < 8) chk[first] = 0;
-    for (int64_t i = first; i <= a.n; i += stride) a.off[i] -= a.base;
-    if (two)
-        for (int64_t i = first; i <= b.n; i += stride) b.off[i] -= b.base;
-}
-
-// tg_check_block of ij (blockIdx.y 0, into chk[0..3]) and ik (1, chk[4..7]).
-__global__ void check_pair(range_dev a, range_dev b, unsigned long long *chk) {
-    const range_dev &r = blockIdx.y == 0 ? a : b;
-    tg_check_rows(r.off, r.cols, r.n, r.ncols, r.nnz, chk + 4 * blockIdx.y,
-                  ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5, ((int64_t)gridDim.x * blockDim.x) >> 5);
-}
-
-// Makes a block of the range whose check failed (blockIdx.y 0: ij, 1: ik)
-// safe for the kernel queued behind it: every row empty but the last,
-// which holds nnz columns 0 (a valid column of any block that passed its
-// own check), and records tag + blockIdx.y in bad (the least wins: the
-// first failed range, ij before ik). The call's count is then discarded
-// and the failure reported.
-__global__ void guard_pair(range_dev a, range_dev b, const unsigned long long *chk, unsigned long long *bad,
-                           unsigned long long tag) {
-    if (chk[4 * blockIdx.y] == 0) return;
-    const range_dev &r = blockIdx.y == 0 ? a : b;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x, first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (int64_t i = first; i <= r.n; i += stride) r.off[i] = i == r.n ? r.nnz : 0;
-    for (int64_t i = first; i < (int64_t)r.nnz; i += stride) r.cols[i] = 0;
-    if (first == 0) atomicMin(bad, tag + blockIdx.y);
+// Subtracts base from n offsets (a row range's offsets start at 0).
+__global__ void rebase(uint64_t *off, int64_t n, uint64_t base) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        off[i] -= base;
 }
 
 void free_sets(tg_ctx *ctx) {
@@ -177,7 +137,7 @@ cudaError_t make_events(tg_ctx *ctx) {
         }
     }
     for (auto &s : ctx->rows) {
-        for (cudaEvent_t *ev : {&s.copied, &s.checked}) {
+        for (cudaEvent_t *ev : {&s.copied, &s.checked, &s.done}) {
             if (*ev == nullptr) {
                 cudaError_t e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
                 if (e != cudaSuccess) {
@@ -186,9 +146,7 @@ cudaError_t make_events(tg_ctx *ctx) {
                 }
             }
         }
-    }
-    for (int i = 0; i < kTimers; i++) {
-        for (cudaEvent_t *ev : {&ctx->rows_k0[i], &ctx->rows_k1[i]}) {
+        for (cudaEvent_t *ev : {&s.k0, &s.k1}) {
             if (*ev == nullptr) {
                 cudaError_t e = cudaEventCreate(ev);
                 if (e != cudaSuccess) {
@@ -219,38 +177,19 @@ cudaError_t copy_range(const range_copy &r, uint64_t lo, uint64_t hi, cudaStream
     return e;
 }
 
-// The device view of rows [lo, hi) of r, copied.
-range_dev device_range(const range_copy &r, uint64_t lo, uint64_t hi) {
-    const uint64_t base = r.rowptr[lo];
-    return range_dev{r.d_off, r.d_cols, (int64_t)(hi - lo), r.ncols, r.rowptr[hi] - base, base};
-}
-
-// Enqueues on st what readies a copied range for its kernel: the rebase
-// and check of ij (a) and, when two, ik (b) into chk (8 words), their
-// guards (guard_pair, tags 2r and 2r + 1 into bad) and ij's edge-row index
-// erow (when both have columns). These are kernels, enqueued after every
-// copy of a range, so that no copy waits for SMs the counting kernel
-// holds; one launch serves both blocks.
-cudaError_t prepare_range(tg_ctx *ctx, const range_dev &a, const range_dev &b, bool two, unsigned long long *chk,
-                          unsigned long long *bad, int64_t r, uint32_t *erow, cudaStream_t st) {
+// Enqueues on st the rebase and check of rows [lo, hi) of r, copied,
+// into out (4 words). These are kernels: enqueued after every copy of a
+// range, so that no copy waits for SMs the counting kernel holds.
+cudaError_t check_range(tg_ctx *ctx, const range_copy &r, uint64_t lo, uint64_t hi, unsigned long long *out,
+                        cudaStream_t st) {
+    const uint64_t base = r.rowptr[lo], nnz = r.rowptr[hi] - base, n = hi - lo;
     const unsigned threads = 256;
-    const uint64_t sm = (uint64_t)ctx->env.sm_count;
-    const uint64_t n = (uint64_t)a.n, most = std::max({n + 1, a.nnz, two ? b.nnz : 0});
-    const unsigned rb = (unsigned)std::min<uint64_t>((n + threads) / threads, sm * 8);
-    rebase_pair<<<rb, threads, 0, st>>>(a, b, two ? 1 : 0, chk);
-    const unsigned cb = (unsigned)std::max<uint64_t>(std::min<uint64_t>((n * 32 + threads - 1) / threads, sm * 16), 1);
-    check_pair<<<dim3(cb, two ? 2 : 1), threads, 0, st>>>(a, b, chk);
-    const unsigned gb = (unsigned)std::min<uint64_t>((most + threads - 1) / threads, sm * 4);
-    guard_pair<<<dim3(gb, two ? 2 : 1), threads, 0, st>>>(a, b, chk, bad, 2 * (unsigned long long)r);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess && a.nnz > 0 && (two ? b.nnz : a.nnz) > 0) {
-        tg_dblock v{};
-        v.rowptr = a.off;
-        v.nrows = a.n;
-        v.nnz = (int64_t)a.nnz;
-        e = tg_edge_rows(&v, erow, st);
-    }
-    return e;
+    const unsigned rb = (unsigned)std::min<uint64_t>((n + threads) / threads, (uint64_t)ctx->env.sm_count * 8);
+    rebase<<<rb, threads, 0, st>>>(r.d_off, (int64_t)n + 1, base);
+    const int64_t cb = std::min<int64_t>(((int64_t)n * 32 + threads - 1) / threads, (int64_t)ctx->env.sm_count * 16);
+    tg_check_block<<<(unsigned)std::max<int64_t>(cb, 1), threads, 0, st>>>(r.d_off, r.d_cols, (int64_t)n, r.ncols,
+                                                                         nnz, out);
+    return cudaGetLastError();
 }
 
 } // namespace
@@ -281,10 +220,7 @@ void tg_rows_destroy(tg_ctx *ctx) {
     if (ctx->rows_h_check) cudaFreeHost(ctx->rows_h_check);
     ctx->rows_h_check = nullptr;
     for (auto &s : ctx->rows)
-        for (cudaEvent_t ev : {s.copied, s.checked})
-            if (ev) cudaEventDestroy(ev);
-    for (int i = 0; i < kTimers; i++)
-        for (cudaEvent_t ev : {ctx->rows_k0[i], ctx->rows_k1[i]})
+        for (cudaEvent_t ev : {s.copied, s.checked, s.done, s.k0, s.k1})
             if (ev) cudaEventDestroy(ev);
     if (ctx->rows_stream) cudaStreamDestroy(ctx->rows_stream);
     ctx->rows_stream = nullptr;
@@ -306,41 +242,21 @@ struct sub_plan {
 
 // The counting loop once the ranges and buffers are set: the ranges of
 // every subtask in turn, each copied and checked while the kernel counts
-// the one before, each subtask's count added in its own device word. The
-// kernel of a range waits for its check on the GPU (a failed range is
-// guarded and reported once the call ends), so the host queues ranges
-// ahead without waiting for each; only a kernel that sizes itself by the
-// range's longest row (host_checks: trust) waits on the host for the
-// check's figures. Every return leaves the streams idle (no host array is
-// read after it).
-static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, bool host_checks, const tg_dblock *jk,
+// the one before, each subtask's count added in its own device word.
+// Every return leaves both streams idle (no host array is read after it).
+static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, const tg_dblock *jk,
                             const sub_plan *subs, int32_t nsubs, const row_range *ranges, int64_t n,
                             uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     cudaError_t e;
     char where[96];
     unsigned long long *counts = ctx->rows_check + 8 * TG_ROWS_SETS;
-    unsigned long long *bad = counts + TG_ROWS_MAX_SUBTASKS;
-    const unsigned long long *h_counts = ctx->rows_h_check + 8 * TG_ROWS_SETS;
     range_bufs bufs[TG_ROWS_SETS];
-    const auto idle = [&] {
+    const auto fail = [&](cudaError_t ce, const char *what) {
+        snprintf(where, sizeof where, "tg_count_rows: %s", what);
         cudaStreamSynchronize(ctx->copy);
         cudaStreamSynchronize(ctx->rows_stream);
         cudaStreamSynchronize(ctx->stream);
-    };
-    const auto fail = [&](cudaError_t ce, const char *what) {
-        snprintf(where, sizeof where, "tg_count_rows: %s", what);
-        idle();
         return tg_cuda_status(ce, err, errlen, where);
-    };
-    const auto malformed = [&](int64_t r, bool ik) {
-        const row_range &rg = ranges[r];
-        const sub_plan &sp = subs[rg.sub];
-        tg_set_err(err, errlen,
-                   "tg_count_rows: subtask %d: malformed %s in rows [%llu, %llu) (offsets decrease or pass the "
-                   "columns, a column >= %lld, or a row not strictly increasing)",
-                   rg.sub, ik ? "ik" : "ij", (unsigned long long)rg.lo, (unsigned long long)rg.hi,
-                   (long long)(ik ? sp.ik.ncols : sp.ij.ncols));
-        return TG_ERR_INVALID;
     };
     const auto enqueue = [&](int64_t r) -> cudaError_t {
         auto &s = ctx->rows[r % TG_ROWS_SETS];
@@ -348,9 +264,10 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         const sub_plan &sp = subs[rg.sub];
         unsigned long long *chk = ctx->rows_check + 8 * (r % TG_ROWS_SETS);
         cudaError_t ce = cudaSuccess;
-        if (r >= TG_ROWS_SETS) // range r - TG_ROWS_SETS's kernel read these buffers
-            ce = cudaStreamWaitEvent(ctx->copy, ctx->rows_k1[(r - TG_ROWS_SETS) % kTimers], 0);
+        if (r >= TG_ROWS_SETS) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // range r - TG_ROWS_SETS's kernel read these
 #ifdef TG_ROWS_TRACE
+        if (!g_trace.c0[r % TG_ROWS_SETS]) cudaEventCreate(&g_trace.c0[r % TG_ROWS_SETS]), cudaEventCreate(&g_trace.c1[r % TG_ROWS_SETS]);
+        cudaEventRecord(g_trace.c0[r % TG_ROWS_SETS], ctx->copy);
         cudaEventRecord(trace_ev(4 * (size_t)r), ctx->copy);
 #endif
         range_bufs &bf = bufs[r % TG_ROWS_SETS];
@@ -363,6 +280,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         if (ce == cudaSuccess) ce = copy_range(a, rg.lo, rg.hi, ctx->copy);
         if (sp.two && ce == cudaSuccess) ce = copy_range(b, rg.lo, rg.hi, ctx->copy);
 #ifdef TG_ROWS_TRACE
+        cudaEventRecord(g_trace.c1[r % TG_ROWS_SETS], ctx->copy);
         cudaEventRecord(trace_ev(4 * (size_t)r + 1), ctx->copy);
         g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
         if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
@@ -373,19 +291,18 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         cudaStream_t cs = ctx->rows_stream;
         if (ce == cudaSuccess) ce = cudaEventRecord(s.copied, ctx->copy);
         if (ce == cudaSuccess) ce = cudaStreamWaitEvent(cs, s.copied, 0);
+        if (ce == cudaSuccess) ce = cudaMemsetAsync(chk, 0, 8 * sizeof(unsigned long long), cs);
+        if (ce == cudaSuccess) ce = check_range(ctx, a, rg.lo, rg.hi, chk, cs);
+        if (sp.two && ce == cudaSuccess) ce = check_range(ctx, b, rg.lo, rg.hi, chk + 4, cs);
         if (ce == cudaSuccess)
-            ce = prepare_range(ctx, device_range(a, rg.lo, rg.hi), device_range(sp.two ? b : a, rg.lo, rg.hi), sp.two,
-                               chk, bad, r, bf.erow, cs);
-        if (host_checks && ce == cudaSuccess)
             ce = cudaMemcpyAsync(ctx->rows_h_check + 8 * (r % TG_ROWS_SETS), chk, 8 * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, cs);
         if (ce == cudaSuccess) ce = cudaEventRecord(s.checked, cs);
         return ce;
     };
-    // Range r's kernel time, once its stop event has completed.
     const auto kernel_time = [&](int64_t r) -> cudaError_t {
         float ms = 0;
-        cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows_k0[r % kTimers], ctx->rows_k1[r % kTimers]);
+        cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r % TG_ROWS_SETS].k0, ctx->rows[r % TG_ROWS_SETS].k1);
         if (kernel_ms) kernel_ms[ranges[r].sub] += ms;
 #ifdef TG_ROWS_TRACE
         g_trace.kernel_ms += ms;
@@ -397,9 +314,6 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
     cudaEventRecord(g_trace.base, ctx->stream);
 #endif
     if ((e = cudaMemsetAsync(counts, 0, (size_t)nsubs * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
-        return fail(e, "memset");
-    // The guards record failures on the checks' stream, in order after this.
-    if ((e = cudaMemsetAsync(bad, 0xff, sizeof(unsigned long long), ctx->rows_stream)) != cudaSuccess)
         return fail(e, "memset");
     // The copies run TG_ROWS_SETS - 1 ranges ahead of the kernel.
     const int64_t ahead = TG_ROWS_SETS - 1;
@@ -414,23 +328,32 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         const row_range &rg = ranges[r];
         const sub_plan &sp = subs[rg.sub];
         TRACE_AT(t_wait);
-        if (r >= kTimers) { // the timer's last range is done
-            if ((e = cudaEventSynchronize(ctx->rows_k1[r % kTimers])) != cudaSuccess)
-                return fail(e, "count a row range");
-            if ((e = kernel_time(r - kTimers)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
-        }
-        const unsigned long long *h = ctx->rows_h_check + 8 * (r % TG_ROWS_SETS);
-        if (host_checks) {
-            if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
-            if (h[0] != 0 || (sp.two && h[4] != 0)) {
-                idle();
-                return malformed(r, h[0] == 0);
-            }
-        } else if ((e = cudaStreamWaitEvent(ctx->stream, s.checked, 0)) != cudaSuccess) {
-            return fail(e, "cudaStreamWaitEvent");
-        }
+        if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
         TRACE_ADD(wait, t_wait);
+#ifdef TG_ROWS_TRACE
+        {
+            float cms = 0;
+            cudaEventElapsedTime(&cms, g_trace.c0[r % TG_ROWS_SETS], g_trace.c1[r % TG_ROWS_SETS]);
+            g_trace.copy_ms += cms;
+        }
+#endif
         TRACE_AT(t_launch);
+        const unsigned long long *h = ctx->rows_h_check + 8 * (r % TG_ROWS_SETS);
+        if (h[0] != 0 || (sp.two && h[4] != 0)) {
+            cudaStreamSynchronize(ctx->copy);
+            cudaStreamSynchronize(ctx->rows_stream);
+            cudaStreamSynchronize(ctx->stream);
+            tg_set_err(err, errlen,
+                       "tg_count_rows: subtask %d: malformed %s in rows [%llu, %llu) (offsets decrease or pass the "
+                       "columns, a column >= %lld, or a row not strictly increasing)",
+                       rg.sub, h[0] != 0 ? "ij" : "ik", (unsigned long long)rg.lo, (unsigned long long)rg.hi,
+                       (long long)(h[0] != 0 ? sp.ij.ncols : sp.ik.ncols));
+            return TG_ERR_INVALID;
+        }
+        // Range r - TG_ROWS_SETS's kernel is done (the copy just checked
+        // waited for it).
+        if (r >= TG_ROWS_SETS && (e = kernel_time(r - TG_ROWS_SETS)) != cudaSuccess)
+            return fail(e, "cudaEventElapsedTime");
         tg_dblock bij{}, bik{};
         const range_bufs &bf = bufs[r % TG_ROWS_SETS];
         bij.rowptr = bf.ij_off;
@@ -438,28 +361,30 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         bij.nrows = (int64_t)(rg.hi - rg.lo);
         bij.nnz = (int64_t)(sp.ij.rowptr[rg.hi] - sp.ij.rowptr[rg.lo]);
         bij.ncols = sp.ij.ncols;
-        bij.max_degree = host_checks ? (int64_t)h[1] : 0; // 0: not known
+        bij.max_degree = (int64_t)h[1];
         if (sp.two) {
             bik.rowptr = bf.ik_off;
             bik.cols = bf.ik_cols;
             bik.nrows = bij.nrows;
             bik.nnz = (int64_t)(sp.ik.rowptr[rg.hi] - sp.ik.rowptr[rg.lo]);
             bik.ncols = sp.ik.ncols;
-            bik.max_degree = host_checks ? (int64_t)h[5] : 0;
+            bik.max_degree = (int64_t)h[5];
         }
         const tg_dblock *pij = &bij, *pik = sp.two ? &bik : &bij;
-        if ((e = cudaEventRecord(ctx->rows_k0[r % kTimers], ctx->stream)) != cudaSuccess)
-            return fail(e, "cudaEventRecord");
+        if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
 #ifdef TG_ROWS_TRACE
         cudaEventRecord(trace_ev(4 * (size_t)r + 2), ctx->stream);
 #endif
         if (bij.nnz > 0 && pik->nnz > 0) {
+            if ((e = tg_edge_rows(&bij, bf.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
             bij.erow = bf.erow;
             ctx->timing = true; // the range's events time it; env->begin records nothing
             e = fn(pij, pik, jk, &ctx->env, counts + rg.sub);
             if (e == cudaErrorNotSupported) {
                 cudaGetLastError();
-                idle();
+                cudaStreamSynchronize(ctx->copy);
+                cudaStreamSynchronize(ctx->rows_stream);
+                cudaStreamSynchronize(ctx->stream);
                 tg_set_err(err, errlen, "tg_count_rows: kernel %s is not built into this library", kname);
                 return TG_ERR_NOT_BUILT;
             }
@@ -469,19 +394,16 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
                 return fail(e, where);
             }
         }
-        if ((e = cudaEventRecord(ctx->rows_k1[r % kTimers], ctx->stream)) != cudaSuccess)
-            return fail(e, "cudaEventRecord");
+        if ((e = cudaEventRecord(s.k1, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
 #ifdef TG_ROWS_TRACE
         cudaEventRecord(trace_ev(4 * (size_t)r + 3), ctx->stream);
 #endif
+        if ((e = cudaEventRecord(s.done, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
         TRACE_ADD(launch, t_launch);
     }
     TRACE_AT(t_tail);
-    // The counts and the guards' word (the last kernel waited for the last
-    // range's guard).
-    if ((e = cudaMemcpyAsync(ctx->rows_h_check + 8 * TG_ROWS_SETS, counts,
-                             (TG_ROWS_MAX_SUBTASKS + 1) * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                             ctx->stream)) != cudaSuccess)
+    if ((e = cudaMemcpyAsync(ctx->rows_h_check + 8 * TG_ROWS_SETS, counts, (size_t)nsubs * sizeof(unsigned long long),
+                             cudaMemcpyDeviceToHost, ctx->stream)) != cudaSuccess)
         return fail(e, "copy result");
     if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess) {
         snprintf(where, sizeof where, "kernel %s (run)", kname);
@@ -496,7 +418,6 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         for (size_t i = 0; i < t.size(); i++) cudaEventElapsedTime(&t[i], g_trace.base, g_trace.ev[i]);
         for (int64_t r = 0; r < n; r++) {
             const float c0 = t[4 * r], c1 = t[4 * r + 1];
-            g_trace.copy_ms += c1 - c0;
             for (int64_t q = 0; q < n; q++) {
                 const float lo = std::max(c0, t[4 * q + 2]), hi = std::min(c1, t[4 * q + 3]);
                 if (hi > lo) g_trace.overlap_ms += hi - lo;
@@ -513,11 +434,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, boo
         }
     }
 #endif
-    for (int64_t r = std::max<int64_t>(n - kTimers, 0); r < n; r++)
+    for (int64_t r = std::max<int64_t>(n - TG_ROWS_SETS, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
-    const unsigned long long first_bad = h_counts[TG_ROWS_MAX_SUBTASKS];
-    if (first_bad != ~0ull) return malformed((int64_t)(first_bad >> 1), (first_bad & 1) != 0);
-    for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)h_counts[i];
+    for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[8 * TG_ROWS_SETS + i];
     return TG_OK;
 }
 
@@ -613,7 +532,6 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
     if (parts) *parts = (int64_t)ranges.size();
     TRACE_ADD(setup, t_setup);
-    // trust sizes its tables by the longest row of ik.
-    return count_ranges(ctx, fn, tg_kernel_name(kernel), kernel == TG_KERNEL_TRUST, jk, plans.data(), nsubs,
-                        ranges.data(), (int64_t)ranges.size(), triangles, kernel_ms, err, errlen);
+    return count_ranges(ctx, fn, tg_kernel_name(kernel), jk, plans.data(), nsubs, ranges.data(), (int64_t)ranges.size(),
+                        triangles, kernel_ms, err, errlen);
 }

@@ -163,8 +163,33 @@ static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
 // <= its row. No column past nnz is read.
 __global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
                                int64_t nrows, int64_t ncols, uint64_t nnz, unsigned long long *out) {
-    tg_check_rows(rowptr, cols, nrows, ncols, nnz, out, ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5,
-                  ((int64_t)gridDim.x * blockDim.x) >> 5);
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    bool bad = false, notup = false;
+    unsigned long long maxd = 0;
+    for (int64_t r = warp; r < nrows; r += nwarps) {
+        uint64_t b = rowptr[r], e = rowptr[r + 1];
+        if (e < b || e > nnz) {
+            bad = true;
+            continue;
+        }
+        maxd = max(maxd, (unsigned long long)(e - b));
+        if (e > b && (int64_t)cols[b] <= r) notup = true;
+        for (uint64_t k = b + lane; k < e; k += 32) {
+            uint32_t c = cols[k];
+            if ((int64_t)c >= ncols) bad = true;
+            if (k + 1 < e && cols[k + 1] <= c) bad = true;
+        }
+    }
+    bad = __any_sync(0xffffffffu, bad);
+    notup = __any_sync(0xffffffffu, notup);
+    for (int o = 16; o > 0; o >>= 1) maxd = max(maxd, __shfl_xor_sync(0xffffffffu, maxd, o));
+    if (lane == 0) {
+        if (bad) atomicOr(&out[0], 1ull);
+        if (maxd) atomicMax(&out[1], maxd);
+        if (notup) atomicOr(&out[2], 1ull);
+    }
 }
 
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {

@@ -72,23 +72,20 @@ struct tg_ctx {
     uint64_t input_bytes = 0, input_copied = 0;
     // tg_count_rows' sets of row-range buffers (TG_ROWS_SETS), one allocation of
     // rows_cap bytes each (kept across its calls while rows_held), carved
-    // per call; per set the events: copied, checked.
+    // per call; per set the events: copied and checked, kernel done, kernel
+    // start and stop.
     struct {
         void *arena = nullptr;
-        cudaEvent_t copied = nullptr, checked = nullptr;
+        cudaEvent_t copied = nullptr, checked = nullptr, done = nullptr, k0 = nullptr, k1 = nullptr;
     } rows[3]; // TG_ROWS_SETS (tg_rows.h)
-    // The start and stop of the kernels of the last 64 ranges (rows.cu's
-    // kTimers): range r's in entry r % 64; a stop also says the range's
-    // buffers are free.
-    cudaEvent_t rows_k0[64] = {}, rows_k1[64] = {};
     // The stream of tg_count_rows' checks, of the device's highest
     // priority: a range's check runs beside the kernel counting the range
     // before, so that the next kernel is queued before that one ends.
     cudaStream_t rows_stream = nullptr;
     uint64_t rows_cap = 0;
     bool rows_held = false;
-    unsigned long long *rows_check = nullptr;   // device, TG_ROWS_CHECK_WORDS
-    unsigned long long *rows_h_check = nullptr; // pinned host, as many
+    unsigned long long *rows_check = nullptr;   // device, 16 words
+    unsigned long long *rows_h_check = nullptr; // pinned host, 16 words
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
@@ -145,38 +142,6 @@ const char *tg_kernel_name(int32_t k);
 // |= some column <= its row. Reads no column past nnz.
 __global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
                                int64_t nrows, int64_t ncols, uint64_t nnz, unsigned long long *out);
-
-// tg_check_block's body for warp (of nwarps) of a grid: rows warp,
-// warp + nwarps, ... Every lane of the warp calls it.
-__device__ __forceinline__ void tg_check_rows(const uint64_t *__restrict__ rowptr, const uint32_t *__restrict__ cols,
-                                              int64_t nrows, int64_t ncols, uint64_t nnz, unsigned long long *out,
-                                              int64_t warp, int64_t nwarps) {
-    const int lane = threadIdx.x & 31;
-    bool bad = false, notup = false;
-    unsigned long long maxd = 0;
-    for (int64_t r = warp; r < nrows; r += nwarps) {
-        uint64_t b = rowptr[r], e = rowptr[r + 1];
-        if (e < b || e > nnz) {
-            bad = true;
-            continue;
-        }
-        maxd = max(maxd, (unsigned long long)(e - b));
-        if (e > b && (int64_t)cols[b] <= r) notup = true;
-        for (uint64_t k = b + lane; k < e; k += 32) {
-            uint32_t c = cols[k];
-            if ((int64_t)c >= ncols) bad = true;
-            if (k + 1 < e && cols[k + 1] <= c) bad = true;
-        }
-    }
-    bad = __any_sync(0xffffffffu, bad);
-    notup = __any_sync(0xffffffffu, notup);
-    for (int o = 16; o > 0; o >>= 1) maxd = max(maxd, __shfl_xor_sync(0xffffffffu, maxd, o));
-    if (lane == 0) {
-        if (bad) atomicOr(&out[0], 1ull);
-        if (maxd) atomicMax(&out[1], maxd);
-        if (notup) atomicOr(&out[2], 1ull);
-    }
-}
 
 // Frees the row-range buffers and check words of tg_count_rows (idle
 // between its calls), to make room; returns whether there were any.

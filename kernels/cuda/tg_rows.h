@@ -82,8 +82,8 @@ static inline int tg_rows_need(const uint64_t *ij, const uint64_t *ik, uint64_t 
 }
 
 /* Device words tg_count_rows keeps: the checks of a range per set (8
- * each), a count per subtask and the first failed range. */
-#define TG_ROWS_CHECK_WORDS (8 * TG_ROWS_SETS + TG_ROWS_MAX_SUBTASKS + 1)
+ * each) and a count per subtask. */
+#define TG_ROWS_CHECK_WORDS (8 * TG_ROWS_SETS + TG_ROWS_MAX_SUBTASKS)
 
 /* Whether a subtask's arrays are malformed on their face (offsets not from
  * 0, columns missing where there are edges). */

@@ -122,9 +122,7 @@ func rowStreamingFallsBack(t *testing.T, good string) {
 func TestRowStreamingRefusesMalformed(t *testing.T) { forLibs(t, rowStreamingRefusesMalformed) }
 
 // Every kernel refuses a range broken in each way, in IJ and in IK, and
-// counts the next subtask exactly (the CUDA library runs the kernels
-// queued behind a failed range on a guarded copy of it, so this also
-// checks, under compute-sanitizer, that they stay in bounds).
+// the counter then counts the next subtask exactly.
 func rowStreamingRefusesMalformed(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(300), randomEdges(300, 3000, 7)...))
 	ts := partitioned(g, 2, "hash")
