@@ -86,3 +86,80 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     if (kernel_ms) *kernel_ms = (double)ms;
     return TG_OK;
 }
+
+// The batch: each subtask's slots checked and its kernel queued as tg_count
+// does, into its own result word (d_count + 4 + i) between its own two
+// events; one wait at the end.
+extern "C" int32_t tg_count_batch(tg_ctx *ctx, const int32_t *kernels, const int32_t *slots, int32_t n,
+                                  uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
+    if (ctx == nullptr || kernels == nullptr || slots == nullptr || triangles == nullptr) {
+        tg_set_err(err, errlen, "tg_count_batch: NULL context, kernels, slots or results");
+        return TG_ERR_INVALID;
+    }
+    if (n < 1 || n > TG_COUNT_BATCH_MAX) {
+        tg_set_err(err, errlen, "tg_count_batch: %d subtasks, want 1 to %d", n, TG_COUNT_BATCH_MAX);
+        return TG_ERR_INVALID;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        triangles[i] = 0;
+        if (kernel_ms) kernel_ms[i] = 0;
+        if (tg_kernel_by_id(kernels[i]) == nullptr) {
+            tg_set_err(err, errlen, "tg_count_batch: subtask %d: unknown kernel id %d", i, kernels[i]);
+            return TG_ERR_INVALID;
+        }
+    }
+    cudaError_t e;
+    for (cudaEvent_t &ev : ctx->batch_ev)
+        if (ev == nullptr && (e = cudaEventCreate(&ev)) != cudaSuccess) {
+            ev = nullptr;
+            return tg_cuda_status(e, err, errlen, "tg_count_batch: cudaEventCreate");
+        }
+    unsigned long long *words = ctx->d_count + 4;
+    // Every return after this leaves the stream idle.
+    const auto fail = [&](int32_t rc) {
+        cudaStreamSynchronize(ctx->stream);
+        return rc;
+    };
+    if ((e = cudaMemsetAsync(words, 0, (size_t)n * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count_batch: memset");
+    char name[48];
+    for (int32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "tg_count_batch: subtask %d", i);
+        const tg_dblock *ij, *ik, *jk;
+        const int32_t rc = tg_subtask_blocks(ctx, name, slots + 3 * i, &ij, &ik, &jk, err, errlen);
+        if (rc != TG_OK) return fail(rc);
+        const tg_active_guard guard(ctx, slots + 3 * i);
+        if ((e = cudaEventRecord(ctx->batch_ev[2 * i], ctx->stream)) != cudaSuccess)
+            return fail(tg_cuda_status(e, err, errlen, "tg_count_batch: cudaEventRecord"));
+        if (ij->nnz > 0 && ik->nnz > 0 && jk->nnz > 0) {
+            ctx->timing = true; // the batch's events time it; env->begin records nothing
+            e = tg_kernel_by_id(kernels[i])(ij, ik, jk, &ctx->env, words + i);
+            if (e == cudaErrorNotSupported) {
+                cudaGetLastError();
+                tg_set_err(err, errlen, "%s: kernel %s is not built into this library", name, kernel_names[kernels[i]]);
+                return fail(TG_ERR_NOT_BUILT);
+            }
+            if (e == cudaSuccess) e = cudaGetLastError();
+            if (e != cudaSuccess) {
+                char where[96];
+                snprintf(where, sizeof where, "%s: kernel %s", name, kernel_names[kernels[i]]);
+                return fail(tg_cuda_status(e, err, errlen, where));
+            }
+        }
+        if ((e = cudaEventRecord(ctx->batch_ev[2 * i + 1], ctx->stream)) != cudaSuccess)
+            return fail(tg_cuda_status(e, err, errlen, "tg_count_batch: cudaEventRecord"));
+    }
+    if ((e = cudaMemcpyAsync(ctx->h_count + 4, words, (size_t)n * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                             ctx->stream)) != cudaSuccess)
+        return fail(tg_cuda_status(e, err, errlen, "tg_count_batch: copy results"));
+    if ((e = cudaStreamSynchronize(ctx->stream)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_count_batch: kernels (run)");
+    for (int32_t i = 0; i < n; i++) {
+        float ms = 0;
+        if ((e = cudaEventElapsedTime(&ms, ctx->batch_ev[2 * i], ctx->batch_ev[2 * i + 1])) != cudaSuccess)
+            return tg_cuda_status(e, err, errlen, "tg_count_batch: cudaEventElapsedTime");
+        triangles[i] = (uint64_t)ctx->h_count[4 + i];
+        if (kernel_ms) kernel_ms[i] = (double)ms;
+    }
+    return TG_OK;
+}
