@@ -251,12 +251,12 @@ extern "C" int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **ou
         return tg_cuda_status(e, err, errlen, "tg_ctx_create: cudaEventCreate");
     }
     void *p_count = nullptr;
-    if ((e = tg_ctx_malloc(ctx, &p_count, TG_COUNT_WORDS * sizeof(unsigned long long))) != cudaSuccess) {
+    if ((e = tg_ctx_malloc(ctx, &p_count, 4 * sizeof(unsigned long long))) != cudaSuccess) {
         tg_ctx_destroy(ctx);
         return tg_cuda_status(e, err, errlen, "tg_ctx_create: counter allocation");
     }
     ctx->d_count = (unsigned long long *)p_count;
-    if ((e = cudaMallocHost((void **)&ctx->h_count, TG_COUNT_WORDS * sizeof(unsigned long long))) != cudaSuccess) {
+    if ((e = cudaMallocHost((void **)&ctx->h_count, 4 * sizeof(unsigned long long))) != cudaSuccess) {
         ctx->h_count = nullptr;
         tg_ctx_destroy(ctx);
         return tg_cuda_status(e, err, errlen, "tg_ctx_create: pinned counter");
@@ -291,8 +291,6 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     tg_ctx_free(ctx, ctx->input);
     tg_ctx_free(ctx, ctx->d_count);
     if (ctx->h_count) cudaFreeHost(ctx->h_count);
-    for (cudaEvent_t ev : ctx->batch_ev)
-        if (ev) cudaEventDestroy(ev);
     if (ctx->ev_start) cudaEventDestroy(ctx->ev_start);
     if (ctx->ev_stop) cudaEventDestroy(ctx->ev_stop);
     if (ctx->stream) cudaStreamDestroy(ctx->stream);

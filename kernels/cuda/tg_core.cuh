@@ -9,11 +9,6 @@
 #include "tg_settings.h"
 
 #define TG_SCRATCH_BUFS 8
-// A context's result words: 4 for tg_count and the loads' checks, then one
-// per subtask of a tg_count_batch (within the one 256-byte granule the
-// context is accounted for).
-#define TG_COUNT_WORDS (4 + TG_COUNT_BATCH_MAX)
-static_assert(TG_COUNT_WORDS * 8 <= 256, "the result words fit one allocation granule");
 #define TG_MAX_ALLOCS 128
 
 struct tg_slot {
@@ -56,9 +51,6 @@ struct tg_ctx {
     // beside the kernels of stream.
     cudaStream_t copy = nullptr;
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
-    // tg_count_batch's timers, made at its first call: subtask i's kernel
-    // runs between batch_ev[2i] and batch_ev[2i + 1].
-    cudaEvent_t batch_ev[2 * TG_COUNT_BATCH_MAX] = {};
     uint64_t limit = 0; // bytes this context may hold on the device
     uint64_t used = 0;
     uint64_t peak = 0; // the most used has been
@@ -66,8 +58,8 @@ struct tg_ctx {
     void *scratch[TG_SCRATCH_BUFS] = {};
     size_t scratch_cap[TG_SCRATCH_BUFS] = {};
     tg_alloc allocs[TG_MAX_ALLOCS];
-    unsigned long long *d_count = nullptr; // device, TG_COUNT_WORDS
-    unsigned long long *h_count = nullptr; // pinned host, TG_COUNT_WORDS
+    unsigned long long *d_count = nullptr; // device, 4 words
+    unsigned long long *h_count = nullptr; // pinned host, 4 words
     tg_kernel_env env = {};
     tg_settings set = {}; // env.set points here
     // Slots of the subtask tg_count is running (-1: none), whose bitmaps

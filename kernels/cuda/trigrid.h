@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 6
+#define TG_ABI_VERSION 5
 
 /* Status codes. */
 #define TG_OK 0
@@ -201,20 +201,6 @@ int32_t tg_free_block(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
 int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij,
                  int32_t slot_ik, int32_t slot_jk, uint64_t *triangles,
                  double *kernel_ms, char *err, uint64_t errlen);
-
-/* The most subtasks one tg_count_batch call counts. */
-#define TG_COUNT_BATCH_MAX 24
-
-/* Counts n subtasks (1 <= n <= TG_COUNT_BATCH_MAX) as tg_count would,
- * subtask i being slots[3i] (ij), slots[3i+1] (ik), slots[3i+2] (jk) with
- * kernel kernels[i]: their kernels are queued one after another on the
- * context's stream, with no wait on the host between them.
- * triangles[i] and kernel_ms[i] (kernel_ms may be NULL) are subtask i's.
- * Any failure (a slot not loaded, index spaces that disagree, a
- * malformed block, a kernel's error) fails the whole call, naming the
- * subtask; no count of it is to be used. */
-int32_t tg_count_batch(tg_ctx *ctx, const int32_t *kernels, const int32_t *slots, int32_t n,
-                       uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen);
 
 /* One subtask of tg_count_rows: its ij and ik as host CSR blocks of nrows
  * rows (offsets from 0, as tg_load_block takes them; ik_rowptr NULL: ik is

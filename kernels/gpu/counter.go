@@ -77,8 +77,8 @@ type Counter struct {
 	streamed  int
 	ranges    int
 	calls     time.Duration // in the library's count calls
-	// aheadResults: subtasks counted with an earlier one (countStreamed,
-	// countBatch), until they are asked for.
+	// aheadResults: subtasks counted with an earlier one that shares their
+	// JK (countStreamed), until they are asked for.
 	aheadResults map[streamKey]kernels.Result
 	peak         uint64 // the context's peak, kept past Close
 	busy         time.Duration
@@ -196,10 +196,6 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 	if c.ctx == 0 {
 		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
 	}
-	if r, ok := c.aheadResults[keyOf(t)]; ok { // counted with an earlier subtask
-		delete(c.aheadResults, keyOf(t))
-		return r, nil
-	}
 	res, err := c.countMaybeStreamed(t)
 	if !errors.Is(err, ErrOutOfMemory) {
 		return res, err
@@ -231,13 +227,6 @@ func (c *Counter) tryWhole(t kernels.Subtask) (kernels.Result, error) {
 	var during func()
 	if len(t.Ahead) > 0 && c.lib.pins.limit > 0 {
 		during = func() { c.stage(t) }
-	}
-	if ahead, slots := c.residentAhead(t); len(ahead) > 0 {
-		if res, err := c.countBatch(t, s, ahead, slots, during); err == nil {
-			return res, nil
-		}
-		// Counted alone below, which reports t's own error if it has one.
-		during = nil
 	}
 	for {
 		res, err := c.countSlots(kernels.Stats(t), s, during, nil)

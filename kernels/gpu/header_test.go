@@ -63,7 +63,6 @@ func TestHeaderConstants(t *testing.T) {
 		"TG_ERR_INTERNAL":     tgErrInternal,
 		"TG_KERNEL_COUNT":     int64(len(kernelNames)),
 		"TG_MAX_SLOTS":        maxSlots,
-		"TG_COUNT_BATCH_MAX":  maxCountBatch,
 		"TG_PREP_VERTICES":    prepVertices,
 		"TG_PREP_INPUT_PAIRS": prepInputPairs,
 		"TG_PREP_SELF_LOOPS":  prepSelfLoops,

@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 6
+const ABIVersion = 5
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -87,7 +87,6 @@ type Library struct {
 	prepIDsOut      func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	countRows       func(ctx uintptr, kernel, jk int32, subs *rowsSubtask, nsubs int32, tri *uint64, ms *float64, parts *int64, err *byte, errlen uint64) int32
-	countBatch      func(ctx uintptr, kernels, slots *int32, n int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	inputAlloc      func(ctx uintptr, bytes uint64, err *byte, errlen uint64) int32
 	inputCopyAsync  func(ctx uintptr, offset uint64, src unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	inputFree       func(ctx uintptr, err *byte, errlen uint64) int32
@@ -179,7 +178,6 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_prep_ids_out", &l.prepIDsOut},
 		{"tg_count_local", &l.countLocal},
 		{"tg_count_rows", &l.countRows},
-		{"tg_count_batch", &l.countBatch},
 		{"tg_input_alloc", &l.inputAlloc},
 		{"tg_input_copy_async", &l.inputCopyAsync},
 		{"tg_input_free", &l.inputFree},

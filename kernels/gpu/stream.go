@@ -64,6 +64,10 @@ const maxCountedAhead = 4 * maxStreamBatch
 // slots give way first, so that JK's index and the ranges have the memory.
 // c.mu is held.
 func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
+	if r, ok := c.aheadResults[keyOf(t)]; ok {
+		delete(c.aheadResults, keyOf(t))
+		return r, nil
+	}
 	var pinned [maxSlots]bool
 	start := time.Now()
 	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {

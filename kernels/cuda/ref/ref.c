@@ -272,7 +272,7 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
     }
     ctx->limit = mem_limit ? mem_limit : REF_MEMORY;
     tg_settings_fill_default(&ctx->set);
-    if (!ref_alloc(ctx, (4 + TG_COUNT_BATCH_MAX) * sizeof(uint64_t))) { /* the result words */
+    if (!ref_alloc(ctx, 4 * sizeof(uint64_t))) { /* the result words */
         free(ctx);
         set_err(err, errlen, "tg_ctx_create: counter allocation: out of device memory");
         return TG_ERR_OOM;
@@ -512,38 +512,6 @@ int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_t slot_ik, 
     double t0 = now_ms();
     *triangles = tg_cpu_count(ij, ik, jk);
     if (kernel_ms) *kernel_ms = now_ms() - t0;
-    return TG_OK;
-}
-
-int32_t tg_count_batch(tg_ctx *ctx, const int32_t *kernels, const int32_t *slots, int32_t n, uint64_t *triangles,
-                       double *kernel_ms, char *err, uint64_t errlen) {
-    if (ctx == NULL || kernels == NULL || slots == NULL || triangles == NULL) {
-        set_err(err, errlen, "tg_count_batch: NULL context, kernels, slots or results");
-        return TG_ERR_INVALID;
-    }
-    if (n < 1 || n > TG_COUNT_BATCH_MAX) {
-        set_err(err, errlen, "tg_count_batch: %d subtasks, want 1 to %d", n, TG_COUNT_BATCH_MAX);
-        return TG_ERR_INVALID;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        triangles[i] = 0;
-        if (kernel_ms) kernel_ms[i] = 0;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        char name[48];
-        snprintf(name, sizeof name, "tg_count_batch: subtask %d", i);
-        if (kernels[i] < TG_KERNEL_POLAK || kernels[i] >= TG_KERNEL_COUNT) {
-            set_err(err, errlen, "%s: unknown kernel id %d", name, kernels[i]);
-            return TG_ERR_INVALID;
-        }
-        const tg_cpu_csr *ij, *ik, *jk;
-        int32_t rc = subtask_blocks(ctx, name, slots[3 * i], slots[3 * i + 1], slots[3 * i + 2], &ij, &ik, &jk, err,
-                                    errlen);
-        if (rc != TG_OK) return rc;
-        double t0 = now_ms();
-        triangles[i] = tg_cpu_count(ij, ik, jk);
-        if (kernel_ms) kernel_ms[i] = now_ms() - t0;
-    }
     return TG_OK;
 }
 
