@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -175,18 +174,13 @@ func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input,
 	// memory goes back to the operating system while the device counts,
 	// rather than at the process's exit, where freeing it would add to the
 	// run.
-	released := make(chan struct{})
-	if cfg.Verify {
-		close(released)
-	} else {
+	released := func() {}
+	if !cfg.Verify {
 		in.edges, in.p32, in.staged = nil, nil, nil
-		go func() {
-			defer close(released)
-			debug.FreeOSMemory()
-		}()
+		released = freeWhileCounting()
 	}
 	res, err := ip.CountResident(ctx)
-	<-released
+	released()
 	if err != nil {
 		return nil, fmt.Errorf("count with %s: %w", ip.Name(), err)
 	}

@@ -52,6 +52,13 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		cfg.Slots = []worker.Slot{slot}
 	} else if part, pFit, err = splitOnHost(ctx, path, fwd, &cfg, rep); err != nil {
 		return nil, err
+	} else if !cfg.Verify && anyDevice(&cfg) {
+		// The blocks are made: the forward graph (and the input whose
+		// memory it took) goes back to the operating system while the
+		// devices count, rather than at the process's exit, where freeing
+		// it would add to the run.
+		fwd = nil
+		defer freeWhileCounting()()
 	}
 	p := part.P()
 	src := worker.PartitionSource{Part: part}
