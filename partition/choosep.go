@@ -210,21 +210,19 @@ func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model 
 		maxP, fwd.NumEdges(), budget, least)
 }
 
-// countRowsPerPart is the fewest rows a goroutine of blockEdgeCounts
-// takes (tests lower it to reach several on small graphs).
-var countRowsPerPart int64 = 1 << 14
-
 // blockEdgeCounts counts the edges of every block of l, P x P row-major,
-// on workers goroutines over row ranges, each with counts of its own that
-// are added up at the end.
+// on workers goroutines over row chunks of about equal edges (a degree
+// order puts most forward edges in the last rows), each with counts of its
+// own that are added up at the end.
 func blockEdgeCounts(fwd *graph.CSR, l *Layout, p, workers int) []int64 {
-	n := fwd.NumRows()
-	parts := int(min(int64(clampWorkers(workers)), max(1, n/countRowsPerPart)))
-	each := make([][]int64, parts)
-	_ = parallelFor(context.Background(), parts, parts, func(x int) {
+	chunks := rowChunks(fwd, clampWorkers(workers))
+	if len(chunks) == 0 {
+		return make([]int64, p*p)
+	}
+	each := make([][]int64, len(chunks))
+	_ = parallelFor(context.Background(), len(chunks), workers, func(x int) {
 		c := make([]int64, p*p)
-		lo, hi := n*int64(x)/int64(parts), n*int64(x+1)/int64(parts)
-		for u := lo; u < hi; u++ {
+		for u := chunks[x][0]; u < chunks[x][1]; u++ {
 			row := c[l.Group(uint32(u))*p:]
 			for _, v := range fwd.Row(u) {
 				row[l.Group(v)]++

@@ -96,8 +96,6 @@ func TestChoosePErrors(t *testing.T) {
 // blockEdgeCounts, on any number of workers, gives the edges of the
 // blocks that Split builds.
 func TestBlockEdgeCounts(t *testing.T) {
-	defer func(n int64) { countRowsPerPart = n }(countRowsPerPart)
-	countRowsPerPart = 100
 	fwd := refForward(rmatEdges(12, 16, 7))
 	for _, sc := range schemes {
 		for _, p := range []int{1, 3, 4} {
@@ -105,7 +103,7 @@ func TestBlockEdgeCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range []int{1, 3} {
+			for _, w := range []int{1, 3, 16} {
 				l, err := NewLayout(fwd, sc, p, w)
 				if err != nil {
 					t.Fatal(err)
