@@ -40,6 +40,33 @@ func idPairsArg(p kernels.IDPairs) (*uint32, int32, uint64, error) {
 	return base, width, uint64(words / 2), nil
 }
 
+// prepIDsLeastBytes is the device memory tg_prep_ids_out and
+// tg_prep_ids_input take at the least for p: the pairs' buffer (8 bytes
+// a pair of 32-bit ids, 16 of 64-bit ones); nothing for staged ids, which
+// are on the device already.
+func prepIDsLeastBytes(p kernels.IDPairs) int64 {
+	if p.Staged != nil {
+		return 0
+	}
+	if p.P64 != nil {
+		return allocBytes(int64(len(p.P64)) * 8)
+	}
+	return allocBytes(int64(len(p.P32)) * 4)
+}
+
+// roomForIDs is nil unless the context's free memory is below
+// prepIDsLeastBytes(p): then an error wrapping ErrOutOfMemory, given
+// before the host makes the arrays the results come back into and locks
+// the pairs, work the device would not use.
+func (c *Counter) roomForIDs(p kernels.IDPairs) error {
+	need := prepIDsLeastBytes(p)
+	if used, limit := c.MemUsage(); limit > 0 && (used >= limit || uint64(need) > limit-used) {
+		return fmt.Errorf("%d pairs need at least %d bytes, %d of %d are free: %w",
+			max(len(p.P32), len(p.P64))/2, need, limit-min(used, limit), limit, ErrOutOfMemory)
+	}
+	return nil
+}
+
 // KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out, or
 // tg_prep_ids_input from staged ids, copying back only the input ids,
 // when wanted; the pairs are page-locked for their upload as
@@ -56,6 +83,9 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 		return nil, kernels.PrepStats{}, err
 	}
 	if _, _, _, err := idPairsArg(p); err != nil {
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
+	}
+	if err := c.roomForIDs(p); err != nil {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
 	var out idsOut

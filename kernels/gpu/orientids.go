@@ -24,6 +24,9 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
 	}
+	if err := c.roomForIDs(p); err != nil {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
+	}
 	maxV := p.VertexBound()
 	out := idsOut{maxV: maxV, rowptr: make([]uint64, maxV+1), cols: make([]uint32, np+1), orig: make([]uint64, maxV+1)}
 	prefault(out.rowptr)

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -96,6 +97,38 @@ func TestOrientIDsOnDeviceReference(t *testing.T) {
 	c := autoCounter(t, small)
 	if _, _, _, err := c.OrientIDsOnDevice(context.Background(), idPairs(randomEdges(400, 5000, 9))); !c.DoesNotFit(err) {
 		t.Fatalf("under a 4 KiB cap: %v, want an out-of-memory error", err)
+	}
+}
+
+// The counter declines, before calling the library, only pairs the
+// library itself refuses: just below the bound of prepIDsLeastBytes the
+// library runs out of memory too, for 32-bit and 64-bit ids.
+func TestPrepIDsLeastBytesIsALowerBound(t *testing.T) { forLibs(t, prepIDsLeastBytesIsALowerBound) }
+
+func prepIDsLeastBytesIsALowerBound(t *testing.T, good string) {
+	for name, edges := range idCases(t, randomEdges(400, 5000, 9)) {
+		p := idPairs(edges)
+		limit := uint64(ContextBytes + prepIDsLeastBytes(p) - allocGranule)
+		lib, err := Open(Options{Path: good, MemLimit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := autoCounter(t, lib)
+		if err := c.roomForIDs(p); !errors.Is(err, ErrOutOfMemory) {
+			t.Fatalf("%s: %d bytes: the counter's check says %v, want out of memory", name, limit, err)
+		}
+		maxV := p.VertexBound()
+		_, _, np, _ := idPairsArg(p)
+		out := idsOut{maxV: maxV, rowptr: make([]uint64, maxV+1), cols: make([]uint32, np+1), orig: make([]uint64, maxV+1)}
+		var st [prepNStats]uint64
+		var ms float64
+		c.mu.Lock()
+		err = c.prepIDs(p, out, &st, &ms)
+		c.mu.Unlock()
+		if !errors.Is(err, ErrOutOfMemory) {
+			t.Errorf("%s: %d bytes: the library says %v, want out of memory", name, limit, err)
+		}
+		c.Close()
 	}
 }
 
