@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -24,17 +23,17 @@ import (
 type deviceSplit struct {
 	part    *partition.Partition
 	counter kernels.Counter
-	// released is closed once the input's memory, dead once the device
-	// has the graph, has gone back to the operating system (nil: not
-	// asked). Given back while the device splits and counts rather than
-	// at the process's exit, where it would add to the run.
-	released chan struct{}
+	// released waits until the input's memory, dead once the device has
+	// the graph, has gone back to the operating system (nil: not asked).
+	// Given back while the device splits and counts rather than at the
+	// process's exit, where it would add to the run.
+	released func()
 }
 
 // wait returns once what ds started in the background is done.
 func (ds *deviceSplit) wait() {
 	if ds != nil && ds.released != nil {
-		<-ds.released
+		ds.released()
 	}
 }
 
@@ -104,12 +103,7 @@ func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitt
 	*in = input{}
 	p = kernels.IDPairs{}
 	if !cfg.Verify {
-		released := make(chan struct{})
-		ds.released = released
-		go func() {
-			defer close(released)
-			debug.FreeOSMemory()
-		}()
+		ds.released = freeWhileCounting()
 	}
 	notePrep(rep, st)
 	rep.Seconds.Order = since(t)

@@ -60,11 +60,19 @@ func prepIDsLeastBytes(p kernels.IDPairs) int64 {
 // the pairs, work the device would not use.
 func (c *Counter) roomForIDs(p kernels.IDPairs) error {
 	need := prepIDsLeastBytes(p)
-	if used, limit := c.MemUsage(); limit > 0 && (used >= limit || uint64(need) > limit-used) {
+	if free, limit, ok := c.hasFree(need); !ok {
 		return fmt.Errorf("%d pairs need at least %d bytes, %d of %d are free: %w",
-			max(len(p.P32), len(p.P64))/2, need, limit-min(used, limit), limit, ErrOutOfMemory)
+			max(len(p.P32), len(p.P64))/2, need, free, limit, ErrOutOfMemory)
 	}
 	return nil
+}
+
+// hasFree reports whether the context's free memory holds need bytes
+// (always, with no limit), with the free bytes and the limit.
+func (c *Counter) hasFree(need int64) (free, limit uint64, ok bool) {
+	used, limit := c.MemUsage()
+	free = limit - min(used, limit)
+	return free, limit, limit == 0 || uint64(max(need, 0)) <= free
 }
 
 // KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out, or

@@ -35,9 +35,9 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	np := uint64(len(pairs) / 2)
 	need := PreprocessMinBytes(np, n)
-	if used, limit := c.MemUsage(); limit > 0 && (used >= limit || uint64(need) > limit-used) {
+	if free, limit, ok := c.hasFree(need); !ok {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient on device: %d pairs over %d vertices need at least %d bytes, %d of %d are free: %w",
-			np, n, need, limit-min(used, limit), limit, ErrOutOfMemory)
+			np, n, need, free, limit, ErrOutOfMemory)
 	}
 	p, err := c.Preprocess(pairs, n, true)
 	if err != nil {
