@@ -9,6 +9,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -215,9 +216,13 @@ func checkDevicePrep(d *deviceCount, host *Report) error {
 
 func countWhole(ctx context.Context, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report) error {
 	t := time.Now()
+	streamed := streamIfLarge(counter, fwd, cfg.ChunkShare)
 	cfg.Progress.Start("count", "edges", fwd.NumEdges())
 	res, err := counter.Count(ctx, kernels.Whole(fwd))
 	cfg.Progress.Done()
+	if dr, ok := counter.(kernels.DeviceReporter); ok && streamed && err == nil {
+		rep.DeviceMemory = (&deviceTally{counters: []kernels.DeviceReporter{dr}}).report(since(t))
+	}
 	if dp, ok := counter.(kernels.DevicePreprocessor); ok && err != nil && dp.DoesNotFit(err) {
 		return fmt.Errorf("count with %s: the graph does not fit the device (%w); use --partitions 0 to split it into subtasks that fit", counter.Name(), err)
 	}
@@ -256,4 +261,26 @@ func closeCounter(c kernels.Counter, log *slog.Logger) {
 			log.Warn("closing kernel", "kernel", c.Name(), "err", err)
 		}
 	}
+}
+
+// streamIfLarge makes a GPU counter stream rows when the whole graph
+// takes most of its device (its limit): the graph is then counted in
+// chunks of its rows with the rows they need streamed beside them
+// (gpu.Counter's chunks, each taking share of the memory), not refused.
+// It reports whether it did.
+func streamIfLarge(counter kernels.Counter, fwd *graph.CSR, share float64) bool {
+	s, ok := counter.(interface {
+		SetRowStreaming(bool)
+		SetChunkShare(float64)
+		MemUsage() (used, limit uint64)
+	})
+	if !ok {
+		return false
+	}
+	if _, limit := s.MemUsage(); limit == 0 || !gpu.NeedsChunks(fwd.NumRows(), fwd.NumEdges(), limit) {
+		return false
+	}
+	s.SetRowStreaming(true)
+	s.SetChunkShare(share)
+	return true
 }

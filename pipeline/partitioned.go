@@ -68,7 +68,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		rows, edges := largestBlock(part)
 		if stream = streamRows(&cfg, rows, edges); stream {
 			tasks = streamOrder(tasks)
-			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
+			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0], cfg.ChunkShare)}
 			cfg.groupJK = true
 		} else {
 			tasks = reuseOrder(tasks)

@@ -74,9 +74,12 @@ type Counter struct {
 	// rowStream: Count streams IJ and IK in row ranges (stream.go);
 	// streamed counts the subtasks it streamed, ranges their ranges.
 	rowStream bool
-	streamed  int
-	ranges    int
-	calls     time.Duration // in the library's count calls
+	// chunkShare: the share of the room a chunk of JK takes when JK is
+	// counted in chunks (chunks.go); 0 is ChunkShare.
+	chunkShare float64
+	streamed   int
+	ranges     int
+	calls      time.Duration // in the library's count calls
 	// aheadResults: subtasks counted with an earlier one that shares their
 	// JK (countStreamed), until they are asked for.
 	aheadResults map[streamKey]kernels.Result
@@ -184,6 +187,9 @@ func (c *Counter) MemUsage() (used, limit uint64) {
 // counted in row ranges of IJ and IK against the whole JK (countRows).
 // Only a subtask whose JK and a single row do not fit fails, with an error
 // that satisfies errors.Is(err, ErrOutOfMemory) and gives the bytes needed.
+// A counter streaming rows counts a subtask whose JK takes most of the
+// memory in chunks of JK's rows (countChunked), and one whose chunks do
+// not fit as a counter that does not stream.
 func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, err

@@ -72,7 +72,20 @@ func (c *Counter) prepIDs(p kernels.IDPairs, out idsOut, st *[prepNStats]uint64,
 		rc = c.lib.prepIDs(c.ctx, residentSlot, base, np, width, &st[0], ms, &c.buf[0], errBufLen)
 	}
 	runtime.KeepAlive(p)
-	return status(op, rc, c.buf)
+	err = status(op, rc, c.buf)
+	if err != nil {
+		c.freeResident()
+	}
+	return err
+}
+
+// freeResident frees what a failed preprocessing left in the resident
+// slot's buffers, so that the counting that follows has the memory. c.mu
+// is held.
+func (c *Counter) freeResident() {
+	c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
+	c.slots[residentSlot] = slot{}
+	c.resident = false
 }
 
 // emptyResident completes a load pending in the resident slot and forgets

@@ -78,6 +78,7 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 	c.emptyResident()
 	rc := c.lib.preprocess(c.ctx, residentSlot, ptr(pairs), np, n, ptr(rowptr), ptr(cols), ptr(rank), &st[0], &ms, &c.buf[0], errBufLen)
 	if err := status("tg_preprocess", rc, c.buf); err != nil {
+		c.freeResident()
 		return nil, fmt.Errorf("gpu: preprocess: %w", err)
 	}
 	p := c.madeResident(&st, ms)

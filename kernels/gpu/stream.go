@@ -68,6 +68,9 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		delete(c.aheadResults, keyOf(t))
 		return r, nil
 	}
+	if room := c.room(); needsChunks(t.JK.NumRows(), t.JK.NumEdges(), room) {
+		return c.countChunked(t, room)
+	}
 	var pinned [maxSlots]bool
 	start := time.Now()
 	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {
