@@ -6,7 +6,8 @@
 #   2. the kernels/gpu tests of streaming and of capped counting through
 #      the real library, and compute-sanitizer memcheck of a streamed run;
 #   3. the datasets of MANIFEST.tsv at caps of 1/20, 1/4 and 1/2 of their
-#      CSR with --row-stream on, against their published counts;
+#      CSR with --row-stream on, and whole (in chunks of rows) at 1/20 and
+#      1/4, against their published counts;
 #   4. rmat SCALES: the uncapped count, then at caps of CSR/4 and CSR/20
 #      with streaming off and on (auto at the end), alternating, RUNS
 #      each: triangles checked, and the count phase, kernel time, partition
@@ -37,12 +38,12 @@ MODES=${MODES:-"off on"}
 EXTRA=${EXTRA:-}
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead' >"$OUT/tests.log" 2>&1)
-	echo "kernels/gpu RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead (real library) rc=$?" | tee -a "$RES"
+	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead|Chunk' >"$OUT/tests.log" 2>&1)
+	echo "kernels/gpu RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead|Chunk (real library) rc=$?" | tee -a "$RES"
 	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
 	if command -v compute-sanitizer >/dev/null; then
 		(cd "$SRC/kernels/gpu" && timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
-			-test.run 'TestRowStreamingUnderMemoryCaps|TestRowStreamingRefusesMalformed' >"$OUT/memcheck.log" 2>&1)
+			-test.run 'TestRowStreamingUnderMemoryCaps|TestRowStreamingRefusesMalformed|TestCountInChunks' >"$OUT/memcheck.log" 2>&1)
 		echo "compute-sanitizer memcheck kernels/gpu RowStreaming rc=$?" | tee -a "$RES"
 		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
 	fi
@@ -62,6 +63,9 @@ if [ -z "${SKIP_DATASETS:-}" ] && [ -f "$DATA/MANIFEST.tsv" ]; then
 		csr=$((8 * (v + 1) + 4 * e))
 		for d in 20 4 2; do
 			check "$name CSR/$d --row-stream on" "$(count --partitions 0 --device-mem-limit $((csr / d)) --row-stream on "$f" | triangles)" "$want"
+		done
+		for d in 20 4; do # the whole graph in chunks of its rows
+			check "$name CSR/$d whole" "$(count --device-mem-limit $((csr / d)) "$f" | triangles)" "$want"
 		done
 	done <"$DATA/MANIFEST.tsv"
 	echo "datasets done at $(elapsed) s" | tee -a "$RES"

@@ -255,22 +255,28 @@ func (c *Counter) countChunked(t kernels.Subtask, room int64) (kernels.Result, e
 			c.lib.pins.endLoad(b)
 		}
 	}()
-	ij, err := bufs[0].build(t.IJ, cuts[0], cuts[1], true)
+	// The chunks are counted from the last rows to the first: in a degree
+	// order the last rows are the longest, whose chunk has the largest
+	// index (the dense rows' bitmaps), and the first call sizes the
+	// ranges' buffers from the memory that chunk leaves, so that every
+	// later chunk finds room for its index where this one's was.
+	last := len(cuts) - 2
+	ij, err := bufs[0].build(t.IJ, cuts[last], cuts[last+1], true)
 	c.stalled += time.Since(start)
 	if err != nil {
 		return kernels.Result{}, err
 	}
 	var sum kernels.Result
-	for j := 0; j+1 < len(cuts); j++ {
+	for j := last; j >= 0; j-- {
 		var (
 			next    *graph.CSR
 			nextErr error
 		)
 		done := make(chan struct{})
-		if j+2 < len(cuts) {
+		if j > 0 {
 			go func() {
 				defer close(done)
-				next, nextErr = bufs[(j+1)%2].build(t.IJ, cuts[j+1], cuts[j+2], false)
+				next, nextErr = bufs[(last-j+1)%2].build(t.IJ, cuts[j-1], cuts[j], false)
 			}()
 		} else {
 			close(done)
