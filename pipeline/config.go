@@ -77,11 +77,6 @@ type Config struct {
 	// blocks and the searched block's index but does for JK, its index and
 	// the ranges (docs/gpu.md, "Streaming rows").
 	RowStream StreamMode
-	// ChunkShare is the share of a GPU's memory one chunk of a JK takes
-	// when a JK too large to stay resident beside its ranges (the whole
-	// graph under a tight limit) is counted in chunks of its rows
-	// (gpu.Counter.SetChunkShare); 0 is gpu.ChunkShare.
-	ChunkShare float64
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
 	// negative keeps none.

@@ -10,6 +10,8 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
+	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -126,6 +128,12 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 	*rep = host
+	if limit, ok := deviceLimit(counter); ok && !fitsWhole(fwd, limit) {
+		// As `count --partitions 0` would: the counter's context gives
+		// way to the subtasks' counters.
+		closeCounter(counter, cfg.Logger)
+		return countAsBlocks(ctx, path, fwd, limit, &cfg, rep, start)
+	}
 	if err := countWhole(ctx, fwd, counter, &cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -216,13 +224,9 @@ func checkDevicePrep(d *deviceCount, host *Report) error {
 
 func countWhole(ctx context.Context, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report) error {
 	t := time.Now()
-	streamed := streamIfLarge(counter, fwd, cfg.ChunkShare)
 	cfg.Progress.Start("count", "edges", fwd.NumEdges())
 	res, err := counter.Count(ctx, kernels.Whole(fwd))
 	cfg.Progress.Done()
-	if dr, ok := counter.(kernels.DeviceReporter); ok && streamed && err == nil {
-		rep.DeviceMemory = (&deviceTally{counters: []kernels.DeviceReporter{dr}}).report(since(t))
-	}
 	if dp, ok := counter.(kernels.DevicePreprocessor); ok && err != nil && dp.DoesNotFit(err) {
 		return fmt.Errorf("count with %s: the graph does not fit the device (%w); use --partitions 0 to split it into subtasks that fit", counter.Name(), err)
 	}
@@ -263,24 +267,43 @@ func closeCounter(c kernels.Counter, log *slog.Logger) {
 	}
 }
 
-// streamIfLarge makes a GPU counter stream rows when the whole graph
-// takes most of its device (its limit): the graph is then counted in
-// chunks of its rows with the rows they need streamed beside them
-// (gpu.Counter's chunks, each taking share of the memory), not refused.
-// It reports whether it did.
-func streamIfLarge(counter kernels.Counter, fwd *graph.CSR, share float64) bool {
-	s, ok := counter.(interface {
-		SetRowStreaming(bool)
-		SetChunkShare(float64)
-		MemUsage() (used, limit uint64)
-	})
+// deviceLimit is the device memory a GPU counter may hold (its
+// --device-mem-limit, else the device's), when counter is one.
+func deviceLimit(counter kernels.Counter) (uint64, bool) {
+	m, ok := counter.(interface{ MemUsage() (used, limit uint64) })
 	if !ok {
-		return false
+		return 0, false
 	}
-	if _, limit := s.MemUsage(); limit == 0 || !gpu.NeedsChunks(fwd.NumRows(), fwd.NumEdges(), limit) {
-		return false
+	_, limit := m.MemUsage()
+	return limit, limit > 0
+}
+
+// fitsWhole reports whether a device of limit bytes holds the whole
+// forward graph with its index and the kernel's scratch (a sixteenth), as
+// counting it whole wants; a graph that does not is counted in blocks.
+func fitsWhole(fwd *graph.CSR, limit uint64) bool {
+	room := float64(limit) - gpu.ContextBytes
+	b := float64(gpu.BlockBytes(fwd.NumRows(), fwd.NumEdges()))
+	return (1+DefaultSpeedModel().IndexShare)*b+room/16 <= room
+}
+
+// countAsBlocks counts fwd, which a device of limit bytes does not hold
+// whole, as `count --partitions 0` does: P chosen for the device, the
+// blocks split on the host, the subtasks streamed through the device.
+func countAsBlocks(ctx context.Context, path string, fwd *graph.CSR, limit uint64, cfg *Config, rep *Report, start time.Time) (*Report, error) {
+	cfg.Logger.Info("the graph does not fit the device whole; counting it in blocks", "graph_bytes",
+		gpu.BlockBytes(fwd.NumRows(), fwd.NumEdges()), "limit", limit)
+	cfg.P, cfg.Budget = 0, int64(limit)
+	cfg.Model = partition.MemModel{BlockBytes: gpu.BlockBytes, ScratchFixed: gpu.ContextBytes, RowSplit: true}
+	if cfg.Scheme == 0 {
+		cfg.Scheme = storage.SchemeHash
 	}
-	s.SetRowStreaming(true)
-	s.SetChunkShare(share)
-	return true
+	part, pFit, err := splitOnHost(ctx, path, fwd, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Verify {
+		fwd = nil
+	}
+	return countBlocks(ctx, path, part, pFit, fwd, nil, cfg, rep, start)
 }

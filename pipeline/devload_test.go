@@ -444,3 +444,46 @@ func withoutTime(t *testing.T, data []byte) []byte {
 	}
 	return out
 }
+
+// TestCountFileLargerThanDevice: `count` of the whole graph under a cap
+// that cannot hold it whole counts it as --partitions 0 does (P chosen for
+// the device, subtasks streamed), exactly, with and without --verify; a
+// cap that holds it counts it whole.
+func TestCountFileLargerThanDevice(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	for _, g := range messyGraphs(t, 12, 8, 9) {
+		path, want := g.path, g.want
+		fwdBytes := gpu.BlockBytes(int64(len(want.Degree)), int64(len(want.Support)))
+		for _, c := range []struct {
+			limit  int64
+			verify bool
+			blocks bool
+		}{
+			{4 * fwdBytes, false, false},
+			{fwdBytes / 2, true, true},
+			{fwdBytes / 4, false, true},
+			{fwdBytes / 12, false, true},
+		} {
+			slots, _ := deviceSlots(t, lib, 1, uint64(c.limit), false)
+			cfg := testConfig(slots)
+			cfg.Verify = c.verify
+			rep, err := CountFile(ctx, path, cfg)
+			if err != nil {
+				t.Fatalf("%s limit %d: %v", path, c.limit, err)
+			}
+			if rep.Triangles != want.Total {
+				t.Fatalf("%s limit %d: %d triangles, brute force %d", path, c.limit, rep.Triangles, want.Total)
+			}
+			if blocks := rep.Partition != nil && rep.Partition.P > 1; blocks != c.blocks {
+				t.Fatalf("%s limit %d: counted in blocks %v (%+v), want %v", path, c.limit, blocks, rep.Partition, c.blocks)
+			}
+			if c.blocks && (rep.DeviceMemory == nil || rep.DeviceMemory.PeakBytes > uint64(c.limit)) {
+				t.Fatalf("%s limit %d: device figures %+v", path, c.limit, rep.DeviceMemory)
+			}
+			if c.verify && !rep.Verified {
+				t.Fatalf("%s: --verify did not verify", path)
+			}
+		}
+	}
+}

@@ -60,15 +60,26 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 		fwd = nil
 		defer freeWhileCounting()()
 	}
+	return countBlocks(ctx, path, part, pFit, fwd, ids, &cfg, rep, start)
+}
+
+// countBlocks counts the subtasks of part (split from fwd; pFit the
+// smallest P that fits when P was chosen) on cfg's slots, checks them with
+// --verify and adds per-vertex counts (ids: the input id of every forward
+// id) into rep. fwd may be nil without --verify. cfg's slots are made to
+// stream rows when one GPU should.
+func countBlocks(ctx context.Context, path string, part *partition.Partition, pFit int, fwd *graph.CSR, ids []uint64,
+	cfg *Config, rep *Report, start time.Time) (*Report, error) {
+	perVertex := cfg.PerVertex.Wanted()
 	p := part.P()
 	src := worker.PartitionSource{Part: part}
 	tasks := part.Subtasks()
 	stream := false
-	if oneDevice(&cfg) {
+	if oneDevice(cfg) {
 		rows, edges := largestBlock(part)
-		if stream = streamRows(&cfg, rows, edges); stream {
+		if stream = streamRows(cfg, rows, edges); stream {
 			tasks = streamOrder(tasks)
-			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0], cfg.ChunkShare)}
+			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
 			cfg.groupJK = true
 		} else {
 			tasks = reuseOrder(tasks)
@@ -79,7 +90,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	if perVertex {
 		sums = counts.NewBlocks(part.Layout, part.Layout.N, blockEdges, cfg.PerVertex.PerEdge())
 	}
-	if err := runSubtasks(ctx, src, "", tasks, &cfg, rep, sums); err != nil {
+	if err := runSubtasks(ctx, src, "", tasks, cfg, rep, sums); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Partition.Scheme, rep.Partition.P, rep.Partition.PFit = cfg.Scheme.String(), p, pFit
@@ -95,7 +106,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	if sums != nil {
 		c, err := sums.Counts(ctx, ids, blockEdges, func(_ context.Context, i, j int) (*graph.CSR, error) { return part.Block(i, j), nil })
 		if err == nil {
-			err = finishPerVertex(ctx, c, &cfg, rep)
+			err = finishPerVertex(ctx, c, cfg, rep)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

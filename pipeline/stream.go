@@ -29,19 +29,13 @@ func streamRows(cfg *Config, rows, edges int64) bool {
 	return whole > room && streamed <= room
 }
 
-// streaming makes slot's GPU counters stream rows, chunks of a JK that
-// does not stay resident taking share of the memory (gpu.ChunkShare when
-// 0).
-func streaming(slot worker.Slot, share float64) worker.Slot {
+// streaming makes slot's GPU counters stream rows.
+func streaming(slot worker.Slot) worker.Slot {
 	next := slot.NewCounter
 	slot.NewCounter = func(kernel string) (kernels.Counter, error) {
 		c, err := next(kernel)
-		if s, ok := c.(interface {
-			SetRowStreaming(bool)
-			SetChunkShare(float64)
-		}); ok && err == nil {
+		if s, ok := c.(interface{ SetRowStreaming(bool) }); ok && err == nil {
 			s.SetRowStreaming(true)
-			s.SetChunkShare(share)
 		}
 		return c, err
 	}

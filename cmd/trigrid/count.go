@@ -25,7 +25,6 @@ type countFlags struct {
 	partitions int
 	scheme     string
 	rowStream  string
-	chunkShare float64
 	shards     string
 	perVertex  perVertexFlags
 }
@@ -99,8 +98,6 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
 	cmd.Flags().StringVar(&f.rowStream, "row-stream", "auto", "one GPU, partitioned: keep each subtask's JK block resident and stream IJ and IK through it in row ranges beside the kernel: auto (when --device-mem-limit leaves no room for three blocks and an index), on, off")
-	cmd.Flags().Float64Var(&f.chunkShare, "chunk-share", 0, "one GPU: the share of the device's memory each chunk takes when a block (the whole graph under --device-mem-limit) is counted in chunks of its rows (0 = the default, at most 0.45)")
-	_ = cmd.Flags().MarkHidden("chunk-share") // a tuning knob for benchmarks
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
 	f.perVertex.add(cmd)
@@ -125,10 +122,6 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	cfg.Verify = f.verify
-	if f.chunkShare < 0 || f.chunkShare > 0.45 {
-		return fmt.Errorf("--chunk-share %g: must be from 0 (the default) to 0.45", f.chunkShare)
-	}
-	cfg.ChunkShare = f.chunkShare
 	if cfg.PerVertex, err = f.perVertex.options(len(args)); err != nil {
 		return err
 	}

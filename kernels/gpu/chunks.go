@@ -13,9 +13,8 @@ import (
 )
 
 // Counting a subtask with JK in chunks of rows. Streaming rows keeps JK
-// resident; when JK leaves too little room beside it for its index and
-// the ranges (the whole graph counted as one subtask, P = 1, under a tight
-// limit), JK's rows are cut into chunks [a, b) and each chunk counts the
+// resident; when JK leaves no room beside it for the ranges (a P too small
+// for the device), JK's rows are cut into chunks [a, b) and each chunk counts the
 // edges (u, v) of IJ with v in [a, b): IJ's columns in [a, b), rebased to
 // v - a, against rows [a, b) of JK, with IK's rows up to the last row that
 // has such an edge. Every edge of IJ has its v in exactly one chunk, so
@@ -29,18 +28,15 @@ import (
 // kernel's scratch and the buffers of the ranges streamed beside it.
 const ChunkShare = 0.4
 
-// chunkAbove is the share of the room above which a JK is counted in
-// chunks: beyond it, JK with an index of 0.8 of its bytes and the
-// kernel's scratch (a sixteenth) leave under a sixth of the room for the
-// ranges.
-const chunkAbove = 0.45
+// maxChunkShare bounds SetChunkShare.
+const maxChunkShare = 0.45
 
 // SetChunkShare sets the share of the room one chunk of JK takes (0: the
-// default, ChunkShare); at most chunkAbove.
+// default, ChunkShare); at most maxChunkShare.
 func (c *Counter) SetChunkShare(f float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.chunkShare = min(max(f, 0), chunkAbove)
+	c.chunkShare = min(max(f, 0), maxChunkShare)
 }
 
 // room is what the context may hold beside itself.
@@ -48,19 +44,6 @@ func (c *Counter) room() int64 {
 	var limit uint64
 	c.lib.memUsage(c.ctx, nil, &limit, nil)
 	return int64(limit) - ContextBytes
-}
-
-// NeedsChunks reports whether a counter streaming rows with a device
-// limit of limit bytes counts a JK of rows rows and edges edges in chunks
-// of its rows.
-func NeedsChunks(rows, edges int64, limit uint64) bool {
-	return needsChunks(rows, edges, int64(limit)-ContextBytes)
-}
-
-// needsChunks reports whether JK of rows rows and edges edges is counted in
-// chunks of its rows in a room of room bytes.
-func needsChunks(rows, edges, room int64) bool {
-	return float64(BlockBytes(rows, edges)) > chunkAbove*float64(room)
 }
 
 // ChunkCuts cuts jk's rows into chunks whose blocks take at most target

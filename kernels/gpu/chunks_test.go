@@ -28,7 +28,7 @@ func countInChunks(t *testing.T, good string) {
 			jk = max(jk, BlockBytes(s.JK.NumRows(), s.JK.NumEdges()))
 		}
 		for _, div := range []int64{3, 8} {
-			limit := max(ContextBytes+int64(float64(jk)/chunkAbove)/div, 16<<10)
+			limit := max(ContextBytes+int64(float64(jk)/maxChunkShare)/div, 16<<10)
 			for _, share := range []float64{0.02, 0.1, ChunkShare} {
 				name := fmt.Sprintf("P=%d limit %d share %.2f", p, limit, share)
 				c := streamingCounter(t, good, uint64(limit))
@@ -163,7 +163,7 @@ func countInChunksRefusesMalformed(t *testing.T, good string) {
 	g := forward(t, append(hubEdges(600), randomEdges(600, 6000, 23)...))
 	whole := kernels.Whole(g)
 	want := mustReference(t, whole)
-	limit := ContextBytes + int64(float64(BlockBytes(g.NumRows(), g.NumEdges()))/chunkAbove)/4
+	limit := ContextBytes + int64(float64(BlockBytes(g.NumRows(), g.NumEdges()))/maxChunkShare)/4
 	c := streamingCounter(t, good, uint64(limit))
 	defer c.Close()
 	bad := cloneCSR(g)

@@ -68,9 +68,6 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		delete(c.aheadResults, keyOf(t))
 		return r, nil
 	}
-	if room := c.room(); needsChunks(t.JK.NumRows(), t.JK.NumEdges(), room) {
-		return c.countChunked(t, room)
-	}
 	var pinned [maxSlots]bool
 	start := time.Now()
 	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {
@@ -176,13 +173,16 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	return kernels.Result{Triangles: tri[0], KernelTime: time.Duration(ms[0] * float64(time.Millisecond))}, nil
 }
 
-// countMaybeStreamed is countStreamed when the counter streams rows, and
-// the three blocks resident (countWhole) otherwise or when the ranges do
-// not fit. c.mu is held.
+// countMaybeStreamed is countStreamed when the counter streams rows, then
+// countChunked when JK leaves no room for the ranges, and the three blocks
+// resident (countWhole) otherwise or when neither fits. c.mu is held.
 func (c *Counter) countMaybeStreamed(t kernels.Subtask) (kernels.Result, error) {
 	if c.rowStream {
 		res, err := c.countStreamed(t)
 		if !errors.Is(err, ErrOutOfMemory) {
+			return res, err
+		}
+		if res, err = c.countChunked(t, c.room()); !errors.Is(err, ErrOutOfMemory) {
 			return res, err
 		}
 	}
