@@ -79,7 +79,7 @@ func countBlocks(ctx context.Context, path string, part *partition.Partition, pF
 		rows, edges := largestBlock(part)
 		if stream = streamRows(cfg, rows, edges); stream {
 			tasks = streamOrder(tasks)
-			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0], readOrder(part, tasks))}
+			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
 			cfg.groupJK = true
 		} else {
 			tasks = reuseOrder(tasks)

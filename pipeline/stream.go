@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
@@ -30,39 +29,17 @@ func streamRows(cfg *Config, rows, edges int64) bool {
 	return whole > room && streamed <= room
 }
 
-// streaming makes slot's GPU counters stream rows, with blocks (in the
-// order the subtasks read them) pinned in place before the first count.
-func streaming(slot worker.Slot, blocks []*graph.CSR) worker.Slot {
+// streaming makes slot's GPU counters stream rows.
+func streaming(slot worker.Slot) worker.Slot {
 	next := slot.NewCounter
 	slot.NewCounter = func(kernel string) (kernels.Counter, error) {
 		c, err := next(kernel)
-		if err != nil {
-			return c, err
-		}
-		if s, ok := c.(interface{ SetRowStreaming(bool) }); ok {
+		if s, ok := c.(interface{ SetRowStreaming(bool) }); ok && err == nil {
 			s.SetRowStreaming(true)
 		}
-		if p, ok := c.(interface{ PinBlocks([]*graph.CSR) int }); ok {
-			p.PinBlocks(blocks)
-		}
-		return c, nil
+		return c, err
 	}
 	return slot
-}
-
-// readOrder is the blocks of part as tasks read them, each once.
-func readOrder(part *partition.Partition, tasks []partition.Subtask) []*graph.CSR {
-	seen := make(map[*graph.CSR]bool)
-	var out []*graph.CSR
-	for _, t := range tasks {
-		for _, b := range []*graph.CSR{part.Block(t.I, t.J), part.Block(t.I, t.K), part.Block(t.J, t.K)} {
-			if !seen[b] {
-				seen[b] = true
-				out = append(out, b)
-			}
-		}
-	}
-	return out
 }
 
 // largestBlock is the most rows and the most edges of part's blocks.

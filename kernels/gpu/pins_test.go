@@ -288,35 +288,3 @@ func TestCountMalformedPinnedBlock(t *testing.T) {
 		t.Fatalf("close: %v, %s", err, lib.pins)
 	}
 }
-
-// PinBlocks pins the blocks in order while the limit has room, giving up
-// none it pinned for a later one, and the pins serve the counts after.
-func TestPinBlocks(t *testing.T) {
-	g := forward(t, randomEdges(300, 3000, 5))
-	ts := partitioned(g, 2, "hash")
-	blocks := []*graph.CSR{ts[0].IJ, ts[1].IK, ts[2].JK, ts[3].JK}
-	lib := openRef(t, Options{})
-	r := lib.pins
-	r.limit = r.pinBytes(blocks[0]) + r.pinBytes(blocks[1]) + r.pinBytes(blocks[2])/2
-	c, err := lib.NewCounter("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetRowStreaming(true)
-	if n := c.PinBlocks(blocks); n != 2 || !r.isPinned(blocks[0]) || !r.isPinned(blocks[1]) || r.isPinned(blocks[2]) {
-		t.Fatalf("pinned %d: %s", n, r)
-	}
-	var got, want uint64
-	for _, s := range ts {
-		res, err := c.Count(t.Context(), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got += res.Triangles
-		want += mustReference(t, s)
-	}
-	if got != want {
-		t.Fatalf("%d triangles, want %d", got, want)
-	}
-}

@@ -29,29 +29,6 @@ func (c *Counter) SetRowStreaming(on bool) {
 	c.rowStream = on
 }
 
-// PinBlocks page-locks blocks in place, in order, while the pin registry
-// has room (none is given up for another), and returns how many it
-// pinned. A counter streaming rows calls it before its first subtask with
-// the blocks in the order the subtasks read them: a block pinned while a
-// count runs holds up the library's calls for as long as its pages take to
-// lock, so the first subtasks' copies would otherwise crawl.
-func (c *Counter) PinBlocks(blocks []*graph.CSR) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	keep := func(*graph.CSR) bool { return true }
-	n := 0
-	for _, b := range blocks {
-		if !c.lib.pins.pinnable(b) {
-			continue
-		}
-		if !c.lib.pins.pin(b, keep) {
-			break
-		}
-		n++
-	}
-	return n
-}
-
 // rowsSubtask is tg_rows_subtask (trigrid.h).
 type rowsSubtask struct {
 	ijOff  *uint64
