@@ -183,6 +183,21 @@ func (cb *chunkBuf) build(ij *graph.CSR, a, b int64, check bool) (*graph.CSR, er
 	return &graph.CSR{Offsets: cb.off[:rows+1], Cols: cb.cols[:total], NCols: b - a}, nil
 }
 
+// badOffset is the first row of b whose offsets run backwards or past its
+// columns (or 0 when the first offset is not 0), -1 when there is none:
+// the chunks slice b's arrays by them.
+func badOffset(b *graph.CSR) int64 {
+	if len(b.Offsets) > 0 && b.Offsets[0] != 0 {
+		return 0
+	}
+	for r := 1; r < len(b.Offsets); r++ {
+		if b.Offsets[r] < b.Offsets[r-1] || b.Offsets[r] > uint64(len(b.Cols)) {
+			return int64(r - 1)
+		}
+	}
+	return -1
+}
+
 // rowOK reports whether row is strictly increasing below ncols.
 func rowOK(row []uint32, ncols int64) bool {
 	for i, v := range row {
@@ -209,6 +224,14 @@ func (c *Counter) countChunked(t kernels.Subtask, room int64) (kernels.Result, e
 	id, err := kernelID(kernel)
 	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count: auto chose %w", err)
+	}
+	for _, b := range []struct {
+		name string
+		csr  *graph.CSR
+	}{{"ik", t.IK}, {"jk", t.JK}} {
+		if r := badOffset(b.csr); r >= 0 {
+			return kernels.Result{}, fmt.Errorf("gpu: count in chunks: row %d of %s is malformed (offsets out of order or past its %d columns)", r, b.name, len(b.csr.Cols))
+		}
 	}
 	share := c.chunkShare
 	if share <= 0 {

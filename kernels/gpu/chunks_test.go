@@ -171,11 +171,46 @@ func countInChunksRefusesMalformed(t *testing.T, good string) {
 	if _, err := c.Count(t.Context(), kernels.Subtask{IJ: bad, IK: bad, JK: bad}); err == nil || !strings.Contains(err.Error(), "malformed") {
 		t.Errorf("a column past the graph: %v, want an error", err)
 	}
+	for _, role := range []string{"ik", "jk"} {
+		bad := cloneCSR(g)
+		bad.Offsets[len(bad.Offsets)/2] = uint64(len(bad.Cols)) + 3 // past the columns
+		s := kernels.Subtask{IJ: g, IK: g, JK: g}
+		if role == "ik" {
+			s.IK = bad
+		} else {
+			s.JK = bad
+		}
+		if _, err := c.Count(t.Context(), s); err == nil || !strings.Contains(err.Error(), "malformed") && !strings.Contains(err.Error(), "offsets") {
+			t.Errorf("%s offsets past its columns: %v, want an error", role, err)
+		}
+	}
 	res, err := c.Count(t.Context(), whole)
 	if err != nil || res.Triangles != want {
 		t.Errorf("after: %d, %v; want %d", res.Triangles, err, want)
 	}
 	if st := c.DeviceStats(); st.Streamed < 2 {
 		t.Errorf("%d chunks streamed, want the whole graph in chunks", st.Streamed)
+	}
+}
+
+// badOffset finds the first row whose offsets the chunks could not slice
+// by.
+func TestBadOffset(t *testing.T) {
+	cols := make([]uint32, 5)
+	for _, c := range []struct {
+		off  []uint64
+		want int64
+	}{
+		{nil, -1},
+		{[]uint64{0}, -1},
+		{[]uint64{0, 2, 2, 5}, -1},
+		{[]uint64{1, 2, 5}, 0},
+		{[]uint64{0, 3, 2, 5}, 1},
+		{[]uint64{0, 2, 6}, 1},
+		{[]uint64{0, 2, 5, 9}, 2},
+	} {
+		if got := badOffset(&graph.CSR{Offsets: c.off, Cols: cols}); got != c.want {
+			t.Errorf("%v: %d, want %d", c.off, got, c.want)
+		}
 	}
 }
