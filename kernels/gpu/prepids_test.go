@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -137,5 +138,59 @@ func TestDevicePrepareIDs(t *testing.T) {
 	}
 	for name, e := range idCases(t, edges) {
 		checkPrepareIDs(t, lib, "rmat18 "+name, e)
+	}
+}
+
+// A preprocessing that runs out of memory part way leaves nothing on the
+// device: the count that follows (the host's forward graph, counted whole
+// or in blocks) has all of it. At every cap between the least a slot
+// takes and what preprocessing needs, from the input's ids and from
+// compacted pairs.
+func TestFailedPreprocessFreesTheDevice(t *testing.T) { forLibs(t, failedPreprocessFreesTheDevice) }
+
+func failedPreprocessFreesTheDevice(t *testing.T, path string) {
+	edges := randomEdges(3000, 30000, 4)
+	cp, err := graph.Compact(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(len(cp.OrigID))
+	need := PreprocessMinBytes(uint64(len(cp.Pairs)/2), n)
+	calls := map[string]func(c *Counter) error{
+		"ids": func(c *Counter) error {
+			_, err := c.PrepareIDs(idPairs(edges))
+			return err
+		},
+		"pairs": func(c *Counter) error {
+			_, err := c.Preprocess(cp.Pairs, n, false)
+			return err
+		},
+	}
+	for name, call := range calls {
+		failed := 0
+		for _, limit := range []int64{need / 16, need / 8, need / 4, need / 2, need} {
+			lib, err := Open(Options{Path: path, MemLimit: uint64(limit)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := lib.NewCounter("auto")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = call(c)
+			if err != nil && !errors.Is(err, ErrOutOfMemory) {
+				t.Fatalf("%s limit %d: %v, want out of memory", name, limit, err)
+			}
+			if err != nil {
+				failed++
+				if used, _ := c.MemUsage(); used != ContextBytes {
+					t.Fatalf("%s limit %d: %d bytes held after preprocessing failed, want %d", name, limit, used, ContextBytes)
+				}
+			}
+			c.Close()
+		}
+		if failed == 0 {
+			t.Fatalf("%s: no cap made preprocessing fail", name)
+		}
 	}
 }
