@@ -217,13 +217,9 @@ func prefixRows(b *graph.CSR, r int64) *graph.CSR {
 // of room. c.mu is held.
 func (c *Counter) countChunked(t kernels.Subtask, room int64) (kernels.Result, error) {
 	start := time.Now()
-	kernel := c.kernel
-	if kernel == "auto" {
-		kernel = pickKernel(kernels.Stats(t))
-	}
-	id, err := kernelID(kernel)
+	kernel, id, err := c.kernelFor(t)
 	if err != nil {
-		return kernels.Result{}, fmt.Errorf("gpu: count: auto chose %w", err)
+		return kernels.Result{}, err
 	}
 	for _, b := range []struct {
 		name string

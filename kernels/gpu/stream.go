@@ -87,13 +87,9 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 	}
-	kernel := c.kernel
-	if kernel == "auto" {
-		kernel = pickKernel(kernels.Stats(t))
-	}
-	id, err := kernelID(kernel)
+	kernel, id, err := c.kernelFor(t)
 	if err != nil {
-		return kernels.Result{}, fmt.Errorf("gpu: count: auto chose %w", err)
+		return kernels.Result{}, err
 	}
 	batch := []kernels.Subtask{t}
 	if len(c.aheadResults) < maxCountedAhead {
@@ -171,6 +167,20 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		}
 	}
 	return kernels.Result{Triangles: tri[0], KernelTime: time.Duration(ms[0] * float64(time.Millisecond))}, nil
+}
+
+// kernelFor is the kernel that counts t (the counter's, or auto's
+// choice for t) and its id.
+func (c *Counter) kernelFor(t kernels.Subtask) (string, int32, error) {
+	kernel := c.kernel
+	if kernel == "auto" {
+		kernel = pickKernel(kernels.Stats(t))
+	}
+	id, err := kernelID(kernel)
+	if err != nil {
+		return "", 0, fmt.Errorf("gpu: count: auto chose %w", err)
+	}
+	return kernel, id, nil
 }
 
 // countMaybeStreamed is countStreamed when the counter streams rows, then
