@@ -293,8 +293,7 @@ func fitsWhole(fwd *graph.CSR, limit uint64) bool {
 func countAsBlocks(ctx context.Context, path string, fwd *graph.CSR, limit uint64, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	cfg.Logger.Info("the graph does not fit the device whole; counting it in blocks", "graph_bytes",
 		gpu.BlockBytes(fwd.NumRows(), fwd.NumEdges()), "limit", limit)
-	cfg.P, cfg.Budget = 0, int64(limit)
-	cfg.Model = partition.MemModel{BlockBytes: gpu.BlockBytes, ScratchFixed: gpu.ContextBytes, RowSplit: true}
+	cfg.P, cfg.Budget, cfg.Model = 0, int64(limit), GPUMemModel()
 	if cfg.Scheme == 0 {
 		cfg.Scheme = storage.SchemeHash
 	}
@@ -302,8 +301,12 @@ func countAsBlocks(ctx context.Context, path string, fwd *graph.CSR, limit uint6
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.Verify {
-		fwd = nil
-	}
 	return countBlocks(ctx, path, part, pFit, fwd, nil, cfg, rep, start)
+}
+
+// GPUMemModel is how P = 0 accounts a subtask's memory on a GPU: the
+// library's allocations (gpu.BlockBytes), subtasks that do not fit
+// counted in row ranges.
+func GPUMemModel() partition.MemModel {
+	return partition.MemModel{BlockBytes: gpu.BlockBytes, ScratchFixed: gpu.ContextBytes, RowSplit: true}
 }

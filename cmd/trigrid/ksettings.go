@@ -35,12 +35,11 @@ type reportJSON struct {
 	KernelSettings gpu.Settings `json:"kernel_settings,omitempty"`
 }
 
-// memModel is how --partitions 0 accounts a subtask's memory: on a GPU the
-// library's allocations (kernels/gpu.BlockBytes) with subtasks that do not
-// fit counted in row ranges, else the CPU kernels' model.
+// memModel is how --partitions 0 accounts a subtask's memory: on a GPU
+// pipeline.GPUMemModel, else the CPU kernels' model.
 func (f *deviceFlags) memModel() partition.MemModel {
 	if f.selected != nil && f.selected.GPU != nil {
-		return partition.MemModel{BlockBytes: gpu.BlockBytes, ScratchFixed: gpu.ContextBytes, RowSplit: true}
+		return pipeline.GPUMemModel()
 	}
 	return partition.HostModel()
 }

@@ -28,12 +28,12 @@ import (
 // kernel's scratch and the buffers of the ranges streamed beside it.
 const ChunkShare = 0.4
 
-// maxChunkShare bounds SetChunkShare.
+// maxChunkShare bounds setChunkShare.
 const maxChunkShare = 0.45
 
-// SetChunkShare sets the share of the room one chunk of JK takes (0: the
+// setChunkShare sets the share of the room one chunk of JK takes (0: the
 // default, ChunkShare); at most maxChunkShare.
-func (c *Counter) SetChunkShare(f float64) {
+func (c *Counter) setChunkShare(f float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.chunkShare = min(max(f, 0), maxChunkShare)

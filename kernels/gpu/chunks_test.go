@@ -32,7 +32,7 @@ func countInChunks(t *testing.T, good string) {
 			for _, share := range []float64{0.02, 0.1, ChunkShare} {
 				name := fmt.Sprintf("P=%d limit %d share %.2f", p, limit, share)
 				c := streamingCounter(t, good, uint64(limit))
-				c.SetChunkShare(share)
+				c.setChunkShare(share)
 				var got uint64
 				for i, s := range ts {
 					s.Ahead = ts[i+1:]
