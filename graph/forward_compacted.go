@@ -119,3 +119,12 @@ func maxRowLen(c *CSR, w int) int64 {
 	}
 	return int64(m)
 }
+
+// DegreeOrder ranks vertices by (degree, id) ascending, as the forward
+// graph's degree order does: rank[v] is v's forward id. It also returns the
+// wedges (the sum of d(d-1)/2) and the largest degree.
+func DegreeOrder(deg []uint32, workers int) (rank []uint32, wedges uint64, maxDeg int64) {
+	w := resolveWorkers(workers)
+	wedges, maxDeg = countDegreeStats(deg, w)
+	return degreeRankCounts(deg, maxDeg, w), wedges, maxDeg
+}

@@ -86,6 +86,16 @@ struct tg_ctx {
     bool rows_held = false;
     unsigned long long *rows_check = nullptr;   // device, 16 words
     unsigned long long *rows_h_check = nullptr; // pinned host, 16 words
+    // tg_pieces_begin's work area (pieces.cu): the vertex words, two key
+    // buffers of cap items, the sort's scratch and the unique count.
+    struct {
+        uint32_t *vert = nullptr;
+        uint64_t *a = nullptr, *b = nullptr;
+        void *tmp = nullptr;
+        int64_t *nsel = nullptr;
+        size_t tmp_bytes = 0;
+        uint64_t cap = 0, nvert = 0;
+    } pieces;
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
@@ -148,6 +158,8 @@ __global__ void tg_check_block(const uint64_t *__restrict__ rowptr, const uint32
 bool tg_drop_row_buffers(tg_ctx *ctx);
 // Frees everything tg_count_rows made (buffers, events); at tg_ctx_destroy.
 void tg_rows_destroy(tg_ctx *ctx);
+// Frees tg_pieces_begin's work area (none: a no-op).
+void tg_pieces_drop(tg_ctx *ctx);
 
 // Waits for a pending copy into s's buffers and drops the pending load, so
 // that the buffers can be reused or freed.

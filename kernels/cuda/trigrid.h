@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 5
+#define TG_ABI_VERSION 6
 
 /* Status codes. */
 #define TG_OK 0
@@ -381,6 +381,67 @@ int32_t tg_split_blocks(tg_ctx *ctx, int32_t src, int32_t p, const int32_t *slot
  * TG_ERR_INVALID. */
 int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
                      uint32_t *cols_out, char *err, uint64_t errlen);
+
+/* Preprocessing in pieces, for pairs that do not fit the device for
+ * tg_preprocess: the caller keeps the keys in host memory and the device
+ * transforms, sorts and deduplicates them a piece at a time (kernels/gpu's
+ * orientInPieces: the pairs' keys sorted in runs, key ranges of the runs
+ * merged with their duplicates dropped and their degrees counted, ranks
+ * made on the host, the runs oriented, the forward CSR built by key range).
+ *
+ * tg_pieces_begin reserves the work area: nvertices 32-bit vertex words,
+ * zeroed (degrees, then ranks), and room for pieces of up to max_items
+ * 8-byte items, or as many as fit (*capacity receives the count), with
+ * their sort's scratch. Fewer than TG_PIECES_MIN_ITEMS items (or the vertex
+ * words alone) not fitting is TG_ERR_OOM, with nothing held. It frees an
+ * earlier area; tg_pieces_end (and tg_ctx_destroy) frees it.
+ *
+ * tg_pieces_sort uploads the items of nspans spans of host memory at base
+ * (spans: 2*nspans words, each span's first item and its item count; at
+ * most capacity items together), makes each a key by op, sorts the keys
+ * ascending and copies them back to out (room for the items uploaded),
+ * *nout their number. out may overlap base's spans: the uploads complete
+ * before anything is copied back.
+ *   TG_PIECES_PAIRS: an item is a pair of 32-bit ids (u, v), both below
+ *     nvertices; its key is (min(u, v) << 32) | max(u, v). A self-loop
+ *     (u == v) is dropped and counted into *nloops (when not NULL).
+ *   TG_PIECES_KEYS: an item is a key (a << 32) | b, a and b below
+ *     nvertices, kept as it is.
+ *   TG_PIECES_ORIENT: an item is a key as for TG_PIECES_KEYS; it becomes
+ *     (min(r[a], r[b]) << 32) | max(r[a], r[b]) for the vertex words r.
+ * flags: TG_PIECES_UNIQUE drops repeated keys; TG_PIECES_DEGREES (with
+ * TG_PIECES_UNIQUE) adds one to vertex words a and b for each key kept.
+ * An item breaking its op's rule is TG_ERR_INVALID (the message gives how
+ * many), with nothing copied back or counted.
+ *
+ * tg_pieces_csr uploads and sorts keys as tg_pieces_sort with
+ * TG_PIECES_KEYS, and copies back the forward CSR's part for rows row0 ..
+ * row0 + nrows - 1: cols receives each key's low word in key order (*nout
+ * of them), counts the number of keys of each of the nrows rows. A key of
+ * another row, or a repeated key, is TG_ERR_INVALID. nrows is at most the
+ * capacity.
+ *
+ * tg_pieces_vertices copies the nvertices vertex words to host (to_device
+ * 0) or from it (1). */
+#define TG_PIECES_MIN_ITEMS 1024
+#define TG_PIECES_PAIRS 0
+#define TG_PIECES_KEYS 1
+#define TG_PIECES_ORIENT 2
+#define TG_PIECES_UNIQUE 1
+#define TG_PIECES_DEGREES 2
+int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items,
+                        uint64_t *capacity, char *err, uint64_t errlen);
+int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base,
+                       const uint64_t *spans, int32_t nspans, uint64_t *out,
+                       uint64_t *nout, uint64_t *nloops, char *err,
+                       uint64_t errlen);
+int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans,
+                      int32_t nspans, uint64_t row0, uint64_t nrows,
+                      uint32_t *cols, uint32_t *counts, uint64_t *nout,
+                      char *err, uint64_t errlen);
+int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_device,
+                           char *err, uint64_t errlen);
+int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 5
+const ABIVersion = 6
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -93,6 +93,11 @@ type Library struct {
 	prepIDsInput    func(ctx uintptr, slot int32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	splitBlocks     func(ctx uintptr, src, p int32, slots *int32, nranges int32, bounds *uint64, groups *int32, nnz *int64, err *byte, errlen uint64) int32
 	blockOut        func(ctx uintptr, slot int32, rowptr *uint64, cols *uint32, err *byte, errlen uint64) int32
+	piecesBegin     func(ctx uintptr, n, maxItems uint64, capacity *uint64, err *byte, errlen uint64) int32
+	piecesSort      func(ctx uintptr, op, flags int32, base unsafe.Pointer, spans *uint64, nspans int32, out unsafe.Pointer, nout, nloops *uint64, err *byte, errlen uint64) int32
+	piecesCSR       func(ctx uintptr, base unsafe.Pointer, spans *uint64, nspans int32, row0, nrows uint64, cols *uint32, counts *uint32, nout *uint64, err *byte, errlen uint64) int32
+	piecesVertices  func(ctx uintptr, words *uint32, toDevice int32, err *byte, errlen uint64) int32
+	piecesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 }
 
 // DefaultPinnedHost is Options.PinnedHost's zero value: the blocks of a
@@ -184,6 +189,11 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_prep_ids_input", &l.prepIDsInput},
 		{"tg_split_blocks", &l.splitBlocks},
 		{"tg_block_out", &l.blockOut},
+		{"tg_pieces_begin", &l.piecesBegin},
+		{"tg_pieces_sort", &l.piecesSort},
+		{"tg_pieces_csr", &l.piecesCSR},
+		{"tg_pieces_vertices", &l.piecesVertices},
+		{"tg_pieces_end", &l.piecesEnd},
 	}
 	var missing []string
 	addrs := make([]uintptr, len(syms))

@@ -2,7 +2,7 @@ package gpu
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
@@ -26,20 +26,22 @@ func PreprocessMinBytes(npairs, n uint64) int64 {
 
 // OrientOnDevice implements kernels.DeviceOrienter: Preprocess with the
 // forward graph and the ranks copied back, after which the device copy is
-// freed. When the context's free memory is below PreprocessMinBytes the
-// library is not called; the error then wraps ErrOutOfMemory, as the
-// library's own does when the graph does not fit.
+// freed. Pairs that do not fit the device for that (its free memory below
+// PreprocessMinBytes, or the library out of memory) are oriented in pieces
+// (orientInPieces), which consumes them; when even the pieces' work area
+// does not fit, the error wraps ErrOutOfMemory and the pairs are as given.
 func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, kernels.PrepStats{}, err
 	}
 	np := uint64(len(pairs) / 2)
-	need := PreprocessMinBytes(np, n)
-	if free, limit, ok := c.hasFree(need); !ok {
-		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient on device: %d pairs over %d vertices need at least %d bytes, %d of %d are free: %w",
-			np, n, need, free, limit, ErrOutOfMemory)
+	if _, _, ok := c.hasFree(PreprocessMinBytes(np, n)); !ok {
+		return c.orientInPieces(ctx, pairs, n)
 	}
 	p, err := c.Preprocess(pairs, n, true)
+	if errors.Is(err, ErrOutOfMemory) {
+		return c.orientInPieces(ctx, pairs, n)
+	}
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, err
 	}

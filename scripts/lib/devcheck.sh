@@ -4,7 +4,8 @@
 # devcheck_prepare DEV [BEFORE_COMMIT], on a machine with Go: the payload a
 # check carries to the GPU machine, under DEV: src/ (this tree's tracked
 # and untracked files), bin/ (trigrid, pipeline.test, gpu.test and, for
-# BEFORE_COMMIT, trigrid-before; gzipped), data/ (the datasets, text
+# BEFORE_COMMIT, trigrid-before; gzipped), before-cuda/ (BEFORE_COMMIT's
+# kernels/cuda, for a library of its ABI), data/ (the datasets, text
 # gzipped).
 #
 # devcheck_setup NAME, on the GPU machine, from a script at
@@ -34,6 +35,7 @@ devcheck_prepare() {
 		tmp=$(mktemp -d)
 		(cd "$root" && git archive "$2" | tar -xf - -C "$tmp")
 		(cd "$tmp" && CGO_ENABLED=0 go build -ldflags='-s -w' -o "$dev/bin/trigrid-before" ./cmd/trigrid)
+		cp -r "$tmp/kernels/cuda" "$dev/before-cuda"
 		rm -rf "$tmp"
 	fi
 	cp "${TRIGRID_DATA_DIR:-$root/../shared/datasets}"/* "$dev/data/" 2>/dev/null || echo "no datasets: conformance skips them"

@@ -63,6 +63,11 @@ struct tg_ctx {
      * library allocates them (tg_rows.h), and its check words. */
     uint64_t rows_cap; /* bytes of each set (tg_rows_set_cap) */
     int rows_held, rows_check;
+    /* tg_pieces_begin's work area: the vertex words, two key buffers of
+     * pc_cap items and the accounted bytes of all of it. */
+    uint32_t *pc_vert;
+    uint64_t *pc_a, *pc_b;
+    uint64_t pc_cap, pc_nvert, pc_bytes;
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -282,12 +287,14 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
 }
 
 static void input_drop(tg_ctx *ctx);
+static void pieces_drop(tg_ctx *ctx);
 
 void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx == NULL) return;
     for (int i = 0; i < TG_MAX_SLOTS; i++) slot_release(ctx, &ctx->slots[i]);
     rows_drop(ctx);
     input_drop(ctx);
+    pieces_drop(ctx);
     free(ctx->copies);
     free(ctx);
 }
@@ -1228,5 +1235,240 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out, uint32_t *
     if (rowptr_out && s->csr.rowptr == NULL) rowptr_out[0] = 0; /* an empty graph */
     else if (rowptr_out) memcpy(rowptr_out, s->csr.rowptr, (size_t)(s->csr.nrows + 1) * sizeof(uint64_t));
     if (cols_out && s->csr.nnz > 0) memcpy(cols_out, s->csr.cols, (size_t)s->csr.nnz * sizeof(uint32_t));
+    return TG_OK;
+}
+
+/* ---- preprocessing in pieces (tg_pieces_*) ---------------------------------
+ * The work area is accounted as the CUDA library allocates it (the vertex
+ * words, two key buffers, the unique count; no sort scratch); keys are
+ * sorted with tg_cpu_sort64. */
+
+static void pieces_drop(tg_ctx *ctx) {
+    ctx->used -= ctx->pc_bytes;
+    free(ctx->pc_vert);
+    free(ctx->pc_a);
+    free(ctx->pc_b);
+    ctx->pc_vert = NULL;
+    ctx->pc_a = ctx->pc_b = NULL;
+    ctx->pc_cap = ctx->pc_nvert = ctx->pc_bytes = 0;
+}
+
+static uint64_t pieces_area(uint64_t n, uint64_t cap) {
+    return alloc_bytes(n * 4) + 2 * alloc_bytes(cap * 8) + alloc_bytes(0) + alloc_bytes(8);
+}
+
+int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, uint64_t *capacity, char *err,
+                        uint64_t errlen) {
+    if (ctx == NULL || capacity == NULL) {
+        set_err(err, errlen, "tg_pieces_begin: NULL context or capacity");
+        return TG_ERR_INVALID;
+    }
+    *capacity = 0;
+    if (nvertices >= 0xffffffffull) {
+        set_err(err, errlen, "tg_pieces_begin: %llu vertices exceed the GPU path (< 2^32-1)",
+                (unsigned long long)nvertices);
+        return TG_ERR_INVALID;
+    }
+    pieces_drop(ctx);
+    uint64_t free_bytes = ctx->limit > ctx->used ? ctx->limit - ctx->used : 0;
+    uint64_t lo = 0, hi = max_items > TG_PIECES_MIN_ITEMS ? max_items : TG_PIECES_MIN_ITEMS;
+    if (hi > free_bytes / 16 + 1) hi = free_bytes / 16 + 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (pieces_area(nvertices, mid) <= free_bytes) lo = mid;
+        else hi = mid - 1;
+    }
+    if (lo < TG_PIECES_MIN_ITEMS) {
+        set_err(err, errlen,
+                "tg_pieces_begin: out of device memory: %llu vertices and %d items need %llu bytes, %llu are free",
+                (unsigned long long)nvertices, TG_PIECES_MIN_ITEMS,
+                (unsigned long long)pieces_area(nvertices, TG_PIECES_MIN_ITEMS), (unsigned long long)free_bytes);
+        return TG_ERR_OOM;
+    }
+    ctx->pc_vert = calloc(nvertices ? nvertices : 1, 4);
+    ctx->pc_a = malloc(lo * 8);
+    ctx->pc_b = malloc(lo * 8);
+    if (ctx->pc_vert == NULL || ctx->pc_a == NULL || ctx->pc_b == NULL) {
+        pieces_drop(ctx);
+        set_err(err, errlen, "tg_pieces_begin: out of host memory");
+        return TG_ERR_OOM;
+    }
+    ctx->pc_bytes = pieces_area(nvertices, lo);
+    ctx->used += ctx->pc_bytes;
+    if (ctx->used > ctx->peak) ctx->peak = ctx->used;
+    ctx->pc_cap = lo;
+    ctx->pc_nvert = nvertices;
+    *capacity = lo;
+    return TG_OK;
+}
+
+static int32_t pieces_need(tg_ctx *ctx, const char *fn, char *err, uint64_t errlen) {
+    if (ctx == NULL) {
+        set_err(err, errlen, "%s: NULL context", fn);
+        return TG_ERR_INVALID;
+    }
+    if (ctx->pc_a == NULL) {
+        set_err(err, errlen, "%s: no work area (tg_pieces_begin)", fn);
+        return TG_ERR_INVALID;
+    }
+    return TG_OK;
+}
+
+static int key_bits(uint64_t n) {
+    int b = 0;
+    while (b < 32 && (n >> b) != 0) b++;
+    return 32 + b;
+}
+
+/* Copies the spans into pc_a, makes their keys and sorts them; *m their
+ * number. Items breaking op's rule fail the call, naming how many. */
+static int32_t pieces_load(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const uint64_t *spans,
+                           int32_t nspans, uint64_t *m, uint64_t *loops, char *err, uint64_t errlen) {
+    if (nspans < 0 || (nspans > 0 && (spans == NULL || base == NULL))) {
+        set_err(err, errlen, "%s: %d spans, spans or base NULL", fn, nspans);
+        return TG_ERR_INVALID;
+    }
+    uint64_t total = 0;
+    for (int32_t i = 0; i < nspans; i++) {
+        if (spans[2 * i + 1] > ctx->pc_cap - total) {
+            set_err(err, errlen, "%s: the spans hold more than the capacity of %llu items", fn,
+                    (unsigned long long)ctx->pc_cap);
+            return TG_ERR_INVALID;
+        }
+        total += spans[2 * i + 1];
+    }
+    uint64_t at = 0, bad = 0, nl = 0;
+    for (int32_t i = 0; i < nspans; i++) {
+        if (spans[2 * i + 1] == 0) continue;
+        /* memmove: a caller may sort in place, and out may be where base is */
+        memmove(ctx->pc_a + at, (const uint64_t *)base + spans[2 * i], spans[2 * i + 1] * 8);
+        at += spans[2 * i + 1];
+    }
+    const uint64_t n = ctx->pc_nvert;
+    for (uint64_t i = 0; i < total; i++) {
+        uint64_t x = ctx->pc_a[i];
+        uint64_t a = op == TG_PIECES_PAIRS ? (uint32_t)x : x >> 32, b = op == TG_PIECES_PAIRS ? x >> 32 : (uint32_t)x;
+        if (a >= n || b >= n || (op == TG_PIECES_ORIENT && a == b)) {
+            bad++;
+            ctx->pc_a[i] = 0;
+            continue;
+        }
+        if (op == TG_PIECES_PAIRS && a == b) { /* a loop: dropped below, it sorts last */
+            nl++;
+            ctx->pc_a[i] = ~0ull;
+            continue;
+        }
+        if (op == TG_PIECES_ORIENT) {
+            a = ctx->pc_vert[a];
+            b = ctx->pc_vert[b];
+        }
+        if (op != TG_PIECES_KEYS) ctx->pc_a[i] = a < b ? a << 32 | b : b << 32 | a;
+    }
+    if (bad) {
+        set_err(err, errlen, "%s: %llu items %s", fn, (unsigned long long)bad,
+                op == TG_PIECES_KEYS ? "hold a word beyond the vertices"
+                : op == TG_PIECES_PAIRS ? "hold an id beyond the vertices"
+                                        : "are loops or hold a word beyond the vertices");
+        return TG_ERR_INVALID;
+    }
+    if (total > 1 && tg_cpu_sort64(ctx->pc_a, ctx->pc_b, total, key_bits(n)) != 0) {
+        set_err(err, errlen, "%s: out of host memory", fn);
+        return TG_ERR_OOM;
+    }
+    *m = total - nl;
+    if (loops) *loops = nl;
+    return TG_OK;
+}
+
+int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base, const uint64_t *spans,
+                       int32_t nspans, uint64_t *out, uint64_t *nout, uint64_t *nloops, char *err,
+                       uint64_t errlen) {
+    const char *fn = "tg_pieces_sort";
+    int32_t rc = pieces_need(ctx, fn, err, errlen);
+    if (rc != TG_OK) return rc;
+    if (op < TG_PIECES_PAIRS || op > TG_PIECES_ORIENT || (flags & ~(TG_PIECES_UNIQUE | TG_PIECES_DEGREES)) != 0 ||
+        ((flags & TG_PIECES_DEGREES) && !(flags & TG_PIECES_UNIQUE)) || nout == NULL) {
+        set_err(err, errlen, "%s: op %d, flags %d or nout NULL", fn, op, flags);
+        return TG_ERR_INVALID;
+    }
+    *nout = 0;
+    if (nloops) *nloops = 0;
+    uint64_t m = 0;
+    if ((rc = pieces_load(ctx, fn, op, base, spans, nspans, &m, nloops, err, errlen)) != TG_OK) return rc;
+    if (m > 0 && out == NULL) {
+        set_err(err, errlen, "%s: NULL out", fn);
+        return TG_ERR_INVALID;
+    }
+    uint64_t kept = m;
+    if ((flags & TG_PIECES_UNIQUE) && m > 0) {
+        kept = 1;
+        for (uint64_t i = 1; i < m; i++)
+            if (ctx->pc_a[i] != ctx->pc_a[kept - 1]) ctx->pc_a[kept++] = ctx->pc_a[i];
+    }
+    if (flags & TG_PIECES_DEGREES)
+        for (uint64_t i = 0; i < kept; i++) {
+            ctx->pc_vert[ctx->pc_a[i] >> 32]++;
+            ctx->pc_vert[(uint32_t)ctx->pc_a[i]]++;
+        }
+    if (kept > 0) memcpy(out, ctx->pc_a, kept * 8);
+    *nout = kept;
+    return TG_OK;
+}
+
+int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans, int32_t nspans, uint64_t row0,
+                      uint64_t nrows, uint32_t *cols, uint32_t *counts, uint64_t *nout, char *err, uint64_t errlen) {
+    const char *fn = "tg_pieces_csr";
+    int32_t rc = pieces_need(ctx, fn, err, errlen);
+    if (rc != TG_OK) return rc;
+    if (nout == NULL || nrows > ctx->pc_cap || (nrows > 0 && counts == NULL)) {
+        set_err(err, errlen, "%s: %llu rows beyond the capacity of %llu, or counts or nout NULL", fn,
+                (unsigned long long)nrows, (unsigned long long)ctx->pc_cap);
+        return TG_ERR_INVALID;
+    }
+    *nout = 0;
+    uint64_t m = 0;
+    if ((rc = pieces_load(ctx, fn, TG_PIECES_KEYS, base, spans, nspans, &m, NULL, err, errlen)) != TG_OK) return rc;
+    if (m > 0 && cols == NULL) {
+        set_err(err, errlen, "%s: NULL cols", fn);
+        return TG_ERR_INVALID;
+    }
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < m; i++) {
+        uint64_t r = ctx->pc_a[i] >> 32;
+        bad += r < row0 || r - row0 >= nrows || (i > 0 && ctx->pc_a[i - 1] == ctx->pc_a[i]);
+    }
+    if (bad) {
+        set_err(err, errlen, "%s: %llu items are repeated or of rows beyond the piece's", fn,
+                (unsigned long long)bad);
+        return TG_ERR_INVALID;
+    }
+    for (uint64_t r = 0; r < nrows; r++) counts[r] = 0;
+    for (uint64_t i = 0; i < m; i++) {
+        cols[i] = (uint32_t)ctx->pc_a[i];
+        counts[(ctx->pc_a[i] >> 32) - row0]++;
+    }
+    *nout = m;
+    return TG_OK;
+}
+
+int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_device, char *err, uint64_t errlen) {
+    int32_t rc = pieces_need(ctx, "tg_pieces_vertices", err, errlen);
+    if (rc != TG_OK) return rc;
+    if (ctx->pc_nvert == 0) return TG_OK;
+    if (words == NULL) {
+        set_err(err, errlen, "tg_pieces_vertices: NULL words");
+        return TG_ERR_INVALID;
+    }
+    if (to_device) memcpy(ctx->pc_vert, words, ctx->pc_nvert * 4);
+    else memcpy(words, ctx->pc_vert, ctx->pc_nvert * 4);
+    return TG_OK;
+}
+
+int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen) {
+    if (ctx == NULL) {
+        set_err(err, errlen, "tg_pieces_end: NULL context");
+        return TG_ERR_INVALID;
+    }
+    pieces_drop(ctx);
     return TG_OK;
 }

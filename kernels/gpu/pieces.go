@@ -1,0 +1,294 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"unsafe"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// Ops and flags of tg_pieces_sort (TG_PIECES_* in trigrid.h).
+const (
+	piecesPairs  = 0
+	piecesKeys   = 1
+	piecesOrient = 2
+
+	piecesUnique  = 1
+	piecesDegrees = 2
+)
+
+// errPiecesFailed marks a failure after the pieces began to overwrite the
+// caller's pairs: the host can no longer build the forward graph from them.
+var errPiecesFailed = errors.New("the pairs were consumed")
+
+// orientInPieces is OrientOnDevice for pairs that do not fit the device
+// for tg_preprocess: the device works on pieces of its work area's size
+// while the host keeps the keys (tg_pieces_*).
+//
+//  1. Runs: each piece of pairs becomes its keys (min << 32 | max),
+//     sorted and deduplicated, written back over the pairs.
+//  2. Merge: the key space is cut into ranges whose keys in all runs fit
+//     a piece; each range is sorted and deduplicated again, its degrees
+//     counted on the device, and written to a second host array in order.
+//  3. Ranks: the host ranks the degrees (graph.DegreeOrder) and uploads
+//     the ranks.
+//  4. Oriented runs: each piece of the edges becomes its forward keys
+//     (min rank << 32 | max rank), sorted, in place.
+//  5. CSR: key ranges of those runs, each no more rows than a piece,
+//     become the columns (in the pairs' memory) and row lengths.
+//
+// The result is the forward graph and ranks tg_preprocess makes. When the
+// work area does not fit, or the runs would be more than a piece can merge,
+// the pairs are left as they were and the error wraps ErrOutOfMemory. Once
+// the runs begin, the pairs' memory is the keys' and then the columns'
+// (the CSR's Cols share it); an error after that does not wrap
+// ErrOutOfMemory.
+func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: counter is closed")
+	}
+	np := uint64(len(pairs) / 2)
+	var capItems uint64
+	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), &capItems, &c.buf[0], errBufLen)
+	if err := status("tg_pieces_begin", rc, c.buf); err != nil {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
+	}
+	p := &pieces{c: c, cap: capItems}
+	defer p.end()
+	if runs := (np + capItems - 1) / capItems; runs > capItems {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %d pairs make %d runs, more than a piece of %d keys can merge: %w",
+			np, runs, capItems, ErrOutOfMemory)
+	}
+	keys := wordsAsKeys(pairs, np)
+	second := make([]uint64, np)
+	for _, s := range [][]uint64{keys, second} {
+		if reg := c.lib.registerPairs(kernels.IDPairs{P64: s}); reg != nil {
+			defer c.lib.releaseLogged(reg)
+		}
+	}
+	fwd, rank, st, err := p.run(ctx, keys, second, n)
+	if err != nil {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces (%w): %w", errPiecesFailed, err)
+	}
+	return fwd, rank, st, nil
+}
+
+// wordsAsKeys is the pairs' memory as np 8-byte items, or a copy of them
+// when their array is not 8-byte aligned.
+func wordsAsKeys(pairs []uint32, np uint64) []uint64 {
+	if np == 0 {
+		return nil
+	}
+	at := unsafe.Pointer(unsafe.SliceData(pairs))
+	if uintptr(at)%8 == 0 {
+		return unsafe.Slice((*uint64)(at), np)
+	}
+	k := make([]uint64, np)
+	for i := range k {
+		k[i] = uint64(pairs[2*i]) | uint64(pairs[2*i+1])<<32
+	}
+	return k
+}
+
+// pieces drives one work area; c.mu is held.
+type pieces struct {
+	c   *Counter
+	cap uint64 // items a piece holds
+}
+
+func (p *pieces) end() {
+	rc := p.c.lib.piecesEnd(p.c.ctx, &p.c.buf[0], errBufLen)
+	if err := status("tg_pieces_end", rc, p.c.buf); err != nil {
+		p.c.lib.logger.Warn("freeing the pieces' work area", "err", err)
+	}
+}
+
+// sort is tg_pieces_sort: it returns the keys written to out and the
+// self-loops dropped.
+func (p *pieces) sort(op, flags int32, base []uint64, spans []uint64, out []uint64) (nout, loops uint64, err error) {
+	rc := p.c.lib.piecesSort(p.c.ctx, op, flags, unsafe.Pointer(unsafe.SliceData(base)), unsafe.SliceData(spans), int32(len(spans)/2),
+		unsafe.Pointer(unsafe.SliceData(out)), &nout, &loops, &p.c.buf[0], errBufLen)
+	return nout, loops, status("tg_pieces_sort", rc, p.c.buf)
+}
+
+func (p *pieces) vertices(words []uint32, toDevice bool) error {
+	var to int32
+	if toDevice {
+		to = 1
+	}
+	rc := p.c.lib.piecesVertices(p.c.ctx, unsafe.SliceData(words), to, &p.c.buf[0], errBufLen)
+	return status("tg_pieces_vertices", rc, p.c.buf)
+}
+
+// run does the five steps over keys (the pairs' memory) and second.
+func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	np := uint64(len(keys))
+	st := kernels.PrepStats{Vertices: n, InputPairs: np}
+	// 1. Sorted, deduplicated runs of the pairs' keys, in place.
+	runs, loops, err := p.sortRuns(ctx, piecesPairs, piecesUnique, keys)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	st.SelfLoops = loops
+	// 2. Key ranges merged, deduplicated, their degrees counted.
+	var m uint64
+	err = cutRanges(runs, p.cap, func(lo, hi uint64, spans []uint64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		got, _, err := p.sort(piecesKeys, piecesUnique|piecesDegrees, keys, spans, second[m:])
+		m += got
+		return err
+	}, keys)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	edges := second[:m]
+	// 3. Ranks from the degrees.
+	deg := make([]uint32, n)
+	if err := p.vertices(deg, false); err != nil {
+		return nil, nil, st, err
+	}
+	rank, wedges, maxDeg := graph.DegreeOrder(deg, 0)
+	if err := p.vertices(rank, true); err != nil {
+		return nil, nil, st, err
+	}
+	// 4. Forward keys, sorted in runs, in place.
+	fruns, _, err := p.sortRuns(ctx, piecesOrient, 0, edges)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	// 5. The CSR: columns into the pairs' memory, row lengths into deg.
+	cols := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(keys))), 2*len(keys))[:m:m]
+	clear(deg)
+	counts := make([]uint32, p.cap)
+	var at uint64
+	err = cutRanges(fruns, p.cap, func(lo, hi uint64, spans []uint64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row0 := lo >> 32
+		rows := min(n, (hi-1)>>32+1) - min(row0, n)
+		var nout uint64
+		rc := p.c.lib.piecesCSR(p.c.ctx, unsafe.Pointer(unsafe.SliceData(edges)), unsafe.SliceData(spans), int32(len(spans)/2),
+			row0, rows, unsafe.SliceData(cols[at:]), unsafe.SliceData(counts), &nout, &p.c.buf[0], errBufLen)
+		if err := status("tg_pieces_csr", rc, p.c.buf); err != nil {
+			return err
+		}
+		for i, k := range counts[:rows] {
+			deg[row0+uint64(i)] += k
+		}
+		at += nout
+		return nil
+	}, edges)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	if at != m {
+		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", at, m)
+	}
+	rowptr := make([]uint64, n+1)
+	var maxFwd uint32
+	for v, d := range deg {
+		rowptr[v+1] = rowptr[v] + uint64(d)
+		maxFwd = max(maxFwd, d)
+	}
+	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
+	st.Wedges, st.MaxDegree, st.MaxForward = wedges, uint64(maxDeg), uint64(maxFwd)
+	return &graph.CSR{Offsets: rowptr, Cols: cols, NCols: int64(n)}, rank, st, nil
+}
+
+// sortRuns sorts keys a piece at a time by op and flags, each piece's
+// result written back where the piece was; it returns the sorted runs and
+// the self-loops dropped.
+func (p *pieces) sortRuns(ctx context.Context, op, flags int32, keys []uint64) (runs [][]uint64, loops uint64, err error) {
+	for off := uint64(0); off < uint64(len(keys)); off += p.cap {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		size := min(p.cap, uint64(len(keys))-off)
+		got, l, err := p.sort(op, flags, keys, []uint64{off, size}, keys[off:])
+		if err != nil {
+			return nil, 0, err
+		}
+		runs = append(runs, keys[off:off+got])
+		loops += l
+	}
+	return runs, loops, nil
+}
+
+// cutRanges cuts the key space into ranges [lo, hi), in order, each
+// holding at most limit keys of the runs (sorted, no key twice in a run)
+// and keys of at most limit rows (key >> 32), and calls fn with each
+// non-empty range and its spans: per run, its first item's index in base
+// (the array every run is a part of) and its item count.
+func cutRanges(runs [][]uint64, limit uint64, fn func(lo, hi uint64, spans []uint64) error, base []uint64) error {
+	if limit < uint64(len(runs)) {
+		return fmt.Errorf("%d runs, more than a piece of %d keys can merge", len(runs), limit)
+	}
+	at := make([]int, len(runs)) // each run's first key >= lo
+	origin := uintptr(unsafe.Pointer(unsafe.SliceData(base)))
+	lo := uint64(0)
+	spans := make([]uint64, 0, 2*len(runs))
+	for {
+		left := 0
+		first := uint64(math.MaxUint64)
+		for r, run := range runs {
+			if at[r] < len(run) {
+				left++
+				first = min(first, run[at[r]])
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		lo = max(lo, first)
+		// The largest hi whose range holds at most limit keys, and rows
+		// lo>>32 .. (lo>>32)+limit-1 at most.
+		top := uint64(math.MaxUint64)
+		if row := lo >> 32; row+limit < 1<<32 {
+			top = (row + limit) << 32
+		}
+		within := func(hi uint64) bool {
+			var k uint64
+			for r, run := range runs {
+				k += uint64(sort.Search(len(run)-at[r], func(i int) bool { return run[at[r]+i] >= hi }))
+			}
+			return k <= limit
+		}
+		hi := top
+		if !within(top) {
+			a, b := lo+1, top // within(a) holds (no key twice in a run), within(b) does not
+			for b-a > 1 {
+				mid := a + (b-a)/2
+				if within(mid) {
+					a = mid
+				} else {
+					b = mid
+				}
+			}
+			hi = a
+		}
+		spans = spans[:0]
+		for r, run := range runs {
+			k := sort.Search(len(run)-at[r], func(i int) bool { return run[at[r]+i] >= hi })
+			if k > 0 {
+				first := (uintptr(unsafe.Pointer(&run[at[r]])) - origin) / 8
+				spans = append(spans, uint64(first), uint64(k))
+			}
+			at[r] += k
+		}
+		if err := fn(lo, hi, slices.Clip(spans)); err != nil {
+			return err
+		}
+		lo = hi
+	}
+}

@@ -1,0 +1,242 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// messyPairs: random pairs over n ids with duplicates in both directions,
+// self-loops and a hub, every id keeping a non-loop edge.
+func messyPairs(n, m int, seed uint64) []uint32 {
+	r := rand.New(rand.NewPCG(seed, 3))
+	var p []uint32
+	for v := 1; v < n; v++ {
+		p = append(p, uint32(v-1), uint32(v))
+		if v%3 == 0 {
+			p = append(p, 0, uint32(v)) // the hub
+		}
+	}
+	for range m {
+		u, v := uint32(r.IntN(n)), uint32(r.IntN(n))
+		p = append(p, u, v)
+		switch r.IntN(8) {
+		case 0:
+			p = append(p, v, u)
+		case 1:
+			p = append(p, u, u)
+		case 2:
+			p = append(p, u, v)
+		}
+	}
+	return p
+}
+
+// TestOrientInPieces: pairs too many for tg_preprocess under a cap are
+// oriented in pieces into the forward graph, ranks and statistics that
+// the library's whole preprocessing and the CPU path make, at caps from a
+// few pieces' worth to a work area just above the least, and the work
+// area is freed afterwards.
+func TestOrientInPieces(t *testing.T) { forLibs(t, orientInPiecesUnderCaps) }
+
+func orientInPiecesUnderCaps(t *testing.T, path string) {
+	ctx := context.Background()
+	for _, tc := range []struct{ n, m int }{{300, 4000}, {2000, 40000}, {5, 40}} {
+		pairs := messyPairs(tc.n, tc.m, uint64(tc.n))
+		n := uint64(tc.n)
+		np := uint64(len(pairs) / 2)
+		whole, err := Open(Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := whole.Preprocess(slices.Clone(pairs), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu := cpuForward(t, pairs)
+		if !equalCSR(want.Forward, cpu) {
+			t.Fatalf("n=%d: the library's whole preprocessing differs from the CPU's", tc.n)
+		}
+		// From a fresh context's own bytes and the least work area (the
+		// CUDA library's sort scratch comes on top: found by steps of 4 KiB).
+		base := counterBytes(t, path)
+		least := base + int64(allocBytes(int64(n)*4)) + 2*int64(allocBytes(8*1024)) + 512
+		for extra := int64(0); ; extra += 4 << 10 {
+			lib, err := Open(Options{Path: path, MemLimit: uint64(least + extra)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, err = autoCounter(t, lib).OrientOnDevice(ctx, slices.Clone(pairs), n)
+			if err == nil {
+				least += extra
+				break
+			}
+			if !errors.Is(err, ErrOutOfMemory) || extra > 1<<20 {
+				t.Fatalf("n=%d cap %d: %v", tc.n, least+extra, err)
+			}
+		}
+		for _, extra := range []int64{0, 8 * 1024, 16 * 5000, int64(np) * 4} {
+			limit := least + extra
+			if limit >= PreprocessMinBytes(np, n)+base {
+				continue
+			}
+			lib, err := Open(Options{Path: path, MemLimit: uint64(limit)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := autoCounter(t, lib)
+			before, _ := c.MemUsage()
+			fwd, rank, st, err := c.OrientOnDevice(ctx, slices.Clone(pairs), n)
+			if err != nil {
+				t.Fatalf("n=%d cap %d: %v", tc.n, limit, err)
+			}
+			if !equalCSR(fwd, want.Forward) || !slices.Equal(rank, want.Rank) {
+				t.Fatalf("n=%d cap %d: forward graph or ranks differ from the whole preprocessing's", tc.n, limit)
+			}
+			ws := want.Stats
+			ws.IsolatedIDs = 0
+			if got := PrepStats(st); got != ws {
+				t.Fatalf("n=%d cap %d: stats %+v, want %+v", tc.n, limit, got, ws)
+			}
+			if after, _ := c.MemUsage(); after != before {
+				t.Fatalf("n=%d cap %d: %d device bytes after, %d before", tc.n, limit, after, before)
+			}
+		}
+	}
+}
+
+// cpuForward is the CPU path's forward graph of compact pairs.
+func cpuForward(t *testing.T, pairs []uint32) *graph.CSR {
+	t.Helper()
+	edges := make([]graph.Edge, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		edges = append(edges, graph.Edge{U: uint64(pairs[i]), V: uint64(pairs[i+1])})
+	}
+	return forward(t, edges)
+}
+
+// counterBytes is what a fresh counter of the library at path holds.
+func counterBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	lib, err := Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := autoCounter(t, lib)
+	used, _ := c.MemUsage()
+	return int64(used)
+}
+
+// TestOrientInPiecesTooSmall: a cap below the pieces' least work area is
+// out of memory, DoesNotFit says so, and the pairs are as given (the host
+// builds the forward graph from them).
+func TestOrientInPiecesTooSmall(t *testing.T) {
+	good, _ := refLibs(t)
+	pairs := messyPairs(3000, 20000, 5)
+	base := counterBytes(t, good)
+	lib, err := Open(Options{Path: good, MemLimit: uint64(base + 3000*4 + 8*1024)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := autoCounter(t, lib)
+	given := slices.Clone(pairs)
+	_, _, _, err = c.OrientOnDevice(context.Background(), pairs, 3000)
+	if !c.DoesNotFit(err) {
+		t.Fatalf("under a cap below the work area: %v, want out of memory", err)
+	}
+	if !slices.Equal(pairs, given) {
+		t.Fatal("the pairs changed although nothing was oriented")
+	}
+}
+
+// TestOrientInPiecesRefusesBadIDs: an id beyond the vertices fails the
+// pieces with the library's message and is no out-of-memory error.
+func TestOrientInPiecesRefusesBadIDs(t *testing.T) {
+	forLibs(t, func(t *testing.T, path string) {
+		pairs := messyPairs(500, 3000, 9)
+		pairs[len(pairs)-1] = 500
+		base := counterBytes(t, path)
+		limit := base + PreprocessMinBytes(uint64(len(pairs)/2), 500) - 1 // pieces, not the whole
+		lib, err := Open(Options{Path: path, MemLimit: uint64(limit)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := autoCounter(t, lib)
+		_, _, _, err = c.OrientOnDevice(context.Background(), pairs, 500)
+		var le *Error
+		if err == nil || c.DoesNotFit(err) || !errors.As(err, &le) || le.Op != "tg_pieces_sort" {
+			t.Fatalf("an id beyond the vertices: %v, want tg_pieces_sort's refusal", err)
+		}
+	})
+}
+
+// TestCutRanges: the ranges cover every key of the runs once, in order,
+// none holds more than the limit of keys or rows, and the spans point at
+// the runs' keys in the base array.
+func TestCutRanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 40 {
+		nruns := 1 + r.IntN(6)
+		var base []uint64
+		var bounds []int
+		for range nruns {
+			k := r.IntN(300)
+			run := make([]uint64, 0, k)
+			for range k {
+				row := uint64(r.IntN(20))
+				if trial%3 == 0 {
+					row = uint64(r.IntN(3)) // long rows
+				}
+				run = append(run, row<<32|uint64(r.IntN(1000)))
+			}
+			slices.Sort(run)
+			run = slices.Compact(run)
+			bounds = append(bounds, len(base))
+			base = append(base, run...)
+		}
+		bounds = append(bounds, len(base))
+		runs := make([][]uint64, nruns)
+		for i := range runs {
+			runs[i] = base[bounds[i]:bounds[i+1]]
+		}
+		limit := uint64(max(nruns, 1+r.IntN(80)))
+		var got []uint64
+		last := uint64(0)
+		err := cutRanges(runs, limit, func(lo, hi uint64, spans []uint64) error {
+			if lo < last || hi <= lo {
+				t.Fatalf("range [%d, %d) after %d", lo, hi, last)
+			}
+			last = hi
+			var keys []uint64
+			for i := 0; i < len(spans); i += 2 {
+				keys = append(keys, base[spans[i]:spans[i]+spans[i+1]]...)
+			}
+			if uint64(len(keys)) > limit || len(keys) == 0 {
+				t.Fatalf("range [%x, %x) holds %d keys, limit %d", lo, hi, len(keys), limit)
+			}
+			for _, k := range keys {
+				if k < lo || k >= hi {
+					t.Fatalf("key %x outside [%x, %x)", k, lo, hi)
+				}
+			}
+			if (hi-1)>>32-lo>>32+1 > limit {
+				t.Fatalf("range [%x, %x) spans more than %d rows", lo, hi, limit)
+			}
+			slices.Sort(keys)
+			got = append(got, keys...)
+			return nil
+		}, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Clone(base)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: the ranges hold %d keys, the runs %d", trial, len(got), len(want))
+		}
+	}
+}

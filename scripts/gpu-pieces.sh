@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The device's preprocessing in pieces (kernels/gpu orientInPieces: pairs
+# that do not fit the device whole are sorted, merged and oriented a piece
+# at a time), checked and timed on a GPU machine with nvcc but no Go, in
+# one call:
+#   1. builds libtrigrid_cuda.so from this tree (and, with a BEFORE payload,
+#      the before tree's library beside it);
+#   2. the kernels/gpu tests of the pieces and the pipeline's capped tests
+#      through the real library, and compute-sanitizer memcheck of the
+#      pieces' test;
+#   3. the datasets of MANIFEST.tsv at caps of 1/20 and 1/4 of their CSR
+#      (`--partitions 0`, and the whole graph) and at 1/4 with --verify
+#      (the device's forward graph against the host's), against their
+#      published counts;
+#   4. rmat SCALES at CSR/4 and CSR/20 (`count --partitions 0
+#      --device-mem-limit CAP`): before and after in alternation, RUNS each,
+#      the phases of every run and the whole process's wall time.
+# Prepare on a machine with Go (DEV defaults to .dev/pieces):
+#   scripts/gpu-pieces.sh --prepare [BEFORE_COMMIT]
+# Run (from the repository root on the GPU machine, DEV carried):
+#   bash $DEV/src/scripts/gpu-pieces.sh
+# Knobs: RUNS (default 3), SCALES (default "23"), DIVS (default "4 20"),
+# SKIP_TESTS=1, SKIP_DATASETS=1. Everything goes under $OUT; results.txt
+# is the summary.
+set -uo pipefail
+
+. "$(dirname "$0")/lib/devcheck.sh"
+if [ "${1:-}" = "--prepare" ]; then
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/pieces}" "${2:-}"
+	exit 0
+fi
+
+devcheck_setup gpu-pieces
+RUNS=${RUNS:-3}
+SCALES=${SCALES:-"23"}
+DIVS=${DIVS:-"4 20"}
+BEFORE_LIB=
+if [ -x "$TMP/bin/trigrid-before" ] && [ -d "$DEV/before-cuda" ]; then
+	rm -rf "$TMP/before-cuda" && cp -r "$DEV/before-cuda" "$TMP/before-cuda"
+	(make -C "$TMP/before-cuda" -j16 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
+	BEFORE_PID=$!
+fi
+
+if [ -z "${SKIP_TESTS:-}" ]; then
+	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps' >"$OUT/tests.log" 2>&1)
+	echo "kernels/gpu OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps (real library) rc=$?" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
+	(cd "$SRC/pipeline" && timeout 200 "$TMP/bin/pipeline.test" -test.v -test.run 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice' >"$OUT/pipeline.log" 2>&1)
+	echo "pipeline TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice (real library) rc=$?" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/pipeline.log" | head -20 | tee -a "$RES"
+	if command -v compute-sanitizer >/dev/null; then
+		(cd "$SRC/kernels/gpu" && timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
+			-test.run 'TestOrientInPieces' >"$OUT/memcheck.log" 2>&1)
+		echo "compute-sanitizer memcheck kernels/gpu TestOrientInPieces rc=$?" | tee -a "$RES"
+		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
+	fi
+	echo "tests done at $(elapsed) s" | tee -a "$RES"
+fi
+
+DATA=$DEV/data
+if [ -z "${SKIP_DATASETS:-}" ] && [ -f "$DATA/MANIFEST.tsv" ]; then
+	while IFS=$'\t' read -r name file _ _ _ want _; do
+		case "$name" in '#'* | '') continue ;; esac
+		f=$DATA/$file
+		[ -f "$f" ] || f=$f.gz
+		[ -f "$f" ] || continue
+		w=$(count "$f")
+		v=$(echo "$w" | field vertices)
+		e=$(echo "$w" | field edges)
+		csr=$((8 * (v + 1) + 4 * e))
+		for d in 20 4; do
+			check "$name CSR/$d P0" "$(count --partitions 0 --device-mem-limit $((csr / d)) "$f" | triangles)" "$want"
+			check "$name CSR/$d whole" "$(count --device-mem-limit $((csr / d)) "$f" | triangles)" "$want"
+		done
+		check "$name CSR/4 P0 --verify" "$(count --partitions 0 --verify --device-mem-limit $((csr / 4)) "$f" | triangles)" "$want"
+	done <"$DATA/MANIFEST.tsv"
+	echo "datasets done at $(elapsed) s" | tee -a "$RES"
+fi
+
+num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
+timed() { # label bin lib args...: one run's phases and wall time
+	local label=$1 bin=$2 lib=$3 t0 t1 j
+	shift 3
+	t0=$(date +%s.%N)
+	j=$(TRIGRID_CUDA_LIB=$lib "$bin" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
+	t1=$(date +%s.%N)
+	printf '%-26s tri=%s read=%s clean=%s order=%s partition=%s count=%s total=%s wall=%.3f\n' "$label" \
+		"$(echo "$j" | triangles)" "$(echo "$j" | num read)" "$(echo "$j" | num clean)" "$(echo "$j" | num order)" \
+		"$(echo "$j" | num partition)" "$(echo "$j" | num count)" "$(echo "$j" | num total)" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" | tee -a "$RES"
+	TRI=$(echo "$j" | triangles)
+}
+
+if [ -n "${BEFORE_PID:-}" ]; then
+	wait "$BEFORE_PID" && BEFORE_LIB=$TMP/before-cuda/libtrigrid_cuda.so
+	echo "before library: ${BEFORE_LIB:-did not build}" | tee -a "$RES"
+fi
+for s in $SCALES; do
+	f=$TMP/r$s.bin
+	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
+	whole=$(count "$f")
+	want=$(echo "$whole" | triangles)
+	v=$(echo "$whole" | field vertices)
+	e=$(echo "$whole" | field edges)
+	csr=$((8 * (v + 1) + 4 * e))
+	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
+	for r in $(seq "$RUNS"); do timed "rmat $s uncapped" "$BIN" "$LIB" "$f"; done
+	for d in $DIVS; do
+		for r in $(seq "$RUNS"); do
+			if [ -n "$BEFORE_LIB" ]; then
+				timed "rmat $s CSR/$d before" "$TMP/bin/trigrid-before" "$BEFORE_LIB" --partitions 0 --device-mem-limit $((csr / d)) "$f"
+				check "rmat $s CSR/$d before" "$TRI" "$want"
+			fi
+			timed "rmat $s CSR/$d after" "$BIN" "$LIB" --partitions 0 --device-mem-limit $((csr / d)) "$f"
+			check "rmat $s CSR/$d after" "$TRI" "$want"
+		done
+	done
+	echo "rmat $s done at $(elapsed) s" | tee -a "$RES"
+done
+echo "all done at $(elapsed) s, fail=$fail" | tee -a "$RES"
