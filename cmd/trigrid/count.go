@@ -158,6 +158,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		if err := printReport(out, rep, f.asJSON, f.device.settings); err != nil {
 			return err
 		}
+		cfg.Logger.Debug("report written", "file", path)
 	}
 	return nil
 }

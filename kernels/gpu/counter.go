@@ -153,6 +153,8 @@ func (c *Counter) Close() error {
 		return nil
 	}
 	c.notePeak()
+	t := time.Now()
+	defer func() { c.lib.logger.Debug("counter closed", "seconds", time.Since(t).Seconds()) }()
 	// Destroying the context completes every pending load, so the blocks
 	// they read may be unpinned after it.
 	c.lib.ctxDestroy(c.ctx)

@@ -131,25 +131,34 @@ func counterBytes(t *testing.T, path string) int64 {
 	return int64(used)
 }
 
-// TestOrientInPiecesTooSmall: a cap below the pieces' least work area is
-// out of memory, DoesNotFit says so, and the pairs are as given (the host
-// builds the forward graph from them).
+// TestOrientInPiecesTooSmall: a cap below the pieces' least work area, or
+// one whose pieces would make more than maxPieceRuns runs, is out of
+// memory, DoesNotFit says so, and the pairs are as given (the host builds
+// the forward graph from them).
 func TestOrientInPiecesTooSmall(t *testing.T) {
 	good, _ := refLibs(t)
-	pairs := messyPairs(3000, 20000, 5)
 	base := counterBytes(t, good)
-	lib, err := Open(Options{Path: good, MemLimit: uint64(base + 3000*4 + 8*1024)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := autoCounter(t, lib)
-	given := slices.Clone(pairs)
-	_, _, _, err = c.OrientOnDevice(context.Background(), pairs, 3000)
-	if !c.DoesNotFit(err) {
-		t.Fatalf("under a cap below the work area: %v, want out of memory", err)
-	}
-	if !slices.Equal(pairs, given) {
-		t.Fatal("the pairs changed although nothing was oriented")
+	for _, tc := range []struct {
+		n, m  int
+		limit int64
+	}{
+		{3000, 20000, base + 3000*4 + 8*1024},                                                 // no work area
+		{3000, 100000, base + int64(allocBytes(3000*4)) + 2*int64(allocBytes(8*1024)) + 4096}, // a thousand keys a piece
+	} {
+		pairs := messyPairs(tc.n, tc.m, 5)
+		lib, err := Open(Options{Path: good, MemLimit: uint64(tc.limit)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := autoCounter(t, lib)
+		given := slices.Clone(pairs)
+		_, _, _, err = c.OrientOnDevice(context.Background(), pairs, uint64(tc.n))
+		if !c.DoesNotFit(err) {
+			t.Fatalf("m=%d under a cap of %d: %v, want out of memory", tc.m, tc.limit, err)
+		}
+		if !slices.Equal(pairs, given) {
+			t.Fatalf("m=%d: the pairs changed although nothing was oriented", tc.m)
+		}
 	}
 }
 
