@@ -69,6 +69,10 @@ type Config struct {
 	// Model is how P = 0 accounts a subtask's memory; the zero value is
 	// partition.HostModel() (the CPU kernels).
 	Model partition.MemModel
+	// ModelFromDevice sets Model once Devices has chosen the slots (the
+	// device is started while the file is read): GPUMemModel for a GPU,
+	// partition.HostModel otherwise.
+	ModelFromDevice bool
 	// RowStream says whether a count on one GPU keeps only each
 	// subtask's JK resident and streams IJ and IK through the device in
 	// row ranges beside the kernel (gpu.Counter.SetRowStreaming), the

@@ -9,6 +9,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -73,6 +74,12 @@ func (pc *pendingCounter) wait(cfg *Config) (kernels.Counter, error) {
 		return nil, pc.err
 	}
 	cfg.Slots, cfg.Device = pc.slots, pc.device
+	if cfg.ModelFromDevice {
+		cfg.Model = partition.HostModel()
+		if pc.slots[0].Device.Kind == "gpu" {
+			cfg.Model = GPUMemModel()
+		}
+	}
 	return pc.counter, nil
 }
 

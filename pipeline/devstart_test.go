@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -170,5 +172,32 @@ func TestCountFileDeferredDevices(t *testing.T) {
 	}
 	if _, err := CountFilePartitioned(ctx, path, cfg); err == nil {
 		t.Fatal("a partitioned count took Devices in place of Slots")
+	}
+}
+
+// TestModelFromDevice: with ModelFromDevice the memory model of P = 0 is
+// the started device's: the GPU's accounting for GPU slots, the host's for
+// CPU ones.
+func TestModelFromDevice(t *testing.T) {
+	lib := deviceLibrary(t)
+	gslots, _ := deviceSlots(t, lib, 1, 0, false)
+	for _, tc := range []struct {
+		slots []worker.Slot
+		want  partition.MemModel
+	}{{gslots, GPUMemModel()}, {cpuSlots(1, "merge"), partition.HostModel()}} {
+		slots := tc.slots
+		cfg := Config{Logger: slog.New(slog.DiscardHandler), ModelFromDevice: true,
+			Devices: func() ([]worker.Slot, string, error) { return slots, slots[0].Device.Name, nil }}
+		counter, err := startCounter(context.Background(), &cfg).wait(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeCounter(counter, cfg.Logger)
+		m, w := cfg.Model, tc.want
+		same := m.RowSplit == w.RowSplit && m.ScratchFixed == w.ScratchFixed && m.ScratchPerEdge == w.ScratchPerEdge &&
+			(m.BlockBytes == nil) == (w.BlockBytes == nil) && (m.BlockBytes == nil || m.BlockBytes(1000, 9000) == w.BlockBytes(1000, 9000))
+		if !same {
+			t.Fatalf("%s slots: model %+v, want %+v", slots[0].Device.Kind, m, w)
+		}
 	}
 }

@@ -84,9 +84,11 @@ timed() { # label bin lib args...: one run's phases and wall time
 	t0=$(date +%s.%N)
 	j=$(TRIGRID_CUDA_LIB=$lib "$bin" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
 	t1=$(date +%s.%N)
+	local sec
+	sec=$(echo "$j" | tr -d '\n' | grep -o '"seconds": *{[^}]*}')
 	printf '%-26s tri=%s read=%s clean=%s order=%s partition=%s count=%s total=%s wall=%.3f\n' "$label" \
-		"$(echo "$j" | triangles)" "$(echo "$j" | num read)" "$(echo "$j" | num clean)" "$(echo "$j" | num order)" \
-		"$(echo "$j" | num partition)" "$(echo "$j" | num count)" "$(echo "$j" | num total)" \
+		"$(echo "$j" | triangles)" "$(echo "$sec" | num read)" "$(echo "$sec" | num clean)" "$(echo "$sec" | num order)" \
+		"$(echo "$sec" | num partition)" "$(echo "$sec" | num count)" "$(echo "$sec" | num total)" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" | tee -a "$RES"
 	TRI=$(echo "$j" | triangles)
 }

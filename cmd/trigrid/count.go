@@ -134,8 +134,10 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if f.partitions != 1 || f.shards != "" {
 		kernelProg = nil
 	}
-	// P = 0 sizes its blocks by the selected device, so it selects first.
-	if f.shards == "" && f.partitions != 0 && f.device.mayUseGPU() {
+	// P = 0 sizes its blocks by the selected device, so it selects first
+	// unless --device-mem-limit gives the budget (the memory model then
+	// follows the device the count starts while the file is read).
+	if f.shards == "" && (f.partitions != 0 || f.device.memLim != "") && f.device.mayUseGPU() {
 		f.device.deferApply(&cfg, kernelProg)
 	} else if err := f.device.apply(&cfg, kernelProg); err != nil {
 		return err

@@ -58,6 +58,7 @@ func (f *countFlags) partitionConfig(cfg *pipeline.Config) error {
 			return err
 		}
 		cfg.Model = f.device.memModel()
+		cfg.ModelFromDevice = cfg.Devices != nil // not selected yet
 	} else if lim, err := f.device.deviceLimit(); err == nil && lim > 0 {
 		cfg.Budget = int64(lim) // for the choice of --row-stream auto
 	}
