@@ -64,9 +64,9 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	p := &pieces{c: c, cap: capItems}
 	defer p.end()
-	if runs := (np + capItems - 1) / capItems; runs > min(capItems, maxPieceRuns) {
+	if runs := (np + capItems - 1) / capItems; runs > maxPieceRuns {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %d pairs make %d runs of %d keys, more than %d: %w",
-			np, runs, capItems, min(capItems, maxPieceRuns), ErrOutOfMemory)
+			np, runs, capItems, maxPieceRuns, ErrOutOfMemory)
 	}
 	t0 := time.Now()
 	keys := wordsAsKeys(pairs, np)
@@ -105,11 +105,14 @@ func wordsAsKeys(pairs []uint32, np uint64) []uint64 {
 	return k
 }
 
-// maxPieceRuns bounds the runs the pieces make: each merged range takes a
-// span of every run, so the copies grow with the square of the runs, and
-// past this many the host's build is the faster (rmat 23 on one H200: 19
-// runs of 7M keys at a quarter of its CSR, against 268 of 500K at a
-// twentieth, where the device's memory goes mostly to the vertex words).
+// maxPieceRuns bounds the runs the pieces make (below TG_PIECES_MIN_ITEMS,
+// so a range of one key always fits a piece): each merged range takes a
+// span of every run, so the copies grow with the square of the runs. On one
+// H200, rmat 23 at a quarter of its CSR makes 19 runs of 7.4M keys and is
+// faster than the host's build (order 0.82 -> 0.46 s); at a twentieth,
+// where the vertex words take most of the cap, 268 runs of about 500K keys
+// were slower (total 2.4 -> 3.3-3.7 s). The bound lies between the two,
+// not measured closer.
 const maxPieceRuns = 64
 
 // pieces drives one work area; c.mu is held.

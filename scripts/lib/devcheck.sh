@@ -17,7 +17,8 @@
 # Then: elapsed (seconds since START), count ARGS (`trigrid count --device
 # gpu --json` of ARGS), triangles and field NAME (a number out of count's
 # JSON on stdin), check NAME GOT WANT (an ok or FAIL line in RES; fail=1 on
-# FAIL).
+# FAIL), each_dataset FN (FN NAME FILE WANT CSR for every dataset of
+# MANIFEST.tsv in DEV/data; CSR is its forward graph's bytes).
 
 devcheck_prepare() {
 	set -e
@@ -81,4 +82,19 @@ check() { # name got want
 		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
 		fail=1
 	fi
+}
+
+each_dataset() {
+	local name file want f w v e
+	[ -f "$DEV/data/MANIFEST.tsv" ] || return 0
+	while IFS=$'\t' read -r name file _ _ _ want _; do
+		case "$name" in '#'* | '') continue ;; esac
+		f=$DEV/data/$file
+		[ -f "$f" ] || f=$f.gz
+		[ -f "$f" ] || continue
+		w=$(count "$f")
+		v=$(echo "$w" | field vertices)
+		e=$(echo "$w" | field edges)
+		"$1" "$name" "$f" "$want" $((8 * (v + 1) + 4 * e))
+	done <"$DEV/data/MANIFEST.tsv"
 }
