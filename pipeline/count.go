@@ -75,6 +75,15 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 			}
 		}
 	}
+	if _, ok := counter.(kernels.RangeCounter); ok && onDevice == nil && cfg.Order == graph.OrderDegree && !cfg.Verify {
+		// A graph larger than the device: the host compacts its ids, the
+		// device orients them in pieces, and counts it in row ranges.
+		fwd, _, err := forwardOfInput(ctx, path, &in, counter, false, &cfg, rep, false)
+		if err != nil {
+			return nil, err
+		}
+		return countForward(ctx, path, fwd, counter, &cfg, rep, start)
+	}
 	var p32 []uint32 // the host's 32-bit pairs
 	if !isDP && in.p32 != nil {
 		p32, in = in.p32, input{}
@@ -128,13 +137,31 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 	*rep = host
+	return countForward(ctx, path, fwd, counter, &cfg, rep, start)
+}
+
+// countForward counts the forward graph fwd with counter: whole when its
+// device holds it, else in row ranges with its columns in host memory
+// (kernels.RangeCounter), else in blocks as `count --partitions 0` does.
+func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	if limit, ok := deviceLimit(counter); ok && !fitsWhole(fwd, limit) {
+		if rc, ok := counter.(kernels.RangeCounter); ok {
+			err := countInRanges(ctx, fwd, rc, cfg, rep)
+			if err == nil {
+				finish(rep, start)
+				return rep, nil
+			}
+			if !rc.DoesNotFit(err) {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			cfg.Logger.Info("a row of the graph does not fit the device; counting it in blocks", "err", err)
+		}
 		// As `count --partitions 0` would: the counter's context gives
 		// way to the subtasks' counters.
 		closeCounter(counter, cfg.Logger)
-		return countAsBlocks(ctx, path, fwd, limit, &cfg, rep, start)
+		return countAsBlocks(ctx, path, fwd, limit, cfg, rep, start)
 	}
-	if err := countWhole(ctx, fwd, counter, &cfg, rep); err != nil {
+	if err := countWhole(ctx, fwd, counter, cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	finish(rep, start)

@@ -74,7 +74,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	if rerr != nil {
 		return nil, nil, rerr
 	}
-	orienter, onDevice := counter.(kernels.DeviceOrienter)
+	_, onDevice := counter.(kernels.DeviceOrienter)
 	if cfg.Order != graph.OrderDegree || !onDevice && in.p32 == nil {
 		edges := in.toEdges(cfg.Workers)
 		in = input{}
@@ -100,14 +100,27 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 			return fwd, ids, err
 		}
 	}
-	t = time.Now()
+	host.Scanned() // no longer read: the pairs may change
+	return forwardOfInput(ctx, path, &in, counter, keepEdges, cfg, rep, wantIDs)
+}
+
+// forwardOfInput builds the forward graph of in, which the device could
+// not take whole from its own ids: the host compacts the ids (in their own
+// memory unless keepEdges), then counter's device, when it is a
+// kernels.DeviceOrienter, cleans and orients them (in pieces when they do
+// not fit it whole), else the host does (graph.ForwardCompacted). in is
+// consumed. With cfg.Verify the host also builds the forward graph from
+// the edges kept and the two must be equal.
+func forwardOfInput(ctx context.Context, path string, in *input, counter kernels.Counter, keepEdges bool, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	orienter, onDevice := counter.(kernels.DeviceOrienter)
+	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	opts := graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update}
 	var (
 		c     *graph.Compacted
 		edges []graph.Edge
+		err   error
 	)
-	host.Scanned() // no longer read: the pairs may change
 	switch {
 	case in.p32 != nil:
 		c, err = graph.CompactPairsInPlace(in.p32, opts)
@@ -117,7 +130,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	default:
 		c, err = graph.CompactInPlace(in.edges, opts)
 	}
-	in = input{}
+	*in = input{}
 	cfg.Progress.Done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

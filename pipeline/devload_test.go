@@ -447,9 +447,9 @@ func withoutTime(t *testing.T, data []byte) []byte {
 }
 
 // TestCountFileLargerThanDevice: `count` of the whole graph under a cap
-// that cannot hold it whole counts it as --partitions 0 does (P chosen for
-// the device, subtasks streamed), exactly, with and without --verify; a
-// cap that holds it counts it whole.
+// that cannot hold it whole counts it in row ranges with its columns in
+// host memory, exactly, with and without --verify, within the cap; a cap
+// that holds it counts it whole.
 func TestCountFileLargerThanDevice(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
@@ -459,7 +459,7 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 		for _, c := range []struct {
 			limit  int64
 			verify bool
-			blocks bool
+			ranges bool
 		}{
 			{4 * fwdBytes, false, false},
 			{fwdBytes / 2, true, true},
@@ -476,11 +476,15 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 			if rep.Triangles != want.Total {
 				t.Fatalf("%s limit %d: %d triangles, brute force %d", path, c.limit, rep.Triangles, want.Total)
 			}
-			if blocks := rep.Partition != nil && rep.Partition.P > 1; blocks != c.blocks {
-				t.Fatalf("%s limit %d: counted in blocks %v (%+v), want %v", path, c.limit, blocks, rep.Partition, c.blocks)
+			if rep.Partition != nil {
+				t.Fatalf("%s limit %d: counted in blocks (%+v)", path, c.limit, rep.Partition)
 			}
-			if c.blocks && (rep.DeviceMemory == nil || rep.DeviceMemory.PeakBytes > uint64(c.limit)) {
-				t.Fatalf("%s limit %d: device figures %+v", path, c.limit, rep.DeviceMemory)
+			dm := rep.DeviceMemory
+			if ranges := dm != nil && dm.RowRanges > 1; ranges != c.ranges {
+				t.Fatalf("%s limit %d: counted in row ranges %v (%+v), want %v", path, c.limit, ranges, dm, c.ranges)
+			}
+			if c.ranges && (dm.PeakBytes > uint64(c.limit) || dm.MappedBytes == 0) {
+				t.Fatalf("%s limit %d: device figures %+v", path, c.limit, dm)
 			}
 			if c.verify && !rep.Verified {
 				t.Fatalf("%s: --verify did not verify", path)

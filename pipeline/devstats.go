@@ -37,6 +37,11 @@ type DeviceReport struct {
 	// streamed in row ranges beside the kernel (StreamRanges ranges).
 	StreamedSubtasks int `json:"streamed_subtasks,omitempty"`
 	StreamRanges     int `json:"stream_ranges,omitempty"`
+	// RowRanges counts the row ranges of a whole graph counted with its
+	// columns in host memory (kernels.RangeCounter); MappedBytes is what
+	// their kernels read from host memory over the bus.
+	RowRanges   int    `json:"row_ranges,omitempty"`
+	MappedBytes uint64 `json:"mapped_bytes,omitempty"`
 	// IdleShare is the share of the count phase during which the devices
 	// ran no kernel: 1 - kernel time / (count time x counters).
 	IdleShare float64 `json:"idle_share"`

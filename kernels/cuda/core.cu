@@ -289,6 +289,7 @@ extern "C" void tg_ctx_destroy(tg_ctx *ctx) {
     for (int i = 0; i < TG_SCRATCH_BUFS; i++) tg_ctx_free(ctx, ctx->scratch[i]);
     tg_rows_destroy(ctx);
     tg_pieces_drop(ctx);
+    tg_ranges_drop(ctx);
     tg_ctx_free(ctx, ctx->input);
     tg_ctx_free(ctx, ctx->d_count);
     if (ctx->h_count) cudaFreeHost(ctx->h_count);

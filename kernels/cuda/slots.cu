@@ -384,7 +384,7 @@ extern "C" int32_t tg_host_register(void *p, uint64_t bytes, char *err, uint64_t
         tg_set_err(err, errlen, "tg_host_register: empty range");
         return TG_ERR_INVALID;
     }
-    cudaError_t e = cudaHostRegister(p, (size_t)bytes, cudaHostRegisterPortable);
+    cudaError_t e = cudaHostRegister(p, (size_t)bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
     if (e != cudaSuccess) {
         cudaGetLastError();
         tg_set_err(err, errlen, "tg_host_register: %llu bytes at %p: %s", (unsigned long long)bytes, p,

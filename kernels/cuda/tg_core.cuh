@@ -96,6 +96,15 @@ struct tg_ctx {
         size_t tmp_bytes = 0;
         uint64_t cap = 0, nvert = 0;
     } pieces;
+    // tg_ranges_begin's work area (ranges.cu): one allocation of bytes,
+    // carved per range into its offsets and columns, and the graph's
+    // columns in host memory as the kernels address them.
+    struct {
+        void *arena = nullptr;
+        uint64_t bytes = 0, nnz = 0, nvert = 0;
+        const uint32_t *host = nullptr;  // the host columns
+        const uint32_t *hcols = nullptr; // their device address
+    } ranges;
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
@@ -160,6 +169,8 @@ bool tg_drop_row_buffers(tg_ctx *ctx);
 void tg_rows_destroy(tg_ctx *ctx);
 // Frees tg_pieces_begin's work area (none: a no-op).
 void tg_pieces_drop(tg_ctx *ctx);
+// Frees tg_ranges_begin's work area (none: a no-op).
+void tg_ranges_drop(tg_ctx *ctx);
 
 // Waits for a pending copy into s's buffers and drops the pending load, so
 // that the buffers can be reused or freed.

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 6
+#define TG_ABI_VERSION 7
 
 /* Status codes. */
 #define TG_OK 0
@@ -442,6 +442,47 @@ int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans,
 int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_device,
                            char *err, uint64_t errlen);
 int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
+
+/* tg_ranges_*: counts a forward graph whose columns stay in host memory,
+ * for a graph larger than the device. The rows are cut into ranges; a
+ * range's rows are copied to the device and checked, and for every row u
+ * with columns in the range, the kernel reads u's columns from the first
+ * of those to the row's end straight from host memory over the bus (no
+ * staging copy) and, for each column v in the range, adds
+ * |cols(u) ∩ cols(v)| with cols(v) searched on the device. Every forward
+ * edge (u, v) is counted once, in the range holding v, so the ranges'
+ * counts sum to the graph's.
+ *
+ * tg_ranges_begin takes the whole graph's nnz columns (host memory
+ * registered with tg_host_register, which maps it for the kernels) of
+ * nvertices rows and reserves a work area of bytes (one allocation;
+ * TG_ERR_OOM when it does not fit). A range of nrows rows and m columns
+ * needs tg_ranges_bytes(nrows, m) of it. tg_ranges_end (and
+ * tg_ctx_destroy) frees it.
+ *
+ * tg_ranges_count counts rows [first, first + nrows): rowptr holds their
+ * nrows + 1 offsets into the columns (host memory); entries is the
+ * nentries rows u that have columns in the range (registered host memory,
+ * read by the kernel). A column of entries outside the range, an entry
+ * past the columns, or malformed rows (offsets decreasing or past the
+ * columns, a column >= nvertices, a row not strictly increasing) are
+ * TG_ERR_INVALID. *kernel_ms is the CUDA-event time of the range's GPU
+ * work (copy, check and count), or the CPU time in the reference. */
+typedef struct tg_range_row {
+    uint64_t start; /* index of u's first column in the range */
+    uint32_t seg;   /* u's columns in the range: cols[start, start + seg) */
+    uint32_t len;   /* u's columns from start to the row's end */
+} tg_range_row;
+#define tg_ranges_bytes(nrows, ncols)                                          \
+    (256 + (((uint64_t)(nrows) + 1) * 8 + 255) / 256 * 256 + (uint64_t)(ncols) * 4)
+int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz,
+                        uint64_t nvertices, uint64_t bytes, char *err,
+                        uint64_t errlen);
+int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first,
+                        uint64_t nrows, const tg_range_row *entries,
+                        uint64_t nentries, uint64_t *triangles,
+                        double *kernel_ms, char *err, uint64_t errlen);
+int32_t tg_ranges_end(tg_ctx *ctx, char *err, uint64_t errlen);
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,10 @@ struct tg_ctx {
     uint32_t *pc_vert;
     uint64_t *pc_a, *pc_b;
     uint64_t pc_cap, pc_nvert, pc_bytes;
+    /* tg_ranges_begin's work area (accounted bytes; nothing is copied
+     * into it) and the graph's registered host columns. */
+    const uint32_t *rg_cols;
+    uint64_t rg_bytes, rg_nnz, rg_nvert;
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -288,6 +292,7 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
 
 static void input_drop(tg_ctx *ctx);
 static void pieces_drop(tg_ctx *ctx);
+static void ranges_drop(tg_ctx *ctx);
 
 void tg_ctx_destroy(tg_ctx *ctx) {
     if (ctx == NULL) return;
@@ -295,6 +300,7 @@ void tg_ctx_destroy(tg_ctx *ctx) {
     rows_drop(ctx);
     input_drop(ctx);
     pieces_drop(ctx);
+    ranges_drop(ctx);
     free(ctx->copies);
     free(ctx);
 }
@@ -1470,5 +1476,149 @@ int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen) {
         return TG_ERR_INVALID;
     }
     pieces_drop(ctx);
+    return TG_OK;
+}
+
+/* Whether [p, p + bytes) lies inside one registered range: the kernels of
+ * tg_ranges_count read only such memory. */
+static int reg_holds(const void *p, uint64_t bytes) {
+    const char *lo = p, *hi = lo + bytes;
+    int ok = 0;
+    pthread_mutex_lock(&reg_mu);
+    for (size_t i = 0; i < nreg && !ok; i++)
+        if (lo >= reg[i].lo && hi <= reg[i].hi) ok = 1;
+    pthread_mutex_unlock(&reg_mu);
+    return ok;
+}
+
+static void ranges_drop(tg_ctx *ctx) {
+    ctx->used -= ctx->rg_bytes ? alloc_bytes(ctx->rg_bytes) : 0;
+    ctx->rg_cols = NULL;
+    ctx->rg_bytes = ctx->rg_nnz = ctx->rg_nvert = 0;
+}
+
+int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_t nvertices, uint64_t bytes,
+                        char *err, uint64_t errlen) {
+    if (ctx == NULL || (cols == NULL && nnz > 0)) {
+        set_err(err, errlen, "tg_ranges_begin: NULL context or columns");
+        return TG_ERR_INVALID;
+    }
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0)) {
+        set_err(err, errlen, "tg_ranges_begin: %llu vertices (< 2^32-1) and %llu bytes (at least %llu)",
+                (unsigned long long)nvertices, (unsigned long long)bytes,
+                (unsigned long long)tg_ranges_bytes(1, 0));
+        return TG_ERR_INVALID;
+    }
+    ranges_drop(ctx);
+    if (nnz > 0 && !reg_holds(cols, nnz * 4)) {
+        set_err(err, errlen, "tg_ranges_begin: the columns at %p are not registered host memory (tg_host_register)",
+                (const void *)cols);
+        return TG_ERR_INVALID;
+    }
+    if (!ref_alloc(ctx, bytes)) {
+        set_err(err, errlen, "tg_ranges_begin: out of device memory: %llu bytes, %llu of %llu in use",
+                (unsigned long long)bytes, (unsigned long long)ctx->used, (unsigned long long)ctx->limit);
+        return TG_ERR_OOM;
+    }
+    ctx->rg_cols = cols;
+    ctx->rg_bytes = bytes;
+    ctx->rg_nnz = nnz;
+    ctx->rg_nvert = nvertices;
+    return TG_OK;
+}
+
+int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first, uint64_t nrows,
+                        const tg_range_row *entries, uint64_t nentries, uint64_t *triangles, double *kernel_ms,
+                        char *err, uint64_t errlen) {
+    const char *fn = "tg_ranges_count";
+    if (ctx == NULL) {
+        set_err(err, errlen, "%s: NULL context", fn);
+        return TG_ERR_INVALID;
+    }
+    if (ctx->rg_bytes == 0) {
+        set_err(err, errlen, "%s: no work area (tg_ranges_begin)", fn);
+        return TG_ERR_INVALID;
+    }
+    if (rowptr == NULL || triangles == NULL || (entries == NULL && nentries > 0)) {
+        set_err(err, errlen, "%s: NULL offsets, entries or result", fn);
+        return TG_ERR_INVALID;
+    }
+    *triangles = 0;
+    if (kernel_ms) *kernel_ms = 0;
+    const uint64_t base = rowptr[0], end = rowptr[nrows];
+    if (first > ctx->rg_nvert || nrows > ctx->rg_nvert - first || base > end || end > ctx->rg_nnz ||
+        tg_ranges_bytes(nrows, end - base) > ctx->rg_bytes) {
+        set_err(err, errlen,
+                "%s: rows [%llu, +%llu) with columns [%llu, %llu) do not fit a graph of %llu rows and %llu "
+                "columns or a work area of %llu bytes",
+                fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
+                (unsigned long long)end, (unsigned long long)ctx->rg_nvert, (unsigned long long)ctx->rg_nnz,
+                (unsigned long long)ctx->rg_bytes);
+        return TG_ERR_INVALID;
+    }
+    if (nentries > 0 && !reg_holds(entries, nentries * sizeof *entries)) {
+        set_err(err, errlen, "%s: the entries at %p are not registered host memory (tg_host_register)", fn,
+                (const void *)entries);
+        return TG_ERR_INVALID;
+    }
+    double t0 = now_ms();
+    const uint32_t *cols = ctx->rg_cols;
+    for (uint64_t r = 0; r < nrows; r++) {
+        uint64_t b = rowptr[r], e = rowptr[r + 1];
+        int bad = b < base || b > end || e < b || e > end;
+        for (uint64_t k = b; !bad && k < e; k++)
+            bad = cols[k] >= ctx->rg_nvert || (k > b && cols[k - 1] >= cols[k]);
+        if (bad) {
+            set_err(err, errlen,
+                    "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
+                    "or a row not strictly increasing)",
+                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
+                    (unsigned long long)end, (unsigned long long)ctx->rg_nvert);
+            return TG_ERR_INVALID;
+        }
+    }
+    uint64_t found = 0;
+    for (uint64_t i = 0; i < nentries; i++) {
+        const tg_range_row r = entries[i];
+        int bad = r.seg == 0 || r.seg > r.len || r.start > ctx->rg_nnz || r.len > ctx->rg_nnz - r.start;
+        const uint32_t *suf = cols + r.start;
+        for (uint32_t j = 0; !bad && j < r.seg; j++) {
+            const uint64_t v = suf[j];
+            if (v < first || v - first >= nrows) {
+                bad = 1;
+                break;
+            }
+            /* |suf[j+1:] ∩ cols(v)| by merging: both sorted, cols(v) > v. */
+            uint64_t a = j + 1, k = rowptr[v - first];
+            const uint64_t ke = rowptr[v - first + 1];
+            while (a < r.len && k < ke) {
+                if (suf[a] < cols[k]) a++;
+                else if (suf[a] > cols[k]) k++;
+                else {
+                    found++;
+                    a++;
+                    k++;
+                }
+            }
+        }
+        if (bad) {
+            set_err(err, errlen,
+                    "%s: rows [%llu, +%llu): an entry past the %llu columns, with no column in the range or more "
+                    "than its row, or a column of an entry outside the range",
+                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)ctx->rg_nnz);
+            return TG_ERR_INVALID;
+        }
+    }
+    *triangles = found;
+    if (kernel_ms) *kernel_ms = now_ms() - t0;
+    return TG_OK;
+}
+
+int32_t tg_ranges_end(tg_ctx *ctx, char *err, uint64_t errlen) {
+    if (ctx == NULL) {
+        set_err(err, errlen, "tg_ranges_end: NULL context");
+        return TG_ERR_INVALID;
+    }
+    ranges_drop(ctx);
     return TG_OK;
 }

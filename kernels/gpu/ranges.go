@@ -1,0 +1,289 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+)
+
+// rangeRow is tg_range_row: a row u's share of a range of rows. Its
+// columns cols[Start, Start+Seg) lie in the range; cols[Start, Start+Len)
+// run from the first of them to the row's end.
+type rangeRow struct {
+	Start    uint64
+	Seg, Len uint32
+}
+
+// RangesBytes is tg_ranges_bytes: the work area a range of nrows rows and
+// ncols columns takes on the device (the check words, the offsets in
+// 256-byte granules, the columns).
+func RangesBytes(nrows, ncols int64) int64 {
+	return 256 + ((nrows+1)*8+255)/256*256 + ncols*4
+}
+
+// rangesSpare is the device memory a count in ranges leaves beside its
+// work area, a share of the limit (the driver's own allocations, a
+// kernel's stack and launch state).
+const rangesSpare = 64
+
+// padBytes is the least size of a host array the ranges register: an
+// allocation that large has pages of its own, so that registering it
+// cannot meet a page another registration holds.
+const padBytes = 64 << 10
+
+// CountInRanges implements kernels.RangeCounter (tg_ranges_*): the
+// forward graph stays in host memory, page-locked and mapped for the
+// device; its rows are cut into the fewest ranges whose rows fit the
+// context's free memory (less a sixty-fourth of the limit), and for each
+// range the device copies its rows and counts, for every row u with
+// columns in the range, |cols(u) ∩ cols(v)| for each such column v,
+// reading u's columns from host memory. Each forward edge (u, v) is
+// counted in the range holding v, so the ranges' counts sum to the
+// graph's. An error wrapping ErrOutOfMemory means the longest row does not
+// fit (the caller counts in blocks); the resident slots are given up first.
+func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Result, kernels.RangeStats, error) {
+	var st kernels.RangeStats
+	if err := ctx.Err(); err != nil {
+		return kernels.Result{}, st, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: counter is closed")
+	}
+	c.releaseAll()
+	var used, limit uint64
+	c.lib.memUsage(c.ctx, &used, &limit, nil)
+	// Whole granules: the library rounds the work area up to them.
+	area := (int64(limit) - int64(used) - int64(limit/rangesSpare)) &^ 255
+	n := fwd.NumRows()
+	if err := checkOffsets(fwd); err != nil {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+	}
+	bounds, err := cutRowRanges(fwd, area)
+	if err != nil {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+	}
+	t0 := time.Now()
+	entries, starts := rangeEntries(fwd, bounds, runtime.GOMAXPROCS(0))
+	st.Prepare = time.Since(t0)
+	st.Ranges, st.Entries = len(bounds)-1, int64(len(entries))
+	for k := 0; k+1 < len(bounds); k++ {
+		a, b := bounds[k], bounds[k+1]
+		st.AreaBytes = max(st.AreaBytes, RangesBytes(b-a, int64(fwd.Offsets[b]-fwd.Offsets[a])))
+	}
+
+	t0 = time.Now()
+	cols := fwd.Cols
+	if len(cols)*4 < padBytes {
+		cols = append(make([]uint32, 0, padBytes/4), cols...)
+	}
+	var regs []*Registration
+	defer func() {
+		t := time.Now()
+		for _, r := range regs {
+			c.lib.releaseLogged(r)
+		}
+		st.Pin += time.Since(t)
+	}()
+	pin := func(r *Registration, err error) error {
+		if r != nil {
+			regs = append(regs, r)
+		}
+		return err
+	}
+	if len(cols) > 0 {
+		err = pin(registerSlice(c.lib, cols))
+	}
+	if err == nil && len(entries) > 0 {
+		err = pin(registerSlice(c.lib, entries))
+	}
+	if err != nil {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+	}
+	st.Pin = time.Since(t0)
+	c.lib.logger.Debug("ranges: prepared", "ranges", st.Ranges, "entries", st.Entries,
+		"area_bytes", st.AreaBytes, "prepare_seconds", st.Prepare.Seconds(), "pin_seconds", st.Pin.Seconds())
+
+	var colsPtr *uint32
+	if len(cols) > 0 {
+		colsPtr = &cols[0]
+	}
+	rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), &c.buf[0], errBufLen)
+	if err := status("tg_ranges_begin", rc, c.buf); err != nil {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+	}
+	defer func() {
+		rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
+		if err := status("tg_ranges_end", rc, c.buf); err != nil {
+			c.lib.logger.Warn("freeing the ranges' work area", "err", err)
+		}
+		c.notePeak()
+	}()
+	var res kernels.Result
+	tc := time.Now()
+	for k := 0; k+1 < len(bounds); k++ {
+		if err := ctx.Err(); err != nil {
+			return kernels.Result{}, st, err
+		}
+		a, b := bounds[k], bounds[k+1]
+		e := entries[starts[k]:starts[k+1]]
+		var ep *rangeRow
+		if len(e) > 0 {
+			ep = &e[0]
+		}
+		var tri uint64
+		var ms float64
+		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(len(e)), &tri, &ms, &c.buf[0], errBufLen)
+		if err := status("tg_ranges_count", rc, c.buf); err != nil {
+			return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
+		}
+		res.Triangles += tri
+		res.KernelTime += time.Duration(ms * float64(time.Millisecond))
+		rows := int64(fwd.Offsets[b] - fwd.Offsets[a])
+		st.ResidentBytes += (b-a+1)*8 + rows*4
+		for _, r := range e {
+			st.MappedBytes += int64(r.Len) * 4
+		}
+		st.MappedBytes += int64(len(e)) * int64(unsafe.Sizeof(rangeRow{}))
+	}
+	runtime.KeepAlive(cols)
+	runtime.KeepAlive(entries)
+	c.calls += time.Since(tc)
+	c.busy += res.KernelTime
+	c.copied += uint64(st.ResidentBytes)
+	return res, st, nil
+}
+
+// checkOffsets is nil when fwd's offsets start at 0, never decrease and
+// end at its columns: what the host's walk over the rows relies on (the
+// device checks the columns).
+func checkOffsets(fwd *graph.CSR) error {
+	if len(fwd.Offsets) == 0 {
+		return fmt.Errorf("malformed forward graph: no offsets")
+	}
+	if fwd.Offsets[0] != 0 || fwd.Offsets[len(fwd.Offsets)-1] != uint64(len(fwd.Cols)) {
+		return fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
+			fwd.Offsets[0], fwd.Offsets[len(fwd.Offsets)-1], len(fwd.Cols))
+	}
+	for r := 1; r < len(fwd.Offsets); r++ {
+		if fwd.Offsets[r] < fwd.Offsets[r-1] {
+			return fmt.Errorf("malformed forward graph: offsets decrease at row %d", r-1)
+		}
+	}
+	return nil
+}
+
+// cutRowRanges cuts fwd's rows into the fewest ranges, in order, whose
+// rows fit area bytes (RangesBytes); bounds[k] is range k's first row.
+// A graph with no rows is one empty range. An error wrapping
+// ErrOutOfMemory means a single row does not fit, and gives the least area.
+func cutRowRanges(fwd *graph.CSR, area int64) ([]int64, error) {
+	n := fwd.NumRows()
+	bounds := []int64{0}
+	for a := int64(0); a < n; {
+		b := a
+		for b < n && RangesBytes(b+1-a, int64(fwd.Offsets[b+1]-fwd.Offsets[a])) <= area {
+			b++
+		}
+		if b == a {
+			least := allocBytes(RangesBytes(1, int64(fwd.Offsets[a+1]-fwd.Offsets[a])))
+			return nil, fmt.Errorf("row %d of %d columns needs %d bytes of device memory, %d are free for it: %w",
+				a, fwd.Offsets[a+1]-fwd.Offsets[a], least, max(area, 0), ErrOutOfMemory)
+		}
+		bounds = append(bounds, b)
+		a = b
+	}
+	if n == 0 {
+		bounds = append(bounds, 0)
+	}
+	return bounds, nil
+}
+
+// rangeEntries lists, range by range, every row's share of each range its
+// columns reach: entries[starts[k]:starts[k+1]] are range k's, in row
+// order. It walks the rows on workers goroutines (chunks of equal
+// columns), twice: once to count each chunk's entries per range, once to
+// write them.
+func rangeEntries(fwd *graph.CSR, bounds []int64, workers int) ([]rangeRow, []int64) {
+	n, nr := fwd.NumRows(), len(bounds)-1
+	workers = max(1, min(workers, int(n/1024)+1))
+	cuts := make([]int64, workers+1)
+	m := fwd.Offsets[n]
+	for w, r := 1, int64(0); w < workers; w++ {
+		for r < n && fwd.Offsets[r] < m*uint64(w)/uint64(workers) {
+			r++
+		}
+		cuts[w] = r
+	}
+	cuts[workers] = n
+	counts := make([][]int64, workers)
+	each := func(fn func(w int)) {
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(w)
+			}()
+		}
+		wg.Wait()
+	}
+	// walk calls emit(k, start, seg, len) for row u's share of each range.
+	walk := func(u int64, emit func(k int, start uint64, seg, rest uint32)) {
+		o, e := fwd.Offsets[u], fwd.Offsets[u+1]
+		k := 0
+		for j := o; j < e; {
+			v := int64(fwd.Cols[j])
+			for k+1 < nr && v >= bounds[k+1] {
+				k++
+			}
+			s := j
+			for j < e && int64(fwd.Cols[j]) < bounds[k+1] {
+				j++
+			}
+			emit(k, s, uint32(j-s), uint32(e-s))
+			if j < e && k+1 >= nr {
+				break // a column past the last range: the device refuses the row's range
+			}
+		}
+	}
+	each(func(w int) {
+		c := make([]int64, nr)
+		for u := cuts[w]; u < cuts[w+1]; u++ {
+			walk(u, func(k int, _ uint64, _, _ uint32) { c[k]++ })
+		}
+		counts[w] = c
+	})
+	starts := make([]int64, nr+1)
+	at := make([][]int64, workers)
+	for w := range at {
+		at[w] = make([]int64, nr)
+	}
+	var total int64
+	for k := 0; k < nr; k++ {
+		starts[k] = total
+		for w := 0; w < workers; w++ {
+			at[w][k] = total
+			total += counts[w][k]
+		}
+	}
+	starts[nr] = total
+	entries := make([]rangeRow, total, max(total, padBytes/int64(unsafe.Sizeof(rangeRow{}))))
+	each(func(w int) {
+		pos := at[w]
+		for u := cuts[w]; u < cuts[w+1]; u++ {
+			walk(u, func(k int, start uint64, seg, rest uint32) {
+				entries[pos[k]] = rangeRow{Start: start, Seg: seg, Len: rest}
+				pos[k]++
+			})
+		}
+	})
+	return entries, starts
+}

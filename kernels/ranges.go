@@ -1,0 +1,40 @@
+package kernels
+
+import (
+	"context"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+)
+
+// RangeCounter is a Counter whose device counts a forward graph larger
+// than its memory: the graph stays in host memory and the device holds a
+// range of its rows at a time, reading the rest over the bus. Callers ask
+// for it with a type assertion and count in blocks without it.
+type RangeCounter interface {
+	Counter
+	// CountInRanges counts the whole forward graph fwd (kernels.Whole's
+	// subtask). An error for which DoesNotFit is true means the device
+	// cannot hold even the graph's longest row; the caller counts in
+	// blocks instead.
+	CountInRanges(ctx context.Context, fwd *graph.CSR) (Result, RangeStats, error)
+	DoesNotFit(err error) bool
+}
+
+// RangeStats describes a count in row ranges.
+type RangeStats struct {
+	// Ranges is the number of row ranges; Entries the rows' shares of
+	// them that the kernels read from host memory.
+	Ranges  int
+	Entries int64
+	// AreaBytes is the device's work area; ResidentBytes the bytes copied
+	// into it (every row once); MappedBytes the bytes the kernels read
+	// from host memory over the bus (entries and their columns).
+	AreaBytes     int64
+	ResidentBytes int64
+	MappedBytes   int64
+	// Prepare is the host's time cutting the ranges and building their
+	// entries; Pin the time page-locking and releasing the host arrays.
+	Prepare time.Duration
+	Pin     time.Duration
+}

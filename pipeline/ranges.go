@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/worker"
+)
+
+// countInRanges counts the whole forward graph fwd, which the device does
+// not hold, with its columns in host memory and a range of its rows on the
+// device at a time (kernels.RangeCounter). An error for which
+// rc.DoesNotFit is true leaves rep as it was: the caller counts in blocks.
+func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter, cfg *Config, rep *Report) error {
+	t := time.Now()
+	cfg.Progress.Start("count", "", -1)
+	res, st, err := rc.CountInRanges(ctx, fwd)
+	cfg.Progress.Done()
+	if err != nil {
+		if rc.DoesNotFit(err) {
+			return err
+		}
+		return fmt.Errorf("count with %s in row ranges: %w", rc.Name(), err)
+	}
+	rep.Triangles = res.Triangles
+	rep.Kernel = worker.KernelName(rc)
+	rep.Seconds.Count = since(t)
+	rep.Seconds.Kernel = res.KernelTime.Seconds()
+	dm := &DeviceReport{RowRanges: st.Ranges, MappedBytes: uint64(st.MappedBytes), CopiedBytes: uint64(st.ResidentBytes),
+		CallSeconds: rep.Seconds.Count - st.Prepare.Seconds() - st.Pin.Seconds()}
+	if dr, ok := rc.(kernels.DeviceReporter); ok {
+		dm.PeakBytes = dr.DeviceStats().PeakBytes
+	}
+	if rep.Seconds.Count > 0 {
+		dm.IdleShare = max(0, 1-rep.Seconds.Kernel/rep.Seconds.Count)
+	}
+	rep.DeviceMemory = dm
+	cfg.Logger.Debug("counted in row ranges", "ranges", st.Ranges, "entries", st.Entries, "area_bytes", st.AreaBytes,
+		"resident_bytes", st.ResidentBytes, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
+		"pin_seconds", st.Pin.Seconds(), "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
+	if cfg.Verify {
+		return verify(ctx, kernels.Whole(fwd), res.Triangles, rc.Name(), rep)
+	}
+	return nil
+}

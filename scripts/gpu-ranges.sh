@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The whole graph counted in row ranges with its columns in host memory
+# (kernels/gpu CountInRanges, tg_ranges_*), checked and timed on a GPU
+# machine with nvcc but no Go, in one call:
+#   1. builds libtrigrid_cuda.so from this tree;
+#   2. the kernels/gpu tests of the ranges and the pieces and the
+#      pipeline's capped tests through the real library, and
+#      compute-sanitizer memcheck of the ranges' tests;
+#   3. the datasets of MANIFEST.tsv at caps of 1/20 and 1/4 of their CSR
+#      (`count --device-mem-limit CAP`, and with --verify at 1/4) against
+#      their published counts;
+#   4. rmat SCALES uncapped and at CSR/DIVS: the whole graph in ranges
+#      (`count --device-mem-limit CAP`) and in blocks (`--partitions 0`) in
+#      alternation, RUNS each, the phases of every run and the whole
+#      process's wall time, then one run in ranges with its debug lines.
+# Prepare on a machine with Go (DEV defaults to .dev/ranges):
+#   scripts/gpu-ranges.sh --prepare
+# Run (from the repository root on the GPU machine, DEV carried):
+#   bash $DEV/src/scripts/gpu-ranges.sh
+# Knobs: RUNS (default 3), SCALES (default "23"), DIVS (default "4 20"),
+# SKIP_TESTS=1, SKIP_DATASETS=1. Everything goes under $OUT; results.txt
+# is the summary.
+set -uo pipefail
+
+. "$(dirname "$0")/lib/devcheck.sh"
+if [ "${1:-}" = "--prepare" ]; then
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/ranges}" ""
+	exit 0
+fi
+
+devcheck_setup gpu-ranges
+RUNS=${RUNS:-3}
+SCALES=${SCALES:-"23"}
+DIVS=${DIVS:-"4 20"}
+
+if [ -z "${SKIP_TESTS:-}" ]; then
+	(cd "$SRC/kernels/gpu" && timeout 200 "$TMP/bin/gpu.test" -test.v -test.run 'CountInRanges|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps' >"$OUT/tests.log" 2>&1)
+	echo "kernels/gpu CountInRanges|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps (real library) rc=$?" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
+	(cd "$SRC/pipeline" && timeout 200 "$TMP/bin/pipeline.test" -test.v -test.run 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice' >"$OUT/pipeline.log" 2>&1)
+	echo "pipeline TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice (real library) rc=$?" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/pipeline.log" | head -20 | tee -a "$RES"
+	if command -v compute-sanitizer >/dev/null; then
+		(cd "$SRC/kernels/gpu" && timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
+			-test.run 'TestCountInRanges' >"$OUT/memcheck.log" 2>&1)
+		echo "compute-sanitizer memcheck kernels/gpu TestCountInRanges rc=$?" | tee -a "$RES"
+		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
+	fi
+	echo "tests done at $(elapsed) s" | tee -a "$RES"
+fi
+
+capped() { # name file want csr
+	for d in 20 4; do
+		check "$1 CSR/$d ranges" "$(count --device-mem-limit $(($4 / d)) "$2" | triangles)" "$3"
+	done
+	check "$1 CSR/4 ranges --verify" "$(count --verify --device-mem-limit $(($4 / 4)) "$2" | triangles)" "$3"
+}
+if [ -z "${SKIP_DATASETS:-}" ]; then
+	each_dataset capped
+	echo "datasets done at $(elapsed) s" | tee -a "$RES"
+fi
+
+num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
+timed() { # label args...: one run's phases and wall time
+	local label=$1 t0 t1 j
+	shift
+	t0=$(date +%s.%N)
+	j=$("$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
+	t1=$(date +%s.%N)
+	local sec
+	sec=$(echo "$j" | tr -d '\n' | grep -o '"seconds": *{[^}]*}')
+	printf '%-24s tri=%s clean=%s order=%s partition=%s count=%s kernel=%s total=%s ranges=%s mapped=%s wall=%.3f\n' "$label" \
+		"$(echo "$j" | triangles)" "$(echo "$sec" | num clean)" "$(echo "$sec" | num order)" \
+		"$(echo "$sec" | num partition)" "$(echo "$sec" | num count)" "$(echo "$sec" | num kernel)" "$(echo "$sec" | num total)" \
+		"$(echo "$j" | num row_ranges)" "$(echo "$j" | num mapped_bytes)" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" | tee -a "$RES"
+	TRI=$(echo "$j" | triangles)
+}
+
+for s in $SCALES; do
+	f=$TMP/r$s.bin
+	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
+	whole=$(count "$f")
+	want=$(echo "$whole" | triangles)
+	v=$(echo "$whole" | field vertices)
+	e=$(echo "$whole" | field edges)
+	csr=$((8 * (v + 1) + 4 * e))
+	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
+	for r in $(seq "$RUNS"); do timed "rmat $s uncapped" "$f"; done
+	for d in $DIVS; do
+		for r in $(seq "$RUNS"); do
+			timed "rmat $s CSR/$d blocks" --partitions 0 --device-mem-limit $((csr / d)) "$f"
+			check "rmat $s CSR/$d blocks" "$TRI" "$want"
+			timed "rmat $s CSR/$d ranges" --device-mem-limit $((csr / d)) "$f"
+			check "rmat $s CSR/$d ranges" "$TRI" "$want"
+		done
+		"$BIN" count --device gpu --json --progress none --log-level debug --device-mem-limit $((csr / d)) "$f" \
+			>"$OUT/debug-r$s-csr$d.json" 2>"$OUT/debug-r$s-csr$d.log"
+		grep -E "ranges|pieces|counter created|device selected" "$OUT/debug-r$s-csr$d.log" | tee -a "$RES"
+	done
+	echo "rmat $s done at $(elapsed) s" | tee -a "$RES"
+done
+echo "all done at $(elapsed) s, fail=$fail" | tee -a "$RES"
