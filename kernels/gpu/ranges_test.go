@@ -128,7 +128,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 			b.Cols[o], b.Cols[o+1] = b.Cols[o+1], b.Cols[o]
 		},
 		"column beyond": func(b *graph.CSR, r int64) { b.Cols[b.Offsets[r+1]-1] = uint32(b.NumRows()) },
-		"offsets": func(b *graph.CSR, r int64) { b.Offsets[r+1] = b.Offsets[r] - 1 },
+		"offsets":       func(b *graph.CSR, r int64) { b.Offsets[r+1] = b.Offsets[r] - 1 },
 	}
 	for what, brk := range breaks {
 		for _, r := range []int64{rows[0], rows[len(rows)/2], rows[len(rows)-1]} {
