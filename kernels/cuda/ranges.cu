@@ -43,11 +43,28 @@ __device__ __forceinline__ uint32_t lower(const uint32_t *s, uint32_t n, uint32_
     return lo;
 }
 
+// The index of the first of g[0, n) (device memory) that is not below x.
+__device__ __forceinline__ uint32_t lower_global(const uint32_t *__restrict__ g, uint32_t n, uint32_t x) {
+    uint32_t lo = 0;
+    while (n > 0) {
+        const uint32_t h = n >> 1;
+        if (__ldg(g + lo + h) < x) {
+            lo += h + 1;
+            n -= h + 1;
+        } else {
+            n = h;
+        }
+    }
+    return lo;
+}
+
 // One warp per entry: its columns, a tile of kTile at a time in shared
 // memory; the entry's first seg columns v (in the range) in batches of
-// 32, their rows' columns spread over the lanes and each searched in the
-// tile. words[3] counts the triangles; words[0] |= 2 for an entry or a
-// column that breaks the contract.
+// 32. For each v the shorter side is walked and searched in the other:
+// v's row (device memory) searched in the tile, or the tile's columns
+// after v searched in v's row. The items of the 32 v's are spread over
+// the lanes. words[3] counts the triangles; words[0] |= 2 for an entry or
+// a column that breaks the contract.
 __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent,
                                                            const uint32_t *__restrict__ hcols, uint64_t nnz,
                                                            const uint64_t *__restrict__ off,
@@ -70,20 +87,25 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
             for (uint32_t i = lane; i < tl; i += 32) s[i] = suf[t0 + i];
             __syncwarp();
             const uint32_t lo = s[0], hi = s[tl - 1];
-            for (uint32_t j0 = 0; j0 < r.seg; j0 += 32) {
+            for (uint32_t j0 = 0; j0 < r.seg && j0 < t0 + tl; j0 += 32) {
                 const uint32_t j = j0 + lane;
                 uint64_t b = 0;
-                uint32_t d = 0;
+                uint32_t d = 0, dv = 0, p0 = 0;
+                bool walkv = false; // walk v's row (else the tile after v)
                 if (j < r.seg) {
                     const uint32_t v = j >= t0 && j - t0 < tl ? s[j - t0] : suf[j];
                     if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
-                        bad += t0 == 0;
+                        bad += j >= t0 && j - t0 < tl; // in the tile that holds it
                     } else if (v < hi) { // cols(v) > v: none in the tile otherwise
                         b = off[v - first];
-                        d = (uint32_t)(off[v - first + 1] - b);
+                        dv = (uint32_t)(off[v - first + 1] - b);
+                        p0 = max(j + 1, t0) - t0; // the tile's columns after v
+                        const uint32_t rest = p0 < tl ? tl - p0 : 0;
+                        walkv = dv <= rest;
+                        d = rest == 0 ? 0 : min(dv, rest);
                     }
                 }
-                uint32_t incl = d; // inclusive scan of the lanes' row lengths
+                uint32_t incl = d; // inclusive scan of the lanes' items
                 for (int o = 1; o < 32; o <<= 1) {
                     const uint32_t x = __shfl_up_sync(kAll, incl, o);
                     if (lane >= o) incl += x;
@@ -91,18 +113,28 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                 const uint32_t total = __shfl_sync(kAll, incl, 31), excl = incl - d;
                 for (uint32_t k0 = 0; k0 < total; k0 += 32) {
                     const uint32_t k = k0 + lane;
-                    int owner = 0; // the last lane whose columns start at or before k
+                    int owner = 0; // the last lane whose items start at or before k
                     for (int step = 16; step > 0; step >>= 1) {
                         const uint32_t ex = __shfl_sync(kAll, excl, owner + step);
                         if (ex <= k) owner += step;
                     }
                     const uint64_t ob = __shfl_sync(kAll, b, owner);
                     const uint32_t oe = __shfl_sync(kAll, excl, owner);
+                    const uint32_t odv = __shfl_sync(kAll, dv, owner);
+                    const uint32_t op0 = __shfl_sync(kAll, p0, owner);
+                    const bool ow = __shfl_sync(kAll, walkv, owner);
                     if (k < total) {
-                        const uint32_t w = rcols[ob + (k - oe)];
-                        if (w >= lo && w <= hi) {
-                            const uint32_t at = lower(s, tl, w);
-                            found += at < tl && s[at] == w;
+                        const uint32_t i = k - oe;
+                        if (ow) {
+                            const uint32_t w = __ldg(rcols + ob + i);
+                            if (w >= lo && w <= hi) {
+                                const uint32_t at = lower(s, tl, w);
+                                found += at < tl && s[at] == w;
+                            }
+                        } else {
+                            const uint32_t w = s[op0 + i];
+                            const uint32_t at = lower_global(rcols + ob, odv, w);
+                            found += at < odv && __ldg(rcols + ob + at) == w;
                         }
                     }
                 }

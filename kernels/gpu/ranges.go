@@ -70,20 +70,21 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Re
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	t0 := time.Now()
-	entries, starts := rangeEntries(fwd, bounds, runtime.GOMAXPROCS(0))
-	st.Prepare = time.Since(t0)
-	st.Ranges, st.Entries = len(bounds)-1, int64(len(entries))
+	st.Ranges = len(bounds) - 1
 	for k := 0; k+1 < len(bounds); k++ {
 		a, b := bounds[k], bounds[k+1]
 		st.AreaBytes = max(st.AreaBytes, RangesBytes(b-a, int64(fwd.Offsets[b]-fwd.Offsets[a])))
 	}
 
-	t0 = time.Now()
+	// Two buffers of entries, one a row each at most: the host lists the
+	// next range's entries into one while the device counts from the other.
+	t0 := time.Now()
 	cols := fwd.Cols
 	if len(cols)*4 < padBytes {
 		cols = append(make([]uint32, 0, padBytes/4), cols...)
 	}
+	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
+	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
 	var regs []*Registration
 	defer func() {
 		t := time.Now()
@@ -101,15 +102,13 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Re
 	if len(cols) > 0 {
 		err = pin(registerSlice(c.lib, cols))
 	}
-	if err == nil && len(entries) > 0 {
-		err = pin(registerSlice(c.lib, entries))
+	for i := 0; err == nil && i < 2; i++ {
+		err = pin(registerSlice(c.lib, bufs[i]))
 	}
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
 	st.Pin = time.Since(t0)
-	c.lib.logger.Debug("ranges: prepared", "ranges", st.Ranges, "entries", st.Entries,
-		"area_bytes", st.AreaBytes, "prepare_seconds", st.Prepare.Seconds(), "pin_seconds", st.Pin.Seconds())
 
 	var colsPtr *uint32
 	if len(cols) > 0 {
@@ -128,33 +127,47 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Re
 	}()
 	var res kernels.Result
 	tc := time.Now()
+	rb := newRangeBuilder(fwd, bounds, runtime.GOMAXPROCS(0))
+	t0 = time.Now()
+	ne, mapped := rb.build(0, bufs[0])
+	st.Prepare = time.Since(t0)
 	for k := 0; k+1 < len(bounds); k++ {
 		if err := ctx.Err(); err != nil {
 			return kernels.Result{}, st, err
 		}
+		st.Entries += ne
+		st.MappedBytes += mapped*4 + ne*int64(unsafe.Sizeof(rangeRow{}))
+		next := make(chan [2]int64, 1)
+		if k+2 < len(bounds) {
+			go func() {
+				t := time.Now()
+				n, m := rb.build(k+1, bufs[(k+1)%2])
+				c.lib.logger.Debug("ranges: entries listed", "range", k+1, "entries", n, "seconds", time.Since(t).Seconds())
+				next <- [2]int64{n, m}
+			}()
+		}
 		a, b := bounds[k], bounds[k+1]
-		e := entries[starts[k]:starts[k+1]]
+		e := bufs[k%2][:ne]
 		var ep *rangeRow
-		if len(e) > 0 {
+		if ne > 0 {
 			ep = &e[0]
 		}
 		var tri uint64
 		var ms float64
-		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(len(e)), &tri, &ms, &c.buf[0], errBufLen)
+		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
+		if k+2 < len(bounds) {
+			nm := <-next
+			ne, mapped = nm[0], nm[1]
+		}
 		if err := status("tg_ranges_count", rc, c.buf); err != nil {
 			return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
 		}
 		res.Triangles += tri
 		res.KernelTime += time.Duration(ms * float64(time.Millisecond))
-		rows := int64(fwd.Offsets[b] - fwd.Offsets[a])
-		st.ResidentBytes += (b-a+1)*8 + rows*4
-		for _, r := range e {
-			st.MappedBytes += int64(r.Len) * 4
-		}
-		st.MappedBytes += int64(len(e)) * int64(unsafe.Sizeof(rangeRow{}))
+		st.ResidentBytes += (b-a+1)*8 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
 	}
 	runtime.KeepAlive(cols)
-	runtime.KeepAlive(entries)
+	runtime.KeepAlive(bufs)
 	c.calls += time.Since(tc)
 	c.busy += res.KernelTime
 	c.copied += uint64(st.ResidentBytes)
@@ -206,14 +219,20 @@ func cutRowRanges(fwd *graph.CSR, area int64) ([]int64, error) {
 	return bounds, nil
 }
 
-// rangeEntries lists, range by range, every row's share of each range its
-// columns reach: entries[starts[k]:starts[k+1]] are range k's, in row
-// order. It walks the rows on workers goroutines (chunks of equal
-// columns), twice: once to count each chunk's entries per range, once to
-// write them.
-func rangeEntries(fwd *graph.CSR, bounds []int64, workers int) ([]rangeRow, []int64) {
-	n, nr := fwd.NumRows(), len(bounds)-1
-	workers = max(1, min(workers, int(n/1024)+1))
+// rangeBuilder lists each range's entries, a range at a time, on
+// workers goroutines over chunks of rows of equal columns: cursor[u] is
+// where row u's columns not yet in a range begin.
+type rangeBuilder struct {
+	fwd    *graph.CSR
+	bounds []int64
+	cuts   []int64
+	cursor []uint32
+	counts []int64
+}
+
+func newRangeBuilder(fwd *graph.CSR, bounds []int64, workers int) *rangeBuilder {
+	n := fwd.NumRows()
+	workers = max(1, min(workers, int(n/4096)+1))
 	cuts := make([]int64, workers+1)
 	m := fwd.Offsets[n]
 	for w, r := 1, int64(0); w < workers; w++ {
@@ -223,67 +242,67 @@ func rangeEntries(fwd *graph.CSR, bounds []int64, workers int) ([]rangeRow, []in
 		cuts[w] = r
 	}
 	cuts[workers] = n
-	counts := make([][]int64, workers)
-	each := func(fn func(w int)) {
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fn(w)
-			}()
-		}
-		wg.Wait()
+	return &rangeBuilder{fwd: fwd, bounds: bounds, cuts: cuts, cursor: make([]uint32, n), counts: make([]int64, workers)}
+}
+
+// each runs fn(w) for every worker and waits.
+func (rb *rangeBuilder) each(fn func(w int)) {
+	var wg sync.WaitGroup
+	for w := range len(rb.cuts) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w)
+		}()
 	}
-	// walk calls emit(k, start, seg, len) for row u's share of each range.
-	walk := func(u int64, emit func(k int, start uint64, seg, rest uint32)) {
-		o, e := fwd.Offsets[u], fwd.Offsets[u+1]
-		k := 0
-		for j := o; j < e; {
-			v := int64(fwd.Cols[j])
-			for k+1 < nr && v >= bounds[k+1] {
-				k++
+	wg.Wait()
+}
+
+// build writes range k's entries (every row with columns in it, in row
+// order) into out, which holds a row each, and returns their number and
+// the columns they reach. Ranges are built in order.
+func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
+	g, hi := rb.fwd, uint32(min(rb.bounds[k+1], int64(^uint32(0))))
+	if k+2 == len(rb.bounds) {
+		hi = ^uint32(0) // the last range takes every column left, so the device sees one beyond the rows
+	}
+	rb.each(func(w int) {
+		var c int64
+		for u := rb.cuts[w]; u < rb.cuts[w+1]; u++ {
+			if at := g.Offsets[u] + uint64(rb.cursor[u]); at < g.Offsets[u+1] && g.Cols[at] < hi {
+				c++
 			}
-			s := j
-			for j < e && int64(fwd.Cols[j]) < bounds[k+1] {
+		}
+		rb.counts[w] = c
+	})
+	var total int64
+	for w, c := range rb.counts {
+		rb.counts[w] = total
+		total += c
+	}
+	mapped := make([]int64, len(rb.counts))
+	rb.each(func(w int) {
+		pos, sum := rb.counts[w], int64(0)
+		for u := rb.cuts[w]; u < rb.cuts[w+1]; u++ {
+			o, e := g.Offsets[u], g.Offsets[u+1]
+			s := o + uint64(rb.cursor[u])
+			j := s
+			for j < e && g.Cols[j] < hi {
 				j++
 			}
-			emit(k, s, uint32(j-s), uint32(e-s))
-			if j < e && k+1 >= nr {
-				break // a column past the last range: the device refuses the row's range
+			if j == s {
+				continue
 			}
+			out[pos] = rangeRow{Start: s, Seg: uint32(j - s), Len: uint32(e - s)}
+			pos++
+			sum += int64(e - s)
+			rb.cursor[u] = uint32(j - o)
 		}
-	}
-	each(func(w int) {
-		c := make([]int64, nr)
-		for u := cuts[w]; u < cuts[w+1]; u++ {
-			walk(u, func(k int, _ uint64, _, _ uint32) { c[k]++ })
-		}
-		counts[w] = c
+		mapped[w] = sum
 	})
-	starts := make([]int64, nr+1)
-	at := make([][]int64, workers)
-	for w := range at {
-		at[w] = make([]int64, nr)
+	var m int64
+	for _, x := range mapped {
+		m += x
 	}
-	var total int64
-	for k := 0; k < nr; k++ {
-		starts[k] = total
-		for w := 0; w < workers; w++ {
-			at[w][k] = total
-			total += counts[w][k]
-		}
-	}
-	starts[nr] = total
-	entries := make([]rangeRow, total, max(total, padBytes/int64(unsafe.Sizeof(rangeRow{}))))
-	each(func(w int) {
-		pos := at[w]
-		for u := cuts[w]; u < cuts[w+1]; u++ {
-			walk(u, func(k int, start uint64, seg, rest uint32) {
-				entries[pos[k]] = rangeRow{Start: start, Seg: seg, Len: rest}
-				pos[k]++
-			})
-		}
-	})
-	return entries, starts
+	return total, m
 }
