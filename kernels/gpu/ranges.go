@@ -221,12 +221,15 @@ func cutRowRanges(fwd *graph.CSR, area int64) ([]int64, error) {
 
 // rangeBuilder lists each range's entries, a range at a time, on
 // workers goroutines over chunks of rows of equal columns: cursor[u] is
-// where row u's columns not yet in a range begin.
+// where row u's columns not yet in a range begin and next[u] the first of
+// them (^0 when none is left), so that finding the rows with columns in a
+// range reads next in order and touches the columns of those rows only.
 type rangeBuilder struct {
 	fwd    *graph.CSR
 	bounds []int64
 	cuts   []int64
 	cursor []uint32
+	next   []uint32
 	counts []int64
 }
 
@@ -242,7 +245,17 @@ func newRangeBuilder(fwd *graph.CSR, bounds []int64, workers int) *rangeBuilder 
 		cuts[w] = r
 	}
 	cuts[workers] = n
-	return &rangeBuilder{fwd: fwd, bounds: bounds, cuts: cuts, cursor: make([]uint32, n), counts: make([]int64, workers)}
+	rb := &rangeBuilder{fwd: fwd, bounds: bounds, cuts: cuts, cursor: make([]uint32, n), next: make([]uint32, n),
+		counts: make([]int64, workers)}
+	rb.each(func(w int) {
+		for u := cuts[w]; u < cuts[w+1]; u++ {
+			rb.next[u] = ^uint32(0)
+			if o := fwd.Offsets[u]; o < fwd.Offsets[u+1] {
+				rb.next[u] = fwd.Cols[o]
+			}
+		}
+	})
+	return rb
 }
 
 // each runs fn(w) for every worker and waits.
@@ -268,8 +281,8 @@ func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
 	}
 	rb.each(func(w int) {
 		var c int64
-		for u := rb.cuts[w]; u < rb.cuts[w+1]; u++ {
-			if at := g.Offsets[u] + uint64(rb.cursor[u]); at < g.Offsets[u+1] && g.Cols[at] < hi {
+		for _, x := range rb.next[rb.cuts[w]:rb.cuts[w+1]] {
+			if x < hi {
 				c++
 			}
 		}
@@ -284,19 +297,23 @@ func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
 	rb.each(func(w int) {
 		pos, sum := rb.counts[w], int64(0)
 		for u := rb.cuts[w]; u < rb.cuts[w+1]; u++ {
+			if rb.next[u] >= hi {
+				continue
+			}
 			o, e := g.Offsets[u], g.Offsets[u+1]
 			s := o + uint64(rb.cursor[u])
-			j := s
+			j := s + 1
 			for j < e && g.Cols[j] < hi {
 				j++
-			}
-			if j == s {
-				continue
 			}
 			out[pos] = rangeRow{Start: s, Seg: uint32(j - s), Len: uint32(e - s)}
 			pos++
 			sum += int64(e - s)
 			rb.cursor[u] = uint32(j - o)
+			rb.next[u] = ^uint32(0)
+			if j < e {
+				rb.next[u] = g.Cols[j]
+			}
 		}
 		mapped[w] = sum
 	})
