@@ -81,6 +81,12 @@ type Config struct {
 	// blocks and the searched block's index but does for JK, its index and
 	// the ranges (docs/gpu.md, "Streaming rows").
 	RowStream StreamMode
+	// RowRanges says how a whole-graph count (P = 1) on a GPU that cannot
+	// hold the forward graph counts it: in row ranges with its columns in
+	// host memory (StreamOn, kernels.RangeCounter), in blocks as
+	// `--partitions 0` does (StreamOff), or (StreamAuto) in row ranges
+	// when they would be at least MinRowRanges, in blocks otherwise.
+	RowRanges StreamMode
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
 	// negative keeps none.

@@ -77,7 +77,8 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	}
 	if _, ok := counter.(kernels.RangeCounter); ok && onDevice == nil && cfg.Order == graph.OrderDegree && !cfg.Verify {
 		// A graph larger than the device: the host compacts its ids, the
-		// device orients them in pieces, and counts it in row ranges.
+		// device orients them (in pieces), and counts it in row ranges or
+		// blocks.
 		fwd, _, err := forwardOfInput(ctx, path, &in, counter, false, &cfg, rep, false)
 		if err != nil {
 			return nil, err
@@ -142,10 +143,11 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 
 // countForward counts the forward graph fwd with counter: whole when its
 // device holds it, else in row ranges with its columns in host memory
-// (kernels.RangeCounter), else in blocks as `count --partitions 0` does.
+// (kernels.RangeCounter) as cfg.RowRanges says, else in blocks as `count
+// --partitions 0` does.
 func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	if limit, ok := deviceLimit(counter); ok && !fitsWhole(fwd, limit) {
-		if rc, ok := counter.(kernels.RangeCounter); ok {
+		if rc, ok := counter.(kernels.RangeCounter); ok && wantsRowRanges(cfg.RowRanges, fwd, limit) {
 			err := countInRanges(ctx, fwd, rc, cfg, rep)
 			if err == nil {
 				finish(rep, start)

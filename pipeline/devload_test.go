@@ -448,8 +448,10 @@ func withoutTime(t *testing.T, data []byte) []byte {
 
 // TestCountFileLargerThanDevice: `count` of the whole graph under a cap
 // that cannot hold it whole counts it in row ranges with its columns in
-// host memory, exactly, with and without --verify, within the cap; a cap
-// that holds it counts it whole.
+// host memory (on, or auto when the cap makes MinRowRanges ranges or
+// more) or in blocks as --partitions 0 does (off, or auto for fewer),
+// exactly, with and without --verify, within the cap; a cap that holds
+// it counts it whole.
 func TestCountFileLargerThanDevice(t *testing.T) {
 	ctx := context.Background()
 	lib := deviceLibrary(t)
@@ -457,18 +459,22 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 		path, want := g.path, g.want
 		fwdBytes := gpu.BlockBytes(int64(len(want.Degree)), int64(len(want.Support)))
 		for _, c := range []struct {
-			limit  int64
-			verify bool
-			ranges bool
+			limit          int64
+			verify         bool
+			mode           StreamMode
+			ranges, blocks bool
 		}{
-			{4 * fwdBytes, false, false},
-			{fwdBytes / 2, true, true},
-			{fwdBytes / 4, false, true},
-			{fwdBytes / 12, false, true},
+			{4 * fwdBytes, false, StreamOn, false, false},
+			{fwdBytes / 2, true, StreamOn, true, false},
+			{fwdBytes / 4, false, StreamOn, true, false},
+			{fwdBytes / 12, false, StreamOn, true, false},
+			{fwdBytes / 4, true, StreamAuto, false, true},
+			{fwdBytes / 40, false, StreamAuto, true, false},
+			{fwdBytes / 12, false, StreamOff, false, true},
 		} {
 			slots, _ := deviceSlots(t, lib, 1, uint64(c.limit), false)
 			cfg := testConfig(slots)
-			cfg.Verify = c.verify
+			cfg.Verify, cfg.RowRanges = c.verify, c.mode
 			rep, err := CountFile(ctx, path, cfg)
 			if err != nil {
 				t.Fatalf("%s limit %d: %v", path, c.limit, err)
@@ -476,14 +482,14 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 			if rep.Triangles != want.Total {
 				t.Fatalf("%s limit %d: %d triangles, brute force %d", path, c.limit, rep.Triangles, want.Total)
 			}
-			if rep.Partition != nil {
-				t.Fatalf("%s limit %d: counted in blocks (%+v)", path, c.limit, rep.Partition)
+			if blocks := rep.Partition != nil && rep.Partition.P > 1; blocks != c.blocks {
+				t.Fatalf("%s limit %d mode %v: counted in blocks %v (%+v), want %v", path, c.limit, c.mode, blocks, rep.Partition, c.blocks)
 			}
 			dm := rep.DeviceMemory
 			if ranges := dm != nil && dm.RowRanges > 1; ranges != c.ranges {
-				t.Fatalf("%s limit %d: counted in row ranges %v (%+v), want %v", path, c.limit, ranges, dm, c.ranges)
+				t.Fatalf("%s limit %d mode %v: counted in row ranges %v (%+v), want %v", path, c.limit, c.mode, ranges, dm, c.ranges)
 			}
-			if c.ranges && (dm.PeakBytes > uint64(c.limit) || dm.MappedBytes == 0) {
+			if (c.ranges || c.blocks) && (dm.PeakBytes > uint64(c.limit) || c.ranges && dm.MappedBytes == 0) {
 				t.Fatalf("%s limit %d: device figures %+v", path, c.limit, dm)
 			}
 			if c.verify && !rep.Verified {

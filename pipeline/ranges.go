@@ -7,8 +7,33 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/worker"
 )
+
+// MinRowRanges is the fewest row ranges for which StreamAuto counts a
+// whole graph the device cannot hold in ranges rather than in blocks. On
+// one NVIDIA H200, rmat 23 counted in ranges took 0.54-0.63 s at every
+// cap from a quarter of its CSR (5 ranges) to a twentieth (21), its
+// kernels 0.32-0.36 s, while blocks took 0.25 s at a quarter, 0.49 s at
+// a twelfth (13 ranges) and 0.75 s at a twentieth (docs/benchmarks.md,
+// "Out of core: the whole graph in row ranges").
+const MinRowRanges = 16
+
+// wantsRowRanges reports whether a count in mode of fwd on a device of
+// limit bytes goes in row ranges: always for StreamOn, never for
+// StreamOff, and for StreamAuto when the ranges would be at least
+// MinRowRanges.
+func wantsRowRanges(mode StreamMode, fwd *graph.CSR, limit uint64) bool {
+	switch mode {
+	case StreamOn:
+		return true
+	case StreamOff:
+		return false
+	}
+	area := float64(limit) * (1 - 1.0/gpu.RangesSpare)
+	return float64(gpu.RangesBytes(fwd.NumRows(), fwd.NumEdges())) >= MinRowRanges*area
+}
 
 // countInRanges counts the whole forward graph fwd, which the device does
 // not hold, with its columns in host memory and a range of its rows on the

@@ -7,10 +7,11 @@
 #      pipeline's capped tests through the real library, and
 #      compute-sanitizer memcheck of the ranges' tests;
 #   3. the datasets of MANIFEST.tsv at caps of 1/20 and 1/4 of their CSR
-#      (`count --device-mem-limit CAP`, and with --verify at 1/4) against
-#      their published counts;
+#      (`count --device-mem-limit CAP`, in ranges and as chosen, and in
+#      ranges with --verify at 1/4) against their published counts;
 #   4. rmat SCALES uncapped and at CSR/DIVS: the whole graph in ranges
-#      (`count --device-mem-limit CAP`) and in blocks (`--partitions 0`) in
+#      (`count --row-ranges on --device-mem-limit CAP`), in blocks
+#      (`--partitions 0`) and as chosen (`--row-ranges auto`) in
 #      alternation, RUNS each, the phases of every run and the whole
 #      process's wall time, then one run in ranges with its debug lines.
 # Prepare on a machine with Go (DEV defaults to .dev/ranges):
@@ -51,9 +52,10 @@ fi
 
 capped() { # name file want csr
 	for d in 20 4; do
-		check "$1 CSR/$d ranges" "$(count --device-mem-limit $(($4 / d)) "$2" | triangles)" "$3"
+		check "$1 CSR/$d ranges" "$(count --row-ranges on --device-mem-limit $(($4 / d)) "$2" | triangles)" "$3"
+		check "$1 CSR/$d auto" "$(count --device-mem-limit $(($4 / d)) "$2" | triangles)" "$3"
 	done
-	check "$1 CSR/4 ranges --verify" "$(count --verify --device-mem-limit $(($4 / 4)) "$2" | triangles)" "$3"
+	check "$1 CSR/4 ranges --verify" "$(count --row-ranges on --verify --device-mem-limit $(($4 / 4)) "$2" | triangles)" "$3"
 }
 if [ -z "${SKIP_DATASETS:-}" ]; then
 	each_dataset capped
@@ -91,10 +93,12 @@ for s in $SCALES; do
 		for r in $(seq "$RUNS"); do
 			timed "rmat $s CSR/$d blocks" --partitions 0 --device-mem-limit $((csr / d)) "$f"
 			check "rmat $s CSR/$d blocks" "$TRI" "$want"
-			timed "rmat $s CSR/$d ranges" --device-mem-limit $((csr / d)) "$f"
+			timed "rmat $s CSR/$d ranges" --row-ranges on --device-mem-limit $((csr / d)) "$f"
 			check "rmat $s CSR/$d ranges" "$TRI" "$want"
+			timed "rmat $s CSR/$d auto" --device-mem-limit $((csr / d)) "$f"
+			check "rmat $s CSR/$d auto" "$TRI" "$want"
 		done
-		"$BIN" count --device gpu --json --progress none --log-level debug --device-mem-limit $((csr / d)) "$f" \
+		"$BIN" count --device gpu --json --progress none --log-level debug --row-ranges on --device-mem-limit $((csr / d)) "$f" \
 			>"$OUT/debug-r$s-csr$d.json" 2>"$OUT/debug-r$s-csr$d.log"
 		grep -E "ranges|pieces|counter created|device selected" "$OUT/debug-r$s-csr$d.log" | tee -a "$RES"
 	done

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type countFlags struct {
 	partitions int
 	scheme     string
 	rowStream  string
+	rowRanges  string
 	shards     string
 	perVertex  perVertexFlags
 }
@@ -97,6 +99,7 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per graph instead of the report")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
+	cmd.Flags().StringVar(&f.rowRanges, "row-ranges", "auto", "one GPU, whole graph larger than its memory: count it in row ranges with its columns in host memory (on), in blocks as --partitions 0 does (off), or in ranges when they would be at least "+strconv.Itoa(pipeline.MinRowRanges)+" (auto)")
 	cmd.Flags().StringVar(&f.rowStream, "row-stream", "auto", "one GPU, partitioned: keep each subtask's JK block resident and stream IJ and IK through it in row ranges beside the kernel: auto (when --device-mem-limit leaves no room for three blocks and an index), on, off")
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
@@ -122,6 +125,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	cfg.Verify = f.verify
+	if cfg.RowRanges, err = pipeline.ParseStreamMode(f.rowRanges); err != nil {
+		return fmt.Errorf("--row-ranges: %w", err)
+	}
 	if cfg.PerVertex, err = f.perVertex.options(len(args)); err != nil {
 		return err
 	}

@@ -27,10 +27,10 @@ func RangesBytes(nrows, ncols int64) int64 {
 	return 256 + ((nrows+1)*8+255)/256*256 + ncols*4
 }
 
-// rangesSpare is the device memory a count in ranges leaves beside its
-// work area, a share of the limit (the driver's own allocations, a
-// kernel's stack and launch state).
-const rangesSpare = 64
+// RangesSpare: a count in ranges leaves 1/RangesSpare of the device's
+// limit beside its work area (the driver's own allocations, a kernel's
+// stack and launch state).
+const RangesSpare = 64
 
 // padBytes is the least size of a host array the ranges register: an
 // allocation that large has pages of its own, so that registering it
@@ -61,7 +61,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Re
 	var used, limit uint64
 	c.lib.memUsage(c.ctx, &used, &limit, nil)
 	// Whole granules: the library rounds the work area up to them.
-	area := (int64(limit) - int64(used) - int64(limit/rangesSpare)) &^ 255
+	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
 	if err := checkOffsets(fwd); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)

@@ -61,7 +61,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 				continue
 			}
 			// The area the counter leaves: limit - used - limit/64.
-			limit := uint64((area+base)*rangesSpare/(rangesSpare-1)) + 64
+			limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
 			lib, err := Open(Options{Path: path, MemLimit: limit})
 			if err != nil {
 				t.Fatal(err)
@@ -79,7 +79,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 				t.Fatalf("%s area %d: %d ranges, fewer than %d with a larger area", name, area, st.Ranges, prev)
 			}
 			prev = st.Ranges
-			if room := (int64(limit) - int64(before) - int64(limit)/rangesSpare) &^ 255; st.AreaBytes > room {
+			if room := (int64(limit) - int64(before) - int64(limit)/RangesSpare) &^ 255; st.AreaBytes > room {
 				t.Fatalf("%s area %d: a work area of %d bytes, %d are free for it", name, area, st.AreaBytes, room)
 			}
 			if after, _ := c.MemUsage(); after != before {
@@ -95,7 +95,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 		if longest == 0 {
 			continue
 		}
-		limit := uint64((least-1+base)*rangesSpare/(rangesSpare-1)) - 64
+		limit := uint64((least-1+base)*RangesSpare/(RangesSpare-1)) - 64
 		lib, err := Open(Options{Path: path, MemLimit: limit})
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +135,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
 			for _, area := range []int64{RangesBytes(g.NumRows(), g.NumEdges()), RangesBytes(g.NumRows(), g.NumEdges()) / 8} {
-				limit := uint64((area+base)*rangesSpare/(rangesSpare-1)) + 64
+				limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
 				lib, err := Open(Options{Path: path, MemLimit: limit})
 				if err != nil {
 					t.Fatal(err)
