@@ -141,15 +141,6 @@ int32_t need_area(tg_ctx *ctx, const char *fn, char *err, uint64_t errlen) {
     return TG_OK;
 }
 
-#define PIECES_TRY(call, what)                                                                                         \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        if (e_ != cudaSuccess) {                                                                                       \
-            snprintf(where, sizeof where, "%s: %s", fn, what);                                                         \
-            return tg_cuda_status(e_, err, errlen, where);                                                             \
-        }                                                                                                              \
-    } while (0)
-
 // Uploads the spans into the work area's first buffer and makes their
 // keys; *m receives their number. bad counts are reset first.
 int32_t upload(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const uint64_t *spans, int32_t nspans,
@@ -169,12 +160,12 @@ int32_t upload(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const 
         }
         total += spans[2 * i + 1];
     }
-    PIECES_TRY(cudaMemsetAsync(ctx->d_count, 0, 2 * sizeof(unsigned long long), ctx->stream), "reset");
+    TG_STEP(cudaMemsetAsync(ctx->d_count, 0, 2 * sizeof(unsigned long long), ctx->stream), "reset");
     uint64_t at = 0;
     for (int32_t i = 0; i < nspans; i++) {
         const uint64_t first = spans[2 * i], count = spans[2 * i + 1];
         if (count == 0) continue;
-        PIECES_TRY(cudaMemcpyAsync(pc.a + at, (const uint64_t *)base + first, count * 8, cudaMemcpyHostToDevice,
+        TG_STEP(cudaMemcpyAsync(pc.a + at, (const uint64_t *)base + first, count * 8, cudaMemcpyHostToDevice,
                                    ctx->stream),
                    "upload");
         at += count;
@@ -182,7 +173,7 @@ int32_t upload(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const 
     if (total > 0) {
         piece_keys<<<grid_for(ctx, (int64_t)total), 256, 0, ctx->stream>>>(pc.a, (int64_t)total, op, (uint32_t)pc.nvert,
                                                                            pc.vert, ctx->d_count, ctx->d_count + 1);
-        PIECES_TRY(cudaGetLastError(), "key kernel");
+        TG_STEP(cudaGetLastError(), "key kernel");
     }
     *m = (int64_t)total;
     return TG_OK;
@@ -197,7 +188,7 @@ int32_t sort_keys(tg_ctx *ctx, const char *fn, int64_t m, uint64_t **sorted, uin
     cub::DoubleBuffer<uint64_t> db(pc.a, pc.b);
     if (m > 1) {
         size_t tb = pc.tmp_bytes;
-        PIECES_TRY(cub::DeviceRadixSort::SortKeys(pc.tmp, tb, db, (items_t)m, 0, key_bits(pc.nvert), ctx->stream),
+        TG_STEP(cub::DeviceRadixSort::SortKeys(pc.tmp, tb, db, (items_t)m, 0, key_bits(pc.nvert), ctx->stream),
                    "sort");
     }
     *sorted = db.Current();
@@ -211,13 +202,13 @@ int32_t settle(tg_ctx *ctx, const char *fn, const char *rule, bool nsel, int64_t
                char *err, uint64_t errlen) {
     char where[160];
     auto &pc = ctx->pieces;
-    PIECES_TRY(cudaMemcpyAsync(ctx->h_count, ctx->d_count, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+    TG_STEP(cudaMemcpyAsync(ctx->h_count, ctx->d_count, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                ctx->stream),
                "read counters");
     if (nsel)
-        PIECES_TRY(cudaMemcpyAsync(&ctx->h_count[2], pc.nsel, sizeof(items_t), cudaMemcpyDeviceToHost, ctx->stream),
+        TG_STEP(cudaMemcpyAsync(&ctx->h_count[2], pc.nsel, sizeof(items_t), cudaMemcpyDeviceToHost, ctx->stream),
                    "read unique count");
-    PIECES_TRY(cudaStreamSynchronize(ctx->stream), "piece");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "piece");
     if (ctx->h_count[0] != 0) {
         tg_set_err(err, errlen, "%s: %llu items %s", fn, (unsigned long long)ctx->h_count[0], rule);
         return TG_ERR_INVALID;
@@ -261,8 +252,8 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
                    (unsigned long long)nvertices);
         return TG_ERR_INVALID;
     }
-    PIECES_TRY(cudaSetDevice(ctx->device), "cudaSetDevice");
-    PIECES_TRY(cudaStreamSynchronize(ctx->stream), "earlier work");
+    TG_STEP(cudaSetDevice(ctx->device), "cudaSetDevice");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "earlier work");
     tg_pieces_drop(ctx);
     const int end_bit = key_bits(nvertices);
     const uint64_t fixed = rounded(nvertices * 4) + rounded(sizeof(items_t));
@@ -278,13 +269,13 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     while (lo < hi) {
         const uint64_t mid = lo + (hi - lo + 1) / 2;
         uint64_t b = 0;
-        PIECES_TRY(area(mid, &b), "scratch sizing");
+        TG_STEP(area(mid, &b), "scratch sizing");
         if (b <= free_bytes) lo = mid;
         else hi = mid - 1;
     }
     if (lo < TG_PIECES_MIN_ITEMS) {
         uint64_t least = 0;
-        PIECES_TRY(area(TG_PIECES_MIN_ITEMS, &least), "scratch sizing");
+        TG_STEP(area(TG_PIECES_MIN_ITEMS, &least), "scratch sizing");
         tg_set_err(err, errlen, "%s: out of device memory: %llu vertices and %d items need %llu bytes, %llu are free",
                    fn, (unsigned long long)nvertices, TG_PIECES_MIN_ITEMS, (unsigned long long)least,
                    (unsigned long long)free_bytes);
@@ -292,7 +283,7 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     }
     auto &pc = ctx->pieces;
     size_t tb = 0;
-    PIECES_TRY(scratch_bytes(lo, end_bit, &tb), "scratch sizing");
+    TG_STEP(scratch_bytes(lo, end_bit, &tb), "scratch sizing");
     cudaError_t e;
     if ((e = tg_ctx_malloc(ctx, (void **)&pc.vert, nvertices * 4)) != cudaSuccess ||
         (e = tg_ctx_malloc(ctx, (void **)&pc.a, lo * 8)) != cudaSuccess ||
@@ -343,7 +334,7 @@ extern "C" int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const 
     const bool uniq = (flags & TG_PIECES_UNIQUE) && m > 0;
     if (uniq) {
         size_t tb = pc.tmp_bytes;
-        PIECES_TRY(cub::DeviceSelect::Unique(pc.tmp, tb, sorted, other, pc.nsel, (items_t)m, ctx->stream), "unique");
+        TG_STEP(cub::DeviceSelect::Unique(pc.tmp, tb, sorted, other, pc.nsel, (items_t)m, ctx->stream), "unique");
         std::swap(sorted, other);
     }
     int64_t kept = m;
@@ -353,11 +344,11 @@ extern "C" int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const 
     if (nloops) *nloops = loops;
     if ((flags & TG_PIECES_DEGREES) && kept > 0) {
         piece_degrees<<<grid_for(ctx, kept), 256, 0, ctx->stream>>>(sorted, kept, pc.vert);
-        PIECES_TRY(cudaGetLastError(), "degree kernel");
+        TG_STEP(cudaGetLastError(), "degree kernel");
     }
     if (kept > 0)
-        PIECES_TRY(cudaMemcpyAsync(out, sorted, (size_t)kept * 8, cudaMemcpyDeviceToHost, ctx->stream), "copy back");
-    PIECES_TRY(cudaStreamSynchronize(ctx->stream), "copy back");
+        TG_STEP(cudaMemcpyAsync(out, sorted, (size_t)kept * 8, cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "copy back");
     *nout = (uint64_t)kept;
     return TG_OK;
 }
@@ -389,21 +380,21 @@ extern "C" int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64
     uint32_t *d_cols = (uint32_t *)other, *d_counts = (uint32_t *)other + pc.cap;
     if (m > 0) {
         piece_cols<<<grid_for(ctx, m), 256, 0, ctx->stream>>>(sorted, m, row0, nrows, d_cols, ctx->d_count);
-        PIECES_TRY(cudaGetLastError(), "column kernel");
+        TG_STEP(cudaGetLastError(), "column kernel");
     }
     if (nrows > 0) {
         piece_counts<<<grid_for(ctx, (int64_t)nrows), 256, 0, ctx->stream>>>(sorted, m, row0, (int64_t)nrows,
                                                                              d_counts);
-        PIECES_TRY(cudaGetLastError(), "count kernel");
+        TG_STEP(cudaGetLastError(), "count kernel");
     }
     if ((rc = settle(ctx, fn, "are repeated or of rows beyond the piece's", false, nullptr, nullptr, err, errlen)) !=
         TG_OK)
         return rc;
-    if (m > 0) PIECES_TRY(cudaMemcpyAsync(cols, d_cols, (size_t)m * 4, cudaMemcpyDeviceToHost, ctx->stream), "columns");
+    if (m > 0) TG_STEP(cudaMemcpyAsync(cols, d_cols, (size_t)m * 4, cudaMemcpyDeviceToHost, ctx->stream), "columns");
     if (nrows > 0)
-        PIECES_TRY(cudaMemcpyAsync(counts, d_counts, (size_t)nrows * 4, cudaMemcpyDeviceToHost, ctx->stream),
+        TG_STEP(cudaMemcpyAsync(counts, d_counts, (size_t)nrows * 4, cudaMemcpyDeviceToHost, ctx->stream),
                    "counts");
-    PIECES_TRY(cudaStreamSynchronize(ctx->stream), "copy back");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "copy back");
     *nout = (uint64_t)m;
     return TG_OK;
 }
@@ -420,10 +411,10 @@ extern "C" int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_d
         return TG_ERR_INVALID;
     }
     if (to_device)
-        PIECES_TRY(cudaMemcpyAsync(pc.vert, words, pc.nvert * 4, cudaMemcpyHostToDevice, ctx->stream), "upload");
+        TG_STEP(cudaMemcpyAsync(pc.vert, words, pc.nvert * 4, cudaMemcpyHostToDevice, ctx->stream), "upload");
     else
-        PIECES_TRY(cudaMemcpyAsync(words, pc.vert, pc.nvert * 4, cudaMemcpyDeviceToHost, ctx->stream), "download");
-    PIECES_TRY(cudaStreamSynchronize(ctx->stream), "vertex words");
+        TG_STEP(cudaMemcpyAsync(words, pc.vert, pc.nvert * 4, cudaMemcpyDeviceToHost, ctx->stream), "download");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "vertex words");
     return TG_OK;
 }
 

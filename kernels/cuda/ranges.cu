@@ -163,15 +163,6 @@ int32_t need_ranges(tg_ctx *ctx, const char *fn, char *err, uint64_t errlen) {
     return TG_OK;
 }
 
-#define RANGES_TRY(call, what)                                                                                         \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        if (e_ != cudaSuccess) {                                                                                       \
-            snprintf(where, sizeof where, "%s: %s", fn, what);                                                         \
-            return tg_cuda_status(e_, err, errlen, where);                                                             \
-        }                                                                                                              \
-    } while (0)
-
 // The device address of registered host memory at p.
 cudaError_t mapped(const void *p, const void **out) {
     void *d = nullptr;
@@ -267,24 +258,24 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t
     uint64_t *off = (uint64_t *)((char *)rg.arena + 256);
     uint32_t *rcols = (uint32_t *)((char *)off + ((nrows + 1) * 8 + 255) / 256 * 256);
     cudaStream_t st = ctx->stream;
-    RANGES_TRY(cudaEventRecord(ctx->ev_start, st), "timing");
-    RANGES_TRY(cudaMemsetAsync(words, 0, 4 * sizeof(unsigned long long), st), "reset");
-    RANGES_TRY(cudaMemcpyAsync(off, rowptr, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy offsets");
+    TG_STEP(cudaEventRecord(ctx->ev_start, st), "timing");
+    TG_STEP(cudaMemsetAsync(words, 0, 4 * sizeof(unsigned long long), st), "reset");
+    TG_STEP(cudaMemcpyAsync(off, rowptr, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy offsets");
     if (end > base)
-        RANGES_TRY(cudaMemcpyAsync(rcols, rg.host + base, (end - base) * 4, cudaMemcpyHostToDevice, st), "copy columns");
+        TG_STEP(cudaMemcpyAsync(rcols, rg.host + base, (end - base) * 4, cudaMemcpyHostToDevice, st), "copy columns");
     const unsigned grid = (unsigned)std::max<uint64_t>(
         1, std::min<uint64_t>((nrows + 256) / 256, (uint64_t)ctx->env.sm_count * 16));
     ranges_rebase<<<grid, 256, 0, st>>>(off, nrows, base, end, words);
-    RANGES_TRY(cudaGetLastError(), "rebase kernel");
+    TG_STEP(cudaGetLastError(), "rebase kernel");
     if (nrows > 0) {
         const uint64_t warps = std::min<uint64_t>(nrows, (uint64_t)ctx->env.sm_count * 64);
         tg_check_block<<<(unsigned)((warps + 7) / 8), 256, 0, st>>>(off, rcols, (int64_t)nrows,
                                                                     (int64_t)rg.nvert, end - base, words);
-        RANGES_TRY(cudaGetLastError(), "check kernel");
+        TG_STEP(cudaGetLastError(), "check kernel");
     }
-    RANGES_TRY(cudaMemcpyAsync(ctx->h_count, words, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
+    TG_STEP(cudaMemcpyAsync(ctx->h_count, words, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
                "read check");
-    RANGES_TRY(cudaStreamSynchronize(st), "check");
+    TG_STEP(cudaStreamSynchronize(st), "check");
     if (ctx->h_count[0] != 0) {
         tg_set_err(err, errlen,
                    "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
@@ -297,12 +288,12 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t
         const uint64_t blocks = std::min<uint64_t>((nentries + kWarps - 1) / kWarps, (uint64_t)ctx->env.sm_count * 8);
         ranges_count<<<(unsigned)blocks, kWarps * 32, 0, st>>>((const tg_range_row *)dent, nentries, rg.hcols,
                                                               rg.nnz, off, rcols, first, nrows, words);
-        RANGES_TRY(cudaGetLastError(), "count kernel");
+        TG_STEP(cudaGetLastError(), "count kernel");
     }
-    RANGES_TRY(cudaEventRecord(ctx->ev_stop, st), "timing");
-    RANGES_TRY(cudaMemcpyAsync(ctx->h_count, words, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
+    TG_STEP(cudaEventRecord(ctx->ev_stop, st), "timing");
+    TG_STEP(cudaMemcpyAsync(ctx->h_count, words, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
                "read count");
-    RANGES_TRY(cudaStreamSynchronize(st), "count");
+    TG_STEP(cudaStreamSynchronize(st), "count");
     if (ctx->h_count[0] != 0) {
         tg_set_err(err, errlen,
                    "%s: rows [%llu, +%llu): an entry past the %llu columns, with no column in the range or more "
@@ -313,7 +304,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t
     *triangles = ctx->h_count[3];
     if (kernel_ms) {
         float ms = 0;
-        RANGES_TRY(cudaEventElapsedTime(&ms, ctx->ev_start, ctx->ev_stop), "timing");
+        TG_STEP(cudaEventElapsedTime(&ms, ctx->ev_start, ctx->ev_stop), "timing");
         *kernel_ms = ms;
     }
     return TG_OK;

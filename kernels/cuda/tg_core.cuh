@@ -108,6 +108,17 @@ struct tg_ctx {
 };
 
 void tg_set_err(char *err, uint64_t errlen, const char *fmt, ...);
+// Returns from the calling entry with the status of a failed CUDA call,
+// its message naming the entry (fn) and the step (what); the caller has
+// locals where (a char array), fn, err and errlen.
+#define TG_STEP(call, what)                                                    \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess) {                                               \
+            snprintf(where, sizeof where, "%s: %s", fn, what);                 \
+            return tg_cuda_status(e_, err, errlen, where);                     \
+        }                                                                      \
+    } while (0)
 int32_t tg_cuda_status(cudaError_t e, char *err, uint64_t errlen, const char *where);
 cudaError_t tg_ctx_malloc(tg_ctx *ctx, void **p, size_t bytes);
 void tg_ctx_free(tg_ctx *ctx, void *p);
