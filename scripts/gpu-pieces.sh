@@ -42,18 +42,9 @@ if [ -x "$TMP/bin/trigrid-before" ] && [ -d "$DEV/before-cuda" ]; then
 fi
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps' >"$OUT/tests.log" 2>&1)
-	echo "kernels/gpu OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps (real library) rc=$?" | tee -a "$RES"
-	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
-	(cd "$SRC/pipeline" && timeout 200 "$TMP/bin/pipeline.test" -test.v -test.run 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice' >"$OUT/pipeline.log" 2>&1)
-	echo "pipeline TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice (real library) rc=$?" | tee -a "$RES"
-	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/pipeline.log" | head -20 | tee -a "$RES"
-	if command -v compute-sanitizer >/dev/null; then
-		(cd "$SRC/kernels/gpu" && timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
-			-test.run 'TestOrientInPieces' >"$OUT/memcheck.log" 2>&1)
-		echo "compute-sanitizer memcheck kernels/gpu TestOrientInPieces rc=$?" | tee -a "$RES"
-		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
-	fi
+	gotest kernels/gpu gpu.test 'OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps' 150
+	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice'
+	memcheck kernels/gpu gpu.test 'TestOrientInPieces'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
 

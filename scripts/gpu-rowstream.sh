@@ -38,15 +38,8 @@ MODES=${MODES:-"off on"}
 EXTRA=${EXTRA:-}
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-	(cd "$SRC/kernels/gpu" && timeout 150 "$TMP/bin/gpu.test" -test.v -test.run 'RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead|Chunk|BadOffset|FailedPreprocess|PrepareIDs' >"$OUT/tests.log" 2>&1)
-	echo "kernels/gpu RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead|Chunk|BadOffset|FailedPreprocess|PrepareIDs (real library) rc=$?" | tee -a "$RES"
-	grep -E "^(--- FAIL|FAIL)|_test.go" "$OUT/tests.log" | head -20 | tee -a "$RES"
-	if command -v compute-sanitizer >/dev/null; then
-		(cd "$SRC/kernels/gpu" && timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/gpu.test" \
-			-test.run 'TestRowStreamingUnderMemoryCaps|TestRowStreamingRefusesMalformed|TestCountInChunks' >"$OUT/memcheck.log" 2>&1)
-		echo "compute-sanitizer memcheck kernels/gpu RowStreaming rc=$?" | tee -a "$RES"
-		grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
-	fi
+	gotest kernels/gpu gpu.test 'RowStreaming|CountUnderMemoryCaps|BlockBytes|CountAhead|Chunk|BadOffset|FailedPreprocess|PrepareIDs' 150
+	memcheck kernels/gpu gpu.test 'TestRowStreamingUnderMemoryCaps|TestRowStreamingRefusesMalformed|TestCountInChunks'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
 

@@ -17,7 +17,11 @@
 # Then: elapsed (seconds since START), count ARGS (`trigrid count --device
 # gpu --json` of ARGS), triangles and field NAME (a number out of count's
 # JSON on stdin), check NAME GOT WANT (an ok or FAIL line in RES; fail=1 on
-# FAIL), each_dataset FN (FN NAME FILE WANT CSR for every dataset of
+# FAIL), gotest DIR BIN PATTERN [SECONDS] (SRC/DIR's test binary BIN with
+# -test.run PATTERN through the library, its output appended to
+# OUT/tests.log, its rc and failures in RES), memcheck DIR BIN PATTERN
+# (the same under compute-sanitizer memcheck, when there is one, into
+# OUT/memcheck.log, its rc and error summary in RES), each_dataset FN (FN NAME FILE WANT CSR for every dataset of
 # MANIFEST.tsv in DEV/data; CSR is its forward graph's bytes).
 
 devcheck_prepare() {
@@ -82,6 +86,23 @@ check() { # name got want
 		echo "FAIL $1 got '$2' want '$3'" | tee -a "$RES"
 		fail=1
 	fi
+}
+
+gotest() { # dir bin pattern [seconds]
+	local one=$OUT/tests.one rc
+	(cd "$SRC/$1" && timeout "${4:-200}" "$TMP/bin/$2" -test.v -test.run "$3" >"$one" 2>&1)
+	rc=$?
+	echo "$1 $3 (real library) rc=$rc" | tee -a "$RES"
+	grep -E "^(--- FAIL|FAIL)|_test.go" "$one" | head -20 | tee -a "$RES"
+	cat "$one" >>"$OUT/tests.log" && rm -f "$one"
+}
+
+memcheck() { # dir bin pattern
+	command -v compute-sanitizer >/dev/null || return 0
+	(cd "$SRC/$1" && timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$TMP/bin/$2" \
+		-test.run "$3" >"$OUT/memcheck.log" 2>&1)
+	echo "compute-sanitizer memcheck $1 $3 rc=$?" | tee -a "$RES"
+	grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1 | tee -a "$RES"
 }
 
 each_dataset() {
