@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -24,7 +25,7 @@ type rangeRow struct {
 // ncols columns takes on the device (the check words, the offsets in
 // 256-byte granules, the columns).
 func RangesBytes(nrows, ncols int64) int64 {
-	return 256 + ((nrows+1)*8+255)/256*256 + ncols*4
+	return 256 + allocBytes((nrows+1)*8) + ncols*4
 }
 
 // RangesSpare: a count in ranges leaves 1/RangesSpare of the device's
@@ -47,8 +48,8 @@ const padBytes = 64 << 10
 // counted in the range holding v, so the ranges' counts sum to the
 // graph's. An error wrapping ErrOutOfMemory means the longest row does not
 // fit (the caller counts in blocks); the resident slots are given up first.
-func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Result, kernels.RangeStats, error) {
-	var st kernels.RangeStats
+// st.Pin includes releasing the host arrays.
+func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernels.Result, st kernels.RangeStats, err error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, st, err
 	}
@@ -125,9 +126,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (kernels.Re
 		}
 		c.notePeak()
 	}()
-	var res kernels.Result
 	tc := time.Now()
-	rb := newRangeBuilder(fwd, bounds, runtime.GOMAXPROCS(0))
+	rb := newRangeBuilder(fwd, bounds)
 	t0 = time.Now()
 	ne, mapped := rb.build(0, bufs[0])
 	st.Prepare = time.Since(t0)
@@ -198,57 +198,42 @@ func checkOffsets(fwd *graph.CSR) error {
 // A graph with no rows is one empty range. An error wrapping
 // ErrOutOfMemory means a single row does not fit, and gives the least area.
 func cutRowRanges(fwd *graph.CSR, area int64) ([]int64, error) {
-	n := fwd.NumRows()
-	bounds := []int64{0}
-	for a := int64(0); a < n; {
-		b := a
-		for b < n && RangesBytes(b+1-a, int64(fwd.Offsets[b+1]-fwd.Offsets[a])) <= area {
-			b++
-		}
-		if b == a {
-			least := allocBytes(RangesBytes(1, int64(fwd.Offsets[a+1]-fwd.Offsets[a])))
-			return nil, fmt.Errorf("row %d of %d columns needs %d bytes of device memory, %d are free for it: %w",
-				a, fwd.Offsets[a+1]-fwd.Offsets[a], least, max(area, 0), ErrOutOfMemory)
-		}
-		bounds = append(bounds, b)
-		a = b
+	if fwd.NumRows() == 0 {
+		return []int64{0, 0}, nil
 	}
-	if n == 0 {
-		bounds = append(bounds, 0)
+	bounds := cutRows(fwd, area, RangesBytes)
+	for k := 0; k+1 < len(bounds); k++ {
+		a, b := bounds[k], bounds[k+1]
+		if cols := int64(fwd.Offsets[b] - fwd.Offsets[a]); b == a+1 && RangesBytes(1, cols) > area {
+			return nil, fmt.Errorf("row %d of %d columns needs %d bytes of device memory, %d are free for it: %w",
+				a, cols, allocBytes(RangesBytes(1, cols)), max(area, 0), ErrOutOfMemory)
+		}
 	}
 	return bounds, nil
 }
 
-// rangeBuilder lists each range's entries, a range at a time, on
-// workers goroutines over chunks of rows of equal columns: cursor[u] is
-// where row u's columns not yet in a range begin and next[u] the first of
-// them (^0 when none is left), so that finding the rows with columns in a
-// range reads next in order and touches the columns of those rows only.
+// rangeBuilder lists each range's entries, a range at a time, over
+// chunks of rows on all cores: cursor[u] is where row u's columns not yet
+// in a range begin and next[u] the first of them (^0 when none is left),
+// so that finding the rows with columns in a range reads next in order and
+// touches the columns of those rows only.
 type rangeBuilder struct {
 	fwd    *graph.CSR
 	bounds []int64
-	cuts   []int64
 	cursor []uint32
 	next   []uint32
-	counts []int64
+	counts []int64 // per chunk of rows
 }
 
-func newRangeBuilder(fwd *graph.CSR, bounds []int64, workers int) *rangeBuilder {
-	n := fwd.NumRows()
-	workers = max(1, min(workers, int(n/4096)+1))
-	cuts := make([]int64, workers+1)
-	m := fwd.Offsets[n]
-	for w, r := 1, int64(0); w < workers; w++ {
-		for r < n && fwd.Offsets[r] < m*uint64(w)/uint64(workers) {
-			r++
-		}
-		cuts[w] = r
-	}
-	cuts[workers] = n
-	rb := &rangeBuilder{fwd: fwd, bounds: bounds, cuts: cuts, cursor: make([]uint32, n), next: make([]uint32, n),
-		counts: make([]int64, workers)}
-	rb.each(func(w int) {
-		for u := cuts[w]; u < cuts[w+1]; u++ {
+// builderChunk is the rows of a chunk of the builder's work.
+const builderChunk = 1 << 14
+
+func newRangeBuilder(fwd *graph.CSR, bounds []int64) *rangeBuilder {
+	n := int(fwd.NumRows())
+	rb := &rangeBuilder{fwd: fwd, bounds: bounds, cursor: make([]uint32, n), next: make([]uint32, n),
+		counts: make([]int64, (n+builderChunk-1)/builderChunk)}
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
 			rb.next[u] = ^uint32(0)
 			if o := fwd.Offsets[u]; o < fwd.Offsets[u+1] {
 				rb.next[u] = fwd.Cols[o]
@@ -258,52 +243,40 @@ func newRangeBuilder(fwd *graph.CSR, bounds []int64, workers int) *rangeBuilder 
 	return rb
 }
 
-// each runs fn(w) for every worker and waits.
-func (rb *rangeBuilder) each(fn func(w int)) {
-	var wg sync.WaitGroup
-	for w := range len(rb.cuts) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w)
-		}()
-	}
-	wg.Wait()
-}
-
 // build writes range k's entries (every row with columns in it, in row
 // order) into out, which holds a row each, and returns their number and
 // the columns they reach. Ranges are built in order.
 func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
-	g, hi := rb.fwd, uint32(min(rb.bounds[k+1], int64(^uint32(0))))
+	g, below := rb.fwd, uint32(min(rb.bounds[k+1], int64(^uint32(0))))
 	if k+2 == len(rb.bounds) {
-		hi = ^uint32(0) // the last range takes every column left, so the device sees one beyond the rows
+		below = ^uint32(0) // the last range takes every column left, so the device sees one beyond the rows
 	}
-	rb.each(func(w int) {
+	n := len(rb.next)
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		var c int64
-		for _, x := range rb.next[rb.cuts[w]:rb.cuts[w+1]] {
-			if x < hi {
+		for _, x := range rb.next[lo:hi] {
+			if x < below {
 				c++
 			}
 		}
-		rb.counts[w] = c
+		rb.counts[lo/builderChunk] = c
 	})
 	var total int64
-	for w, c := range rb.counts {
-		rb.counts[w] = total
+	for i, c := range rb.counts {
+		rb.counts[i] = total
 		total += c
 	}
-	mapped := make([]int64, len(rb.counts))
-	rb.each(func(w int) {
-		pos, sum := rb.counts[w], int64(0)
-		for u := rb.cuts[w]; u < rb.cuts[w+1]; u++ {
-			if rb.next[u] >= hi {
+	var m atomic.Int64
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		pos, sum := rb.counts[lo/builderChunk], int64(0)
+		for u := lo; u < hi; u++ {
+			if rb.next[u] >= below {
 				continue
 			}
 			o, e := g.Offsets[u], g.Offsets[u+1]
 			s := o + uint64(rb.cursor[u])
 			j := s + 1
-			for j < e && g.Cols[j] < hi {
+			for j < e && g.Cols[j] < below {
 				j++
 			}
 			out[pos] = rangeRow{Start: s, Seg: uint32(j - s), Len: uint32(e - s)}
@@ -315,11 +288,7 @@ func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
 				rb.next[u] = g.Cols[j]
 			}
 		}
-		mapped[w] = sum
+		m.Add(sum)
 	})
-	var m int64
-	for _, x := range mapped {
-		m += x
-	}
-	return total, m
+	return total, m.Load()
 }
