@@ -13,11 +13,12 @@ import (
 
 // MinRowRanges is the fewest row ranges for which StreamAuto counts a
 // whole graph the device cannot hold in ranges rather than in blocks. On
-// one NVIDIA H200, rmat 23 counted in ranges took 0.54-0.63 s at every
-// cap from a quarter of its CSR (5 ranges) to a twentieth (21), its
-// kernels 0.32-0.36 s, while blocks took 0.25 s at a quarter, 0.49 s at
-// a twelfth (13 ranges) and 0.75 s at a twentieth (docs/benchmarks.md,
-// "Out of core: the whole graph in row ranges").
+// one NVIDIA H200, rmat 23 counted in ranges took 0.46-0.49 s at a
+// quarter of its CSR (5 ranges) and at a twentieth (21), while blocks
+// took 0.25 s at a quarter, 0.49 s at a twelfth (13 ranges, against 0.60
+// s in ranges with an earlier, slower host side) and 0.75 s at a
+// twentieth (docs/benchmarks.md, "Out of core: the whole graph in row
+// ranges" and "Conformance of the tree with the row ranges").
 const MinRowRanges = 16
 
 // wantsRowRanges reports whether a count in mode of fwd on a device of
