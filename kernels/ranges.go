@@ -28,10 +28,13 @@ type RangeStats struct {
 	Ranges  int
 	Entries int64
 	// AreaBytes is the device's work area; ResidentBytes the bytes copied
-	// into it (every row once); MappedBytes the bytes the kernels read
-	// from host memory over the bus (entries and their columns).
+	// into it (every row's offsets, bitmap offsets and columns once);
+	// BitmapBytes the dense rows' bitmaps built in it; MappedBytes the
+	// bytes the kernels read from host memory over the bus (entries and
+	// their columns).
 	AreaBytes     int64
 	ResidentBytes int64
+	BitmapBytes   int64
 	MappedBytes   int64
 	// Prepare is the host's time cutting the ranges and building their
 	// entries; Pin the time page-locking and releasing the host arrays.

@@ -33,7 +33,7 @@ func wantsRowRanges(mode StreamMode, fwd *graph.CSR, limit uint64) bool {
 		return false
 	}
 	area := float64(limit) * (1 - 1.0/gpu.RangesSpare)
-	return float64(gpu.RangesBytes(fwd.NumRows(), fwd.NumEdges())) >= MinRowRanges*area
+	return float64(gpu.RangesBytes(fwd.NumRows(), fwd.NumEdges(), 0)) >= MinRowRanges*area
 }
 
 // countInRanges counts the whole forward graph fwd, which the device does
@@ -65,7 +65,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	}
 	rep.DeviceMemory = dm
 	cfg.Logger.Debug("counted in row ranges", "ranges", st.Ranges, "entries", st.Entries, "area_bytes", st.AreaBytes,
-		"resident_bytes", st.ResidentBytes, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
+		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
 		"pin_seconds", st.Pin.Seconds(), "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
 	if cfg.Verify {
 		return verify(ctx, kernels.Whole(fwd), res.Triangles, rc.Name(), rep)

@@ -35,9 +35,9 @@ SCALES=${SCALES-"23"}
 DIVS=${DIVS:-"4 20"}
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-	gotest kernels/gpu gpu.test 'CountInRanges|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps'
+	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps'
 	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice'
-	memcheck kernels/gpu gpu.test 'TestCountInRanges'
+	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
 

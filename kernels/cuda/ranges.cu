@@ -1,8 +1,9 @@
 // tg_ranges_*: counting a forward graph whose columns stay in host memory
 // (trigrid.h). A range's rows are copied into the work area and checked;
-// the count kernel then reads each entry's columns from host memory over
-// the bus (mapped, registered memory) into shared memory, a tile at a
-// time, and searches there every column of the range's rows it names.
+// the dense rows get bitmaps (tg_ranges_bm_words); the count kernel then
+// reads each entry's columns from host memory over the bus (mapped,
+// registered memory) into shared memory, a tile at a time, and intersects
+// them with the range's rows they name.
 #include <algorithm>
 #include <cstdio>
 
@@ -15,17 +16,57 @@ constexpr int kTile = 1024;   // columns of an entry a warp holds at once
 constexpr unsigned kAll = 0xffffffffu;
 
 // Rebases the range's offsets to its first and flags offsets outside
-// [base, end] (words[0]); tg_check_block then checks their order.
-__global__ void ranges_rebase(uint64_t *off, uint64_t nrows, uint64_t base, uint64_t end,
-                              unsigned long long *words) {
+// [base, end] (words[0]); tg_check_block then checks their order. The
+// bitmaps' offsets likewise, to bmbase, within [bmbase, bmbase + nwords].
+__global__ void ranges_rebase(uint64_t *off, uint64_t *bmoff, uint64_t nrows, uint64_t base, uint64_t end,
+                              uint64_t bmbase, uint64_t nwords, unsigned long long *words) {
     bool bad = false;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i <= nrows;
          i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t o = off[i];
-        bad |= o < base || o > end;
+        const uint64_t o = off[i], b = bmoff[i];
+        bad |= o < base || o > end || b < bmbase || b - bmbase > nwords;
         off[i] = o - base;
+        bmoff[i] = b - bmbase;
     }
     if (__any_sync(kAll, bad) && (threadIdx.x & 31) == 0) atomicOr(&words[0], 1ull);
+}
+
+// Flags (words[0]) a row whose bitmap words are not the rule's. Offsets
+// outside the columns (flagged by the rebase) read nothing.
+__global__ void ranges_check_bitmaps(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols,
+                                     const uint64_t *__restrict__ bmoff, uint64_t nrows, uint64_t ncols,
+                                     unsigned long long *words) {
+    bool bad = false;
+    for (uint64_t v = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; v < nrows;
+         v += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t o0 = off[v], o1 = off[v + 1], b0 = bmoff[v], b1 = bmoff[v + 1];
+        uint64_t want = 0;
+        if (o0 < o1 && o1 <= ncols) want = tg_ranges_bm_words(o1 - o0, rcols[o0], rcols[o1 - 1]);
+        bad |= b1 < b0 || b1 - b0 != want;
+    }
+    if (__any_sync(kAll, bad) && (threadIdx.x & 31) == 0) atomicOr(&words[0], 1ull);
+}
+
+// Sets the bits of the checked rows' bitmaps (zeroed before): lane l of a
+// warp tests row 32 w + l, then the warp fills each of them that has one.
+__global__ void ranges_fill_bitmaps(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols,
+                                    const uint64_t *__restrict__ bmoff, uint64_t nrows, uint32_t *bm) {
+    const int lane = threadIdx.x & 31;
+    const uint64_t v = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x);
+    const bool mine = v < nrows && bmoff[v + 1] > bmoff[v];
+    unsigned todo = __ballot_sync(kAll, mine);
+    while (todo) {
+        const int src = __ffs(todo) - 1;
+        todo &= todo - 1;
+        const uint64_t r = __shfl_sync(kAll, v, src);
+        const uint64_t r0 = off[r], r1 = off[r + 1];
+        const uint32_t lo = rcols[r0];
+        uint32_t *row = bm + bmoff[r];
+        for (uint64_t i = r0 + lane; i < r1; i += 32) {
+            const uint32_t d = rcols[i] - lo;
+            atomicOr(row + (d >> 5), 1u << (d & 31));
+        }
+    }
 }
 
 // The index of the first of s[0, n) that is not below x.
@@ -58,17 +99,27 @@ __device__ __forceinline__ uint32_t lower_global(const uint32_t *__restrict__ g,
     return lo;
 }
 
+// How a column v of an entry is intersected with the tile.
+enum : uint32_t {
+    kWalkV = 0,    // v's row walked, each column searched in the tile
+    kSearchV = 1,  // the tile after v walked, each column searched in v's row
+    kBitmapV = 2,  // the tile after v within v's values walked, each looked up in v's bitmap
+};
+
 // One warp per entry: its columns, a tile of kTile at a time in shared
 // memory; the entry's first seg columns v (in the range) in batches of
-// 32. For each v the shorter side is walked and searched in the other:
-// v's row (device memory) searched in the tile, or the tile's columns
-// after v searched in v's row. The items of the 32 v's are spread over
+// 32. For each v the cheapest way is taken: walk v's row and search the
+// tile; or walk the tile's columns after v and look each up in v's bitmap
+// (those within v's values only) or, without one, search v's row (device
+// memory) when it is the longer. The items of the 32 v's are spread over
 // the lanes. words[3] counts the triangles; words[0] |= 2 for an entry or
 // a column that breaks the contract.
 __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent,
                                                            const uint32_t *__restrict__ hcols, uint64_t nnz,
                                                            const uint64_t *__restrict__ off,
-                                                           const uint32_t *__restrict__ rcols, uint64_t first,
+                                                           const uint32_t *__restrict__ rcols,
+                                                           const uint64_t *__restrict__ bmoff,
+                                                           const uint32_t *__restrict__ bm, uint64_t first,
                                                            uint64_t nrows, unsigned long long *words) {
     __shared__ uint32_t tiles[kWarps][kTile];
     const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
@@ -86,23 +137,45 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
             __syncwarp();
             for (uint32_t i = lane; i < tl; i += 32) s[i] = suf[t0 + i];
             __syncwarp();
-            const uint32_t lo = s[0], hi = s[tl - 1];
+            const uint32_t lo = s[0], hi = s[tl - 1], lg = 32 - __clz(tl);
             for (uint32_t j0 = 0; j0 < r.seg && j0 < t0 + tl; j0 += 32) {
                 const uint32_t j = j0 + lane;
-                uint64_t b = 0;
-                uint32_t d = 0, dv = 0, p0 = 0;
-                bool walkv = false; // walk v's row (else the tile after v)
+                // base: v's row (kWalkV, kSearchV) or bitmap (kBitmapV);
+                // dv: v's length, or its first value (kBitmapV); p0: the
+                // tile's first column walked; d: the items.
+                uint64_t base = 0;
+                uint32_t d = 0, dv = 0, p0 = 0, mode = kWalkV;
                 if (j < r.seg) {
                     const uint32_t v = j >= t0 && j - t0 < tl ? s[j - t0] : suf[j];
                     if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
                         bad += j >= t0 && j - t0 < tl; // in the tile that holds it
                     } else if (v < hi) { // cols(v) > v: none in the tile otherwise
-                        b = off[v - first];
-                        dv = (uint32_t)(off[v - first + 1] - b);
+                        const uint64_t x = v - first;
+                        base = off[x];
+                        dv = (uint32_t)(off[x + 1] - base);
                         p0 = max(j + 1, t0) - t0; // the tile's columns after v
                         const uint32_t rest = p0 < tl ? tl - p0 : 0;
-                        walkv = dv <= rest;
-                        d = rest == 0 ? 0 : min(dv, rest);
+                        if (rest == 0 || dv == 0) {
+                            d = 0;
+                        } else if (bmoff[x + 1] > bmoff[x]) {
+                            const uint32_t vlo = __ldg(rcols + base), vhi = __ldg(rcols + base + dv - 1);
+                            const uint32_t q0 = max(p0, lower(s, tl, vlo)), q1 = lower(s, tl, vhi + 1);
+                            const uint32_t in = q1 > q0 ? q1 - q0 : 0;
+                            if (2ull * in <= (uint64_t)dv * lg) {
+                                mode = kBitmapV;
+                                base = bmoff[x];
+                                dv = vlo;
+                                p0 = q0;
+                                d = in;
+                            } else {
+                                d = dv;
+                            }
+                        } else if (dv <= rest) {
+                            d = dv;
+                        } else {
+                            mode = kSearchV;
+                            d = rest;
+                        }
                     }
                 }
                 uint32_t incl = d; // inclusive scan of the lanes' items
@@ -118,14 +191,17 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                         const uint32_t ex = __shfl_sync(kAll, excl, owner + step);
                         if (ex <= k) owner += step;
                     }
-                    const uint64_t ob = __shfl_sync(kAll, b, owner);
+                    const uint64_t ob = __shfl_sync(kAll, base, owner);
                     const uint32_t oe = __shfl_sync(kAll, excl, owner);
                     const uint32_t odv = __shfl_sync(kAll, dv, owner);
                     const uint32_t op0 = __shfl_sync(kAll, p0, owner);
-                    const bool ow = __shfl_sync(kAll, walkv, owner);
+                    const uint32_t om = __shfl_sync(kAll, mode, owner);
                     if (k < total) {
                         const uint32_t i = k - oe;
-                        if (ow) {
+                        if (om == kBitmapV) {
+                            const uint32_t x = s[op0 + i] - odv;
+                            found += (__ldg(bm + ob + (x >> 5)) >> (x & 31)) & 1u;
+                        } else if (om == kWalkV) {
                             const uint32_t w = __ldg(rcols + ob + i);
                             if (w >= lo && w <= hi) {
                                 const uint32_t at = lower(s, tl, w);
@@ -185,10 +261,10 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
         tg_set_err(err, errlen, "%s: NULL context or columns", fn);
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0)) {
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0)) {
         tg_set_err(err, errlen, "%s: %llu vertices (< 2^32-1) and %llu bytes (at least %llu)", fn,
                    (unsigned long long)nvertices, (unsigned long long)bytes,
-                   (unsigned long long)tg_ranges_bytes(1, 0));
+                   (unsigned long long)tg_ranges_bytes(1, 0, 0));
         return TG_ERR_INVALID;
     }
     cudaError_t e = cudaSetDevice(ctx->device);
@@ -217,31 +293,32 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
     return TG_OK;
 }
 
-extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first, uint64_t nrows,
-                                   const tg_range_row *entries, uint64_t nentries, uint64_t *triangles,
-                                   double *kernel_ms, char *err, uint64_t errlen) {
+extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmoff, uint64_t first,
+                                   uint64_t nrows, const tg_range_row *entries, uint64_t nentries,
+                                   uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
     const char *fn = "tg_ranges_count";
     char where[160];
     int32_t rc = need_ranges(ctx, fn, err, errlen);
     if (rc != TG_OK) return rc;
     auto &rg = ctx->ranges;
-    if (rowptr == nullptr || triangles == nullptr || (entries == nullptr && nentries > 0)) {
-        tg_set_err(err, errlen, "%s: NULL offsets, entries or result", fn);
+    if (rowptr == nullptr || bmoff == nullptr || triangles == nullptr || (entries == nullptr && nentries > 0)) {
+        tg_set_err(err, errlen, "%s: NULL offsets, bitmap offsets, entries or result", fn);
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    const uint64_t base = rowptr[0], end = rowptr[nrows];
-    if (first > rg.nvert || nrows > rg.nvert - first || base > end || end > rg.nnz ||
-        tg_ranges_bytes(nrows, end - base) > rg.bytes) {
+    const uint64_t base = rowptr[0], end = rowptr[nrows], bmbase = bmoff[0], bmend = bmoff[nrows];
+    if (first > rg.nvert || nrows > rg.nvert - first || base > end || end > rg.nnz || bmbase > bmend ||
+        bmend - bmbase > rg.bytes || tg_ranges_bytes(nrows, end - base, bmend - bmbase) > rg.bytes) {
         tg_set_err(err, errlen,
-                   "%s: rows [%llu, +%llu) with columns [%llu, %llu) do not fit a graph of %llu rows and %llu "
-                   "columns or a work area of %llu bytes",
+                   "%s: rows [%llu, +%llu) with columns [%llu, %llu) and bitmap words [%llu, %llu) do not fit a "
+                   "graph of %llu rows and %llu columns or a work area of %llu bytes",
                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                   (unsigned long long)end, (unsigned long long)rg.nvert, (unsigned long long)rg.nnz,
-                   (unsigned long long)rg.bytes);
+                   (unsigned long long)end, (unsigned long long)bmbase, (unsigned long long)bmend,
+                   (unsigned long long)rg.nvert, (unsigned long long)rg.nnz, (unsigned long long)rg.bytes);
         return TG_ERR_INVALID;
     }
+    const uint64_t nwords = bmend - bmbase;
     const void *dent = nullptr;
     if (nentries > 0) {
         cudaError_t e = mapped(entries, &dent);
@@ -252,26 +329,34 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t
             return TG_ERR_INVALID;
         }
     }
-    // The work area: the check words (words[0]: 1 malformed rows, 2 a bad
-    // entry; words[3] the triangles), the offsets, the columns.
+    // The work area (tg_ranges_bytes): the check words (words[0]: 1
+    // malformed rows, 2 a bad entry; words[3] the triangles), the offsets,
+    // the bitmaps' offsets, the columns, the bitmaps.
+    const uint64_t offBytes = tg_ranges_granules((nrows + 1) * 8);
     unsigned long long *words = (unsigned long long *)rg.arena;
     uint64_t *off = (uint64_t *)((char *)rg.arena + 256);
-    uint32_t *rcols = (uint32_t *)((char *)off + ((nrows + 1) * 8 + 255) / 256 * 256);
+    uint64_t *dbmoff = (uint64_t *)((char *)off + offBytes);
+    uint32_t *rcols = (uint32_t *)((char *)dbmoff + offBytes);
+    uint32_t *bm = (uint32_t *)((char *)rcols + tg_ranges_granules((end - base) * 4));
     cudaStream_t st = ctx->stream;
     TG_STEP(cudaEventRecord(ctx->ev_start, st), "timing");
     TG_STEP(cudaMemsetAsync(words, 0, 4 * sizeof(unsigned long long), st), "reset");
     TG_STEP(cudaMemcpyAsync(off, rowptr, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy offsets");
+    TG_STEP(cudaMemcpyAsync(dbmoff, bmoff, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy bitmap offsets");
     if (end > base)
         TG_STEP(cudaMemcpyAsync(rcols, rg.host + base, (end - base) * 4, cudaMemcpyHostToDevice, st), "copy columns");
+    if (nwords > 0) TG_STEP(cudaMemsetAsync(bm, 0, nwords * 4, st), "clear bitmaps");
     const unsigned grid = (unsigned)std::max<uint64_t>(
         1, std::min<uint64_t>((nrows + 256) / 256, (uint64_t)ctx->env.sm_count * 16));
-    ranges_rebase<<<grid, 256, 0, st>>>(off, nrows, base, end, words);
+    ranges_rebase<<<grid, 256, 0, st>>>(off, dbmoff, nrows, base, end, bmbase, nwords, words);
     TG_STEP(cudaGetLastError(), "rebase kernel");
     if (nrows > 0) {
         const uint64_t warps = std::min<uint64_t>(nrows, (uint64_t)ctx->env.sm_count * 64);
         tg_check_block<<<(unsigned)((warps + 7) / 8), 256, 0, st>>>(off, rcols, (int64_t)nrows,
                                                                     (int64_t)rg.nvert, end - base, words);
         TG_STEP(cudaGetLastError(), "check kernel");
+        ranges_check_bitmaps<<<grid, 256, 0, st>>>(off, rcols, dbmoff, nrows, end - base, words);
+        TG_STEP(cudaGetLastError(), "bitmap check kernel");
     }
     TG_STEP(cudaMemcpyAsync(ctx->h_count, words, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
                "read check");
@@ -279,15 +364,19 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t
     if (ctx->h_count[0] != 0) {
         tg_set_err(err, errlen,
                    "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
-                   "or a row not strictly increasing)",
+                   "a row not strictly increasing, or bitmap offsets other than tg_ranges_bm_words's)",
                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
                    (unsigned long long)end, (unsigned long long)rg.nvert);
         return TG_ERR_INVALID;
     }
+    if (nwords > 0) {
+        ranges_fill_bitmaps<<<(unsigned)((nrows + 255) / 256), 256, 0, st>>>(off, rcols, dbmoff, nrows, bm);
+        TG_STEP(cudaGetLastError(), "bitmap kernel");
+    }
     if (nentries > 0) {
         const uint64_t blocks = std::min<uint64_t>((nentries + kWarps - 1) / kWarps, (uint64_t)ctx->env.sm_count * 8);
         ranges_count<<<(unsigned)blocks, kWarps * 32, 0, st>>>((const tg_range_row *)dent, nentries, rg.hcols,
-                                                              rg.nnz, off, rcols, first, nrows, words);
+                                                              rg.nnz, off, rcols, dbmoff, bm, first, nrows, words);
         TG_STEP(cudaGetLastError(), "count kernel");
     }
     TG_STEP(cudaEventRecord(ctx->ev_stop, st), "timing");

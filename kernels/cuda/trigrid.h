@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 7
+#define TG_ABI_VERSION 8
 
 /* Status codes. */
 #define TG_OK 0
@@ -449,36 +449,59 @@ int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
  * with columns in the range, the kernel reads u's columns from the first
  * of those to the row's end straight from host memory over the bus (no
  * staging copy) and, for each column v in the range, adds
- * |cols(u) ∩ cols(v)| with cols(v) searched on the device. Every forward
+ * |cols(u) ∩ cols(v)| with cols(v) looked up on the device (in its bitmap
+ * when it has one, else by binary search). Every forward
  * edge (u, v) is counted once, in the range holding v, so the ranges'
  * counts sum to the graph's.
  *
  * tg_ranges_begin takes the whole graph's nnz columns (host memory
  * registered with tg_host_register, which maps it for the kernels) of
  * nvertices rows and reserves a work area of bytes (one allocation;
- * TG_ERR_OOM when it does not fit). A range of nrows rows and m columns
- * needs tg_ranges_bytes(nrows, m) of it. tg_ranges_end (and
+ * TG_ERR_OOM when it does not fit). A range of nrows rows, m columns and
+ * w bitmap words needs tg_ranges_bytes(nrows, m, w) of it. tg_ranges_end (and
  * tg_ctx_destroy) frees it.
  *
  * tg_ranges_count counts rows [first, first + nrows): rowptr holds their
- * nrows + 1 offsets into the columns (host memory); entries is the
+ * nrows + 1 offsets into the columns (host memory); bmoff (host memory)
+ * lays out their dense-row bitmaps: row first + i has bitmap words
+ * [bmoff[i], bmoff[i+1]) (offsets from bmoff[0]), as many as
+ * tg_ranges_bm_words gives for it, which the device checks. entries is the
  * nentries rows u that have columns in the range (registered host memory,
  * read by the kernel). A column of entries outside the range, an entry
- * past the columns, or malformed rows (offsets decreasing or past the
- * columns, a column >= nvertices, a row not strictly increasing) are
- * TG_ERR_INVALID. *kernel_ms is the CUDA-event time of the range's GPU
- * work (copy, check and count), or the CPU time in the reference. */
+ * past the columns, malformed rows (offsets decreasing or past the
+ * columns, a column >= nvertices, a row not strictly increasing) or a
+ * bitmap layout other than the rule's are TG_ERR_INVALID. *kernel_ms is
+ * the CUDA-event time of the range's GPU work (copy, check, bitmaps and
+ * count), or the CPU time in the reference. */
 typedef struct tg_range_row {
     uint64_t start; /* index of u's first column in the range */
     uint32_t seg;   /* u's columns in the range: cols[start, start + seg) */
     uint32_t len;   /* u's columns from start to the row's end */
 } tg_range_row;
-#define tg_ranges_bytes(nrows, ncols)                                          \
-    (256 + (((uint64_t)(nrows) + 1) * 8 + 255) / 256 * 256 + (uint64_t)(ncols) * 4)
+/* A row of len columns from lo to hi has a bitmap of its values lo..hi
+ * when it has at least TG_RANGES_BM_MINLEN columns spread over at most
+ * TG_RANGES_BM_RATIO values each: tg_ranges_bm_words(len, lo, hi) words
+ * (0: none). */
+#define TG_RANGES_BM_RATIO 32
+#define TG_RANGES_BM_MINLEN 8
+#define tg_ranges_bm_words(len, lo, hi)                                        \
+    ((uint64_t)(len) >= TG_RANGES_BM_MINLEN &&                                 \
+             (uint64_t)(hi) - (uint64_t)(lo) + 1 <=                            \
+                 (uint64_t)(len) * TG_RANGES_BM_RATIO                          \
+         ? ((uint64_t)(hi) - (uint64_t)(lo) + 32) / 32                         \
+         : 0)
+/* The work area of a range of nrows rows, ncols columns and words bitmap
+ * words: the check words, the offsets and the bitmaps' offsets (256-byte
+ * granules each), the columns (granules), the bitmaps. */
+#define tg_ranges_granules(b) (((uint64_t)(b) + 255) / 256 * 256)
+#define tg_ranges_bytes(nrows, ncols, words)                                   \
+    (256 + 2 * tg_ranges_granules(((uint64_t)(nrows) + 1) * 8) +               \
+     tg_ranges_granules((uint64_t)(ncols) * 4) + (uint64_t)(words) * 4)
 int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz,
                         uint64_t nvertices, uint64_t bytes, char *err,
                         uint64_t errlen);
-int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first,
+int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr,
+                        const uint64_t *bmoff, uint64_t first,
                         uint64_t nrows, const tg_range_row *entries,
                         uint64_t nentries, uint64_t *triangles,
                         double *kernel_ms, char *err, uint64_t errlen);

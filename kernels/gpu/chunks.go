@@ -49,19 +49,19 @@ func (c *Counter) room() int64 {
 // ChunkCuts cuts jk's rows into chunks whose blocks take at most target
 // device bytes (BlockBytes), each as large as fits; a single row larger
 // than target is a chunk of its own. cuts[0] = 0, cuts[len-1] = rows.
-func ChunkCuts(jk *graph.CSR, target int64) []int64 { return cutRows(jk, target, BlockBytes) }
+func ChunkCuts(jk *graph.CSR, target int64) []int64 {
+	return cutRows(jk, target, func(a, b int64) int64 { return BlockBytes(b-a, int64(jk.Offsets[b]-jk.Offsets[a])) })
+}
 
-// cutRows cuts g's rows, in order, into the fewest runs whose rows take at
-// most target bytes by bytes(rows, columns), each as large as fits; a
-// single row larger than target is a run of its own. cuts[0] = 0,
-// cuts[len-1] = rows.
-func cutRows(g *graph.CSR, target int64, bytes func(rows, cols int64) int64) []int64 {
+// cutRows cuts g's rows, in order, into the fewest runs whose rows [a, b)
+// take at most target bytes by bytes(a, b), which grows with b, each as
+// large as fits; a single row larger than target is a run of its own.
+// cuts[0] = 0, cuts[len-1] = rows.
+func cutRows(g *graph.CSR, target int64, bytes func(a, b int64) int64) []int64 {
 	n := g.NumRows()
 	cuts := []int64{0}
 	for a := int64(0); a < n; {
-		fits := func(b int64) bool {
-			return bytes(b-a, int64(g.Offsets[b]-g.Offsets[a])) <= target
-		}
+		fits := func(b int64) bool { return bytes(a, b) <= target }
 		// The largest b in (a, n] that fits, at least a + 1.
 		b := a + int64(sort.Search(int(n-a), func(i int) bool { return !fits(a + 1 + int64(i)) }))
 		b = max(b, a+1)

@@ -21,11 +21,63 @@ type rangeRow struct {
 	Seg, Len uint32
 }
 
-// RangesBytes is tg_ranges_bytes: the work area a range of nrows rows and
-// ncols columns takes on the device (the check words, the offsets in
-// 256-byte granules, the columns).
-func RangesBytes(nrows, ncols int64) int64 {
-	return 256 + allocBytes((nrows+1)*8) + ncols*4
+// RangesBytes is tg_ranges_bytes: the work area a range of nrows rows,
+// ncols columns and words bitmap words takes on the device (the check
+// words, the offsets and the bitmaps' offsets, the columns, each in
+// 256-byte granules, then the bitmaps).
+func RangesBytes(nrows, ncols, words int64) int64 {
+	return 256 + 2*granules((nrows+1)*8) + granules(ncols*4) + words*4
+}
+
+// granules is n bytes rounded up to whole 256-byte granules.
+func granules(n int64) int64 { return (n + 255) &^ 255 }
+
+// The ranges' dense-row bitmaps (TG_RANGES_BM_RATIO, TG_RANGES_BM_MINLEN):
+// a row of at least rangesBitmapMinLen columns spread over at most
+// rangesBitmapRatio values each has one.
+const (
+	rangesBitmapRatio  = 32
+	rangesBitmapMinLen = 8
+)
+
+// rangesBitmapWords is tg_ranges_bm_words: the bitmap words of a row of
+// n columns from lo to hi, 0 when it has none.
+func rangesBitmapWords(n int64, lo, hi uint32) int64 {
+	if n < rangesBitmapMinLen || hi < lo || int64(hi-lo)+1 > n*rangesBitmapRatio {
+		return 0
+	}
+	return (int64(hi-lo) + 32) / 32
+}
+
+// bitmapOffsets is the prefix of fwd's rows' bitmap words: row r's are
+// [bm[r], bm[r+1]). fwd's offsets are checked (checkOffsets).
+func bitmapOffsets(fwd *graph.CSR) []uint64 {
+	n := int(fwd.NumRows())
+	bm := make([]uint64, n+1)
+	sums := make([]uint64, (n+builderChunk-1)/builderChunk)
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		var sum uint64
+		for r := lo; r < hi; r++ {
+			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
+			if b > a {
+				sum += uint64(rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1]))
+			}
+			bm[r+1] = sum
+		}
+		sums[lo/builderChunk] = sum
+	})
+	var total uint64
+	for i, c := range sums {
+		sums[i] = total
+		total += c
+	}
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		add := sums[lo/builderChunk]
+		for r := lo; r < hi; r++ {
+			bm[r+1] += add
+		}
+	})
+	return bm
 }
 
 // RangesSpare: a count in ranges leaves 1/RangesSpare of the device's
@@ -67,14 +119,14 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	if err := checkOffsets(fwd); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	bounds, err := cutRowRanges(fwd, area)
+	bm := bitmapOffsets(fwd)
+	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
 	st.Ranges = len(bounds) - 1
 	for k := 0; k+1 < len(bounds); k++ {
-		a, b := bounds[k], bounds[k+1]
-		st.AreaBytes = max(st.AreaBytes, RangesBytes(b-a, int64(fwd.Offsets[b]-fwd.Offsets[a])))
+		st.AreaBytes = max(st.AreaBytes, rangeBytes(fwd, bm, bounds[k], bounds[k+1]))
 	}
 
 	// Two buffers of entries, one a row each at most: the host lists the
@@ -154,7 +206,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		}
 		var tri uint64
 		var ms float64
-		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
+		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], &bm[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
 		if k+2 < len(bounds) {
 			nm := <-next
 			ne, mapped = nm[0], nm[1]
@@ -164,7 +216,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		}
 		res.Triangles += tri
 		res.KernelTime += time.Duration(ms * float64(time.Millisecond))
-		st.ResidentBytes += (b-a+1)*8 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
+		st.ResidentBytes += (b-a+1)*16 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
+		st.BitmapBytes += int64(bm[b]-bm[a]) * 4
 	}
 	runtime.KeepAlive(cols)
 	runtime.KeepAlive(bufs)
@@ -193,20 +246,27 @@ func checkOffsets(fwd *graph.CSR) error {
 	return nil
 }
 
+// rangeBytes is the work area of fwd's rows [a, b) with bitmap offsets bm
+// (RangesBytes).
+func rangeBytes(fwd *graph.CSR, bm []uint64, a, b int64) int64 {
+	return RangesBytes(b-a, int64(fwd.Offsets[b]-fwd.Offsets[a]), int64(bm[b]-bm[a]))
+}
+
 // cutRowRanges cuts fwd's rows into the fewest ranges, in order, whose
-// rows fit area bytes (RangesBytes); bounds[k] is range k's first row.
-// A graph with no rows is one empty range. An error wrapping
-// ErrOutOfMemory means a single row does not fit, and gives the least area.
-func cutRowRanges(fwd *graph.CSR, area int64) ([]int64, error) {
+// rows and bitmaps (offsets bm) fit area bytes (RangesBytes); bounds[k] is
+// range k's first row. A graph with no rows is one empty range. An error
+// wrapping ErrOutOfMemory means a single row does not fit, and gives the
+// least area.
+func cutRowRanges(fwd *graph.CSR, bm []uint64, area int64) ([]int64, error) {
 	if fwd.NumRows() == 0 {
 		return []int64{0, 0}, nil
 	}
-	bounds := cutRows(fwd, area, RangesBytes)
+	bounds := cutRows(fwd, area, func(a, b int64) int64 { return rangeBytes(fwd, bm, a, b) })
 	for k := 0; k+1 < len(bounds); k++ {
 		a, b := bounds[k], bounds[k+1]
-		if cols := int64(fwd.Offsets[b] - fwd.Offsets[a]); b == a+1 && RangesBytes(1, cols) > area {
+		if need := rangeBytes(fwd, bm, a, b); b == a+1 && need > area {
 			return nil, fmt.Errorf("row %d of %d columns needs %d bytes of device memory, %d are free for it: %w",
-				a, cols, allocBytes(RangesBytes(1, cols)), max(area, 0), ErrOutOfMemory)
+				a, fwd.Offsets[b]-fwd.Offsets[a], allocBytes(need), max(area, 0), ErrOutOfMemory)
 		}
 	}
 	return bounds, nil

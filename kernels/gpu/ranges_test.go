@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -46,12 +47,13 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 	for name, edges := range graphs {
 		g := forward(t, edges)
 		want := mustReference(t, kernels.Whole(g))
-		whole := RangesBytes(g.NumRows(), g.NumEdges())
-		var longest int64
+		bm := bitmapOffsets(g)
+		whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()]))
+		longest, least := int64(0), allocBytes(RangesBytes(0, 0, 0))
 		for r := int64(0); r < g.NumRows(); r++ {
 			longest = max(longest, int64(g.Offsets[r+1]-g.Offsets[r]))
+			least = max(least, allocBytes(rangeBytes(g, bm, r, r+1))) // in whole granules
 		}
-		least := allocBytes(RangesBytes(1, longest)) // in whole granules
 		prev := 0
 		areas := []int64{whole, whole / 2, whole / 5, whole / 20, least + 4096, least}
 		slices.Sort(areas)
@@ -85,12 +87,18 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 			if after, _ := c.MemUsage(); after != before {
 				t.Fatalf("%s area %d: %d device bytes after, %d before", name, area, after, before)
 			}
-			if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*8+g.NumEdges()*4 {
+			if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*16+g.NumEdges()*4 {
 				t.Fatalf("%s area %d: %d bytes copied for %d ranges", name, area, st.ResidentBytes, st.Ranges)
+			}
+			if st.BitmapBytes != int64(bm[g.NumRows()])*4 {
+				t.Fatalf("%s area %d: %d bytes of bitmaps, the rows have %d", name, area, st.BitmapBytes, bm[g.NumRows()]*4)
 			}
 		}
 		if g.NumEdges() > 1000 && prev < 10 {
 			t.Fatalf("%s: the least area makes %d ranges", name, prev)
+		}
+		if name == "clique" && bm[g.NumRows()] == 0 {
+			t.Fatalf("clique: no row has a bitmap")
 		}
 		if longest == 0 {
 			continue
@@ -134,7 +142,8 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 		for _, r := range []int64{rows[0], rows[len(rows)/2], rows[len(rows)-1]} {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
-			for _, area := range []int64{RangesBytes(g.NumRows(), g.NumEdges()), RangesBytes(g.NumRows(), g.NumEdges()) / 8} {
+			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bitmapOffsets(g)[g.NumRows()]))
+			for _, area := range []int64{whole, whole / 8} {
 				limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
 				lib, err := Open(Options{Path: path, MemLimit: limit})
 				if err != nil {
@@ -146,5 +155,72 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 				}
 			}
 		}
+	}
+}
+
+// TestRangesRefuseBadBitmapLayout: tg_ranges_count takes a range's bitmap
+// offsets only as tg_ranges_bm_words lays them out (bitmapOffsets): a row
+// given a word more or fewer, or none where it has a bitmap, is refused.
+func TestRangesRefuseBadBitmapLayout(t *testing.T) { forLibs(t, rangesRefuseBadBitmapLayout) }
+
+func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
+	g := forward(t, append(clique(60), randomEdges(300, 900, 3)...))
+	n, bm := g.NumRows(), bitmapOffsets(g)
+	var dense, sparse []int64 // rows with a bitmap, rows of columns without one
+	for r := int64(0); r < n; r++ {
+		if bm[r+1] > bm[r] {
+			dense = append(dense, r)
+		} else if g.Offsets[r+1] > g.Offsets[r] {
+			sparse = append(sparse, r)
+		}
+	}
+	if len(dense) < 3 || len(sparse) == 0 {
+		t.Fatalf("%d rows with a bitmap and %d without, want at least 3 and 1", len(dense), len(sparse))
+	}
+	lib, err := Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := autoCounter(t, lib)
+	cols := append(make([]uint32, 0, padBytes/4+len(g.Cols)), g.Cols...)
+	reg, err := registerSlice(c.lib, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.lib.releaseLogged(reg)
+	area := RangesBytes(n, g.NumEdges(), int64(bm[n])+64)
+	if err := status("tg_ranges_begin", c.lib.rangesBegin(c.ctx, &cols[0], uint64(len(g.Cols)), uint64(n), uint64(area), &c.buf[0], errBufLen), c.buf); err != nil {
+		t.Fatal(err)
+	}
+	defer c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
+	count := func(off []uint64) error {
+		var tri uint64
+		var ms float64
+		return status("tg_ranges_count", c.lib.rangesCount(c.ctx, &g.Offsets[0], &off[0], 0, uint64(n), nil, 0, &tri, &ms, &c.buf[0], errBufLen), c.buf)
+	}
+	if err := count(bm); err != nil {
+		t.Fatalf("the rule's layout: %v", err)
+	}
+	shifted := func(r int64, by int64) []uint64 { // row r's words changed by by
+		off := slices.Clone(bm)
+		for i := r + 1; i <= n; i++ {
+			off[i] = uint64(int64(off[i]) + by)
+		}
+		return off
+	}
+	for _, r := range []int64{dense[0], dense[len(dense)/2], dense[len(dense)-1]} {
+		for what, off := range map[string][]uint64{
+			"a word more":           shifted(r, 1),
+			"a word fewer":          shifted(r, -1),
+			"no bitmap":             shifted(r, -int64(bm[r+1]-bm[r])),
+			"a sparse row with one": shifted(sparse[len(sparse)/2], 1),
+		} {
+			if err := count(off); err == nil || !strings.Contains(err.Error(), "bitmap offsets") {
+				t.Fatalf("row %d, %s: %v; want a refusal naming the bitmap offsets", r, what, err)
+			}
+		}
+	}
+	if err := count(bm); err != nil {
+		t.Fatalf("the rule's layout after the refusals: %v", err)
 	}
 }

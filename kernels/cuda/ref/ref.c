@@ -1503,10 +1503,10 @@ int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_
         set_err(err, errlen, "tg_ranges_begin: NULL context or columns");
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0)) {
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0)) {
         set_err(err, errlen, "tg_ranges_begin: %llu vertices (< 2^32-1) and %llu bytes (at least %llu)",
                 (unsigned long long)nvertices, (unsigned long long)bytes,
-                (unsigned long long)tg_ranges_bytes(1, 0));
+                (unsigned long long)tg_ranges_bytes(1, 0, 0));
         return TG_ERR_INVALID;
     }
     ranges_drop(ctx);
@@ -1527,9 +1527,9 @@ int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_
     return TG_OK;
 }
 
-int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first, uint64_t nrows,
-                        const tg_range_row *entries, uint64_t nentries, uint64_t *triangles, double *kernel_ms,
-                        char *err, uint64_t errlen) {
+int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmoff, uint64_t first,
+                        uint64_t nrows, const tg_range_row *entries, uint64_t nentries, uint64_t *triangles,
+                        double *kernel_ms, char *err, uint64_t errlen) {
     const char *fn = "tg_ranges_count";
     if (ctx == NULL) {
         set_err(err, errlen, "%s: NULL context", fn);
@@ -1539,20 +1539,22 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first, uin
         set_err(err, errlen, "%s: no work area (tg_ranges_begin)", fn);
         return TG_ERR_INVALID;
     }
-    if (rowptr == NULL || triangles == NULL || (entries == NULL && nentries > 0)) {
-        set_err(err, errlen, "%s: NULL offsets, entries or result", fn);
+    if (rowptr == NULL || bmoff == NULL || triangles == NULL || (entries == NULL && nentries > 0)) {
+        set_err(err, errlen, "%s: NULL offsets, bitmap offsets, entries or result", fn);
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    const uint64_t base = rowptr[0], end = rowptr[nrows];
+    const uint64_t base = rowptr[0], end = rowptr[nrows], bmbase = bmoff[0], bmend = bmoff[nrows];
     if (first > ctx->rg_nvert || nrows > ctx->rg_nvert - first || base > end || end > ctx->rg_nnz ||
-        tg_ranges_bytes(nrows, end - base) > ctx->rg_bytes) {
+        bmbase > bmend || bmend - bmbase > ctx->rg_bytes ||
+        tg_ranges_bytes(nrows, end - base, bmend - bmbase) > ctx->rg_bytes) {
         set_err(err, errlen,
-                "%s: rows [%llu, +%llu) with columns [%llu, %llu) do not fit a graph of %llu rows and %llu "
-                "columns or a work area of %llu bytes",
+                "%s: rows [%llu, +%llu) with columns [%llu, %llu) and bitmap words [%llu, %llu) do not fit a "
+                "graph of %llu rows and %llu columns or a work area of %llu bytes",
                 fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                (unsigned long long)end, (unsigned long long)ctx->rg_nvert, (unsigned long long)ctx->rg_nnz,
+                (unsigned long long)end, (unsigned long long)bmbase, (unsigned long long)bmend,
+                (unsigned long long)ctx->rg_nvert, (unsigned long long)ctx->rg_nnz,
                 (unsigned long long)ctx->rg_bytes);
         return TG_ERR_INVALID;
     }
@@ -1568,10 +1570,13 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, uint64_t first, uin
         int bad = b < base || b > end || e < b || e > end;
         for (uint64_t k = b; !bad && k < e; k++)
             bad = cols[k] >= ctx->rg_nvert || (k > b && cols[k - 1] >= cols[k]);
+        /* The bitmaps' layout: each row's words as the rule gives them. */
+        const uint64_t want = !bad && e > b ? tg_ranges_bm_words(e - b, cols[b], cols[e - 1]) : 0;
+        bad = bad || bmoff[r + 1] < bmoff[r] || bmoff[r + 1] - bmoff[r] != want;
         if (bad) {
             set_err(err, errlen,
                     "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
-                    "or a row not strictly increasing)",
+                    "a row not strictly increasing, or bitmap offsets other than tg_ranges_bm_words's)",
                     fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
                     (unsigned long long)end, (unsigned long long)ctx->rg_nvert);
             return TG_ERR_INVALID;
