@@ -29,12 +29,14 @@ type RangeStats struct {
 	Entries int64
 	// AreaBytes is the device's work area; ResidentBytes the bytes copied
 	// into it (every row's offsets, bitmap offsets and columns once);
-	// BitmapBytes the dense rows' bitmaps built in it; MappedBytes the
+	// BitmapBytes the dense rows' bitmaps built in it, under BitmapRatio
+	// (tg_ranges_bm_words; 0: none); MappedBytes the
 	// bytes the kernels read from host memory over the bus (entries and
 	// their columns).
 	AreaBytes     int64
 	ResidentBytes int64
 	BitmapBytes   int64
+	BitmapRatio   uint32
 	MappedBytes   int64
 	// Prepare is the host's time cutting the ranges and building their
 	// entries; Pin the time page-locking and releasing the host arrays.

@@ -11,20 +11,19 @@ import (
 	"github.com/trigrid/trigrid/worker"
 )
 
-// MinRowRanges is the fewest row ranges for which StreamAuto counts a
-// whole graph the device cannot hold in ranges rather than in blocks. On
-// one NVIDIA H200, rmat 23 counted in ranges took 0.46-0.49 s at a
-// quarter of its CSR (5 ranges) and at a twentieth (21), while blocks
-// took 0.25 s at a quarter, 0.49 s at a twelfth (13 ranges, against 0.60
-// s in ranges with an earlier, slower host side) and 0.75 s at a
-// twentieth (docs/benchmarks.md, "Out of core: the whole graph in row
-// ranges" and "Conformance of the tree with the row ranges").
-const MinRowRanges = 16
+// MinRowRanges is the fewest row ranges (of the rows alone, without
+// their bitmaps) for which StreamAuto counts a whole graph the device
+// cannot hold in ranges rather than in blocks. On one NVIDIA H200, rmat
+// 23's count phase at a quarter of its CSR (5 such ranges) took 0.29 s in
+// ranges and 0.25 s in blocks; at an eighth (9) 0.31 s against 0.35 s; at
+// a twentieth (21) 0.35 s against 0.77 s (docs/benchmarks.md, "Out of
+// core: bitmaps of the ranges' dense rows").
+const MinRowRanges = 8
 
 // wantsRowRanges reports whether a count in mode of fwd on a device of
 // limit bytes goes in row ranges: always for StreamOn, never for
-// StreamOff, and for StreamAuto when the ranges would be at least
-// MinRowRanges.
+// StreamOff, and for StreamAuto when the ranges of its rows alone would
+// be at least MinRowRanges.
 func wantsRowRanges(mode StreamMode, fwd *graph.CSR, limit uint64) bool {
 	switch mode {
 	case StreamOn:
@@ -65,7 +64,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	}
 	rep.DeviceMemory = dm
 	cfg.Logger.Debug("counted in row ranges", "ranges", st.Ranges, "entries", st.Entries, "area_bytes", st.AreaBytes,
-		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
+		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "bitmap_ratio", st.BitmapRatio, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
 		"pin_seconds", st.Pin.Seconds(), "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
 	if cfg.Verify {
 		return verify(ctx, kernels.Whole(fwd), res.Triangles, rc.Name(), rep)

@@ -35,13 +35,13 @@ __global__ void ranges_rebase(uint64_t *off, uint64_t *bmoff, uint64_t nrows, ui
 // outside the columns (flagged by the rebase) read nothing.
 __global__ void ranges_check_bitmaps(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols,
                                      const uint64_t *__restrict__ bmoff, uint64_t nrows, uint64_t ncols,
-                                     unsigned long long *words) {
+                                     uint32_t ratio, unsigned long long *words) {
     bool bad = false;
     for (uint64_t v = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; v < nrows;
          v += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t o0 = off[v], o1 = off[v + 1], b0 = bmoff[v], b1 = bmoff[v + 1];
         uint64_t want = 0;
-        if (o0 < o1 && o1 <= ncols) want = tg_ranges_bm_words(o1 - o0, rcols[o0], rcols[o1 - 1]);
+        if (o0 < o1 && o1 <= ncols) want = tg_ranges_bm_words(o1 - o0, rcols[o0], rcols[o1 - 1], ratio);
         bad |= b1 < b0 || b1 - b0 != want;
     }
     if (__any_sync(kAll, bad) && (threadIdx.x & 31) == 0) atomicOr(&words[0], 1ull);
@@ -255,16 +255,16 @@ void tg_ranges_drop(tg_ctx *ctx) {
 }
 
 extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_t nvertices,
-                                   uint64_t bytes, char *err, uint64_t errlen) {
+                                   uint64_t bytes, uint32_t bm_ratio, char *err, uint64_t errlen) {
     const char *fn = "tg_ranges_begin";
     if (ctx == nullptr || (cols == nullptr && nnz > 0)) {
         tg_set_err(err, errlen, "%s: NULL context or columns", fn);
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0)) {
-        tg_set_err(err, errlen, "%s: %llu vertices (< 2^32-1) and %llu bytes (at least %llu)", fn,
-                   (unsigned long long)nvertices, (unsigned long long)bytes,
-                   (unsigned long long)tg_ranges_bytes(1, 0, 0));
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
+        tg_set_err(err, errlen, "%s: %llu vertices (< 2^32-1), %llu bytes (at least %llu), bitmap ratio %u (at most %u)",
+                   fn, (unsigned long long)nvertices, (unsigned long long)bytes,
+                   (unsigned long long)tg_ranges_bytes(1, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
         return TG_ERR_INVALID;
     }
     cudaError_t e = cudaSetDevice(ctx->device);
@@ -288,6 +288,7 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
     ctx->ranges.bytes = bytes;
     ctx->ranges.nnz = nnz;
     ctx->ranges.nvert = nvertices;
+    ctx->ranges.ratio = bm_ratio;
     ctx->ranges.host = cols;
     ctx->ranges.hcols = (const uint32_t *)h;
     return TG_OK;
@@ -355,7 +356,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
         tg_check_block<<<(unsigned)((warps + 7) / 8), 256, 0, st>>>(off, rcols, (int64_t)nrows,
                                                                     (int64_t)rg.nvert, end - base, words);
         TG_STEP(cudaGetLastError(), "check kernel");
-        ranges_check_bitmaps<<<grid, 256, 0, st>>>(off, rcols, dbmoff, nrows, end - base, words);
+        ranges_check_bitmaps<<<grid, 256, 0, st>>>(off, rcols, dbmoff, nrows, end - base, rg.ratio, words);
         TG_STEP(cudaGetLastError(), "bitmap check kernel");
     }
     TG_STEP(cudaMemcpyAsync(ctx->h_count, words, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),

@@ -97,11 +97,12 @@ struct tg_ctx {
         uint64_t cap = 0, nvert = 0;
     } pieces;
     // tg_ranges_begin's work area (ranges.cu): one allocation of bytes,
-    // carved per range into its offsets and columns, and the graph's
-    // columns in host memory as the kernels address them.
+    // carved per range into its offsets, columns and bitmaps, and the
+    // graph's columns in host memory as the kernels address them.
     struct {
         void *arena = nullptr;
         uint64_t bytes = 0, nnz = 0, nvert = 0;
+        uint32_t ratio = 0; // the bitmaps' rule (tg_ranges_bm_words)
         const uint32_t *host = nullptr;  // the host columns
         const uint32_t *hcols = nullptr; // their device address
     } ranges;

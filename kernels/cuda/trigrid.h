@@ -457,9 +457,11 @@ int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
  * tg_ranges_begin takes the whole graph's nnz columns (host memory
  * registered with tg_host_register, which maps it for the kernels) of
  * nvertices rows and reserves a work area of bytes (one allocation;
- * TG_ERR_OOM when it does not fit). A range of nrows rows, m columns and
- * w bitmap words needs tg_ranges_bytes(nrows, m, w) of it. tg_ranges_end (and
- * tg_ctx_destroy) frees it.
+ * TG_ERR_OOM when it does not fit); bm_ratio (0 to TG_RANGES_BM_MAX_RATIO,
+ * 0: no bitmaps) decides which rows get bitmaps (tg_ranges_bm_words). A
+ * range of nrows rows, m columns and w bitmap words needs
+ * tg_ranges_bytes(nrows, m, w) of it. tg_ranges_end (and tg_ctx_destroy)
+ * frees it.
  *
  * tg_ranges_count counts rows [first, first + nrows): rowptr holds their
  * nrows + 1 offsets into the columns (host memory); bmoff (host memory)
@@ -478,16 +480,16 @@ typedef struct tg_range_row {
     uint32_t seg;   /* u's columns in the range: cols[start, start + seg) */
     uint32_t len;   /* u's columns from start to the row's end */
 } tg_range_row;
-/* A row of len columns from lo to hi has a bitmap of its values lo..hi
- * when it has at least TG_RANGES_BM_MINLEN columns spread over at most
- * TG_RANGES_BM_RATIO values each: tg_ranges_bm_words(len, lo, hi) words
- * (0: none). */
-#define TG_RANGES_BM_RATIO 32
+/* With tg_ranges_begin's ratio, a row of len columns from lo to hi has a
+ * bitmap of its values lo..hi when it has at least TG_RANGES_BM_MINLEN
+ * columns spread over at most ratio values each:
+ * tg_ranges_bm_words(len, lo, hi, ratio) words (0: none). */
 #define TG_RANGES_BM_MINLEN 8
-#define tg_ranges_bm_words(len, lo, hi)                                        \
+#define TG_RANGES_BM_MAX_RATIO 4096
+#define tg_ranges_bm_words(len, lo, hi, ratio)                                 \
     ((uint64_t)(len) >= TG_RANGES_BM_MINLEN &&                                 \
              (uint64_t)(hi) - (uint64_t)(lo) + 1 <=                            \
-                 (uint64_t)(len) * TG_RANGES_BM_RATIO                          \
+                 (uint64_t)(len) * (uint64_t)(ratio)                           \
          ? ((uint64_t)(hi) - (uint64_t)(lo) + 32) / 32                         \
          : 0)
 /* The work area of a range of nrows rows, ncols columns and words bitmap
@@ -498,8 +500,8 @@ typedef struct tg_range_row {
     (256 + 2 * tg_ranges_granules(((uint64_t)(nrows) + 1) * 8) +               \
      tg_ranges_granules((uint64_t)(ncols) * 4) + (uint64_t)(words) * 4)
 int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz,
-                        uint64_t nvertices, uint64_t bytes, char *err,
-                        uint64_t errlen);
+                        uint64_t nvertices, uint64_t bytes, uint32_t bm_ratio,
+                        char *err, uint64_t errlen);
 int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr,
                         const uint64_t *bmoff, uint64_t first,
                         uint64_t nrows, const tg_range_row *entries,

@@ -98,7 +98,7 @@ type Library struct {
 	piecesCSR       func(ctx uintptr, base unsafe.Pointer, spans *uint64, nspans int32, row0, nrows uint64, cols *uint32, counts *uint32, nout *uint64, err *byte, errlen uint64) int32
 	piecesVertices  func(ctx uintptr, words *uint32, toDevice int32, err *byte, errlen uint64) int32
 	piecesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
-	rangesBegin     func(ctx uintptr, cols *uint32, nnz, n, bytes uint64, err *byte, errlen uint64) int32
+	rangesBegin     func(ctx uintptr, cols *uint32, nnz, n, bytes uint64, bmRatio uint32, err *byte, errlen uint64) int32
 	rangesCount     func(ctx uintptr, rowptr, bmoff *uint64, first, nrows uint64, entries *rangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
 	rangesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 }

@@ -32,26 +32,71 @@ func RangesBytes(nrows, ncols, words int64) int64 {
 // granules is n bytes rounded up to whole 256-byte granules.
 func granules(n int64) int64 { return (n + 255) &^ 255 }
 
-// The ranges' dense-row bitmaps (TG_RANGES_BM_RATIO, TG_RANGES_BM_MINLEN):
-// a row of at least rangesBitmapMinLen columns spread over at most
-// rangesBitmapRatio values each has one.
-const (
-	rangesBitmapRatio  = 32
-	rangesBitmapMinLen = 8
-)
+// rangesBitmapMinLen is TG_RANGES_BM_MINLEN: the fewest columns of a row
+// with a bitmap.
+const rangesBitmapMinLen = 8
 
 // rangesBitmapWords is tg_ranges_bm_words: the bitmap words of a row of
-// n columns from lo to hi, 0 when it has none.
-func rangesBitmapWords(n int64, lo, hi uint32) int64 {
-	if n < rangesBitmapMinLen || hi < lo || int64(hi-lo)+1 > n*rangesBitmapRatio {
+// n columns from lo to hi under ratio, 0 when it has none.
+func rangesBitmapWords(n int64, lo, hi uint32, ratio uint32) int64 {
+	if n < rangesBitmapMinLen || hi < lo || int64(hi-lo)+1 > n*int64(ratio) {
 		return 0
 	}
 	return (int64(hi-lo) + 32) / 32
 }
 
-// bitmapOffsets is the prefix of fwd's rows' bitmap words: row r's are
-// [bm[r], bm[r+1]). fwd's offsets are checked (checkOffsets).
-func bitmapOffsets(fwd *graph.CSR) []uint64 {
+// rangesBitmapRatios are the ratios a count in ranges chooses from, the
+// one admitting the sparsest rows first: a bitmap replaces the binary
+// searches in its row by single lookups, and takes room from the ranges.
+// On one NVIDIA H200, rmat 23's count phase at a quarter of its CSR took
+// 0.47 s without bitmaps, 0.33 s at ratio 32, 0.30 s at 64, 0.29 s at 128
+// and 256; at a twentieth 0.47, 0.35, 0.34, 0.36 and 0.38 s, its bitmaps
+// taking 3%, 24%, 24% and 63% of its columns' bytes (docs/benchmarks.md,
+// "Out of core: bitmaps of the ranges' dense rows").
+var rangesBitmapRatios = []uint32{256, 128, 64, 32, 16}
+
+// RangesBitmapShare bounds the ranges' bitmaps: at most 1/RangesBitmapShare
+// of the columns' bytes.
+const RangesBitmapShare = 4
+
+// chooseBitmapRatio is the first of rangesBitmapRatios whose bitmaps of
+// fwd's rows take at most 1/RangesBitmapShare of its columns' bytes, or 0.
+func chooseBitmapRatio(fwd *graph.CSR) uint32 {
+	n := int(fwd.NumRows())
+	k := len(rangesBitmapRatios)
+	sums := make([][]int64, (n+builderChunk-1)/builderChunk)
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		words := make([]int64, k)
+		for r := lo; r < hi; r++ {
+			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
+			if b <= a {
+				continue
+			}
+			for i, ratio := range rangesBitmapRatios {
+				w := rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio)
+				if w == 0 {
+					break // the denser ratios admit none either
+				}
+				words[i] += w
+			}
+		}
+		sums[lo/builderChunk] = words
+	})
+	for i, ratio := range rangesBitmapRatios {
+		var words int64
+		for _, s := range sums {
+			words += s[i]
+		}
+		if words*4*RangesBitmapShare <= int64(len(fwd.Cols))*4 {
+			return ratio
+		}
+	}
+	return 0
+}
+
+// bitmapOffsets is the prefix of fwd's rows' bitmap words under ratio:
+// row r's are [bm[r], bm[r+1]). fwd's offsets are checked (checkOffsets).
+func bitmapOffsets(fwd *graph.CSR, ratio uint32) []uint64 {
 	n := int(fwd.NumRows())
 	bm := make([]uint64, n+1)
 	sums := make([]uint64, (n+builderChunk-1)/builderChunk)
@@ -60,7 +105,7 @@ func bitmapOffsets(fwd *graph.CSR) []uint64 {
 		for r := lo; r < hi; r++ {
 			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
 			if b > a {
-				sum += uint64(rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1]))
+				sum += uint64(rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio))
 			}
 			bm[r+1] = sum
 		}
@@ -119,7 +164,9 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	if err := checkOffsets(fwd); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	bm := bitmapOffsets(fwd)
+	ratio := chooseBitmapRatio(fwd)
+	bm := bitmapOffsets(fwd, ratio)
+	st.BitmapRatio = ratio
 	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
@@ -167,7 +214,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	if len(cols) > 0 {
 		colsPtr = &cols[0]
 	}
-	rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), &c.buf[0], errBufLen)
+	rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), ratio, &c.buf[0], errBufLen)
 	if err := status("tg_ranges_begin", rc, c.buf); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}

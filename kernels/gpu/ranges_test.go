@@ -47,7 +47,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 	for name, edges := range graphs {
 		g := forward(t, edges)
 		want := mustReference(t, kernels.Whole(g))
-		bm := bitmapOffsets(g)
+		bm := bitmapOffsets(g, chooseBitmapRatio(g))
 		whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()]))
 		longest, least := int64(0), allocBytes(RangesBytes(0, 0, 0))
 		for r := int64(0); r < g.NumRows(); r++ {
@@ -142,7 +142,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 		for _, r := range []int64{rows[0], rows[len(rows)/2], rows[len(rows)-1]} {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
-			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bitmapOffsets(g)[g.NumRows()]))
+			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bitmapOffsets(g, chooseBitmapRatio(g))[g.NumRows()]))
 			for _, area := range []int64{whole, whole / 8} {
 				limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
 				lib, err := Open(Options{Path: path, MemLimit: limit})
@@ -165,7 +165,8 @@ func TestRangesRefuseBadBitmapLayout(t *testing.T) { forLibs(t, rangesRefuseBadB
 
 func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 	g := forward(t, append(clique(60), randomEdges(300, 900, 3)...))
-	n, bm := g.NumRows(), bitmapOffsets(g)
+	const ratio = 32
+	n, bm := g.NumRows(), bitmapOffsets(g, ratio)
 	var dense, sparse []int64 // rows with a bitmap, rows of columns without one
 	for r := int64(0); r < n; r++ {
 		if bm[r+1] > bm[r] {
@@ -189,7 +190,7 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 	}
 	defer c.lib.releaseLogged(reg)
 	area := RangesBytes(n, g.NumEdges(), int64(bm[n])+64)
-	if err := status("tg_ranges_begin", c.lib.rangesBegin(c.ctx, &cols[0], uint64(len(g.Cols)), uint64(n), uint64(area), &c.buf[0], errBufLen), c.buf); err != nil {
+	if err := status("tg_ranges_begin", c.lib.rangesBegin(c.ctx, &cols[0], uint64(len(g.Cols)), uint64(n), uint64(area), ratio, &c.buf[0], errBufLen), c.buf); err != nil {
 		t.Fatal(err)
 	}
 	defer c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)

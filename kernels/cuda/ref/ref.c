@@ -72,6 +72,7 @@ struct tg_ctx {
      * into it) and the graph's registered host columns. */
     const uint32_t *rg_cols;
     uint64_t rg_bytes, rg_nnz, rg_nvert;
+    uint32_t rg_ratio;
 };
 
 static void set_err(char *err, uint64_t errlen, const char *fmt, ...) {
@@ -1495,18 +1496,20 @@ static void ranges_drop(tg_ctx *ctx) {
     ctx->used -= ctx->rg_bytes ? alloc_bytes(ctx->rg_bytes) : 0;
     ctx->rg_cols = NULL;
     ctx->rg_bytes = ctx->rg_nnz = ctx->rg_nvert = 0;
+    ctx->rg_ratio = 0;
 }
 
 int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_t nvertices, uint64_t bytes,
-                        char *err, uint64_t errlen) {
+                        uint32_t bm_ratio, char *err, uint64_t errlen) {
     if (ctx == NULL || (cols == NULL && nnz > 0)) {
         set_err(err, errlen, "tg_ranges_begin: NULL context or columns");
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0)) {
-        set_err(err, errlen, "tg_ranges_begin: %llu vertices (< 2^32-1) and %llu bytes (at least %llu)",
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
+        set_err(err, errlen,
+                "tg_ranges_begin: %llu vertices (< 2^32-1), %llu bytes (at least %llu), bitmap ratio %u (at most %u)",
                 (unsigned long long)nvertices, (unsigned long long)bytes,
-                (unsigned long long)tg_ranges_bytes(1, 0, 0));
+                (unsigned long long)tg_ranges_bytes(1, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
         return TG_ERR_INVALID;
     }
     ranges_drop(ctx);
@@ -1524,6 +1527,7 @@ int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_
     ctx->rg_bytes = bytes;
     ctx->rg_nnz = nnz;
     ctx->rg_nvert = nvertices;
+    ctx->rg_ratio = bm_ratio;
     return TG_OK;
 }
 
@@ -1571,7 +1575,7 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmo
         for (uint64_t k = b; !bad && k < e; k++)
             bad = cols[k] >= ctx->rg_nvert || (k > b && cols[k - 1] >= cols[k]);
         /* The bitmaps' layout: each row's words as the rule gives them. */
-        const uint64_t want = !bad && e > b ? tg_ranges_bm_words(e - b, cols[b], cols[e - 1]) : 0;
+        const uint64_t want = !bad && e > b ? tg_ranges_bm_words(e - b, cols[b], cols[e - 1], ctx->rg_ratio) : 0;
         bad = bad || bmoff[r + 1] < bmoff[r] || bmoff[r + 1] - bmoff[r] != want;
         if (bad) {
             set_err(err, errlen,
