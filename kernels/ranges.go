@@ -39,7 +39,9 @@ type RangeStats struct {
 	BitmapRatio   uint32
 	MappedBytes   int64
 	// Prepare is the host's time cutting the ranges and building their
-	// entries; Pin the time page-locking and releasing the host arrays.
-	Prepare time.Duration
-	Pin     time.Duration
+	// entries; Pin the time page-locking and releasing the host arrays
+	// (not the columns when PinnedCols: they were pinned already).
+	Prepare    time.Duration
+	Pin        time.Duration
+	PinnedCols bool
 }

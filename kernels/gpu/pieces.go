@@ -70,9 +70,13 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	t0 := time.Now()
 	keys := wordsAsKeys(pairs, np)
-	if reg := c.lib.registerPairs(kernels.IDPairs{P64: keys}); reg != nil {
-		defer p.release(reg)
-	}
+	reg := c.lib.registerPairs(kernels.IDPairs{P64: keys})
+	kept := false
+	defer func() {
+		if reg != nil && !kept {
+			p.release(reg)
+		}
+	}()
 	p.log("pieces: work area, pairs pinned", t0, "capacity", capItems, "pairs", np)
 	// The second array is faulted in and pinned while the runs are sorted.
 	made := make(chan *Registration, 1)
@@ -84,6 +88,12 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	fwd, rank, st, err := p.run(ctx, keys, second, n, made)
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces (%w): %w", errPiecesFailed, err)
+	}
+	// The columns lie in the keys' pinned memory: the pin registry keeps
+	// it as their pin (a count in ranges reads them from there), when it
+	// has room.
+	if len(fwd.Cols) > 0 && reg.holds(unsafe.Pointer(&fwd.Cols[0]), uint64(len(fwd.Cols))*4) {
+		kept = c.lib.pins.adopt(fwd, reg, int64(reg.bytes))
 	}
 	return fwd, rank, st, nil
 }

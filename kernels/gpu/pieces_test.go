@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels"
 )
 
 // messyPairs: random pairs over n ids with duplicates in both directions,
@@ -104,6 +105,22 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 			}
 			if after, _ := c.MemUsage(); after != before {
 				t.Fatalf("n=%d cap %d: %d device bytes after, %d before", tc.n, limit, after, before)
+			}
+			if np*8 < MinRegisterBytes {
+				continue // the pairs were not pinned
+			}
+			// The columns stay pinned in the pairs' memory, and a count in
+			// ranges reads them from there.
+			if !lib.pins.isPinned(fwd) {
+				t.Fatalf("n=%d cap %d: the forward graph's columns are not kept pinned", tc.n, limit)
+			}
+			res, rst, err := c.CountInRanges(ctx, fwd)
+			if err != nil {
+				t.Fatalf("n=%d cap %d: count in ranges: %v", tc.n, limit, err)
+			}
+			if wantTri := mustReference(t, kernels.Whole(want.Forward)); res.Triangles != wantTri || !rst.PinnedCols {
+				t.Fatalf("n=%d cap %d: %d triangles in ranges (columns pinned before: %v), the reference counts %d",
+					tc.n, limit, res.Triangles, rst.PinnedCols, wantTri)
 			}
 		}
 	}

@@ -122,6 +122,44 @@ func (r *pinRegistry) pin(b *graph.CSR, keep func(*graph.CSR) bool) bool {
 	return ok
 }
 
+// adopt records reg, a registration of host memory that holds b's
+// columns, as b's pin of bytes, when there is room, and reports whether it
+// did; the registry then releases it as its own. b's offsets stay
+// unpinned.
+func (r *pinRegistry) adopt(b *graph.CSR, reg *Registration, bytes int64) bool {
+	if r == nil || r.limit <= 0 || reg == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pins[b] != nil || bytes > r.limit || !r.room(bytes, nil) {
+		return false
+	}
+	r.tick++
+	r.pins[b] = &blockPin{cols: reg, bytes: bytes, used: r.tick}
+	r.held += bytes
+	return true
+}
+
+// holdCols reports whether b's columns are pinned now and, when they are,
+// counts a reader of them (until endLoad), as startLoad does, without
+// pinning anything.
+func (r *pinRegistry) holdCols(b *graph.CSR) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pins[b]
+	if p == nil || p.cols == nil {
+		return false
+	}
+	r.tick++
+	p.used = r.tick
+	p.readers++
+	return true
+}
+
 // startLoad pins b as pin does and, when it is pinned, counts a pending
 // load reading it (until endLoad), so that it is neither given up nor
 // released meanwhile.

@@ -178,20 +178,42 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 
 	// Two buffers of entries, one a row each at most: the host lists the
 	// next range's entries into one while the device counts from the other.
+	// The columns are pinned already when the pin registry holds them (the
+	// device oriented the graph in pieces), else they are pinned here; the
+	// second buffer is pinned beside the first range's listing and count.
 	t0 := time.Now()
 	cols := fwd.Cols
-	if len(cols)*4 < padBytes {
+	pinned := c.lib.pins.holdCols(fwd)
+	if pinned {
+		defer c.lib.pins.endLoad(fwd)
+	} else if len(cols)*4 < padBytes {
 		cols = append(make([]uint32, 0, padBytes/4), cols...)
 	}
 	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
 	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
 	var regs []*Registration
+	second := make(chan error, 1)
+	waitSecond := func() error { // once
+		err := <-second
+		second <- nil
+		return err
+	}
+	var secondReg *Registration
 	defer func() {
+		waitSecond()
+		if secondReg != nil {
+			regs = append(regs, secondReg)
+		}
 		t := time.Now()
 		for _, r := range regs {
 			c.lib.releaseLogged(r)
 		}
 		st.Pin += time.Since(t)
+	}()
+	go func() {
+		var err error
+		secondReg, err = registerSlice(c.lib, bufs[1])
+		second <- err
 	}()
 	pin := func(r *Registration, err error) error {
 		if r != nil {
@@ -199,16 +221,17 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		}
 		return err
 	}
-	if len(cols) > 0 {
+	if len(cols) > 0 && !pinned {
 		err = pin(registerSlice(c.lib, cols))
 	}
-	for i := 0; err == nil && i < 2; i++ {
-		err = pin(registerSlice(c.lib, bufs[i]))
+	if err == nil {
+		err = pin(registerSlice(c.lib, bufs[0]))
 	}
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
 	st.Pin = time.Since(t0)
+	st.PinnedCols = pinned
 
 	var colsPtr *uint32
 	if len(cols) > 0 {
@@ -244,6 +267,14 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 				c.lib.logger.Debug("ranges: entries listed", "range", k+1, "entries", n, "seconds", time.Since(t).Seconds())
 				next <- [2]int64{n, m}
 			}()
+		}
+		if k == 1 {
+			t := time.Now()
+			err := waitSecond()
+			st.Pin += time.Since(t)
+			if err != nil {
+				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+			}
 		}
 		a, b := bounds[k], bounds[k+1]
 		e := bufs[k%2][:ne]

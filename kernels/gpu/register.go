@@ -17,9 +17,10 @@ const MinRegisterBytes = 256 << 10
 // until Release, so the Go heap cannot reuse the memory while the device
 // may read it.
 type Registration struct {
-	lib  *Library
-	mem  unsafe.Pointer
-	keep any // the slice, alive while registered
+	lib   *Library
+	mem   unsafe.Pointer
+	bytes uint64
+	keep  any // the slice, alive while registered
 }
 
 // Register page-locks s's backing array. It returns nil, with no error,
@@ -44,7 +45,16 @@ func registerSlice[T any](l *Library, s []T) (*Registration, error) {
 	if err := status("tg_host_register", rc, buf); err != nil {
 		return nil, fmt.Errorf("gpu: register %d bytes of host memory: %w", bytes, err)
 	}
-	return &Registration{lib: l, mem: mem, keep: s}, nil
+	return &Registration{lib: l, mem: mem, bytes: bytes, keep: s}, nil
+}
+
+// holds reports whether n bytes at p lie inside the registered memory.
+func (r *Registration) holds(p unsafe.Pointer, n uint64) bool {
+	if r == nil || r.mem == nil {
+		return false
+	}
+	lo, at := uintptr(r.mem), uintptr(p)
+	return at >= lo && uint64(at-lo)+n <= r.bytes
 }
 
 // Release unpins the memory; nil and a call after a successful one are
