@@ -14,10 +14,10 @@ import (
 // MinRowRanges is the fewest row ranges (of the rows alone, without
 // their bitmaps) for which StreamAuto counts a whole graph the device
 // cannot hold in ranges rather than in blocks. On one NVIDIA H200, rmat
-// 23's count phase at a quarter of its CSR (5 such ranges) took 0.29 s in
-// ranges and 0.25 s in blocks; at an eighth (9) 0.31 s against 0.35 s; at
-// a twentieth (21) 0.35 s against 0.77 s (docs/benchmarks.md, "Out of
-// core: bitmaps of the ranges' dense rows").
+// 23's count phase at a quarter of its CSR (5 such ranges) took 0.26 s in
+// ranges and 0.25 s in blocks; at an eighth (9) 0.24 s against 0.35 s; at
+// a twentieth (21) 0.38 s against 0.77 s (docs/benchmarks.md, "Out of
+// core: the ranges' columns pinned once").
 const MinRowRanges = 8
 
 // wantsRowRanges reports whether a count in mode of fwd on a device of
