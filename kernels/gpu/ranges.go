@@ -192,15 +192,17 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
 	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
 	var regs []*Registration
-	second := make(chan error, 1)
-	waitSecond := func() error { // once
-		err := <-second
-		second <- nil
-		return err
-	}
-	var secondReg *Registration
+	var (
+		secondReg  *Registration
+		secondErr  error
+		secondDone = make(chan struct{})
+	)
+	go func() {
+		secondReg, secondErr = registerSlice(c.lib, bufs[1])
+		close(secondDone)
+	}()
 	defer func() {
-		waitSecond()
+		<-secondDone
 		if secondReg != nil {
 			regs = append(regs, secondReg)
 		}
@@ -209,11 +211,6 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			c.lib.releaseLogged(r)
 		}
 		st.Pin += time.Since(t)
-	}()
-	go func() {
-		var err error
-		secondReg, err = registerSlice(c.lib, bufs[1])
-		second <- err
 	}()
 	pin := func(r *Registration, err error) error {
 		if r != nil {
@@ -270,10 +267,10 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		}
 		if k == 1 {
 			t := time.Now()
-			err := waitSecond()
+			<-secondDone
 			st.Pin += time.Since(t)
-			if err != nil {
-				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+			if secondErr != nil {
+				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", secondErr)
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
