@@ -45,6 +45,12 @@ type Config struct {
 	// CountFile's error, as it is. Nil: Slots and Device are used as set.
 	// The other commands of this package need Slots.
 	Devices func() (slots []worker.Slot, device string, err error)
+	// DeviceLimit is the device memory a GPU counter will be limited to,
+	// when known before the device starts (--device-mem-limit); 0: not
+	// known. An input whose pairs of 32-bit ids alone exceed it cannot be
+	// cleaned on the device whole, so the host compacts its ids while the
+	// device starts instead of after (compactEarly).
+	DeviceLimit uint64
 	// Device names where the counting runs, for the report ("cpu", the
 	// GPU's name); "" leaves the report's device empty.
 	Device string

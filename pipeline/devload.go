@@ -16,7 +16,8 @@ import (
 // kernels.IDOrienter the device compacts the input's own ids, cleans and
 // orients them, returning the forward graph and each forward id's input id
 // (orientIDsOnDevice); when the pairs do not fit it for that, or without
-// one, the host compacts the ids in the input's own memory. When the
+// one, the host compacts the ids in the input's own memory (while the
+// device starts when cfg.DeviceLimit shows they cannot: compactEarly). When the
 // first slot's counter is a
 // kernels.DeviceOrienter the device then cleans and orients them,
 // returning the forward graph and the ranks that map it back to the input's
@@ -49,6 +50,10 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	} else {
 		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
 	}
+	var early *graph.Compacted
+	if rerr == nil {
+		early, rerr = compactEarly(path, &in, dev, cfg, rep)
+	}
 	var host *kernels.HostBlocks
 	if split != nil && rerr == nil && in.p32 != nil && mayDeviceSplit(cfg, dev) {
 		// The memory the blocks come back into is made while the device
@@ -73,6 +78,9 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	}
 	if rerr != nil {
 		return nil, nil, rerr
+	}
+	if early != nil {
+		return orientCompacted(ctx, path, early, nil, counter, cfg, rep, wantIDs)
 	}
 	_, onDevice := counter.(kernels.DeviceOrienter)
 	if cfg.Order != graph.OrderDegree || !onDevice && in.p32 == nil {
@@ -106,21 +114,24 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 
 // forwardOfInput builds the forward graph of in, which the device could
 // not take whole from its own ids: the host compacts the ids (in their own
-// memory unless keepEdges), then counter's device, when it is a
-// kernels.DeviceOrienter, cleans and orients them (in pieces when they do
-// not fit it whole), else the host does (graph.ForwardCompacted). in is
-// consumed. With cfg.Verify the host also builds the forward graph from
-// the edges kept and the two must be equal.
+// memory unless keepEdges, compactInput), then orientCompacted orients
+// them. in is consumed. With cfg.Verify the host also builds the forward
+// graph from the edges kept and the two must be equal.
 func forwardOfInput(ctx context.Context, path string, in *input, counter kernels.Counter, keepEdges bool, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
-	orienter, onDevice := counter.(kernels.DeviceOrienter)
+	c, edges, err := compactInput(path, in, keepEdges, cfg, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return orientCompacted(ctx, path, c, edges, counter, cfg, rep, wantIDs)
+}
+
+// compactInput compacts in's ids on the host, in their own memory unless
+// keepEdges (then edges returns the input's edges, intact). in is
+// consumed; the time is rep.Seconds.Clean.
+func compactInput(path string, in *input, keepEdges bool, cfg *Config, rep *Report) (c *graph.Compacted, edges []graph.Edge, err error) {
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	opts := graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update}
-	var (
-		c     *graph.Compacted
-		edges []graph.Edge
-		err   error
-	)
 	switch {
 	case in.p32 != nil:
 		c, err = graph.CompactPairsInPlace(in.p32, opts)
@@ -136,11 +147,21 @@ func forwardOfInput(ctx context.Context, path string, in *input, counter kernels
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Seconds.Clean = since(t)
+	return c, edges, nil
+}
+
+// orientCompacted builds the forward graph of the compacted c: counter's
+// device cleans and orients it when it is a kernels.DeviceOrienter (in
+// pieces when it does not fit whole), else, or when it does not fit even
+// so, the host does (graph.ForwardCompacted). With cfg.Verify the host
+// also builds the forward graph from edges (the input as read) and the two
+// must be equal.
+func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges []graph.Edge, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	orienter, onDevice := counter.(kernels.DeviceOrienter)
 	if !onDevice {
 		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
 	}
-
-	t = time.Now()
+	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
 	fwd, rank, st, err := orienter.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
 	cfg.Progress.Done()

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/counts"
@@ -58,8 +59,10 @@ func deviceLibrary(t *testing.T) string {
 // graph there.
 type spyTally struct {
 	idCalls, idBuilt, calls, built atomic.Int32
-	mu                             sync.Mutex
-	made                           []*gpu.Counter // every counter the slots made
+	// residentIDs counts the calls that reach PrepareResidentIDs.
+	residentIDs atomic.Int32
+	mu          sync.Mutex
+	made        []*gpu.Counter // every counter the slots made
 }
 
 // uploads is the blocks every counter made so far uploaded.
@@ -110,6 +113,11 @@ func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantI
 		s.tally.idBuilt.Add(1)
 	}
 	return ids, st, err
+}
+
+func (s orientSpy) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {
+	s.tally.residentIDs.Add(1)
+	return s.Counter.PrepareResidentIDs(ctx, p)
 }
 
 func (s orientSpy) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
@@ -495,6 +503,79 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 			if c.verify && !rep.Verified {
 				t.Fatalf("%s: --verify did not verify", path)
 			}
+		}
+	}
+}
+
+// A graph whose pairs alone exceed the device limit known before the
+// device starts has its ids compacted while it starts: the device is never
+// asked to clean them whole, and the count and every figure of the graph
+// equal those of the count that learns the limit from the device's
+// refusal, whole and partitioned, on a GPU and on a CPU chosen late.
+func TestCountFileCompactsWhileDeviceStarts(t *testing.T) {
+	ctx := context.Background()
+	lib := deviceLibrary(t)
+	for _, g := range messyGraphs(t, 11, 5, 6) {
+		path, want := g.path, g.want
+		fwdBytes := gpu.BlockBytes(int64(len(want.Degree)), int64(len(want.Support)))
+		for _, limit := range []int64{fwdBytes / 4, fwdBytes / 40} {
+			slots, tally := deviceSlots(t, lib, 1, uint64(limit), false)
+			config := func(known uint64, s []worker.Slot) Config {
+				cfg := testConfig(nil)
+				cfg.Devices = func() ([]worker.Slot, string, error) {
+					time.Sleep(20 * time.Millisecond) // a device's start
+					return s, "lib", nil
+				}
+				cfg.DeviceLimit = known
+				return cfg
+			}
+			late, err := CountFile(ctx, path, config(0, slots))
+			if err != nil {
+				t.Fatalf("%s limit %d: %v", path, limit, err)
+			}
+			if n := tally.residentIDs.Load(); n != 1 {
+				t.Fatalf("%s limit %d: the device was asked %d times to clean the pairs whole, want 1", path, limit, n)
+			}
+			early, err := CountFile(ctx, path, config(uint64(limit), slots))
+			if err != nil {
+				t.Fatalf("%s limit %d known: %v", path, limit, err)
+			}
+			if n := tally.residentIDs.Load(); n != 1 {
+				t.Fatalf("%s limit %d known: the device was asked to clean pairs that cannot fit it", path, limit)
+			}
+			if late.Triangles != want.Total {
+				t.Fatalf("%s limit %d: %d triangles, brute force %d", path, limit, late.Triangles, want.Total)
+			}
+			sameGraphReport(t, early, late)
+			if early.DeviceMemory == nil || late.DeviceMemory == nil || early.DeviceMemory.RowRanges != late.DeviceMemory.RowRanges {
+				t.Fatalf("%s limit %d: device figures %+v, without the limit known %+v", path, limit, early.DeviceMemory, late.DeviceMemory)
+			}
+
+			// A CPU chosen after the read counts the compacted ids on the
+			// host.
+			cpu, err := CountFile(ctx, path, config(uint64(limit), cpuSlots(1, "merge")))
+			if err != nil {
+				t.Fatalf("%s limit %d on the CPU: %v", path, limit, err)
+			}
+			sameGraphReport(t, cpu, late)
+
+			// Partitioned, P chosen for the limit (at a quarter: at a
+			// fortieth not even one edge's blocks fit): the device is not
+			// asked for the input's ids, and orients the compacted ones.
+			if limit < fwdBytes/4 {
+				continue
+			}
+			cfg := config(uint64(limit), slots)
+			cfg.P, cfg.Budget, cfg.ModelFromDevice = 0, limit, true
+			before := tally.counts()
+			part, err := CountFilePartitioned(ctx, path, cfg)
+			if err != nil {
+				t.Fatalf("%s limit %d partitioned: %v", path, limit, err)
+			}
+			if got := tally.counts(); got[0] != before[0] || got[2] != before[2]+1 {
+				t.Fatalf("%s limit %d partitioned: calls on the device %v, before %v: want none from input ids, one from compact ids", path, limit, got, before)
+			}
+			sameGraphReport(t, part, late)
 		}
 	}
 }

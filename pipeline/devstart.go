@@ -131,6 +131,30 @@ func readIDs(ctx context.Context, path string, cfg *Config, rep *Report, watch e
 	return input{p32: p32, edges: edges}, nil
 }
 
+// compactEarly compacts in's ids on the host as soon as they are read,
+// while dev's device starts, when the device could not clean them whole
+// anyway: the order is by degree, dev may be a GPU, cfg.DeviceLimit is
+// below the 8 bytes a pair the device needs to clean the input from its
+// own ids (it would refuse them after its start, and the host compact
+// them then), and --verify, which keeps the input as read, is off. It
+// returns nil, with in intact, when it does not; in is consumed when it
+// does.
+func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*graph.Compacted, error) {
+	if !dev.maybeDevice || cfg.DeviceLimit == 0 || cfg.Verify || cfg.Order != graph.OrderDegree || in.staged != nil {
+		return nil, nil
+	}
+	pairs := uint64(len(in.p32) / 2)
+	if in.p32 == nil {
+		pairs = uint64(len(in.edges))
+	}
+	if pairs <= cfg.DeviceLimit/8 {
+		return nil, nil
+	}
+	cfg.Logger.Debug("the pairs cannot fit the device whole: compacting their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
+	c, _, err := compactInput(path, in, false, cfg, rep)
+	return c, err
+}
+
 // countIDsOnDevice compacts, cleans, orients and counts the input on the
 // device from the input's own ids. Without --verify, edges are narrowed to
 // 32-bit pairs in their own memory when every id allows it (in then holds

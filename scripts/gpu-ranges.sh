@@ -13,9 +13,11 @@
 #      (`count --row-ranges on --device-mem-limit CAP`), in blocks
 #      (`--partitions 0`) and as chosen (`--row-ranges auto`) in
 #      alternation, RUNS each, the phases of every run and the whole
-#      process's wall time, then one run in ranges with its debug lines.
+#      process's wall time, then one run in ranges with its debug lines;
+#      with a BEFORE_COMMIT's trigrid-before in the payload (same C ABI),
+#      its runs in ranges and as chosen in the same alternation.
 # Prepare on a machine with Go (DEV defaults to .dev/ranges):
-#   scripts/gpu-ranges.sh --prepare
+#   scripts/gpu-ranges.sh --prepare [BEFORE_COMMIT]
 # Run (from the repository root on the GPU machine, DEV carried):
 #   bash $DEV/src/scripts/gpu-ranges.sh
 # Knobs: RUNS (default 3), SCALES (default "23"; empty: none), DIVS (default "4 20"),
@@ -25,7 +27,7 @@ set -uo pipefail
 
 . "$(dirname "$0")/lib/devcheck.sh"
 if [ "${1:-}" = "--prepare" ]; then
-	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/ranges}" ""
+	devcheck_prepare "${DEV:-$(dirname "$0")/../.dev/ranges}" "${2:-}"
 	exit 0
 fi
 
@@ -36,7 +38,7 @@ DIVS=${DIVS:-"4 20"}
 
 if [ -z "${SKIP_TESTS:-}" ]; then
 	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps'
-	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice'
+	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice|TestCountFileCompactsWhileDeviceStarts'
 	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
@@ -54,16 +56,16 @@ if [ -z "${SKIP_DATASETS:-}" ]; then
 fi
 
 num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
-timed() { # label args...: one run's phases and wall time
+timed() { # label args...: one run's phases and wall time (of TBIN, default BIN)
 	local label=$1 t0 t1 j
 	shift
 	t0=$(date +%s.%N)
-	j=$("$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
+	j=$("${TBIN:-$BIN}" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
 	t1=$(date +%s.%N)
 	local sec
 	sec=$(echo "$j" | tr -d '\n' | grep -o '"seconds": *{[^}]*}')
-	printf '%-24s tri=%s clean=%s order=%s partition=%s count=%s kernel=%s total=%s ranges=%s mapped=%s wall=%.3f\n' "$label" \
-		"$(echo "$j" | triangles)" "$(echo "$sec" | num clean)" "$(echo "$sec" | num order)" \
+	printf '%-24s tri=%s wait=%s clean=%s order=%s partition=%s count=%s kernel=%s total=%s ranges=%s mapped=%s wall=%.3f\n' "$label" \
+		"$(echo "$j" | triangles)" "$(echo "$sec" | num device_wait)" "$(echo "$sec" | num clean)" "$(echo "$sec" | num order)" \
 		"$(echo "$sec" | num partition)" "$(echo "$sec" | num count)" "$(echo "$sec" | num kernel)" "$(echo "$sec" | num total)" \
 		"$(echo "$j" | num row_ranges)" "$(echo "$j" | num mapped_bytes)" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" | tee -a "$RES"
@@ -88,6 +90,12 @@ for s in $SCALES; do
 			check "rmat $s CSR/$d ranges" "$TRI" "$want"
 			timed "rmat $s CSR/$d auto" --device-mem-limit $((csr / d)) "$f"
 			check "rmat $s CSR/$d auto" "$TRI" "$want"
+			if [ -x "$TMP/bin/trigrid-before" ]; then
+				TBIN=$TMP/bin/trigrid-before timed "rmat $s CSR/$d before ranges" --row-ranges on --device-mem-limit $((csr / d)) "$f"
+				check "rmat $s CSR/$d before ranges" "$TRI" "$want"
+				TBIN=$TMP/bin/trigrid-before timed "rmat $s CSR/$d before auto" --device-mem-limit $((csr / d)) "$f"
+				check "rmat $s CSR/$d before auto" "$TRI" "$want"
+			fi
 		done
 		"$BIN" count --device gpu --json --progress none --log-level debug --row-ranges on --device-mem-limit $((csr / d)) "$f" \
 			>"$OUT/debug-r$s-csr$d.json" 2>"$OUT/debug-r$s-csr$d.log"

@@ -140,6 +140,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if f.partitions != 1 || f.shards != "" {
 		kernelProg = nil
 	}
+	if cfg.DeviceLimit, err = f.device.deviceLimit(); err != nil {
+		return err
+	}
 	// P = 0 sizes its blocks by the selected device, so it selects first
 	// unless --device-mem-limit gives the budget (the memory model then
 	// follows the device the count starts while the file is read).
