@@ -39,3 +39,13 @@ type IDOrienter interface {
 	// do not fit the device and the host should compact them.
 	OrientIDsOnDevice(ctx context.Context, p IDPairs) (fwd *graph.CSR, ids []uint64, st PrepStats, err error)
 }
+
+// OrientPreparer is a DeviceOrienter that can ready, while the host still
+// writes the pairs (compacts their ids in place), the host memory an
+// OrientOnDevice of them would prepare first.
+type OrientPreparer interface {
+	DeviceOrienter
+	// PrepareOrient readies host memory for an OrientOnDevice of pairs or
+	// of a prefix of them, without reading pairs, and returns at once.
+	PrepareOrient(pairs []uint32)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -151,7 +152,19 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 		return nil, nil
 	}
 	cfg.Logger.Debug("the pairs cannot fit the device whole: compacting their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
+	// Once started, a device that orients in pieces readies the host
+	// memory it would pin and make first while the compaction goes on.
+	var prep sync.WaitGroup
+	if p32 := in.p32; p32 != nil {
+		prep.Go(func() {
+			<-dev.done
+			if op, ok := dev.counter.(kernels.OrientPreparer); ok && dev.err == nil {
+				op.PrepareOrient(p32)
+			}
+		})
+	}
 	c, _, err := compactInput(path, in, false, cfg, rep)
+	prep.Wait()
 	return c, err
 }
 

@@ -42,7 +42,12 @@ func wantsRowRanges(mode StreamMode, fwd *graph.CSR, limit uint64) bool {
 func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter, cfg *Config, rep *Report) error {
 	t := time.Now()
 	cfg.Progress.Start("count", "", -1)
+	// What building fwd left behind (the pieces' second array, the
+	// compaction's tables) goes back to the operating system while the
+	// device counts, rather than at the process's exit.
+	released := freeWhileCounting()
 	res, st, err := rc.CountInRanges(ctx, fwd)
+	released()
 	cfg.Progress.Done()
 	if err != nil {
 		if rc.DoesNotFit(err) {

@@ -91,6 +91,9 @@ type Counter struct {
 	// splitHost: host memory made for SplitOnDevice's copies while
 	// KeepIDsOnDevice ran; nil when none is waiting.
 	splitHost *splitHost
+	// piecesHost: host memory readied by PrepareOrient for the next
+	// orientation in pieces; nil when none is waiting.
+	piecesHost *piecesHost
 
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
@@ -167,6 +170,7 @@ func (c *Counter) Close() error {
 		c.settle(i)
 	}
 	c.dropSplitHost()
+	c.dropPiecesHost()
 	if err := c.lib.pins.close(); err != nil {
 		return fmt.Errorf("gpu: close counter: %w", err)
 	}

@@ -38,6 +38,9 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	if _, _, ok := c.hasFree(PreprocessMinBytes(np, n)); !ok {
 		return c.orientInPieces(ctx, pairs, n)
 	}
+	c.mu.Lock()
+	c.dropPiecesHost() // readied for pieces, which tg_preprocess needs not
+	c.mu.Unlock()
 	p, err := c.Preprocess(pairs, n, true)
 	if errors.Is(err, ErrOutOfMemory) {
 		return c.orientInPieces(ctx, pairs, n)

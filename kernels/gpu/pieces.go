@@ -60,17 +60,37 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	var capItems uint64
 	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), &capItems, &c.buf[0], errBufLen)
 	if err := status("tg_pieces_begin", rc, c.buf); err != nil {
+		c.dropPiecesHost()
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
 	}
 	p := &pieces{c: c, cap: capItems}
 	defer p.end()
 	if runs := (np + capItems - 1) / capItems; runs > maxPieceRuns {
+		c.dropPiecesHost()
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %d pairs make %d runs of %d keys, more than %d: %w",
 			np, runs, capItems, maxPieceRuns, ErrOutOfMemory)
 	}
 	t0 := time.Now()
 	keys := wordsAsKeys(pairs, np)
-	reg := c.lib.registerPairs(kernels.IDPairs{P64: keys})
+	made := make(chan *Registration, 1)
+	var (
+		reg    *Registration
+		second []uint64
+	)
+	if h := c.takePiecesHost(keys); h != nil {
+		// Pinned and made while the host still compacted the pairs.
+		reg, second = h.reg, h.second[:np]
+		made <- h.sreg
+	} else {
+		reg = c.lib.registerPairs(kernels.IDPairs{P64: keys})
+		// The second array is faulted in and pinned while the runs are
+		// sorted.
+		second = make([]uint64, np)
+		go func() {
+			prefault(second)
+			made <- c.lib.registerPairs(kernels.IDPairs{P64: second})
+		}()
+	}
 	kept := false
 	defer func() {
 		if reg != nil && !kept {
@@ -78,13 +98,6 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 		}
 	}()
 	p.log("pieces: work area, pairs pinned", t0, "capacity", capItems, "pairs", np)
-	// The second array is faulted in and pinned while the runs are sorted.
-	made := make(chan *Registration, 1)
-	second := make([]uint64, np)
-	go func() {
-		prefault(second)
-		made <- c.lib.registerPairs(kernels.IDPairs{P64: second})
-	}()
 	fwd, rank, st, err := p.run(ctx, keys, second, n, made)
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces (%w): %w", errPiecesFailed, err)

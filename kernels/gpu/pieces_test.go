@@ -80,6 +80,7 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 				t.Fatalf("n=%d cap %d: %v", tc.n, least+extra, err)
 			}
 		}
+		prepared := 0
 		for _, extra := range []int64{0, 8 * 1024, 16 * 5000, int64(np) * 4} {
 			limit := least + extra
 			if limit >= PreprocessMinBytes(np, n)+base {
@@ -122,8 +123,59 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 				t.Fatalf("n=%d cap %d: %d triangles in ranges (columns pinned before: %v), the reference counts %d",
 					tc.n, limit, res.Triangles, rst.PinnedCols, wantTri)
 			}
+			if orientPrepared(t, path, uint64(limit), pairs, n, want) {
+				prepared++
+			}
+		}
+		if np*8 >= MinRegisterBytes && prepared == 0 {
+			t.Fatalf("n=%d: no cap readied the host memory ahead", tc.n)
 		}
 	}
+}
+
+// orientPrepared orients pairs in pieces on a fresh counter of the
+// library at path capped at limit, as a caller that compacts them in
+// place does: PrepareOrient on a buffer of one more pair, still being
+// written, then OrientOnDevice of its front. The forward graph and ranks
+// must be want's, the readied pin (of the whole buffer) kept for the
+// columns and the device memory back where it was. It reports false,
+// having checked nothing, when the limit leaves room for tg_preprocess of
+// the buffer (PrepareOrient readies nothing then).
+func orientPrepared(t *testing.T, path string, limit uint64, pairs []uint32, n uint64, want *Prepared) bool {
+	t.Helper()
+	lib, err := Open(Options{Path: path, MemLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := autoCounter(t, lib)
+	before, _ := c.MemUsage()
+	np := uint64(len(pairs) / 2)
+	if uint64(PreprocessMinBytes(np+1, 0)) <= limit-before {
+		return false
+	}
+	buf := make([]uint32, len(pairs)+2)
+	for i := range buf {
+		buf[i] = ^uint32(0) // not ids: the orientation must not read them
+	}
+	c.PrepareOrient(buf)
+	copy(buf, pairs)
+	fwd, rank, _, err := c.OrientOnDevice(context.Background(), buf[:len(pairs)], n)
+	if err != nil {
+		t.Fatalf("n=%d cap %d, readied: %v", n, limit, err)
+	}
+	if !equalCSR(fwd, want.Forward) || !slices.Equal(rank, want.Rank) {
+		t.Fatalf("n=%d cap %d, readied: forward graph or ranks differ from the whole preprocessing's", n, limit)
+	}
+	if after, _ := c.MemUsage(); after != before {
+		t.Fatalf("n=%d cap %d, readied: %d device bytes after, %d before", n, limit, after, before)
+	}
+	lib.pins.mu.Lock()
+	p := lib.pins.pins[fwd]
+	lib.pins.mu.Unlock()
+	if p == nil || p.bytes != int64(len(buf))*4 {
+		t.Fatalf("n=%d cap %d: the columns' pin %+v, want the readied one of %d bytes", n, limit, p, len(buf)*4)
+	}
+	return true
 }
 
 // cpuForward is the CPU path's forward graph of compact pairs.

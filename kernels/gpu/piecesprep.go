@@ -1,0 +1,97 @@
+package gpu
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/trigrid/trigrid/kernels"
+)
+
+var _ kernels.OrientPreparer = (*Counter)(nil)
+
+// piecesHost is the host memory an orientation in pieces pins and makes
+// first, readied by PrepareOrient before the pairs are final.
+type piecesHost struct {
+	keys []uint64      // the pairs' whole memory as keys
+	done chan struct{} // closed once reg, second and sreg are set
+	reg  *Registration // keys' pin; nil: pinning failed
+	// second is the merge's host array, faulted in; sreg its pin (nil:
+	// pinning failed).
+	second []uint64
+	sreg   *Registration
+}
+
+// PrepareOrient implements kernels.OrientPreparer: when an orientation of
+// pairs would go in pieces (the pairs do not fit the device whole, and the
+// runs would not be too many), it pins the pairs' memory and makes, faults
+// in and pins the second host array the pieces merge into, on goroutines of
+// its own, and returns at once. Pinning reads nothing, so the caller may
+// still be writing pairs. OrientOnDevice of pairs or a prefix of them
+// takes what it readied; another orientation, a later PrepareOrient or
+// Close releases it.
+func (c *Counter) PrepareOrient(pairs []uint32) {
+	np := uint64(len(pairs) / 2)
+	at := unsafe.Pointer(unsafe.SliceData(pairs))
+	if np == 0 || uintptr(at)%8 != 0 {
+		return // wordsAsKeys copies unaligned pairs: nothing to pin ahead
+	}
+	if _, _, ok := c.hasFree(PreprocessMinBytes(np, 0)); ok {
+		return // tg_preprocess may take them whole
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == 0 {
+		return
+	}
+	c.dropPiecesHost()
+	// The work area without vertex words is the largest the pieces could
+	// have: past maxPieceRuns even so, they will decline.
+	var capItems uint64
+	if rc := c.lib.piecesBegin(c.ctx, 0, np, &capItems, &c.buf[0], errBufLen); rc != 0 {
+		return
+	}
+	if rc := c.lib.piecesEnd(c.ctx, &c.buf[0], errBufLen); rc != 0 || (np+capItems-1)/capItems > maxPieceRuns {
+		return
+	}
+	h := &piecesHost{keys: unsafe.Slice((*uint64)(at), np), done: make(chan struct{})}
+	c.piecesHost = h
+	go func() {
+		defer close(h.done)
+		var wg sync.WaitGroup
+		wg.Go(func() { h.reg = c.lib.registerPairs(kernels.IDPairs{P64: h.keys}) })
+		h.second = make([]uint64, np)
+		prefault(h.second)
+		h.sreg = c.lib.registerPairs(kernels.IDPairs{P64: h.second})
+		wg.Wait()
+	}()
+}
+
+// takePiecesHost returns, once ready, the memory PrepareOrient readied
+// when its keys start where keys does and hold at least as many, and nil
+// otherwise (releasing any). c.mu is held.
+func (c *Counter) takePiecesHost(keys []uint64) *piecesHost {
+	h := c.piecesHost
+	if h == nil {
+		return nil
+	}
+	if len(keys) == 0 || unsafe.SliceData(keys) != unsafe.SliceData(h.keys) || len(keys) > len(h.keys) {
+		c.dropPiecesHost()
+		return nil
+	}
+	c.piecesHost = nil
+	<-h.done
+	return h
+}
+
+// dropPiecesHost releases what PrepareOrient readied and no orientation
+// took. c.mu is held.
+func (c *Counter) dropPiecesHost() {
+	h := c.piecesHost
+	if h == nil {
+		return
+	}
+	c.piecesHost = nil
+	<-h.done
+	c.lib.releaseLogged(h.reg)
+	c.lib.releaseLogged(h.sreg)
+}
