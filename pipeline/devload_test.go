@@ -476,7 +476,8 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 			{fwdBytes / 2, true, StreamOn, true, false},
 			{fwdBytes / 4, false, StreamOn, true, false},
 			{fwdBytes / 12, false, StreamOn, true, false},
-			{fwdBytes / 4, true, StreamAuto, false, true},
+			{fwdBytes / 4, true, StreamAuto, true, false},
+			{fwdBytes * 3 / 4, false, StreamAuto, false, true},
 			{fwdBytes / 40, false, StreamAuto, true, false},
 			{fwdBytes / 12, false, StreamOff, false, true},
 		} {

@@ -13,12 +13,13 @@ import (
 
 // MinRowRanges is the fewest row ranges (of the rows alone, without
 // their bitmaps) for which StreamAuto counts a whole graph the device
-// cannot hold in ranges rather than in blocks. On one NVIDIA H200, rmat
-// 23's count phase at a quarter of its CSR (5 such ranges) took 0.26 s in
-// ranges and 0.25 s in blocks; at an eighth (9) 0.24 s against 0.35 s; at
-// a twentieth (21) 0.38 s against 0.77 s (docs/benchmarks.md, "Out of
-// core: the ranges' columns pinned once").
-const MinRowRanges = 8
+// cannot hold in ranges rather than in blocks. Blocks cost a split of the
+// forward graph that ranges do not: on one NVIDIA H200, rmat 23's whole
+// job took 1.21 s in ranges against 1.31 s in blocks at half its CSR (3
+// ranges), 1.23 s against 1.33 s at a quarter (6) and 1.33 s against 1.54
+// s at an eighth (docs/benchmarks.md, "Out of core: the ids compacted
+// while the device starts").
+const MinRowRanges = 2
 
 // wantsRowRanges reports whether a count in mode of fwd on a device of
 // limit bytes goes in row ranges: always for StreamOn, never for
