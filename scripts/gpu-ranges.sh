@@ -32,6 +32,7 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 devcheck_setup gpu-ranges
+echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)" | tee -a "$RES"
 RUNS=${RUNS:-3}
 SCALES=${SCALES-"23"}
 DIVS=${DIVS:-"4 20"}

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/hugepage"
 )
 
 // binSegment is the number of edges one positioned read covers: large
@@ -60,6 +61,7 @@ func ReadBinaryPairs32(ctx context.Context, path string, opts ReadOptions) (pair
 	defer f.Close()
 	st = ReadStats{Path: path, Format: FormatBin, Bytes: h.size, Edges: int64(h.m)}
 	pairs = make([]uint32, 2*h.m)
+	hugepage.Advise(pairs) // written once here, maybe page-locked for a device
 	native := nativeLittleEndian()
 	watch := opts.Pairs32
 	if watch != nil {
