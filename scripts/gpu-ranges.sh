@@ -82,7 +82,12 @@ for s in $SCALES; do
 	e=$(echo "$whole" | field edges)
 	csr=$((8 * (v + 1) + 4 * e))
 	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
-	for r in $(seq "$RUNS"); do timed "rmat $s uncapped" "$f"; done
+	for r in $(seq "$RUNS"); do
+		timed "rmat $s uncapped" "$f"
+		if [ -x "$TMP/bin/trigrid-before" ]; then
+			TBIN=$TMP/bin/trigrid-before timed "rmat $s before uncapped" "$f"
+		fi
+	done
 	for d in $DIVS; do
 		for r in $(seq "$RUNS"); do
 			timed "rmat $s CSR/$d blocks" --partitions 0 --device-mem-limit $((csr / d)) "$f"
