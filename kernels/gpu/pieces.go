@@ -56,17 +56,18 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	if c.ctx == 0 {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: counter is closed")
 	}
+	// What PrepareOrient readied and this orientation does not take (it
+	// declines, or its pairs lie elsewhere) is released on the way out.
+	defer c.dropPiecesHost()
 	np := uint64(len(pairs) / 2)
 	var capItems uint64
 	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), &capItems, &c.buf[0], errBufLen)
 	if err := status("tg_pieces_begin", rc, c.buf); err != nil {
-		c.dropPiecesHost()
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
 	}
 	p := &pieces{c: c, cap: capItems}
 	defer p.end()
 	if runs := (np + capItems - 1) / capItems; runs > maxPieceRuns {
-		c.dropPiecesHost()
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %d pairs make %d runs of %d keys, more than %d: %w",
 			np, runs, capItems, maxPieceRuns, ErrOutOfMemory)
 	}
