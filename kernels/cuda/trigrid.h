@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 8
+#define TG_ABI_VERSION 9
 
 /* Status codes. */
 #define TG_OK 0
@@ -103,9 +103,10 @@ typedef struct tg_settings {
     int32_t wetric_rowcache;   /* 1: row cache on; 0: off */
     int32_t wetric_skipa;      /* 1: bitmap intersections replace clip searches when cheaper; 0: never */
     int32_t wetric_overlap;    /* 1: the wedge kernel overlaps the bitmap build (sm_90+); 0: one after the other */
+    int32_t ranges_dense;      /* 512: tg_ranges_count's bitmap words a warp, for ranges within 32x of the end; 0 (off)..8192 */
 } tg_settings;
 /* Fields of tg_settings. */
-#define TG_SETTINGS_FIELDS 37
+#define TG_SETTINGS_FIELDS 38
 
 typedef struct tg_ctx tg_ctx;
 

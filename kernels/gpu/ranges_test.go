@@ -54,48 +54,50 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 			longest = max(longest, int64(g.Offsets[r+1]-g.Offsets[r]))
 			least = max(least, allocBytes(rangeBytes(g, bm, r, r+1))) // in whole granules
 		}
-		prev := 0
 		areas := []int64{whole, whole / 2, whole / 5, whole / 20, least + 4096, least}
 		slices.Sort(areas)
 		slices.Reverse(areas)
-		for _, area := range slices.Compact(areas) {
-			if area < least {
-				continue
+		for _, set := range denseSettings(path != good) {
+			prev := 0
+			for _, area := range slices.Compact(areas) {
+				if area < least {
+					continue
+				}
+				// The area the counter leaves: limit - used - limit/64.
+				limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
+				lib, err := Open(Options{Path: path, MemLimit: limit, Settings: set})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := autoCounter(t, lib)
+				before, _ := c.MemUsage()
+				res, st, err := c.CountInRanges(ctx, g)
+				if err != nil {
+					t.Fatalf("%s area %d: %v", name, area, err)
+				}
+				if res.Triangles != want {
+					t.Fatalf("%s area %d %v: %d triangles in %d ranges, the reference counts %d", name, area, set, res.Triangles, st.Ranges, want)
+				}
+				if st.Ranges < prev {
+					t.Fatalf("%s area %d: %d ranges, fewer than %d with a larger area", name, area, st.Ranges, prev)
+				}
+				prev = st.Ranges
+				if room := (int64(limit) - int64(before) - int64(limit)/RangesSpare) &^ 255; st.AreaBytes > room {
+					t.Fatalf("%s area %d: a work area of %d bytes, %d are free for it", name, area, st.AreaBytes, room)
+				}
+				if after, _ := c.MemUsage(); after != before {
+					t.Fatalf("%s area %d: %d device bytes after, %d before", name, area, after, before)
+				}
+				if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*16+g.NumEdges()*4 {
+					t.Fatalf("%s area %d: %d bytes copied for %d ranges", name, area, st.ResidentBytes, st.Ranges)
+				}
+				if st.BitmapBytes != int64(bm[g.NumRows()])*4 {
+					t.Fatalf("%s area %d: %d bytes of bitmaps, the rows have %d", name, area, st.BitmapBytes, bm[g.NumRows()]*4)
+				}
 			}
-			// The area the counter leaves: limit - used - limit/64.
-			limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
-			lib, err := Open(Options{Path: path, MemLimit: limit})
-			if err != nil {
-				t.Fatal(err)
+			if g.NumEdges() > 1000 && prev < 10 {
+				t.Fatalf("%s: the least area makes %d ranges", name, prev)
 			}
-			c := autoCounter(t, lib)
-			before, _ := c.MemUsage()
-			res, st, err := c.CountInRanges(ctx, g)
-			if err != nil {
-				t.Fatalf("%s area %d: %v", name, area, err)
-			}
-			if res.Triangles != want {
-				t.Fatalf("%s area %d: %d triangles in %d ranges, the reference counts %d", name, area, res.Triangles, st.Ranges, want)
-			}
-			if st.Ranges < prev {
-				t.Fatalf("%s area %d: %d ranges, fewer than %d with a larger area", name, area, st.Ranges, prev)
-			}
-			prev = st.Ranges
-			if room := (int64(limit) - int64(before) - int64(limit)/RangesSpare) &^ 255; st.AreaBytes > room {
-				t.Fatalf("%s area %d: a work area of %d bytes, %d are free for it", name, area, st.AreaBytes, room)
-			}
-			if after, _ := c.MemUsage(); after != before {
-				t.Fatalf("%s area %d: %d device bytes after, %d before", name, area, after, before)
-			}
-			if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*16+g.NumEdges()*4 {
-				t.Fatalf("%s area %d: %d bytes copied for %d ranges", name, area, st.ResidentBytes, st.Ranges)
-			}
-			if st.BitmapBytes != int64(bm[g.NumRows()])*4 {
-				t.Fatalf("%s area %d: %d bytes of bitmaps, the rows have %d", name, area, st.BitmapBytes, bm[g.NumRows()]*4)
-			}
-		}
-		if g.NumEdges() > 1000 && prev < 10 {
-			t.Fatalf("%s: the least area makes %d ranges", name, prev)
 		}
 		if name == "clique" && bm[g.NumRows()] == 0 {
 			t.Fatalf("clique: no row has a bitmap")
@@ -115,12 +117,24 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 	}
 }
 
+// denseSettings are the settings a count in ranges is tried under: the
+// library's defaults and, through the CUDA library, the tile kernel alone
+// (ranges_dense 0), the dense kernel for the last 256 vertices' ranges
+// only, and the widest dense bitmap (dynamic shared memory past 48 KiB).
+func denseSettings(cuda bool) []Settings {
+	if !cuda {
+		return []Settings{nil}
+	}
+	return []Settings{nil, {"ranges_dense": 0}, {"ranges_dense": 8}, {"ranges_dense": 8192}}
+}
+
 // TestCountInRangesRefusesMalformed: a row out of order, a column beyond
 // the vertices, or offsets that decrease make an error, never a count,
 // whatever range they fall in.
 func TestCountInRangesRefusesMalformed(t *testing.T) { forLibs(t, countInRangesRefusesMalformed) }
 
 func countInRangesRefusesMalformed(t *testing.T, path string) {
+	good, _ := refLibs(t)
 	ctx := context.Background()
 	g := forward(t, append(hubEdges(400), randomEdges(400, 3000, 9)...))
 	base := counterBytes(t, path)
@@ -143,15 +157,17 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
 			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bitmapOffsets(g, chooseBitmapRatio(g))[g.NumRows()]))
-			for _, area := range []int64{whole, whole / 8} {
-				limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
-				lib, err := Open(Options{Path: path, MemLimit: limit})
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, _, err := autoCounter(t, lib).CountInRanges(ctx, b)
-				if err == nil || errors.Is(err, ErrOutOfMemory) {
-					t.Fatalf("%s at row %d, area %d: %d triangles, err %v; want a refusal", what, r, area, res.Triangles, err)
+			for _, set := range denseSettings(path != good) {
+				for _, area := range []int64{whole, whole / 8} {
+					limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
+					lib, err := Open(Options{Path: path, MemLimit: limit, Settings: set})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, _, err := autoCounter(t, lib).CountInRanges(ctx, b)
+					if err == nil || errors.Is(err, ErrOutOfMemory) {
+						t.Fatalf("%s at row %d, area %d %v: %d triangles, err %v; want a refusal", what, r, area, set, res.Triangles, err)
+					}
 				}
 			}
 		}

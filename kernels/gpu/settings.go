@@ -21,6 +21,7 @@ var settingNames = [...]string{
 	"wetric_erow", "wetric_bitmap", "wetric_spread", "wetric_edges", "wetric_rounds", "wetric_slots", "wetric_cap",
 	"wetric_fillrpw", "wetric_bmmin", "wetric_andcost", "wetric_andmin", "wetric_and4cost", "wetric_lb",
 	"wetric_clip", "wetric_skipb", "wetric_rowcache", "wetric_skipa", "wetric_overlap",
+	"ranges_dense",
 }
 
 // SettingAuto is TG_SETTING_AUTO: the kernel's own rule by subtask size,
