@@ -38,9 +38,12 @@ type RangeStats struct {
 	BitmapBytes   int64
 	BitmapRatio   uint32
 	MappedBytes   int64
-	// Prepare is the host's time cutting the ranges and building their
-	// entries; Pin the time page-locking and releasing the host arrays
-	// (not the columns when PinnedCols: they were pinned already).
+	// Setup is the host's time checking the offsets, laying out the
+	// bitmaps and cutting the ranges; Prepare its time listing the first
+	// range's entries (the others are listed while the device counts);
+	// Pin the time page-locking and releasing the host arrays (not the
+	// columns when PinnedCols: they were pinned already).
+	Setup      time.Duration
 	Prepare    time.Duration
 	Pin        time.Duration
 	PinnedCols bool

@@ -61,7 +61,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
 	dm := &DeviceReport{RowRanges: st.Ranges, MappedBytes: uint64(st.MappedBytes), CopiedBytes: uint64(st.ResidentBytes),
-		CallSeconds: rep.Seconds.Count - st.Prepare.Seconds() - st.Pin.Seconds()}
+		CallSeconds: rep.Seconds.Count - st.Setup.Seconds() - st.Prepare.Seconds() - st.Pin.Seconds()}
 	if dr, ok := rc.(kernels.DeviceReporter); ok {
 		dm.PeakBytes = dr.DeviceStats().PeakBytes
 	}
@@ -70,7 +70,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	}
 	rep.DeviceMemory = dm
 	cfg.Logger.Debug("counted in row ranges", "ranges", st.Ranges, "entries", st.Entries, "area_bytes", st.AreaBytes,
-		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "bitmap_ratio", st.BitmapRatio, "mapped_bytes", st.MappedBytes, "prepare_seconds", st.Prepare.Seconds(),
+		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "bitmap_ratio", st.BitmapRatio, "mapped_bytes", st.MappedBytes, "setup_seconds", st.Setup.Seconds(), "prepare_seconds", st.Prepare.Seconds(),
 		"pin_seconds", st.Pin.Seconds(), "cols_pinned_before", st.PinnedCols, "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
 	if cfg.Verify {
 		return verify(ctx, kernels.Whole(fwd), res.Triangles, rc.Name(), rep)

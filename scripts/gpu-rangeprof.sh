@@ -9,7 +9,8 @@
 #   2. the ranges' kernels/gpu tests through the library and under
 #      compute-sanitizer memcheck (SKIP_TESTS=1: not);
 #   3. rmat SCALE at CSR/DIVS in ranges (`count --row-ranges on`), RUNS
-#      each through the library before (when there is one) and this one
+#      each through the build before (trigrid-before and its library,
+#      when the payload has them) and this one
 #      at each ranges_dense of DENSE (default "0 512 2048"), in
 #      alternation: count phase, kernels, wall; every count checked
 #      against the uncapped one;
@@ -33,7 +34,7 @@ DIVS=${DIVS:-"4 20"}
 RUNS=${RUNS:-3}
 DENSE=${DENSE:-"0 512 2048"}
 BEFORE_LIB=
-if [ -d "$DEV/before-cuda" ]; then
+if [ -d "$DEV/before-cuda" ] && [ -x "$TMP/bin/trigrid-before" ]; then
 	rm -rf "$TMP/before-cuda" && cp -r "$DEV/before-cuda" "$TMP/before-cuda"
 	(make -C "$TMP/before-cuda" -j8 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
 	BEFORE_PID=$!
@@ -57,15 +58,15 @@ if [ -n "${BEFORE_PID:-}" ]; then
 fi
 
 num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
-timed() { # label lib args...: one run's count phase, kernels and wall time
+timed() { # label lib args...: one run's count phase, kernels and wall time (of TBIN, default BIN)
 	local label=$1 lib=$2 t0 t1 j sec
 	shift 2
 	t0=$(date +%s.%N)
-	j=$(TRIGRID_CUDA_LIB=$lib "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
+	j=$(TRIGRID_CUDA_LIB=$lib "${TBIN:-$BIN}" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
 	t1=$(date +%s.%N)
 	sec=$(echo "$j" | tr -d '\n' | grep -o '"seconds": *{[^}]*}')
-	printf '%-22s tri=%s count=%s kernel=%s total=%s ranges=%s wall=%.3f\n' "$label" "$(echo "$j" | triangles)" \
-		"$(echo "$sec" | num count)" "$(echo "$sec" | num kernel)" "$(echo "$sec" | num total)" \
+	printf '%-22s tri=%s clean=%s order=%s count=%s kernel=%s total=%s ranges=%s wall=%.3f\n' "$label" "$(echo "$j" | triangles)" \
+		"$(echo "$sec" | num clean)" "$(echo "$sec" | num order)" "$(echo "$sec" | num count)" "$(echo "$sec" | num kernel)" "$(echo "$sec" | num total)" \
 		"$(echo "$j" | num row_ranges)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" | tee -a "$RES"
 	TRI=$(echo "$j" | triangles)
 }
@@ -79,7 +80,7 @@ echo "rmat $SCALE: $want triangles, CSR $csr bytes" | tee -a "$RES"
 for d in $DIVS; do
 	for r in $(seq "$RUNS"); do
 		if [ -n "$BEFORE_LIB" ]; then
-			timed "CSR/$d before" "$BEFORE_LIB" --row-ranges on --device-mem-limit $((csr / d)) "$f"
+			TBIN=$TMP/bin/trigrid-before timed "CSR/$d before" "$BEFORE_LIB" --row-ranges on --device-mem-limit $((csr / d)) "$f"
 			check "rmat $SCALE CSR/$d before" "$TRI" "$want" >/dev/null
 		fi
 		for w in $DENSE; do

@@ -59,72 +59,6 @@ var rangesBitmapRatios = []uint32{256, 128, 64, 32, 16}
 // of the columns' bytes.
 const RangesBitmapShare = 4
 
-// chooseBitmapRatio is the first of rangesBitmapRatios whose bitmaps of
-// fwd's rows take at most 1/RangesBitmapShare of its columns' bytes, or 0.
-func chooseBitmapRatio(fwd *graph.CSR) uint32 {
-	n := int(fwd.NumRows())
-	k := len(rangesBitmapRatios)
-	sums := make([][]int64, (n+builderChunk-1)/builderChunk)
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		words := make([]int64, k)
-		for r := lo; r < hi; r++ {
-			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
-			if b <= a {
-				continue
-			}
-			for i, ratio := range rangesBitmapRatios {
-				w := rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio)
-				if w == 0 {
-					break // the denser ratios admit none either
-				}
-				words[i] += w
-			}
-		}
-		sums[lo/builderChunk] = words
-	})
-	for i, ratio := range rangesBitmapRatios {
-		var words int64
-		for _, s := range sums {
-			words += s[i]
-		}
-		if words*4*RangesBitmapShare <= int64(len(fwd.Cols))*4 {
-			return ratio
-		}
-	}
-	return 0
-}
-
-// bitmapOffsets is the prefix of fwd's rows' bitmap words under ratio:
-// row r's are [bm[r], bm[r+1]). fwd's offsets are checked (checkOffsets).
-func bitmapOffsets(fwd *graph.CSR, ratio uint32) []uint64 {
-	n := int(fwd.NumRows())
-	bm := make([]uint64, n+1)
-	sums := make([]uint64, (n+builderChunk-1)/builderChunk)
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		var sum uint64
-		for r := lo; r < hi; r++ {
-			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
-			if b > a {
-				sum += uint64(rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio))
-			}
-			bm[r+1] = sum
-		}
-		sums[lo/builderChunk] = sum
-	})
-	var total uint64
-	for i, c := range sums {
-		sums[i] = total
-		total += c
-	}
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		add := sums[lo/builderChunk]
-		for r := lo; r < hi; r++ {
-			bm[r+1] += add
-		}
-	})
-	return bm
-}
-
 // RangesSpare: a count in ranges leaves 1/RangesSpare of the device's
 // limit beside its work area (the driver's own allocations, a kernel's
 // stack and launch state).
@@ -161,16 +95,18 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	// Whole granules: the library rounds the work area up to them.
 	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
-	if err := checkOffsets(fwd); err != nil {
+	tSetup := time.Now()
+	ratio, bm, rb, err := rangeSetup(fwd)
+	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	ratio := chooseBitmapRatio(fwd)
-	bm := bitmapOffsets(fwd, ratio)
 	st.BitmapRatio = ratio
 	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
+	rb.bounds = bounds
+	st.Setup = time.Since(tSetup)
 	st.Ranges = len(bounds) - 1
 	for k := 0; k+1 < len(bounds); k++ {
 		st.AreaBytes = max(st.AreaBytes, rangeBytes(fwd, bm, bounds[k], bounds[k+1]))
@@ -246,7 +182,6 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		c.notePeak()
 	}()
 	tc := time.Now()
-	rb := newRangeBuilder(fwd, bounds)
 	t0 = time.Now()
 	ne, mapped := rb.build(0, bufs[0])
 	st.Prepare = time.Since(t0)
@@ -302,25 +237,6 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	return res, st, nil
 }
 
-// checkOffsets is nil when fwd's offsets start at 0, never decrease and
-// end at its columns: what the host's walk over the rows relies on (the
-// device checks the columns).
-func checkOffsets(fwd *graph.CSR) error {
-	if len(fwd.Offsets) == 0 {
-		return fmt.Errorf("malformed forward graph: no offsets")
-	}
-	if fwd.Offsets[0] != 0 || fwd.Offsets[len(fwd.Offsets)-1] != uint64(len(fwd.Cols)) {
-		return fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
-			fwd.Offsets[0], fwd.Offsets[len(fwd.Offsets)-1], len(fwd.Cols))
-	}
-	for r := 1; r < len(fwd.Offsets); r++ {
-		if fwd.Offsets[r] < fwd.Offsets[r-1] {
-			return fmt.Errorf("malformed forward graph: offsets decrease at row %d", r-1)
-		}
-	}
-	return nil
-}
-
 // rangeBytes is the work area of fwd's rows [a, b) with bitmap offsets bm
 // (RangesBytes).
 func rangeBytes(fwd *graph.CSR, bm []uint64, a, b int64) int64 {
@@ -362,21 +278,6 @@ type rangeBuilder struct {
 
 // builderChunk is the rows of a chunk of the builder's work.
 const builderChunk = 1 << 14
-
-func newRangeBuilder(fwd *graph.CSR, bounds []int64) *rangeBuilder {
-	n := int(fwd.NumRows())
-	rb := &rangeBuilder{fwd: fwd, bounds: bounds, cursor: make([]uint32, n), next: make([]uint32, n),
-		counts: make([]int64, (n+builderChunk-1)/builderChunk)}
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		for u := lo; u < hi; u++ {
-			rb.next[u] = ^uint32(0)
-			if o := fwd.Offsets[u]; o < fwd.Offsets[u+1] {
-				rb.next[u] = fwd.Cols[o]
-			}
-		}
-	})
-	return rb
-}
 
 // build writes range k's entries (every row with columns in it, in row
 // order) into out, which holds a row each, and returns their number and

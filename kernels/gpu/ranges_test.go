@@ -47,7 +47,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 	for name, edges := range graphs {
 		g := forward(t, edges)
 		want := mustReference(t, kernels.Whole(g))
-		bm := bitmapOffsets(g, chooseBitmapRatio(g))
+		bm := refBitmapOffsets(g, refBitmapRatio(g))
 		whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()]))
 		longest, least := int64(0), allocBytes(RangesBytes(0, 0, 0))
 		for r := int64(0); r < g.NumRows(); r++ {
@@ -156,7 +156,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 		for _, r := range []int64{rows[0], rows[len(rows)/2], rows[len(rows)-1]} {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
-			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bitmapOffsets(g, chooseBitmapRatio(g))[g.NumRows()]))
+			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(refBitmapOffsets(g, refBitmapRatio(g))[g.NumRows()]))
 			for _, set := range denseSettings(path != good) {
 				for _, area := range []int64{whole, whole / 8} {
 					limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
@@ -175,14 +175,14 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 }
 
 // TestRangesRefuseBadBitmapLayout: tg_ranges_count takes a range's bitmap
-// offsets only as tg_ranges_bm_words lays them out (bitmapOffsets): a row
+// offsets only as tg_ranges_bm_words lays them out (refBitmapOffsets): a row
 // given a word more or fewer, or none where it has a bitmap, is refused.
 func TestRangesRefuseBadBitmapLayout(t *testing.T) { forLibs(t, rangesRefuseBadBitmapLayout) }
 
 func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 	g := forward(t, append(clique(60), randomEdges(300, 900, 3)...))
 	const ratio = 32
-	n, bm := g.NumRows(), bitmapOffsets(g, ratio)
+	n, bm := g.NumRows(), refBitmapOffsets(g, ratio)
 	var dense, sparse []int64 // rows with a bitmap, rows of columns without one
 	for r := int64(0); r < n; r++ {
 		if bm[r+1] > bm[r] {

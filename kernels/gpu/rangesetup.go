@@ -1,0 +1,102 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/parallel"
+)
+
+// rangeSetup readies a count in ranges of fwd in two passes over its rows
+// on all cores: the first checks the offsets (they start at 0, never
+// decrease and end at the columns: what the host's walks rely on; the
+// device checks the columns), notes each row's first column (the
+// builder's next) and its span (in the builder's cursor, for now) and
+// sums the bitmap words of every ratio of rangesBitmapRatios; the second,
+// the ratio chosen (the first whose bitmaps take at most
+// 1/RangesBitmapShare of the columns' bytes, else 0), lays out the
+// bitmaps' offsets from the spans and zeroes the cursor. Row r's bitmap
+// words are [bm[r], bm[r+1]); rb still needs its bounds.
+func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, err error) {
+	if len(fwd.Offsets) == 0 {
+		return 0, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
+	}
+	n := int(fwd.NumRows())
+	if fwd.Offsets[0] != 0 || fwd.Offsets[n] != uint64(len(fwd.Cols)) {
+		return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
+			fwd.Offsets[0], fwd.Offsets[n], len(fwd.Cols))
+	}
+	chunks := (n + builderChunk - 1) / builderChunk
+	rb = &rangeBuilder{fwd: fwd, cursor: make([]uint32, n), next: make([]uint32, n), counts: make([]int64, chunks)}
+	k := len(rangesBitmapRatios)
+	words := make([]int64, chunks*k)
+	bad := make([]int, chunks) // per chunk, 1 + the first row whose offsets decrease
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		w := words[lo/builderChunk*k:][:k]
+		for r := lo; r < hi; r++ {
+			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
+			if b < a || b > uint64(len(fwd.Cols)) {
+				bad[lo/builderChunk] = r + 1
+				return
+			}
+			if b == a {
+				rb.next[r], rb.cursor[r] = ^uint32(0), 0
+				continue
+			}
+			first, last := fwd.Cols[a], fwd.Cols[b-1]
+			rb.next[r] = first
+			rb.cursor[r] = last - first // a span: rows are increasing (the device checks)
+			for i, ratio := range rangesBitmapRatios {
+				x := rangesBitmapWords(int64(b-a), first, last, ratio)
+				if x == 0 {
+					break // the denser ratios admit none either
+				}
+				w[i] += x
+			}
+		}
+	})
+	for _, r := range bad {
+		if r > 0 {
+			return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets decrease at row %d (from %d to %d over %d columns)",
+				r-1, fwd.Offsets[r-1], fwd.Offsets[r], len(fwd.Cols))
+		}
+	}
+	for i, x := range rangesBitmapRatios {
+		var sum int64
+		for c := range chunks {
+			sum += words[c*k+i]
+		}
+		if sum*4*RangesBitmapShare <= int64(len(fwd.Cols))*4 {
+			ratio = x
+			break
+		}
+	}
+	bm = make([]uint64, n+1)
+	sums := make([]uint64, chunks)
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		var sum uint64
+		for r := lo; r < hi; r++ {
+			if d := fwd.Offsets[r+1] - fwd.Offsets[r]; d > 0 {
+				span := rb.cursor[r]
+				if span <= ^uint32(0)-rb.next[r] { // else not increasing: no bitmap, the device refuses the row
+					sum += uint64(rangesBitmapWords(int64(d), 0, span, ratio))
+				}
+			}
+			rb.cursor[r] = 0
+			bm[r+1] = sum
+		}
+		sums[lo/builderChunk] = sum
+	})
+	var total uint64
+	for i, c := range sums {
+		sums[i] = total
+		total += c
+	}
+	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
+		add := sums[lo/builderChunk]
+		for r := lo; r < hi; r++ {
+			bm[r+1] += add
+		}
+	})
+	return ratio, bm, rb, nil
+}
