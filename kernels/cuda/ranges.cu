@@ -100,6 +100,23 @@ __device__ __forceinline__ uint32_t lower_global(const uint32_t *__restrict__ g,
     return lo;
 }
 
+// Whether an entry names at least one column in the range, no more than
+// its row holds, and only columns of the graph's nnz.
+__device__ __forceinline__ bool entry_ok(const tg_range_row &r, uint64_t nnz) {
+    return r.seg > 0 && r.seg <= r.len && r.start <= nnz && r.len <= nnz - r.start;
+}
+
+// Adds a warp's triangles to words[3] and flags (words[0] |= 2) the
+// entries or columns it found breaking the contract.
+__device__ __forceinline__ void report(unsigned long long found, unsigned long long bad, unsigned long long *words) {
+    for (int o = 16; o > 0; o >>= 1) {
+        found += __shfl_down_sync(kAll, found, o);
+        bad += __shfl_down_sync(kAll, bad, o);
+    }
+    if ((threadIdx.x & 31) == 0 && found) atomicAdd(&words[3], found);
+    if ((threadIdx.x & 31) == 0 && bad) atomicOr(&words[0], 2ull);
+}
+
 // How a column v of an entry is intersected with the tile.
 enum : uint32_t {
     kWalkV = 0,    // v's row walked, each column searched in the tile
@@ -134,7 +151,7 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
 #endif
     for (uint64_t e = (uint64_t)blockIdx.x * kWarps + wib; e < nent; e += (uint64_t)gridDim.x * kWarps) {
         const tg_range_row r = ent[e];
-        if (r.seg == 0 || r.seg > r.len || r.start > nnz || r.len > nnz - r.start) {
+        if (!entry_ok(r, nnz)) {
             bad += lane == 0;
             continue;
         }
@@ -282,17 +299,12 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
             }
         }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        found += __shfl_down_sync(kAll, found, o);
-        bad += __shfl_down_sync(kAll, bad, o);
-    }
-    if (lane == 0 && found) atomicAdd(&words[3], found);
-    if (lane == 0 && bad) atomicOr(&words[0], 2ull);
+    report(found, bad, words);
 #ifdef TG_RANGES_PROFILE
     for (int i = 0; i < 8; i++) {
         unsigned long long x = prof[i];
         for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(kAll, x, o);
-        if (lane == 0 && x) atomicAdd(&words[8 + i], x);
+        if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
     }
 #endif
 }
@@ -340,7 +352,7 @@ __global__ void __launch_bounds__(kDenseWarps * 32) ranges_count_dense(
 #endif
     for (uint64_t e = (uint64_t)blockIdx.x * kDenseWarps + wib; e < nent; e += (uint64_t)gridDim.x * kDenseWarps) {
         const tg_range_row r = ent[e];
-        if (r.seg == 0 || r.seg > r.len || r.start > nnz || r.len > nnz - r.start) {
+        if (!entry_ok(r, nnz)) {
             bad += lane == 0;
             continue;
         }
@@ -467,17 +479,12 @@ __global__ void __launch_bounds__(kDenseWarps * 32) ranges_count_dense(
         for (uint32_t w = firstw + lane; w <= lastw && w < W; w += 32) B[w] = 0;
         __syncwarp();
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        found += __shfl_down_sync(kAll, found, o);
-        bad += __shfl_down_sync(kAll, bad, o);
-    }
-    if (lane == 0 && found) atomicAdd(&words[3], found);
-    if (lane == 0 && bad) atomicOr(&words[0], 2ull);
+    report(found, bad, words);
 #ifdef TG_RANGES_PROFILE
     for (int i = 0; i < 8; i++) {
         unsigned long long x = prof[i];
         for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(kAll, x, o);
-        if (lane == 0 && x) atomicAdd(&words[8 + i], x);
+        if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
     }
 #endif
 }
