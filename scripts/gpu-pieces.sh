@@ -60,7 +60,6 @@ if [ -z "${SKIP_DATASETS:-}" ]; then
 	echo "datasets done at $(elapsed) s" | tee -a "$RES"
 fi
 
-num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
 timed() { # label bin lib args...: one run's phases and wall time
 	local label=$1 bin=$2 lib=$3 t0 t1 j
 	shift 3

@@ -57,7 +57,6 @@ if [ -n "${BEFORE_PID:-}" ]; then
 	echo "before library: ${BEFORE_LIB:-did not build}" | tee -a "$RES"
 fi
 
-num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
 timed() { # label lib args...: one run's count phase, kernels and wall time (of TBIN, default BIN)
 	local label=$1 lib=$2 t0 t1 j sec
 	shift 2

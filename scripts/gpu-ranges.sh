@@ -56,7 +56,6 @@ if [ -z "${SKIP_DATASETS:-}" ]; then
 	echo "datasets done at $(elapsed) s" | tee -a "$RES"
 fi
 
-num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
 timed() { # label args...: one run's phases and wall time (of TBIN, default BIN)
 	local label=$1 t0 t1 j
 	shift

@@ -117,6 +117,17 @@ __device__ __forceinline__ void report(unsigned long long found, unsigned long l
     if ((threadIdx.x & 31) == 0 && bad) atomicOr(&words[0], 2ull);
 }
 
+#ifdef TG_RANGES_PROFILE
+// Adds a warp's profile counters to words[8, 16) (tg_ranges_count prints them).
+__device__ __forceinline__ void report_profile(const unsigned long long *prof, unsigned long long *words) {
+    for (int i = 0; i < 8; i++) {
+        unsigned long long x = prof[i];
+        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(kAll, x, o);
+        if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
+    }
+}
+#endif
+
 // How a column v of an entry is intersected with the tile.
 enum : uint32_t {
     kWalkV = 0,    // v's row walked, each column searched in the tile
@@ -301,11 +312,7 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
     }
     report(found, bad, words);
 #ifdef TG_RANGES_PROFILE
-    for (int i = 0; i < 8; i++) {
-        unsigned long long x = prof[i];
-        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(kAll, x, o);
-        if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
-    }
+    report_profile(prof, words);
 #endif
 }
 
@@ -481,11 +488,7 @@ __global__ void __launch_bounds__(kDenseWarps * 32) ranges_count_dense(
     }
     report(found, bad, words);
 #ifdef TG_RANGES_PROFILE
-    for (int i = 0; i < 8; i++) {
-        unsigned long long x = prof[i];
-        for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(kAll, x, o);
-        if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
-    }
+    report_profile(prof, words);
 #endif
 }
 
@@ -646,7 +649,8 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
     cudaEventRecord(pk0, st);
 #endif
     const uint32_t W = (uint32_t)ctx->set.ranges_dense;
-    if (nentries > 0 && W > 0 && rg.nvert - first <= 32ull * W) {
+    const bool dense = W > 0 && rg.nvert - first <= 32ull * W;
+    if (nentries > 0 && dense) {
         // Every tail lies in [first, nvert): the dense kernel.
         const size_t smem = dense_smem(W);
         if (smem > 48 * 1024)
@@ -681,7 +685,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
         fprintf(stderr,
                 "ranges-profile dense=%d rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
                 "p0=%llu p1=%llu p2=%llu p3=%llu p4=%llu p5=%llu p6=%llu p7=%llu\n",
-                (int)(W > 0 && rg.nvert - first <= 32ull * W), (unsigned long long)nrows,
+                (int)dense, (unsigned long long)nrows,
                 (unsigned long long)(end - base), (unsigned long long)nwords,
                 (unsigned long long)nentries, all, kern, pw[0], pw[1], pw[2], pw[3], pw[4], pw[5], pw[6], pw[7]);
         cudaEventDestroy(pk0);

@@ -15,8 +15,8 @@
 # 1 when that fails).
 #
 # Then: elapsed (seconds since START), count ARGS (`trigrid count --device
-# gpu --json` of ARGS), triangles and field NAME (a number out of count's
-# JSON on stdin), check NAME GOT WANT (an ok or FAIL line in RES; fail=1 on
+# gpu --json` of ARGS), triangles, field NAME (an integer out of count's
+# JSON on stdin) and num NAME (a number, seconds too), check NAME GOT WANT (an ok or FAIL line in RES; fail=1 on
 # FAIL), gotest DIR BIN PATTERN [SECONDS] (SRC/DIR's test binary BIN with
 # -test.run PATTERN through the library, its output appended to
 # OUT/tests.log, its rc and failures in RES), memcheck DIR BIN PATTERN
@@ -79,6 +79,7 @@ elapsed() { echo $(($(date +%s) - START)); }
 count() { "$BIN" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err"; }
 triangles() { grep -o '"triangles": *[0-9]*' | head -1 | grep -o '[0-9]*$'; }
 field() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
+num() { grep -o "\"$1\": *[0-9.e-]*" | head -1 | grep -o '[0-9.e-]*$'; }
 check() { # name got want
 	if [ -n "$2" ] && [ "$2" = "$3" ]; then
 		echo "ok   $1 $2" | tee -a "$RES"
