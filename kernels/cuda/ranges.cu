@@ -1,10 +1,10 @@
 // tg_ranges_*: counting a forward graph whose columns stay in host memory
 // (trigrid.h). A range's rows are copied into the work area and checked;
-// the dense rows get bitmaps (tg_ranges_bm_words); a count kernel then
+// the dense rows get bitmaps (tg_ranges_bm_words); the count kernel then
 // reads each entry's columns from host memory over the bus (mapped,
-// registered memory) into shared memory, a tile at a time or, for the
-// ranges near the vertices' end (ranges_dense), as a bitmap of the whole
-// tail, and intersects them with the range's rows they name.
+// registered memory), those in the last 32 x ranges_dense values as a
+// bitmap in shared memory and the rest a tile at a time, and intersects
+// them with the range's rows they name.
 #include <algorithm>
 #include <cstdio>
 
@@ -128,362 +128,323 @@ __device__ __forceinline__ void report_profile(const unsigned long long *prof, u
 }
 #endif
 
-// How a column v of an entry is intersected with the tile.
+// Each row's first column at or above hb (the window's base): hs[x] is its
+// index within row x, the row's length when it has none.
+__global__ void ranges_hi_start(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols, uint64_t nrows,
+                                uint32_t hb, uint32_t *hs) {
+    for (uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; x < nrows;
+         x += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t o = off[x];
+        hs[x] = lower_global(rcols + o, (uint32_t)(off[x + 1] - o), hb);
+    }
+}
+
+// The window of a tail: a warp keeps the tail's columns in [hb, hb + 32 W)
+// as a bitmap of W words (W + 1 in shared memory, the last one zero).
+// hb is the first row of a range within 32 W values of the vertices' end
+// (the whole tail then lies in the window), else nvert - 32 W; with W = 0
+// it is nvert (no window).
+inline uint64_t window_base(uint64_t nvert, uint64_t first, uint32_t W) {
+    const uint64_t span = 32ull * W;
+    if (W == 0) return nvert;
+    return nvert - first <= span ? first : nvert - span;
+}
+
+// How the items of a column v of an entry are found. The tile's columns
+// below hb (lo) meet v's columns below hb, those at or above it (hi) meet
+// v's columns at or above it.
 enum : uint32_t {
-    kWalkV = 0,    // v's row walked, each column searched in the tile
-    kSearchV = 1,  // the tile after v walked, each column searched in v's row
-    kBitmapV = 2,  // the tile after v within v's values walked, each looked up in v's bitmap
-    kNone = 3,     // no item
+    kWalkV = 0,   // v's lo columns walked, each searched in the tile
+    kSearchV = 1, // the tile's columns after v searched in v's lo or hi columns
+    kBitmapV = 2, // the tile's columns after v within v's values looked up in v's bitmap
+    kWalkHi = 3,  // v's hi columns walked, each looked up in the window
+    kAndHi = 4,   // v's bitmap words at or above hb ANDed with the window
+    kNone = 5,    // no item
 };
 
 constexpr int kItems = 4; // items a lane of the count kernel has in flight
 
-// One warp per entry: its columns, a tile of kTile at a time in shared
-// memory; the entry's first seg columns v (in the range) in batches of
-// 32. For each v the cheapest way is taken: walk v's row and search the
-// tile; or walk the tile's columns after v and look each up in v's bitmap
-// (those within v's values only) or, without one, search v's row (device
-// memory) when it is the longer. The items of the 32 v's are spread over
-// the lanes. words[3] counts the triangles; words[0] |= 2 for an entry or
-// a column that breaks the contract.
-__global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent,
-                                                           const uint32_t *__restrict__ hcols, uint64_t nnz,
-                                                           const uint64_t *__restrict__ off,
-                                                           const uint32_t *__restrict__ rcols,
-                                                           const uint64_t *__restrict__ bmoff,
-                                                           const uint32_t *__restrict__ bm, uint64_t first,
-                                                           uint64_t nrows, unsigned long long *words) {
-    __shared__ uint32_t tiles[kWarps][kTile];
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-    uint32_t *s = tiles[wib];
-    unsigned long long found = 0, bad = 0;
-#ifdef TG_RANGES_PROFILE
-    unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#endif
-    for (uint64_t e = (uint64_t)blockIdx.x * kWarps + wib; e < nent; e += (uint64_t)gridDim.x * kWarps) {
-        const tg_range_row r = ent[e];
-        if (!entry_ok(r, nnz)) {
-            bad += lane == 0;
-            continue;
-        }
-        const uint32_t *suf = hcols + r.start;
-        for (uint32_t t0 = 0; t0 < r.len; t0 += kTile) {
-            const uint32_t tl = min((uint32_t)kTile, r.len - t0);
-            __syncwarp();
-            for (uint32_t i = lane; i < tl; i += 32) s[i] = suf[t0 + i];
-            __syncwarp();
-            const uint32_t lo = s[0], hi = s[tl - 1], lg = 32 - __clz(tl);
-#ifdef TG_RANGES_PROFILE
-            if (lane == 0) {
-                prof[6] += 1;
-                prof[7] += tl;
-            }
-#endif
-            for (uint32_t j0 = 0; j0 < r.seg && j0 < t0 + tl; j0 += 32) {
-                const uint32_t j = j0 + lane;
-                // base: v's row (kWalkV, kSearchV) or bitmap (kBitmapV);
-                // dv: v's length, or its first value (kBitmapV); p0: the
-                // tile's first column walked; d: the items.
-                uint64_t base = 0;
-                uint32_t d = 0, dv = 0, p0 = 0, mode = kWalkV;
-                if (j < r.seg) {
-                    const uint32_t v = j >= t0 && j - t0 < tl ? s[j - t0] : suf[j];
-                    if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
-                        bad += j >= t0 && j - t0 < tl; // in the tile that holds it
-                    } else if (v < hi) { // cols(v) > v: none in the tile otherwise
-                        const uint64_t x = v - first;
-                        base = off[x];
-                        dv = (uint32_t)(off[x + 1] - base);
-                        p0 = max(j + 1, t0) - t0; // the tile's columns after v
-                        const uint32_t rest = p0 < tl ? tl - p0 : 0;
-                        if (rest == 0 || dv == 0) {
-                            d = 0;
-                        } else if (bmoff[x + 1] > bmoff[x]) {
-                            const uint32_t vlo = __ldg(rcols + base), vhi = __ldg(rcols + base + dv - 1);
-                            const uint32_t q0 = max(p0, lower(s, tl, vlo)), q1 = lower(s, tl, vhi + 1);
-                            const uint32_t in = q1 > q0 ? q1 - q0 : 0;
-                            if (2ull * in <= (uint64_t)dv * lg) {
-                                mode = kBitmapV;
-                                base = bmoff[x];
-                                dv = vlo;
-                                p0 = q0;
-                                d = in;
-                            } else {
-                                d = dv;
-                            }
-                        } else if (dv <= rest) {
-                            d = dv;
-                        } else {
-                            mode = kSearchV;
-                            d = rest;
-                        }
-                    }
-                }
-#ifdef TG_RANGES_PROFILE
-                if (d > 0) {
-                    prof[mode] += 1;
-                    prof[3 + mode] += d;
-                }
-#endif
-                uint32_t incl = d; // inclusive scan of the lanes' items
-                for (int o = 1; o < 32; o <<= 1) {
-                    const uint32_t x = __shfl_up_sync(kAll, incl, o);
-                    if (lane >= o) incl += x;
-                }
-                const uint32_t total = __shfl_sync(kAll, incl, 31), excl = incl - d;
-                for (uint32_t k0 = 0; k0 < total; k0 += 32 * kItems) {
-                    // Each lane takes kItems items, kItems * 32 apart from
-                    // the warp's, and issues their loads together: the
-                    // kernel waits on memory, so the loads of one lane's
-                    // items are in flight at once.
-                    uint32_t key[kItems], len[kItems], at[kItems], how[kItems];
-                    const uint32_t *row[kItems];
-                    bool hit[kItems];
-#pragma unroll
-                    for (int q = 0; q < kItems; q++) {
-                        const uint32_t k = k0 + q * 32 + lane;
-                        int owner = 0; // the last lane whose items start at or before k
-                        for (int step = 16; step > 0; step >>= 1) {
-                            const uint32_t ex = __shfl_sync(kAll, excl, owner + step);
-                            if (ex <= k) owner += step;
-                        }
-                        const uint64_t ob = __shfl_sync(kAll, base, owner);
-                        const uint32_t oe = __shfl_sync(kAll, excl, owner);
-                        const uint32_t odv = __shfl_sync(kAll, dv, owner);
-                        const uint32_t op0 = __shfl_sync(kAll, p0, owner);
-                        const uint32_t om = __shfl_sync(kAll, mode, owner);
-                        const uint32_t i = k - oe;
-                        how[q] = k < total ? om : kNone;
-                        hit[q] = false;
-                        at[q] = 0;
-                        len[q] = 0;
-                        if (how[q] == kBitmapV) {
-                            const uint32_t x = s[op0 + i] - odv;
-                            key[q] = x & 31;
-                            row[q] = bm + ob + (x >> 5);
-                        } else if (how[q] == kWalkV) {
-                            row[q] = rcols + ob + i;
-                        } else { // kSearchV, or nothing (an empty search)
-                            key[q] = how[q] == kSearchV ? s[op0 + i] : 0;
-                            row[q] = rcols + ob;
-                            len[q] = how[q] == kSearchV ? odv : 0;
-                        }
-                    }
-                    // The bitmaps' words and the walked columns: one load each.
-#pragma unroll
-                    for (int q = 0; q < kItems; q++) {
-                        if (how[q] == kBitmapV || how[q] == kWalkV) at[q] = __ldg(row[q]);
-                    }
-#pragma unroll
-                    for (int q = 0; q < kItems; q++) {
-                        if (how[q] == kBitmapV) {
-                            found += (at[q] >> key[q]) & 1u;
-                        } else if (how[q] == kWalkV && at[q] >= lo && at[q] <= hi) {
-                            const uint32_t w = at[q], p = lower(s, tl, w);
-                            found += p < tl && s[p] == w;
-                        }
-                    }
-                    // The searches in v's rows, a step of each at a time. A
-                    // key in the row is read by some probe: a search ends
-                    // at a position one of its probes read, or at the end.
-                    bool more = true;
-                    while (more) {
-                        more = false;
-#pragma unroll
-                        for (int q = 0; q < kItems; q++) {
-                            if (len[q] > 0) {
-                                const uint32_t h = len[q] >> 1, x = __ldg(row[q] + at[q] + h);
-                                hit[q] |= x == key[q];
-                                if (x < key[q]) {
-                                    at[q] += h + 1;
-                                    len[q] -= h + 1;
-                                } else {
-                                    len[q] = h;
-                                }
-                                more |= len[q] > 0;
-                            }
-                        }
-                    }
-#pragma unroll
-                    for (int q = 0; q < kItems; q++) found += hit[q];
-                }
-            }
-        }
-    }
-    report(found, bad, words);
-#ifdef TG_RANGES_PROFILE
-    report_profile(prof, words);
-#endif
-}
+// The shared memory of a warp of the count kernel for W window words.
+inline size_t count_smem_warp(uint32_t W) { return ((size_t)W + 1 + kTile) * 4; }
 
-constexpr int kDenseWarps = 4;    // warps of a block of the dense count kernel
-constexpr uint32_t kDenseTile = 1024; // columns of a tail the dense kernel also keeps in order
-
-// How the dense count kernel intersects a column v of an entry with its tail.
-enum : uint32_t {
-    kDenseNone = 0,
-    kDenseAnd = 1,    // v's bitmap ANDed with the tail's, word by word
-    kDenseWalk = 2,   // v's row walked, each column looked up in the tail's bitmap
-    kDenseLookup = 3, // the tail's columns after v within v's values looked up in v's bitmap
-    kDenseSearch = 4, // the tail's columns after v searched in v's row
+// A lane's group of items: how, where it reads (base: a row's columns or a
+// bitmap's words), aux (kSearchV: the row's length; kBitmapV: v's first
+// value; kAndHi: the window bit of the group's first word's first value,
+// signed), p0 (the tile position of the first item) and d (the items).
+struct Group {
+    uint64_t base;
+    uint32_t how, aux, p0, d;
 };
 
-// The shared memory of a block of the dense count kernel for W words.
-inline size_t dense_smem(uint32_t W) { return (size_t)kDenseWarps * ((W + 1) + kDenseTile) * 4; }
+// Finds the items of the warp's 32 groups, spread over the lanes kItems at
+// a time (their loads issued together); s is the tile (tl columns from lo
+// to hi), B the window.
+__device__ __forceinline__ unsigned long long count_groups(const Group &g, const uint32_t *s, uint32_t tl,
+                                                           uint32_t lo, uint32_t hi, const uint32_t *B,
+                                                           uint32_t hb, const uint32_t *__restrict__ rcols,
+                                                           const uint32_t *__restrict__ bm) {
+    const int lane = threadIdx.x & 31;
+    unsigned long long found = 0;
+    uint32_t incl = g.d; // inclusive scan of the lanes' items
+    for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t x = __shfl_up_sync(kAll, incl, o);
+        if (lane >= o) incl += x;
+    }
+    const uint32_t total = __shfl_sync(kAll, incl, 31), excl = incl - g.d;
+    for (uint32_t k0 = 0; k0 < total; k0 += 32 * kItems) {
+        uint32_t key[kItems], len[kItems], at[kItems], how[kItems];
+        const uint32_t *row[kItems];
+        bool hit[kItems];
+#pragma unroll
+        for (int q = 0; q < kItems; q++) {
+            const uint32_t k = k0 + q * 32 + lane;
+            int owner = 0; // the last lane whose items start at or before k
+            for (int step = 16; step > 0; step >>= 1) {
+                const uint32_t ex = __shfl_sync(kAll, excl, owner + step);
+                if (ex <= k) owner += step;
+            }
+            const uint64_t ob = __shfl_sync(kAll, g.base, owner);
+            const uint32_t oe = __shfl_sync(kAll, excl, owner);
+            const uint32_t oa = __shfl_sync(kAll, g.aux, owner);
+            const uint32_t op0 = __shfl_sync(kAll, g.p0, owner);
+            const uint32_t om = __shfl_sync(kAll, g.how, owner);
+            const uint32_t i = k - oe;
+            how[q] = k < total ? om : kNone;
+            hit[q] = false;
+            at[q] = 0;
+            len[q] = 0;
+            key[q] = 0;
+            row[q] = rcols;
+            if (how[q] == kBitmapV) {
+                const uint32_t x = s[op0 + i] - oa;
+                key[q] = x & 31;
+                row[q] = bm + ob + (x >> 5);
+            } else if (how[q] == kAndHi) {
+                key[q] = oa + 32 * i; // the window bit of the word's first value (signed)
+                row[q] = bm + ob + i;
+            } else if (how[q] == kWalkV || how[q] == kWalkHi) {
+                row[q] = rcols + ob + i;
+            } else if (how[q] == kSearchV) {
+                key[q] = s[op0 + i];
+                row[q] = rcols + ob;
+                len[q] = oa;
+            }
+        }
+        // The single loads: bitmap words and walked columns.
+#pragma unroll
+        for (int q = 0; q < kItems; q++) {
+            if (how[q] != kSearchV && how[q] != kNone) at[q] = __ldg(row[q]);
+        }
+#pragma unroll
+        for (int q = 0; q < kItems; q++) {
+            if (how[q] == kBitmapV) {
+                found += (at[q] >> key[q]) & 1u;
+            } else if (how[q] == kWalkV && at[q] >= lo && at[q] <= hi) {
+                const uint32_t w = at[q], p = lower(s, tl, w);
+                found += p < tl && s[p] == w;
+            } else if (how[q] == kWalkHi) {
+                const uint32_t y = at[q] - hb; // below 32 W: v's hi columns lie in the window
+                found += (B[y >> 5] >> (y & 31)) & 1u;
+            } else if (how[q] == kAndHi) {
+                const int32_t o = (int32_t)key[q]; // above -32, below 32 W
+                const uint32_t win = o >= 0 ? __funnelshift_r(B[o >> 5], B[(o >> 5) + 1], o & 31) : B[0] << -o;
+                found += __popc(at[q] & win);
+            }
+        }
+        // The searches in v's rows, a step of each at a time. A key in the
+        // row is read by some probe: a search ends at a position one of
+        // its probes read, or at the end.
+        bool more = true;
+        while (more) {
+            more = false;
+#pragma unroll
+            for (int q = 0; q < kItems; q++) {
+                if (len[q] > 0) {
+                    const uint32_t h = len[q] >> 1, x = __ldg(row[q] + at[q] + h);
+                    hit[q] |= x == key[q];
+                    if (x < key[q]) {
+                        at[q] += h + 1;
+                        len[q] -= h + 1;
+                    } else {
+                        len[q] = h;
+                    }
+                    more |= len[q] > 0;
+                }
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < kItems; q++) found += hit[q];
+    }
+    return found;
+}
 
-// Counts a range whose rows start within 32 * W values of the last vertex
-// (W = ranges_dense): every column of an entry's tail lies in [first,
-// first + 32 W), so a warp holds the whole tail as a bitmap of W words in
-// shared memory (W + 1 words a warp, the last one zero) and, when it has
-// at most kDenseTile columns, in order beside it. For each column v of the
-// entry in the range it takes the way that reads the fewest words: v's
-// bitmap ANDed with the tail's; v's row walked and looked up in the tail's
-// bitmap; or (tail in order) the tail's columns after v looked up in v's
-// bitmap, or searched in v's row when it has none. A warp an entry;
-// words[3] counts the triangles, words[0] |= 2 for an entry, a column of
-// an entry or a tail column that breaks the contract.
-__global__ void __launch_bounds__(kDenseWarps * 32) ranges_count_dense(
-    const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols, uint64_t nnz,
-    const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols, const uint64_t *__restrict__ bmoff,
-    const uint32_t *__restrict__ bm, uint64_t first, uint64_t nrows, uint32_t W, unsigned long long *words) {
-    extern __shared__ uint32_t dense_smem_words[];
-    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-    uint32_t *B = dense_smem_words + (size_t)wib * ((W + 1) + kDenseTile);
-    uint32_t *T = B + (W + 1);
-    const uint64_t span = 32ull * W;
+// One warp per entry. The entry's tail (its columns from the first in the
+// range to the row's end) is read from host memory once into the warp's
+// window (its columns in [hb, hb + 32 W)) and a tile of kTile at a time
+// into shared memory; the entry's first seg columns v (in the range) are
+// taken 32 at a time. Each v meets the tail in two parts, each the
+// cheapest way (fewest items):
+//  - lo (the tile's columns below hb, per tile): v's lo columns walked and
+//    searched in the tile; the tile's columns after v within v's values
+//    looked up in v's bitmap; or, without one, searched in v's lo columns;
+//  - hi (once): v's hi columns walked and looked up in the window, or v's
+//    bitmap ANDed with it; or (a tail of one tile) the tail's hi columns
+//    after v looked up in v's bitmap or searched in v's hi columns.
+// hs[x] is row x's first column at or above hb. words[3] counts the
+// triangles; words[0] |= 2 for an entry, or a column of an entry, outside
+// its contract.
+__global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols,
+                             uint64_t nnz, const uint64_t *__restrict__ off, const uint32_t *__restrict__ hs,
+                             const uint32_t *__restrict__ rcols, const uint64_t *__restrict__ bmoff,
+                             const uint32_t *__restrict__ bm, uint64_t first, uint64_t nrows, uint32_t hb,
+                             uint32_t W, unsigned long long *words) {
+    extern __shared__ uint32_t count_smem[];
+    const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    uint32_t *s = count_smem + (size_t)wib * (W + 1 + kTile);
+    uint32_t *B = s + kTile;
     for (uint32_t i = lane; i <= W; i += 32) B[i] = 0;
     __syncwarp();
     unsigned long long found = 0, bad = 0;
 #ifdef TG_RANGES_PROFILE
     unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #endif
-    for (uint64_t e = (uint64_t)blockIdx.x * kDenseWarps + wib; e < nent; e += (uint64_t)gridDim.x * kDenseWarps) {
+    for (uint64_t e = (uint64_t)blockIdx.x * nw + wib; e < nent; e += (uint64_t)gridDim.x * nw) {
         const tg_range_row r = ent[e];
         if (!entry_ok(r, nnz)) {
             bad += lane == 0;
             continue;
         }
-        const uint32_t *tail = hcols + r.start;
-        const bool inOrder = r.len <= kDenseTile;
-        // The tail's bits (and columns, when in order); lane l keeps
-        // column l (the first 32 v's).
-        uint32_t mine = 0, lastw = 0;
-        bool oob = false;
-        for (uint32_t i0 = 0; i0 < r.len; i0 += 128) {
-            uint32_t x[4];
+        const uint32_t *suf = hcols + r.start;
+        // The first tile, and the window of the whole tail; nlo: the
+        // tail's columns below hb (its first ones).
+        uint32_t nlo = 0, firstw = W, lastw = 0;
+        bool oob = false; // a tail column at or above nvert
+        for (uint32_t i0 = 0; i0 < r.len; i0 += 32 * kItems) {
+            uint32_t x[kItems];
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < kItems; q++) {
                 const uint32_t i = i0 + q * 32 + lane;
-                x[q] = i < r.len ? tail[i] : 0;
+                x[q] = i < r.len ? suf[i] : 0;
             }
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
+            for (int q = 0; q < kItems; q++) {
                 const uint32_t i = i0 + q * 32 + lane;
                 if (i >= r.len) continue;
-                if (i0 == 0 && q == 0) mine = x[q];
-                if (inOrder) T[i] = x[q];
-                const uint64_t y = (uint64_t)x[q] - first;
-                if ((uint64_t)x[q] < first || y >= span) {
-                    oob = true;
-                    continue;
+                if (i < kTile) s[i] = x[q];
+                if (x[q] < hb) {
+                    nlo++;
+                } else {
+                    // Below hb + 32 W: columns lie below nvert (checked
+                    // with the rows), and nvert <= hb + 32 W.
+                    const uint32_t y = x[q] - hb;
+                    if (y >= 32 * W) {
+                        oob = true;
+                        continue;
+                    }
+                    atomicOr(B + (y >> 5), 1u << (y & 31));
+                    firstw = min(firstw, y >> 5);
+                    lastw = max(lastw, y >> 5);
                 }
-                atomicOr(B + (y >> 5), 1u << (y & 31));
-                lastw = max(lastw, (uint32_t)(y >> 5));
             }
         }
         bad += oob;
-        const uint32_t firstw = (uint32_t)(((uint64_t)__shfl_sync(kAll, mine, 0) - first) >> 5);
+        nlo = __reduce_add_sync(kAll, nlo);
+        firstw = __reduce_min_sync(kAll, firstw);
         lastw = __reduce_max_sync(kAll, lastw);
-        __syncwarp();
-        for (uint32_t j0 = 0; j0 < r.seg; j0 += 32) {
-            const uint32_t j = j0 + lane;
-            // This lane's v: the way, where it reads (base: v's row or
-            // bitmap), how many items, and a = the tail's bit of v's first
-            // value (kDenseAnd), v's first value (kDenseLookup), v's length
-            // (kDenseSearch), or the tail's first column after v.
-            uint64_t base = 0;
-            uint32_t how = kDenseNone, n = 0, a = 0, at = 0;
-            if (j < r.seg) {
-                const uint32_t v = j0 == 0 ? mine : tail[j];
-                if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
-                    bad++;
-                } else {
-                    const uint64_t x = v - first;
-                    const uint64_t o = off[x], b0 = bmoff[x];
-                    const uint32_t dv = (uint32_t)(off[x + 1] - o), nw = (uint32_t)(bmoff[x + 1] - b0);
-                    if (dv > 0) {
-                        how = kDenseWalk;
-                        base = o;
-                        n = dv;
-                        const uint32_t vlo = __ldg(rcols + o);
-                        if (nw > 0 && nw < n) {
-                            how = kDenseAnd;
-                            base = b0;
-                            n = nw;
-                            a = vlo - (uint32_t)first;
+        const bool oneTile = r.len <= kTile;
+        for (uint32_t t0 = 0; t0 < r.len; t0 += kTile) {
+            const uint32_t tl = min((uint32_t)kTile, r.len - t0);
+            if (t0 > 0) {
+                __syncwarp();
+                for (uint32_t i = lane; i < tl; i += 32) s[i] = suf[t0 + i];
+            }
+            __syncwarp();
+            const uint32_t lo = s[0], hi = s[tl - 1], lg = 32 - __clz(tl);
+            // The tile's lo columns: [0, loEnd).
+            const uint32_t loEnd = nlo > t0 ? min(tl, nlo - t0) : 0;
+#ifdef TG_RANGES_PROFILE
+            if (lane == 0) prof[7] += 1;
+#endif
+            for (uint32_t j0 = 0; j0 < r.seg && j0 < t0 + tl; j0 += 32) {
+                const uint32_t j = j0 + lane;
+                Group gl = {0, kWalkV, 0, 0, 0}, gh = {0, kWalkHi, 0, 0, 0};
+                if (j < r.seg) {
+                    const uint32_t v = j >= t0 && j - t0 < tl ? s[j - t0] : suf[j];
+                    const uint32_t p0 = max(j + 1, t0) - t0; // the tile's columns after v
+                    const uint32_t after = max(j + 1, nlo);  // the tail's hi columns after v
+                    // lo: cols(v) > v, so none in the tile when v >= hi.
+                    const bool wantLo = v < hi && p0 < loEnd;
+                    const bool wantHi = after < r.len && (oneTile || j0 >= t0);
+                    if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
+                        bad += j >= t0 && j - t0 < tl; // in the tile that holds it
+                    } else if (wantLo || wantHi) {
+                        const uint64_t x = v - first, o = off[x], b0 = bmoff[x];
+                        const uint32_t dv = (uint32_t)(off[x + 1] - o), h = hs[x];
+                        const uint32_t nwv = (uint32_t)(bmoff[x + 1] - b0);
+                        uint32_t vlo = 0, vhi = 0;
+                        if (dv > 0) {
+                            vlo = __ldg(rcols + o);
+                            vhi = __ldg(rcols + o + dv - 1);
                         }
-                        if (inOrder) {
-                            const uint32_t rest = r.len - j - 1;
-                            if (nw > 0) {
-                                const uint32_t vhi = __ldg(rcols + o + dv - 1);
-                                const uint32_t q0 = max(j + 1, lower(T, r.len, vlo)), q1 = lower(T, r.len, vhi + 1);
+                        // lo: the tile's columns [p0, loEnd) against v's [0, h).
+                        if (wantLo && h > 0) {
+                            const uint32_t rest = loEnd - p0;
+                            if (nwv > 0) {
+                                const uint32_t q0 = max(p0, lower(s, loEnd, vlo)), q1 = lower(s, loEnd, vhi + 1);
                                 const uint32_t in = q1 > q0 ? q1 - q0 : 0;
-                                if (in < n) {
-                                    how = kDenseLookup;
-                                    base = b0;
-                                    n = in;
-                                    a = vlo;
-                                    at = q0;
+                                if (2ull * in <= (uint64_t)h * lg) {
+                                    gl = {b0, kBitmapV, vlo, q0, in};
+                                } else {
+                                    gl = {o, kWalkV, 0, 0, h};
                                 }
-                            } else if ((uint64_t)rest * (32 - __clz(dv)) < n) {
-                                how = kDenseSearch;
-                                base = o;
-                                n = rest;
-                                a = dv;
-                                at = j + 1;
+                            } else if (h <= rest) {
+                                gl = {o, kWalkV, 0, 0, h};
+                            } else {
+                                gl = {o, kSearchV, h, p0, rest};
+                            }
+                        }
+                        // hi: the tail's hi columns after v against v's [h, dv).
+                        if (wantHi && h < dv) {
+                            const uint32_t dh = dv - h;
+                            gh = {o + h, kWalkHi, 0, 0, dh};
+                            if (nwv > 0) {
+                                // v's words from the one holding hb (or its first).
+                                const uint32_t k0 = vlo >= hb ? 0 : (hb - vlo) >> 5;
+                                if (nwv - k0 < gh.d)
+                                    gh = {b0 + k0, kAndHi, vlo + 32 * k0 - hb, 0, nwv - k0}; // in (-32, 32 W)
+                            }
+                            if (oneTile) {
+                                // after = the tile's first hi column after v.
+                                if (nwv > 0) {
+                                    const uint32_t q0 = max(after, lower(s, tl, vlo)), q1 = lower(s, tl, vhi + 1);
+                                    const uint32_t in = q1 > q0 ? q1 - q0 : 0;
+                                    if (in < gh.d) gh = {b0, kBitmapV, vlo, q0, in};
+                                } else if ((uint64_t)(tl - after) * (32 - __clz(dh)) < gh.d) {
+                                    gh = {o + h, kSearchV, dh, after, tl - after};
+                                }
                             }
                         }
                     }
                 }
-            }
-            unsigned todo = __ballot_sync(kAll, n > 0);
-            while (todo) {
-                const int t = __ffs(todo) - 1;
-                todo &= todo - 1;
-                const uint32_t th = __shfl_sync(kAll, how, t), tn = __shfl_sync(kAll, n, t);
-                const uint32_t ta = __shfl_sync(kAll, a, t), tat = __shfl_sync(kAll, at, t);
-                const uint64_t tb = __shfl_sync(kAll, base, t);
 #ifdef TG_RANGES_PROFILE
-                prof[th - 1] += lane == 0;
-                prof[th + 3] += lane == 0 ? tn : 0;
+                prof[gl.how] += gl.d;
+                prof[gh.how == kWalkHi ? 3 : gh.how == kAndHi ? 4 : gh.how == kBitmapV ? 5 : 6] += gh.d;
 #endif
-                if (th == kDenseAnd) {
-                    const uint32_t sh = ta & 31;
-                    for (uint32_t w = lane; w < tn; w += 32) {
-                        const uint32_t at2 = (ta >> 5) + w; // at most W - 1: v's values lie below first + 32 W
-                        found += __popc(__ldg(bm + tb + w) & __funnelshift_r(B[at2], B[at2 + 1], sh));
-                    }
-                } else if (th == kDenseWalk) {
-                    for (uint32_t i = lane; i < tn; i += 32) {
-                        const uint64_t y = (uint64_t)__ldg(rcols + tb + i) - first; // > v - first
-                        if (y < span) found += (B[y >> 5] >> (y & 31)) & 1u;
-                    }
-                } else if (th == kDenseLookup) {
-                    for (uint32_t i = lane; i < tn; i += 32) {
-                        const uint32_t x = T[tat + i] - ta;
-                        found += (__ldg(bm + tb + (x >> 5)) >> (x & 31)) & 1u;
-                    }
-                } else {
-                    for (uint32_t i = lane; i < tn; i += 32) {
-                        const uint32_t key = T[tat + i];
-                        const uint32_t p = lower_global(rcols + tb, ta, key);
-                        found += p < ta && __ldg(rcols + tb + p) == key;
-                    }
-                }
+                found += count_groups(gl, s, tl, lo, hi, B, hb, rcols, bm);
+                found += count_groups(gh, s, tl, lo, hi, B, hb, rcols, bm);
             }
         }
         __syncwarp();
-        for (uint32_t w = firstw + lane; w <= lastw && w < W; w += 32) B[w] = 0;
+        // Clears the window: the tail's hi columns when the tile holds
+        // them all, else the words between the first and last set.
+        if (oneTile) {
+            for (uint32_t i = nlo + lane; i < r.len; i += 32) {
+                const uint32_t y = s[i] - hb;
+                if (y < 32 * W) B[y >> 5] = 0;
+            }
+        } else {
+            for (uint32_t w = firstw + lane; w <= lastw; w += 32) B[w] = 0;
+        }
         __syncwarp();
     }
     report(found, bad, words);
@@ -528,10 +489,10 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
         tg_set_err(err, errlen, "%s: NULL context or columns", fn);
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(0, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
         tg_set_err(err, errlen, "%s: %llu vertices (< 2^32-1), %llu bytes (at least %llu), bitmap ratio %u (at most %u)",
                    fn, (unsigned long long)nvertices, (unsigned long long)bytes,
-                   (unsigned long long)tg_ranges_bytes(1, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
+                   (unsigned long long)tg_ranges_bytes(0, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
         return TG_ERR_INVALID;
     }
     cudaError_t e = cudaSetDevice(ctx->device);
@@ -599,13 +560,15 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
     }
     // The work area (tg_ranges_bytes): the check words (words[0]: 1
     // malformed rows, 2 a bad entry; words[3] the triangles), the offsets,
-    // the bitmaps' offsets, the columns, the bitmaps.
+    // the bitmaps' offsets, the rows' first columns in the window, the
+    // columns, the bitmaps.
     const uint64_t offBytes = tg_ranges_granules((nrows + 1) * 8);
     unsigned long long *words = (unsigned long long *)rg.arena;
     uint64_t *off = (uint64_t *)((char *)rg.arena + 256);
     uint64_t *dbmoff = (uint64_t *)((char *)off + offBytes);
-    uint32_t *rcols = (uint32_t *)((char *)dbmoff + offBytes);
-    uint32_t *bm = (uint32_t *)((char *)rcols + tg_ranges_granules((end - base) * 4));
+    uint32_t *hs = (uint32_t *)((char *)dbmoff + offBytes);
+    uint32_t *rcols = hs + nrows;
+    uint32_t *bm = (uint32_t *)((char *)hs + tg_ranges_granules((nrows + end - base) * 4));
     cudaStream_t st = ctx->stream;
     TG_STEP(cudaEventRecord(ctx->ev_start, st), "timing");
     TG_STEP(cudaMemsetAsync(words, 0, 4 * sizeof(unsigned long long), st), "reset");
@@ -649,23 +612,25 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
     cudaEventRecord(pk0, st);
 #endif
     const uint32_t W = (uint32_t)ctx->set.ranges_dense;
-    const bool dense = W > 0 && rg.nvert - first <= 32ull * W;
-    if (nentries > 0 && dense) {
-        // Every tail lies in [first, nvert): the dense kernel.
-        const size_t smem = dense_smem(W);
+    const uint64_t hb = window_base(rg.nvert, first, W);
+    if (nrows > 0) {
+        ranges_hi_start<<<grid, 256, 0, st>>>(off, rcols, nrows, (uint32_t)hb, hs);
+        TG_STEP(cudaGetLastError(), "window kernel");
+    }
+    if (nentries > 0) {
+        // A warp an entry, as many warps a block (up to kWarps) as the
+        // shared memory holds: the hardware hands the blocks out as SMs
+        // free up, so entries of uneven work leave no partial wave behind.
+        const size_t perWarp = count_smem_warp(W);
+        const int warps = (int)std::max<size_t>(1, std::min<size_t>(kWarps, ctx->env.shared_mem_per_block_optin / perWarp));
+        const size_t smem = perWarp * warps;
         if (smem > 48 * 1024)
-            TG_STEP(cudaFuncSetAttribute(ranges_count_dense, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-                    "dense kernel's shared memory");
-        const uint64_t blocks = std::min<uint64_t>((nentries + kDenseWarps - 1) / kDenseWarps, 1ull << 30);
-        ranges_count_dense<<<(unsigned)blocks, kDenseWarps * 32, smem, st>>>(
-            (const tg_range_row *)dent, nentries, rg.hcols, rg.nnz, off, rcols, dbmoff, bm, first, nrows, W, words);
-        TG_STEP(cudaGetLastError(), "dense count kernel");
-    } else if (nentries > 0) {
-        // A warp an entry: the hardware hands the blocks out as SMs free
-        // up, so entries of uneven work leave no partial wave behind.
-        const uint64_t blocks = std::min<uint64_t>((nentries + kWarps - 1) / kWarps, 1ull << 30);
-        ranges_count<<<(unsigned)blocks, kWarps * 32, 0, st>>>((const tg_range_row *)dent, nentries, rg.hcols,
-                                                              rg.nnz, off, rcols, dbmoff, bm, first, nrows, words);
+            TG_STEP(cudaFuncSetAttribute(ranges_count, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+                    "count kernel's shared memory");
+        const uint64_t blocks = std::min<uint64_t>((nentries + warps - 1) / warps, 1ull << 30);
+        ranges_count<<<(unsigned)blocks, warps * 32, smem, st>>>((const tg_range_row *)dent, nentries, rg.hcols,
+                                                                rg.nnz, off, hs, rcols, dbmoff, bm, first, nrows,
+                                                                (uint32_t)hb, W, words);
         TG_STEP(cudaGetLastError(), "count kernel");
     }
     TG_STEP(cudaEventRecord(ctx->ev_stop, st), "timing");
@@ -678,14 +643,13 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
         float all = 0, kern = 0;
         cudaEventElapsedTime(&all, ctx->ev_start, ctx->ev_stop);
         cudaEventElapsedTime(&kern, pk0, pk1);
-        // The tile kernel's p0-p2: the pairs walked in v's row, searched
-        // in v's row, looked up in v's bitmap; p3-p5 their items; p6, p7
-        // the tiles and their columns. The dense kernel's p0-p3: the pairs
-        // ANDed, walked, looked up, searched; p4-p7 their items.
+        // p0-p2: the lo items walked, searched, looked up in v's bitmap;
+        // p3-p6: the hi items walked, ANDed, looked up, searched; p7 the
+        // tiles.
         fprintf(stderr,
-                "ranges-profile dense=%d rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
+                "ranges-profile hb=%llu rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
                 "p0=%llu p1=%llu p2=%llu p3=%llu p4=%llu p5=%llu p6=%llu p7=%llu\n",
-                (int)dense, (unsigned long long)nrows,
+                (unsigned long long)hb, (unsigned long long)nrows,
                 (unsigned long long)(end - base), (unsigned long long)nwords,
                 (unsigned long long)nentries, all, kern, pw[0], pw[1], pw[2], pw[3], pw[4], pw[5], pw[6], pw[7]);
         cudaEventDestroy(pk0);

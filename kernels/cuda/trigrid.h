@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 9
+#define TG_ABI_VERSION 10
 
 /* Status codes. */
 #define TG_OK 0
@@ -103,7 +103,7 @@ typedef struct tg_settings {
     int32_t wetric_rowcache;   /* 1: row cache on; 0: off */
     int32_t wetric_skipa;      /* 1: bitmap intersections replace clip searches when cheaper; 0: never */
     int32_t wetric_overlap;    /* 1: the wedge kernel overlaps the bitmap build (sm_90+); 0: one after the other */
-    int32_t ranges_dense;      /* 512: tg_ranges_count's bitmap words a warp, for ranges within 32x of the end; 0 (off)..8192 */
+    int32_t ranges_dense;      /* 512: tg_ranges_count's window of a tail, bitmap words a warp (the last 32x values); 0 (off)..8192 */
 } tg_settings;
 /* Fields of tg_settings. */
 #define TG_SETTINGS_FIELDS 38
@@ -495,11 +495,13 @@ typedef struct tg_range_row {
          : 0)
 /* The work area of a range of nrows rows, ncols columns and words bitmap
  * words: the check words, the offsets and the bitmaps' offsets (256-byte
- * granules each), the columns (granules), the bitmaps. */
+ * granules each), each row's first column in the window (a word a row)
+ * and the columns (together in granules), the bitmaps. */
 #define tg_ranges_granules(b) (((uint64_t)(b) + 255) / 256 * 256)
 #define tg_ranges_bytes(nrows, ncols, words)                                   \
     (256 + 2 * tg_ranges_granules(((uint64_t)(nrows) + 1) * 8) +               \
-     tg_ranges_granules((uint64_t)(ncols) * 4) + (uint64_t)(words) * 4)
+     tg_ranges_granules(((uint64_t)(nrows) + (uint64_t)(ncols)) * 4) +         \
+     (uint64_t)(words) * 4)
 int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz,
                         uint64_t nvertices, uint64_t bytes, uint32_t bm_ratio,
                         char *err, uint64_t errlen);

@@ -23,10 +23,11 @@ type rangeRow struct {
 
 // RangesBytes is tg_ranges_bytes: the work area a range of nrows rows,
 // ncols columns and words bitmap words takes on the device (the check
-// words, the offsets and the bitmaps' offsets, the columns, each in
-// 256-byte granules, then the bitmaps).
+// words, the offsets and the bitmaps' offsets, each in 256-byte granules;
+// each row's first column in the window and the columns, together in
+// granules; then the bitmaps).
 func RangesBytes(nrows, ncols, words int64) int64 {
-	return 256 + 2*granules((nrows+1)*8) + granules(ncols*4) + words*4
+	return 256 + 2*granules((nrows+1)*8) + granules((nrows+ncols)*4) + words*4
 }
 
 // granules is n bytes rounded up to whole 256-byte granules.

@@ -118,14 +118,15 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 }
 
 // denseSettings are the settings a count in ranges is tried under: the
-// library's defaults and, through the CUDA library, the tile kernel alone
-// (ranges_dense 0), the dense kernel for the last 256 vertices' ranges
-// only, and the widest dense bitmap (dynamic shared memory past 48 KiB).
+// library's defaults and, through the CUDA library, no window (ranges_dense
+// 0: every tail a tile at a time), windows of the last 256 and 1280
+// vertices (most tails split between the tile and the window), and the
+// widest window (dynamic shared memory past 48 KiB).
 func denseSettings(cuda bool) []Settings {
 	if !cuda {
 		return []Settings{nil}
 	}
-	return []Settings{nil, {"ranges_dense": 0}, {"ranges_dense": 8}, {"ranges_dense": 8192}}
+	return []Settings{nil, {"ranges_dense": 0}, {"ranges_dense": 8}, {"ranges_dense": 40}, {"ranges_dense": 8192}}
 }
 
 // TestCountInRangesRefusesMalformed: a row out of order, a column beyond

@@ -1505,11 +1505,11 @@ int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_
         set_err(err, errlen, "tg_ranges_begin: NULL context or columns");
         return TG_ERR_INVALID;
     }
-    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(1, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
+    if (nvertices >= 0xffffffffull || bytes < tg_ranges_bytes(0, 0, 0) || bm_ratio > TG_RANGES_BM_MAX_RATIO) {
         set_err(err, errlen,
                 "tg_ranges_begin: %llu vertices (< 2^32-1), %llu bytes (at least %llu), bitmap ratio %u (at most %u)",
                 (unsigned long long)nvertices, (unsigned long long)bytes,
-                (unsigned long long)tg_ranges_bytes(1, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
+                (unsigned long long)tg_ranges_bytes(0, 0, 0), bm_ratio, (unsigned)TG_RANGES_BM_MAX_RATIO);
         return TG_ERR_INVALID;
     }
     ranges_drop(ctx);
