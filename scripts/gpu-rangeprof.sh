@@ -14,6 +14,8 @@
 #      at each ranges_dense of DENSE (default "0 512 2048"), in
 #      alternation: count phase, kernels, wall; every count checked
 #      against the uncapped one;
+#      and through each library of VARIANTS ("name=D1,D2 ...": ranges.cu
+#      rebuilt with -DD1 -DD2, e.g. its TG_RANGES_COST_* choices);
 #   4. with PROFILE=1 one run each through the profiling library (its
 #      lines and the Go side's debug lines); with NCU=1 and ncu there, the
 #      count kernel's speed of light, warp states, memory workload and
@@ -23,7 +25,7 @@
 # Run (from the repository root on the GPU machine, DEV carried):
 #   bash $DEV/src/scripts/gpu-rangeprof.sh
 # Knobs: SCALE (default 23), DIVS (default "4 20"), RUNS (default 3),
-# DENSE, PROFILE, NCU, NCU_LAUNCHES (default 2), SKIP_TESTS.
+# DENSE, VARIANTS, PROFILE, NCU, NCU_LAUNCHES (default 2), SKIP_TESTS.
 # Everything goes under $OUT; the summary is also printed.
 set -uo pipefail
 
@@ -46,6 +48,18 @@ if [ -n "${PROFILE:-}" ]; then
 		NVCCFLAGS="-O3 -std=c++17 -arch sm_90 -lineinfo -Xcompiler -fPIC -DTG_RANGES_PROFILE" \
 		libtrigrid_cuda.so >"$OUT/build-prof.log" 2>&1 || { tail -20 "$OUT/build-prof.log"; exit 1; }
 fi
+VARLIBS=()
+for v in ${VARIANTS:-}; do
+	name=${v%%=*} defs=${v#*=}
+	rm -rf "$TMP/var-$name" && cp -a "$SRC/kernels/cuda" "$TMP/var-$name" && touch "$TMP/var-$name/ranges.cu"
+	if make -C "$TMP/var-$name" -j8 NVCCFLAGS="-O3 -std=c++17 -arch sm_90 -lineinfo -Xcompiler -fPIC $(echo ",$defs" | sed 's/,/ -D/g')" \
+		libtrigrid_cuda.so >"$OUT/build-$name.log" 2>&1; then
+		VARLIBS+=("$name")
+	else
+		tail -5 "$OUT/build-$name.log"
+		echo "variant $name did not build" | tee -a "$RES"
+	fi
+done
 if [ -z "${SKIP_TESTS:-}" ]; then
 	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|CountUnderMemoryCaps'
 	gotest pipeline pipeline.test 'TestCountFileLargerThanDevice|TestCountFileCompactsWhileDeviceStarts'
@@ -85,6 +99,10 @@ for d in $DIVS; do
 		for w in $DENSE; do
 			timed "CSR/$d dense=$w" "$LIB" --row-ranges on --kernel-setting ranges_dense="$w" --device-mem-limit $((csr / d)) "$f"
 			check "rmat $SCALE CSR/$d ranges_dense=$w" "$TRI" "$want"
+		done
+		for name in "${VARLIBS[@]}"; do
+			timed "CSR/$d $name" "$TMP/var-$name/libtrigrid_cuda.so" --row-ranges on --device-mem-limit $((csr / d)) "$f"
+			check "rmat $SCALE CSR/$d variant $name" "$TRI" "$want"
 		done
 	done
 	if [ -n "${PROFILE:-}" ]; then

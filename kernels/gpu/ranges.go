@@ -96,6 +96,67 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	// Whole granules: the library rounds the work area up to them.
 	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
+
+	// Two buffers of entries, one a row each at most: the host lists the
+	// next range's entries into one while the device counts from the other.
+	// The columns are pinned already when the pin registry holds them (the
+	// device oriented the graph in pieces). The pins are made in the
+	// background, in order: the columns (when not held) and the first
+	// buffer beside the set-up and the first range's listing, the second
+	// beside the first range's count.
+	cols := fwd.Cols
+	pinned := c.lib.pins.holdCols(fwd)
+	if pinned {
+		defer c.lib.pins.endLoad(fwd)
+	} else if len(cols)*4 < padBytes {
+		cols = append(make([]uint32, 0, padBytes/4), cols...)
+	}
+	st.PinnedCols = pinned
+	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
+	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
+	var (
+		regs       []*Registration // made by the pins' goroutine, read after firstDone or secondDone
+		firstErr   error
+		secondErr  error
+		firstDone  = make(chan struct{})
+		secondDone = make(chan struct{})
+		returned   atomic.Bool // the second buffer is not wanted
+	)
+	go func() {
+		defer close(secondDone)
+		pin := func(r *Registration, err error) error {
+			if r != nil {
+				regs = append(regs, r)
+			}
+			return err
+		}
+		if len(cols) > 0 && !pinned {
+			firstErr = pin(registerSlice(c.lib, cols))
+		}
+		if firstErr == nil {
+			firstErr = pin(registerSlice(c.lib, bufs[0]))
+		}
+		close(firstDone)
+		if firstErr == nil && !returned.Load() {
+			secondErr = pin(registerSlice(c.lib, bufs[1]))
+		}
+	}()
+	defer func() {
+		returned.Store(true)
+		t := time.Now()
+		<-secondDone
+		for _, r := range regs {
+			c.lib.releaseLogged(r)
+		}
+		st.Pin += time.Since(t)
+	}()
+	wait := func(done chan struct{}, err *error) error {
+		t := time.Now()
+		<-done
+		st.Pin += time.Since(t)
+		return *err
+	}
+
 	tSetup := time.Now()
 	ratio, bm, rb, err := rangeSetup(fwd)
 	if err != nil {
@@ -112,60 +173,12 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	for k := 0; k+1 < len(bounds); k++ {
 		st.AreaBytes = max(st.AreaBytes, rangeBytes(fwd, bm, bounds[k], bounds[k+1]))
 	}
-
-	// Two buffers of entries, one a row each at most: the host lists the
-	// next range's entries into one while the device counts from the other.
-	// The columns are pinned already when the pin registry holds them (the
-	// device oriented the graph in pieces), else they are pinned here; the
-	// second buffer is pinned beside the first range's listing and count.
 	t0 := time.Now()
-	cols := fwd.Cols
-	pinned := c.lib.pins.holdCols(fwd)
-	if pinned {
-		defer c.lib.pins.endLoad(fwd)
-	} else if len(cols)*4 < padBytes {
-		cols = append(make([]uint32, 0, padBytes/4), cols...)
-	}
-	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
-	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
-	var regs []*Registration
-	var (
-		secondReg  *Registration
-		secondErr  error
-		secondDone = make(chan struct{})
-	)
-	go func() {
-		secondReg, secondErr = registerSlice(c.lib, bufs[1])
-		close(secondDone)
-	}()
-	defer func() {
-		<-secondDone
-		if secondReg != nil {
-			regs = append(regs, secondReg)
-		}
-		t := time.Now()
-		for _, r := range regs {
-			c.lib.releaseLogged(r)
-		}
-		st.Pin += time.Since(t)
-	}()
-	pin := func(r *Registration, err error) error {
-		if r != nil {
-			regs = append(regs, r)
-		}
-		return err
-	}
-	if len(cols) > 0 && !pinned {
-		err = pin(registerSlice(c.lib, cols))
-	}
-	if err == nil {
-		err = pin(registerSlice(c.lib, bufs[0]))
-	}
-	if err != nil {
+	ne, mapped := rb.build(0, bufs[0])
+	st.Prepare = time.Since(t0)
+	if err := wait(firstDone, &firstErr); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	st.Pin = time.Since(t0)
-	st.PinnedCols = pinned
 
 	var colsPtr *uint32
 	if len(cols) > 0 {
@@ -183,9 +196,6 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		c.notePeak()
 	}()
 	tc := time.Now()
-	t0 = time.Now()
-	ne, mapped := rb.build(0, bufs[0])
-	st.Prepare = time.Since(t0)
 	for k := 0; k+1 < len(bounds); k++ {
 		if err := ctx.Err(); err != nil {
 			return kernels.Result{}, st, err
@@ -202,11 +212,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			}()
 		}
 		if k == 1 {
-			t := time.Now()
-			<-secondDone
-			st.Pin += time.Since(t)
-			if secondErr != nil {
-				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", secondErr)
+			if err := wait(secondDone, &secondErr); err != nil {
+				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
