@@ -15,7 +15,7 @@
 #      alternation: count phase, kernels, wall; every count checked
 #      against the uncapped one;
 #      and through each library of VARIANTS ("name=D1,D2 ...": ranges.cu
-#      rebuilt with -DD1 -DD2, e.g. its TG_RANGES_COST_* choices);
+#      rebuilt with -DD1 -DD2: a build-time choice tried beside);
 #   4. with PROFILE=1 one run each through the profiling library (its
 #      lines and the Go side's debug lines); with NCU=1 and ncu there, the
 #      count kernel's speed of light, warp states, memory workload and
