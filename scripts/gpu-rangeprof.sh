@@ -41,22 +41,25 @@ if [ -d "$DEV/before-cuda" ] && [ -x "$TMP/bin/trigrid-before" ]; then
 	(make -C "$TMP/before-cuda" -j8 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
 	BEFORE_PID=$!
 fi
+# build_lib DIR DEFS: this tree's kernels/cuda built in $TMP/DIR with
+# -D of each of the comma-separated DEFS (ranges.cu rebuilt, the other
+# objects kept); the log in $OUT/build-DIR.log.
+build_lib() {
+	rm -rf "$TMP/$1" && cp -a "$SRC/kernels/cuda" "$TMP/$1" && touch "$TMP/$1/ranges.cu"
+	make -C "$TMP/$1" -j8 NVCCFLAGS="-O3 -std=c++17 -arch sm_90 -lineinfo -Xcompiler -fPIC $(echo ",$2" | sed 's/,/ -D/g')" \
+		libtrigrid_cuda.so >"$OUT/build-$1.log" 2>&1
+}
 PROF=$TMP/prof/libtrigrid_cuda.so
 if [ -n "${PROFILE:-}" ]; then
-	rm -rf "$TMP/prof" && cp -r "$SRC/kernels/cuda" "$TMP/prof"
-	make -C "$TMP/prof" -j8 BUILD=build-prof \
-		NVCCFLAGS="-O3 -std=c++17 -arch sm_90 -lineinfo -Xcompiler -fPIC -DTG_RANGES_PROFILE" \
-		libtrigrid_cuda.so >"$OUT/build-prof.log" 2>&1 || { tail -20 "$OUT/build-prof.log"; exit 1; }
+	build_lib prof TG_RANGES_PROFILE || { tail -20 "$OUT/build-prof.log"; exit 1; }
 fi
 VARLIBS=()
 for v in ${VARIANTS:-}; do
-	name=${v%%=*} defs=${v#*=}
-	rm -rf "$TMP/var-$name" && cp -a "$SRC/kernels/cuda" "$TMP/var-$name" && touch "$TMP/var-$name/ranges.cu"
-	if make -C "$TMP/var-$name" -j8 NVCCFLAGS="-O3 -std=c++17 -arch sm_90 -lineinfo -Xcompiler -fPIC $(echo ",$defs" | sed 's/,/ -D/g')" \
-		libtrigrid_cuda.so >"$OUT/build-$name.log" 2>&1; then
+	name=${v%%=*}
+	if build_lib "var-$name" "${v#*=}"; then
 		VARLIBS+=("$name")
 	else
-		tail -5 "$OUT/build-$name.log"
+		tail -5 "$OUT/build-var-$name.log"
 		echo "variant $name did not build" | tee -a "$RES"
 	fi
 done
