@@ -162,7 +162,11 @@ enum : uint32_t {
     kNone = 5,    // no item
 };
 
-constexpr int kItems = 4; // items a lane of the count kernel has in flight
+constexpr int kItems = 2;   // items a lane of the count kernel has in flight
+constexpr uint32_t kVW = 4; // columns or words of a walk, an AND or bitmap lookups an item
+
+// The items of n walked columns, ANDed words or lookups in v's bitmap.
+__device__ __forceinline__ uint32_t items(uint32_t n) { return (n + kVW - 1) / kVW; }
 
 // The shared memory of a warp of the count kernel for W window words.
 inline size_t count_smem_warp(uint32_t W) { return ((size_t)W + 1 + kTile) * 4; }
@@ -170,15 +174,29 @@ inline size_t count_smem_warp(uint32_t W) { return ((size_t)W + 1 + kTile) * 4; 
 // A lane's group of items: how, where it reads (base: a row's columns or a
 // bitmap's words), aux (kSearchV: the row's length; kBitmapV: v's first
 // value; kAndHi: the window bit of the group's first word's first value,
-// signed), p0 (the tile position of the first item) and d (the items).
+// signed), p0 (the tile position of the first column), n (the columns,
+// words or searches) and d (the items: kVW of the n an item for the
+// kinds vec_kind names, one each for the others).
 struct Group {
     uint64_t base;
-    uint32_t how, aux, p0, d;
+    uint32_t how, aux, p0, n, d;
 };
+
+// Whether a group of kind how takes kVW columns or words an item.
+__device__ __forceinline__ bool vec_kind(uint32_t how) {
+    return how == kWalkHi || how == kAndHi || how == kBitmapV;
+}
+
+// g with its items counted (d from n).
+__device__ __forceinline__ Group with_items(Group g) {
+    g.d = vec_kind(g.how) ? items(g.n) : g.n;
+    return g;
+}
 
 // Finds the items of the warp's 32 groups, spread over the lanes kItems at
 // a time (their loads issued together); s is the tile (tl columns from lo
-// to hi), B the window.
+// to hi), B the window. An item of a walk, an AND or lookups in v's bitmap
+// takes up to kVW consecutive columns or words.
 __device__ __forceinline__ unsigned long long count_groups(const Group &g, const uint32_t *s, uint32_t tl,
                                                            uint32_t lo, uint32_t hi, const uint32_t *B,
                                                            uint32_t hb, const uint32_t *__restrict__ rcols,
@@ -192,7 +210,7 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
     }
     const uint32_t total = __shfl_sync(kAll, incl, 31), excl = incl - g.d;
     for (uint32_t k0 = 0; k0 < total; k0 += 32 * kItems) {
-        uint32_t key[kItems], len[kItems], at[kItems], how[kItems];
+        uint32_t key[kItems], len[kItems], at[kItems], how[kItems], nv[kItems], w[kItems][kVW];
         const uint32_t *row[kItems];
         bool hit[kItems];
 #pragma unroll
@@ -208,21 +226,28 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
             const uint32_t oa = __shfl_sync(kAll, g.aux, owner);
             const uint32_t op0 = __shfl_sync(kAll, g.p0, owner);
             const uint32_t om = __shfl_sync(kAll, g.how, owner);
+            const uint32_t on = __shfl_sync(kAll, g.n, owner);
             const uint32_t i = k - oe;
             how[q] = k < total ? om : kNone;
             hit[q] = false;
             at[q] = 0;
             len[q] = 0;
             key[q] = 0;
+            nv[q] = 1;
             row[q] = rcols;
             if (how[q] == kBitmapV) {
-                const uint32_t x = s[op0 + i] - oa;
-                key[q] = x & 31;
-                row[q] = bm + ob + (x >> 5);
+                at[q] = op0 + kVW * i; // the tile position of the item's first column
+                nv[q] = min(kVW, on - kVW * i);
+                key[q] = oa;
+                row[q] = bm + ob;
             } else if (how[q] == kAndHi) {
-                key[q] = oa + 32 * i; // the window bit of the word's first value (signed)
-                row[q] = bm + ob + i;
-            } else if (how[q] == kWalkV || how[q] == kWalkHi) {
+                key[q] = oa + 32 * kVW * i; // the window bit of the item's first word's first value (signed)
+                row[q] = bm + ob + kVW * i;
+                nv[q] = min(kVW, on - kVW * i);
+            } else if (how[q] == kWalkHi) {
+                row[q] = rcols + ob + kVW * i;
+                nv[q] = min(kVW, on - kVW * i);
+            } else if (how[q] == kWalkV) {
                 row[q] = rcols + ob + i;
             } else if (how[q] == kSearchV) {
                 key[q] = s[op0 + i];
@@ -230,25 +255,45 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
                 len[q] = oa;
             }
         }
-        // The single loads: bitmap words and walked columns.
+        // The single loads: bitmap words and walked columns, nv[q] an item.
 #pragma unroll
         for (int q = 0; q < kItems; q++) {
-            if (how[q] != kSearchV && how[q] != kNone) at[q] = __ldg(row[q]);
+#pragma unroll
+            for (uint32_t t = 0; t < kVW; t++) {
+                w[q][t] = 0;
+                if (t < nv[q]) {
+                    if (how[q] == kBitmapV) {
+                        w[q][t] = __ldg(row[q] + ((s[at[q] + t] - key[q]) >> 5));
+                    } else if (how[q] == kWalkHi || how[q] == kAndHi || (t == 0 && how[q] == kWalkV)) {
+                        w[q][t] = __ldg(row[q] + t);
+                    }
+                }
+            }
         }
 #pragma unroll
         for (int q = 0; q < kItems; q++) {
             if (how[q] == kBitmapV) {
-                found += (at[q] >> key[q]) & 1u;
-            } else if (how[q] == kWalkV && at[q] >= lo && at[q] <= hi) {
-                const uint32_t w = at[q], p = lower(s, tl, w);
-                found += p < tl && s[p] == w;
+#pragma unroll
+                for (uint32_t t = 0; t < kVW; t++)
+                    if (t < nv[q]) found += (w[q][t] >> ((s[at[q] + t] - key[q]) & 31)) & 1u;
+            } else if (how[q] == kWalkV && w[q][0] >= lo && w[q][0] <= hi) {
+                const uint32_t x = w[q][0], p = lower(s, tl, x);
+                found += p < tl && s[p] == x;
             } else if (how[q] == kWalkHi) {
-                const uint32_t y = at[q] - hb; // below 32 W: v's hi columns lie in the window
-                found += (B[y >> 5] >> (y & 31)) & 1u;
+#pragma unroll
+                for (uint32_t t = 0; t < kVW; t++) {
+                    const uint32_t y = w[q][t] - hb; // below 32 W: v's hi columns lie in the window
+                    if (t < nv[q]) found += (B[y >> 5] >> (y & 31)) & 1u;
+                }
             } else if (how[q] == kAndHi) {
                 const int32_t o = (int32_t)key[q]; // above -32, below 32 W
                 const uint32_t win = o >= 0 ? __funnelshift_r(B[o >> 5], B[(o >> 5) + 1], o & 31) : B[0] << -o;
-                found += __popc(at[q] & win);
+                found += __popc(w[q][0] & win);
+                // The item's further words lie at o + 32 t (positive, in the window).
+                const int sh = o & 31, w0 = (o + 32) >> 5;
+#pragma unroll
+                for (uint32_t t = 1; t < kVW; t++)
+                    if (t < nv[q]) found += __popc(w[q][t] & __funnelshift_r(B[w0 + t - 1], B[w0 + t], sh));
             }
         }
         // The searches in v's rows, a step of each at a time. A key in the
@@ -278,22 +323,12 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
     return found;
 }
 
-// One warp per entry. The entry's tail (its columns from the first in the
-// range to the row's end) is read from host memory once into the warp's
-// window (its columns in [hb, hb + 32 W)) and a tile of kTile at a time
-// into shared memory; the entry's first seg columns v (in the range) are
-// taken 32 at a time. Each v meets the tail in two parts, each the
-// cheapest way (fewest items):
-//  - lo (the tile's columns below hb, per tile): v's lo columns walked and
-//    searched in the tile; the tile's columns after v within v's values
-//    looked up in v's bitmap; or, without one, searched in v's lo columns;
-//  - hi (once): v's hi columns walked and looked up in the window, or v's
-//    bitmap ANDed with it; or (a tail of one tile) the tail's hi columns
-//    after v looked up in v's bitmap or searched in v's hi columns.
-// hs[x] is row x's first column at or above hb. words[3] counts the
-// triangles; words[0] |= 2 for an entry, or a column of an entry, outside
-// its contract.
-__global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols,
+// The count kernel's blocks an SM at least: 64 registers a thread, so that
+// an SM holds 32 of its warps (the shared memory's bound at the default
+// window) while they wait on their loads.
+constexpr int kMinBlocks = 4;
+
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols,
                              uint64_t nnz, const uint64_t *__restrict__ off, const uint32_t *__restrict__ hs,
                              const uint32_t *__restrict__ rcols, const uint64_t *__restrict__ bmoff,
                              const uint32_t *__restrict__ bm, uint64_t first, uint64_t nrows, uint32_t hb,
@@ -392,7 +427,7 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                             if (nwv > 0) {
                                 const uint32_t q0 = max(p0, lower(s, loEnd, vlo)), q1 = lower(s, loEnd, vhi + 1);
                                 const uint32_t in = q1 > q0 ? q1 - q0 : 0;
-                                if (2ull * in <= (uint64_t)h * lg) {
+                                if (2ull * items(in) <= (uint64_t)h * lg) {
                                     gl = {b0, kBitmapV, vlo, q0, in};
                                 } else {
                                     gl = {o, kWalkV, 0, 0, h};
@@ -410,7 +445,7 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                             if (nwv > 0) {
                                 // v's words from the one holding hb (or its first).
                                 const uint32_t k0 = vlo >= hb ? 0 : (hb - vlo) >> 5;
-                                if (nwv - k0 < gh.d)
+                                if (nwv - k0 < gh.n)
                                     gh = {b0 + k0, kAndHi, vlo + 32 * k0 - hb, 0, nwv - k0}; // in (-32, 32 W)
                             }
                             if (oneTile) {
@@ -418,8 +453,8 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                                 if (nwv > 0) {
                                     const uint32_t q0 = max(after, lower(s, tl, vlo)), q1 = lower(s, tl, vhi + 1);
                                     const uint32_t in = q1 > q0 ? q1 - q0 : 0;
-                                    if (in < gh.d) gh = {b0, kBitmapV, vlo, q0, in};
-                                } else if ((uint64_t)(tl - after) * (32 - __clz(dh)) < gh.d) {
+                                    if (items(in) < items(gh.n)) gh = {b0, kBitmapV, vlo, q0, in};
+                                } else if ((uint64_t)(tl - after) * (32 - __clz(dh)) < items(gh.n)) {
                                     gh = {o + h, kSearchV, dh, after, tl - after};
                                 }
                             }
@@ -427,11 +462,11 @@ __global__ void __launch_bounds__(kWarps * 32) ranges_count(const tg_range_row *
                     }
                 }
 #ifdef TG_RANGES_PROFILE
-                prof[gl.how] += gl.d;
-                prof[gh.how == kWalkHi ? 3 : gh.how == kAndHi ? 4 : gh.how == kBitmapV ? 5 : 6] += gh.d;
+                prof[gl.how] += gl.n;
+                prof[gh.how == kWalkHi ? 3 : gh.how == kAndHi ? 4 : gh.how == kBitmapV ? 5 : 6] += gh.n;
 #endif
-                found += count_groups(gl, s, tl, lo, hi, B, hb, rcols, bm);
-                found += count_groups(gh, s, tl, lo, hi, B, hb, rcols, bm);
+                found += count_groups(with_items(gl), s, tl, lo, hi, B, hb, rcols, bm);
+                found += count_groups(with_items(gh), s, tl, lo, hi, B, hb, rcols, bm);
             }
         }
         __syncwarp();
