@@ -163,9 +163,9 @@ enum : uint32_t {
 };
 
 constexpr int kItems = 2;   // items a lane of the count kernel has in flight
-constexpr uint32_t kVW = 4; // columns or words of a walk, an AND or bitmap lookups an item
+constexpr uint32_t kVW = 4; // columns or words an item of every way but the searches
 
-// The items of n walked columns, ANDed words or lookups in v's bitmap.
+// The items of n columns or words walked, ANDed or looked up.
 __device__ __forceinline__ uint32_t items(uint32_t n) { return (n + kVW - 1) / kVW; }
 
 // The shared memory of a warp of the count kernel for W window words.
@@ -175,28 +175,22 @@ inline size_t count_smem_warp(uint32_t W) { return ((size_t)W + 1 + kTile) * 4; 
 // bitmap's words), aux (kSearchV: the row's length; kBitmapV: v's first
 // value; kAndHi: the window bit of the group's first word's first value,
 // signed), p0 (the tile position of the first column), n (the columns,
-// words or searches) and d (the items: kVW of the n an item for the
-// kinds vec_kind names, one each for the others).
+// words or searches) and d (the items: a search each, else kVW of the n).
 struct Group {
     uint64_t base;
     uint32_t how, aux, p0, n, d;
 };
 
-// Whether a group of kind how takes kVW columns or words an item.
-__device__ __forceinline__ bool vec_kind(uint32_t how) {
-    return how == kWalkHi || how == kAndHi || how == kBitmapV;
-}
-
 // g with its items counted (d from n).
 __device__ __forceinline__ Group with_items(Group g) {
-    g.d = vec_kind(g.how) ? items(g.n) : g.n;
+    g.d = g.how == kSearchV ? g.n : items(g.n);
     return g;
 }
 
 // Finds the items of the warp's 32 groups, spread over the lanes kItems at
 // a time (their loads issued together); s is the tile (tl columns from lo
-// to hi), B the window. An item of a walk, an AND or lookups in v's bitmap
-// takes up to kVW consecutive columns or words.
+// to hi), B the window. An item other than a search takes up to kVW
+// consecutive columns or words (nv).
 __device__ __forceinline__ unsigned long long count_groups(const Group &g, const uint32_t *s, uint32_t tl,
                                                            uint32_t lo, uint32_t hi, const uint32_t *B,
                                                            uint32_t hb, const uint32_t *__restrict__ rcols,
@@ -248,7 +242,8 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
                 row[q] = rcols + ob + kVW * i;
                 nv[q] = min(kVW, on - kVW * i);
             } else if (how[q] == kWalkV) {
-                row[q] = rcols + ob + i;
+                row[q] = rcols + ob + kVW * i;
+                nv[q] = min(kVW, on - kVW * i);
             } else if (how[q] == kSearchV) {
                 key[q] = s[op0 + i];
                 row[q] = rcols + ob;
@@ -264,7 +259,7 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
                 if (t < nv[q]) {
                     if (how[q] == kBitmapV) {
                         w[q][t] = __ldg(row[q] + ((s[at[q] + t] - key[q]) >> 5));
-                    } else if (how[q] == kWalkHi || how[q] == kAndHi || (t == 0 && how[q] == kWalkV)) {
+                    } else if (how[q] == kWalkHi || how[q] == kAndHi || how[q] == kWalkV) {
                         w[q][t] = __ldg(row[q] + t);
                     }
                 }
@@ -276,9 +271,15 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
 #pragma unroll
                 for (uint32_t t = 0; t < kVW; t++)
                     if (t < nv[q]) found += (w[q][t] >> ((s[at[q] + t] - key[q]) & 31)) & 1u;
-            } else if (how[q] == kWalkV && w[q][0] >= lo && w[q][0] <= hi) {
-                const uint32_t x = w[q][0], p = lower(s, tl, x);
-                found += p < tl && s[p] == x;
+            } else if (how[q] == kWalkV) {
+#pragma unroll
+                for (uint32_t t = 0; t < kVW; t++) {
+                    const uint32_t x = w[q][t];
+                    if (t < nv[q] && x >= lo && x <= hi) {
+                        const uint32_t p = lower(s, tl, x);
+                        found += p < tl && s[p] == x;
+                    }
+                }
             } else if (how[q] == kWalkHi) {
 #pragma unroll
                 for (uint32_t t = 0; t < kVW; t++) {
@@ -328,6 +329,21 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
 // window) while they wait on their loads.
 constexpr int kMinBlocks = 4;
 
+// One warp per entry. The entry's tail (its columns from the first in the
+// range to the row's end) is read from host memory once into the warp's
+// window (its columns in [hb, hb + 32 W)) and a tile of kTile at a time
+// into shared memory; the entry's first seg columns v (in the range) are
+// taken 32 at a time. Each v meets the tail in two parts, each the
+// cheapest way (fewest items; count_groups):
+//  - lo (the tile's columns below hb, per tile): v's lo columns walked and
+//    searched in the tile; the tile's columns after v within v's values
+//    looked up in v's bitmap; or, without one, searched in v's lo columns;
+//  - hi (once): v's hi columns walked and looked up in the window, or v's
+//    bitmap ANDed with it; or (a tail of one tile) the tail's hi columns
+//    after v looked up in v's bitmap or searched in v's hi columns.
+// hs[x] is row x's first column at or above hb. words[3] counts the
+// triangles; words[0] |= 2 for an entry, or a column of an entry, outside
+// its contract.
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols,
                              uint64_t nnz, const uint64_t *__restrict__ off, const uint32_t *__restrict__ hs,
                              const uint32_t *__restrict__ rcols, const uint64_t *__restrict__ bmoff,
@@ -432,7 +448,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
                                 } else {
                                     gl = {o, kWalkV, 0, 0, h};
                                 }
-                            } else if (h <= rest) {
+                            } else if (items(h) <= rest) {
                                 gl = {o, kWalkV, 0, 0, h};
                             } else {
                                 gl = {o, kSearchV, h, p0, rest};
