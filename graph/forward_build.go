@@ -3,6 +3,7 @@ package graph
 import (
 	"unsafe"
 
+	"github.com/trigrid/trigrid/internal/hugepage"
 	"github.com/trigrid/trigrid/internal/parallel"
 )
 
@@ -44,8 +45,9 @@ func forwardRows[E1 entry](pairs []uint32, n int, sh1 bucketShape, paths cleanPa
 	}
 	cs := max(least, sh1.colBits-min(sh1.colBits, maxColRangeBits))
 	nr := (n-1)>>cs + 1
-	upLen := make([]uint64, n+1) // upper row lengths
-	blen := make([]uint64, nb1)  // entries each bucket keeps
+	upLen := make([]uint64, n+1) // upper row lengths, then the forward rows' offsets
+	hugepage.Advise(upLen)
+	blen := make([]uint64, nb1) // entries each bucket keeps
 	ccnt := make([]uint64, ng*nr)
 	sortBuckets(ent1, bstart1, groups, n, sh1, upLen, w, func(g, b int, cols []E1) {
 		c := ccnt[g*nr : (g+1)*nr]
@@ -188,6 +190,7 @@ func forwardSecond[E1, E2 entry](scratch []uint32, up *upperRows[E1], rank []uin
 	}
 	if cols == nil {
 		cols = make([]uint32, fm)
+		hugepage.Advise(cols)
 	}
 	copyRows(cols, off, ent, bstart, n, s2, w)
 	return &CSR{Offsets: off, Cols: cols, NCols: int64(n)}
