@@ -48,7 +48,9 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	// device counts, rather than at the process's exit.
 	released := freeWhileCounting()
 	res, st, err := rc.CountInRanges(ctx, fwd)
+	tr := time.Now()
 	released()
+	cfg.Logger.Debug("count in row ranges: memory released", "wait_seconds", since(tr), "seconds", since(t))
 	cfg.Progress.Done()
 	if err != nil {
 		if rc.DoesNotFit(err) {

@@ -16,42 +16,39 @@ constexpr int kWarps = 8;     // warps of a block of the count kernel
 constexpr int kTile = 1024;   // columns of an entry a warp holds at once
 constexpr unsigned kAll = 0xffffffffu;
 
-// Rebases the range's offsets to its first and flags offsets outside
-// [base, end] (words[0]); tg_check_block then checks their order. The
-// bitmaps' offsets likewise, to bmbase, within [bmbase, bmbase + nwords].
-__global__ void ranges_rebase(uint64_t *off, uint64_t *bmoff, uint64_t nrows, uint64_t base, uint64_t end,
-                              uint64_t bmbase, uint64_t nwords, unsigned long long *words) {
-    bool bad = false;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i <= nrows;
-         i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t o = off[i], b = bmoff[i];
-        bad |= o < base || o > end || b < bmbase || b - bmbase > nwords;
-        off[i] = o - base;
-        bmoff[i] = b - bmbase;
-    }
-    if (__any_sync(kAll, bad) && (threadIdx.x & 31) == 0) atomicOr(&words[0], 1ull);
-}
-
-// Flags (words[0]) a row whose bitmap words are not the rule's. Offsets
-// outside the columns (flagged by the rebase) read nothing.
-__global__ void ranges_check_bitmaps(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols,
-                                     const uint64_t *__restrict__ bmoff, uint64_t nrows, uint64_t ncols,
-                                     uint32_t ratio, unsigned long long *words) {
-    bool bad = false;
-    for (uint64_t v = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; v < nrows;
-         v += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t o0 = off[v], o1 = off[v + 1], b0 = bmoff[v], b1 = bmoff[v + 1];
-        uint64_t want = 0;
-        if (o0 < o1 && o1 <= ncols) want = tg_ranges_bm_words(o1 - o0, rcols[o0], rcols[o1 - 1], ratio);
+// Flags (words[0]) malformed rows: offsets (off, and the bitmaps' bmoff)
+// not from 0, decreasing or past the range's ncols columns, a column at
+// or above nvert, a row not strictly increasing, or bitmap words other
+// than tg_ranges_bm_words's. A warp a row, so that a hub's row does not
+// serialize on one thread; no column past ncols is read.
+__global__ void ranges_check_rows(const uint32_t *__restrict__ off, const uint32_t *__restrict__ bmoff,
+                                  const uint32_t *__restrict__ rcols, uint64_t nrows, uint32_t ncols, uint64_t nvert,
+                                  uint32_t ratio, unsigned long long *words) {
+    const int lane = threadIdx.x & 31;
+    const uint64_t warp = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const uint64_t nwarps = ((uint64_t)gridDim.x * blockDim.x) >> 5;
+    bool bad = warp == 0 && (off[0] != 0 || bmoff[0] != 0);
+    for (uint64_t r = warp; r < nrows; r += nwarps) {
+        const uint32_t b = off[r], e = off[r + 1];
+        if (e < b || e > ncols) {
+            bad = true;
+            continue;
+        }
+        for (uint32_t k = b + lane; k < e; k += 32) {
+            const uint32_t c = rcols[k];
+            bad |= c >= nvert || (k + 1 < e && rcols[k + 1] <= c);
+        }
+        const uint32_t b0 = bmoff[r], b1 = bmoff[r + 1];
+        const uint64_t want = e > b ? tg_ranges_bm_words(e - b, rcols[b], rcols[e - 1], ratio) : 0;
         bad |= b1 < b0 || b1 - b0 != want;
     }
-    if (__any_sync(kAll, bad) && (threadIdx.x & 31) == 0) atomicOr(&words[0], 1ull);
+    if (__any_sync(kAll, bad) && lane == 0) atomicOr(&words[0], 1ull);
 }
 
 // Sets the bits of the checked rows' bitmaps (zeroed before): lane l of a
 // warp tests row 32 w + l, then the warp fills each of them that has one.
-__global__ void ranges_fill_bitmaps(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols,
-                                    const uint64_t *__restrict__ bmoff, uint64_t nrows, uint32_t *bm) {
+__global__ void ranges_fill_bitmaps(const uint32_t *__restrict__ off, const uint32_t *__restrict__ rcols,
+                                    const uint32_t *__restrict__ bmoff, uint64_t nrows, uint32_t *bm) {
     const int lane = threadIdx.x & 31;
     const uint64_t v = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x);
     const bool mine = v < nrows && bmoff[v + 1] > bmoff[v];
@@ -60,10 +57,10 @@ __global__ void ranges_fill_bitmaps(const uint64_t *__restrict__ off, const uint
         const int src = __ffs(todo) - 1;
         todo &= todo - 1;
         const uint64_t r = __shfl_sync(kAll, v, src);
-        const uint64_t r0 = off[r], r1 = off[r + 1];
+        const uint32_t r0 = off[r], r1 = off[r + 1];
         const uint32_t lo = rcols[r0];
         uint32_t *row = bm + bmoff[r];
-        for (uint64_t i = r0 + lane; i < r1; i += 32) {
+        for (uint32_t i = r0 + lane; i < r1; i += 32) {
             const uint32_t d = rcols[i] - lo;
             atomicOr(row + (d >> 5), 1u << (d & 31));
         }
@@ -130,12 +127,12 @@ __device__ __forceinline__ void report_profile(const unsigned long long *prof, u
 
 // Each row's first column at or above hb (the window's base): hs[x] is its
 // index within row x, the row's length when it has none.
-__global__ void ranges_hi_start(const uint64_t *__restrict__ off, const uint32_t *__restrict__ rcols, uint64_t nrows,
+__global__ void ranges_hi_start(const uint32_t *__restrict__ off, const uint32_t *__restrict__ rcols, uint64_t nrows,
                                 uint32_t hb, uint32_t *hs) {
     for (uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; x < nrows;
          x += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t o = off[x];
-        hs[x] = lower_global(rcols + o, (uint32_t)(off[x + 1] - o), hb);
+        const uint32_t o = off[x];
+        hs[x] = lower_global(rcols + o, off[x + 1] - o, hb);
     }
 }
 
@@ -177,8 +174,7 @@ inline size_t count_smem_warp(uint32_t W) { return ((size_t)W + 1 + kTile) * 4; 
 // signed), p0 (the tile position of the first column), n (the columns,
 // words or searches) and d (the items: a search each, else kVW of the n).
 struct Group {
-    uint64_t base;
-    uint32_t how, aux, p0, n, d;
+    uint32_t base, how, aux, p0, n, d;
 };
 
 // g with its items counted (d from n).
@@ -215,7 +211,7 @@ __device__ __forceinline__ unsigned long long count_groups(const Group &g, const
                 const uint32_t ex = __shfl_sync(kAll, excl, owner + step);
                 if (ex <= k) owner += step;
             }
-            const uint64_t ob = __shfl_sync(kAll, g.base, owner);
+            const uint32_t ob = __shfl_sync(kAll, g.base, owner);
             const uint32_t oe = __shfl_sync(kAll, excl, owner);
             const uint32_t oa = __shfl_sync(kAll, g.aux, owner);
             const uint32_t op0 = __shfl_sync(kAll, g.p0, owner);
@@ -345,8 +341,8 @@ constexpr int kMinBlocks = 4;
 // triangles; words[0] |= 2 for an entry, or a column of an entry, outside
 // its contract.
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg_range_row *__restrict__ ent, uint64_t nent, const uint32_t *__restrict__ hcols,
-                             uint64_t nnz, const uint64_t *__restrict__ off, const uint32_t *__restrict__ hs,
-                             const uint32_t *__restrict__ rcols, const uint64_t *__restrict__ bmoff,
+                             uint64_t nnz, const uint32_t *__restrict__ off, const uint32_t *__restrict__ hs,
+                             const uint32_t *__restrict__ rcols, const uint32_t *__restrict__ bmoff,
                              const uint32_t *__restrict__ bm, uint64_t first, uint64_t nrows, uint32_t hb,
                              uint32_t W, unsigned long long *words) {
     extern __shared__ uint32_t count_smem[];
@@ -429,9 +425,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
                     if ((uint64_t)v < first || (uint64_t)v - first >= nrows) {
                         bad += j >= t0 && j - t0 < tl; // in the tile that holds it
                     } else if (wantLo || wantHi) {
-                        const uint64_t x = v - first, o = off[x], b0 = bmoff[x];
-                        const uint32_t dv = (uint32_t)(off[x + 1] - o), h = hs[x];
-                        const uint32_t nwv = (uint32_t)(bmoff[x + 1] - b0);
+                        const uint64_t x = v - first;
+                        const uint32_t o = off[x], b0 = bmoff[x], dv = off[x + 1] - o, h = hs[x];
+                        const uint32_t nwv = bmoff[x + 1] - b0;
                         uint32_t vlo = 0, vhi = 0;
                         if (dv > 0) {
                             vlo = __ldg(rcols + o);
@@ -573,82 +569,79 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
     return TG_OK;
 }
 
-extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmoff, uint64_t first,
-                                   uint64_t nrows, const tg_range_row *entries, uint64_t nentries,
-                                   uint64_t *triangles, double *kernel_ms, char *err, uint64_t errlen) {
+extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint32_t *rows, uint64_t base, uint64_t first, uint64_t nrows,
+                                   const tg_range_row *entries, uint64_t nentries, uint64_t *triangles,
+                                   double *kernel_ms, char *err, uint64_t errlen) {
     const char *fn = "tg_ranges_count";
     char where[160];
     int32_t rc = need_ranges(ctx, fn, err, errlen);
     if (rc != TG_OK) return rc;
     auto &rg = ctx->ranges;
-    if (rowptr == nullptr || bmoff == nullptr || triangles == nullptr || (entries == nullptr && nentries > 0)) {
-        tg_set_err(err, errlen, "%s: NULL offsets, bitmap offsets, entries or result", fn);
+    if (rows == nullptr || triangles == nullptr || (entries == nullptr && nentries > 0)) {
+        tg_set_err(err, errlen, "%s: NULL rows, entries or result", fn);
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    const uint64_t base = rowptr[0], end = rowptr[nrows], bmbase = bmoff[0], bmend = bmoff[nrows];
-    if (first > rg.nvert || nrows > rg.nvert - first || base > end || end > rg.nnz || bmbase > bmend ||
-        bmend - bmbase > rg.bytes || tg_ranges_bytes(nrows, end - base, bmend - bmbase) > rg.bytes) {
-        tg_set_err(err, errlen,
-                   "%s: rows [%llu, +%llu) with columns [%llu, %llu) and bitmap words [%llu, %llu) do not fit a "
-                   "graph of %llu rows and %llu columns or a work area of %llu bytes",
-                   fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                   (unsigned long long)end, (unsigned long long)bmbase, (unsigned long long)bmend,
-                   (unsigned long long)rg.nvert, (unsigned long long)rg.nnz, (unsigned long long)rg.bytes);
+    if (first > rg.nvert || nrows > rg.nvert - first) {
+        tg_set_err(err, errlen, "%s: rows [%llu, +%llu) do not fit a graph of %llu rows", fn,
+                   (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)rg.nvert);
         return TG_ERR_INVALID;
     }
-    const uint64_t nwords = bmend - bmbase;
-    const void *dent = nullptr;
-    if (nentries > 0) {
-        cudaError_t e = mapped(entries, &dent);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            tg_set_err(err, errlen, "%s: the entries at %p are not registered host memory (tg_host_register): %s",
-                       fn, (const void *)entries, cudaGetErrorString(e));
-            return TG_ERR_INVALID;
-        }
+    const void *drows = nullptr, *dent = nullptr;
+    cudaError_t e = mapped(rows, &drows);
+    if (e == cudaSuccess && nentries > 0) e = mapped(entries, &dent);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        tg_set_err(err, errlen, "%s: the rows at %p or the entries at %p are not registered host memory "
+                   "(tg_host_register): %s", fn, (const void *)rows, (const void *)entries, cudaGetErrorString(e));
+        return TG_ERR_INVALID;
+    }
+    const uint64_t ncols = rows[nrows], nwords = rows[2 * nrows + 1];
+    if (base > rg.nnz || ncols > rg.nnz - base || tg_ranges_bytes(nrows, ncols, nwords) > rg.bytes) {
+        tg_set_err(err, errlen,
+                   "%s: rows [%llu, +%llu) with columns [%llu, +%llu) and %llu bitmap words do not fit a graph of "
+                   "%llu columns or a work area of %llu bytes",
+                   fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
+                   (unsigned long long)ncols, (unsigned long long)nwords, (unsigned long long)rg.nnz,
+                   (unsigned long long)rg.bytes);
+        return TG_ERR_INVALID;
     }
     // The work area (tg_ranges_bytes): the check words (words[0]: 1
-    // malformed rows, 2 a bad entry; words[3] the triangles), the offsets,
-    // the bitmaps' offsets, the rows' first columns in the window, the
-    // columns, the bitmaps.
-    const uint64_t offBytes = tg_ranges_granules((nrows + 1) * 8);
+    // malformed rows, 2 a bad entry; words[3] the triangles), the offsets
+    // and the bitmaps' offsets (rows as given), the rows' first columns in
+    // the window, the columns, the bitmaps.
     unsigned long long *words = (unsigned long long *)rg.arena;
-    uint64_t *off = (uint64_t *)((char *)rg.arena + 256);
-    uint64_t *dbmoff = (uint64_t *)((char *)off + offBytes);
-    uint32_t *hs = (uint32_t *)((char *)dbmoff + offBytes);
+    uint32_t *off = (uint32_t *)((char *)rg.arena + 256);
+    uint32_t *dbmoff = off + nrows + 1;
+    uint32_t *hs = (uint32_t *)((char *)off + tg_ranges_granules((nrows + 1) * 8));
     uint32_t *rcols = hs + nrows;
-    uint32_t *bm = (uint32_t *)((char *)hs + tg_ranges_granules((nrows + end - base) * 4));
+    uint32_t *bm = (uint32_t *)((char *)hs + tg_ranges_granules((nrows + ncols) * 4));
     cudaStream_t st = ctx->stream;
     TG_STEP(cudaEventRecord(ctx->ev_start, st), "timing");
     TG_STEP(cudaMemsetAsync(words, 0, 4 * sizeof(unsigned long long), st), "reset");
-    TG_STEP(cudaMemcpyAsync(off, rowptr, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy offsets");
-    TG_STEP(cudaMemcpyAsync(dbmoff, bmoff, (nrows + 1) * 8, cudaMemcpyHostToDevice, st), "copy bitmap offsets");
-    if (end > base)
-        TG_STEP(cudaMemcpyAsync(rcols, rg.host + base, (end - base) * 4, cudaMemcpyHostToDevice, st), "copy columns");
+    TG_STEP(cudaMemcpyAsync(off, rows, 2 * (nrows + 1) * 4, cudaMemcpyHostToDevice, st), "copy offsets");
+    if (ncols > 0)
+        TG_STEP(cudaMemcpyAsync(rcols, rg.host + base, ncols * 4, cudaMemcpyHostToDevice, st), "copy columns");
     if (nwords > 0) TG_STEP(cudaMemsetAsync(bm, 0, nwords * 4, st), "clear bitmaps");
     const unsigned grid = (unsigned)std::max<uint64_t>(
         1, std::min<uint64_t>((nrows + 256) / 256, (uint64_t)ctx->env.sm_count * 16));
-    ranges_rebase<<<grid, 256, 0, st>>>(off, dbmoff, nrows, base, end, bmbase, nwords, words);
-    TG_STEP(cudaGetLastError(), "rebase kernel");
-    if (nrows > 0) {
-        const uint64_t warps = std::min<uint64_t>(nrows, (uint64_t)ctx->env.sm_count * 64);
-        tg_check_block<<<(unsigned)((warps + 7) / 8), 256, 0, st>>>(off, rcols, (int64_t)nrows,
-                                                                    (int64_t)rg.nvert, end - base, words);
+    {
+        const uint64_t warps = std::max<uint64_t>(1, std::min<uint64_t>(nrows, (uint64_t)ctx->env.sm_count * 64));
+        ranges_check_rows<<<(unsigned)((warps + 7) / 8), 256, 0, st>>>(off, dbmoff, rcols, nrows, (uint32_t)ncols,
+                                                                        rg.nvert, rg.ratio, words);
         TG_STEP(cudaGetLastError(), "check kernel");
-        ranges_check_bitmaps<<<grid, 256, 0, st>>>(off, rcols, dbmoff, nrows, end - base, rg.ratio, words);
-        TG_STEP(cudaGetLastError(), "bitmap check kernel");
     }
     TG_STEP(cudaMemcpyAsync(ctx->h_count, words, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
                "read check");
     TG_STEP(cudaStreamSynchronize(st), "check");
     if (ctx->h_count[0] != 0) {
         tg_set_err(err, errlen,
-                   "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
-                   "a row not strictly increasing, or bitmap offsets other than tg_ranges_bm_words's)",
-                   fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                   (unsigned long long)end, (unsigned long long)rg.nvert);
+                   "%s: malformed rows [%llu, +%llu) (offsets not from 0, decreasing or past the range's %llu "
+                   "columns, a column >= %llu, a row not strictly increasing, or bitmap offsets other than "
+                   "tg_ranges_bm_words's)",
+                   fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)ncols,
+                   (unsigned long long)rg.nvert);
         return TG_ERR_INVALID;
     }
     if (nwords > 0) {
@@ -701,7 +694,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const ui
                 "ranges-profile hb=%llu rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
                 "p0=%llu p1=%llu p2=%llu p3=%llu p4=%llu p5=%llu p6=%llu p7=%llu\n",
                 (unsigned long long)hb, (unsigned long long)nrows,
-                (unsigned long long)(end - base), (unsigned long long)nwords,
+                (unsigned long long)ncols, (unsigned long long)nwords,
                 (unsigned long long)nentries, all, kern, pw[0], pw[1], pw[2], pw[3], pw[4], pw[5], pw[6], pw[7]);
         cudaEventDestroy(pk0);
         cudaEventDestroy(pk1);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 10
+#define TG_ABI_VERSION 11
 
 /* Status codes. */
 #define TG_OK 0
@@ -464,16 +464,20 @@ int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
  * tg_ranges_bytes(nrows, m, w) of it. tg_ranges_end (and tg_ctx_destroy)
  * frees it.
  *
- * tg_ranges_count counts rows [first, first + nrows): rowptr holds their
- * nrows + 1 offsets into the columns (host memory); bmoff (host memory)
- * lays out their dense-row bitmaps: row first + i has bitmap words
- * [bmoff[i], bmoff[i+1]) (offsets from bmoff[0]), as many as
- * tg_ranges_bm_words gives for it, which the device checks. entries is the
+ * tg_ranges_count counts rows [first, first + nrows), whose columns are
+ * the graph's [base, base + rows[nrows]). rows (registered host memory)
+ * holds 2 (nrows + 1) words: the rows' offsets from base (rows[0] = 0,
+ * row first + i from rows[i] to rows[i+1]), then their bitmaps' offsets
+ * from the range's first word (b = rows + nrows + 1, b[0] = 0: row
+ * first + i has words [b[i], b[i+1]), as many as tg_ranges_bm_words gives
+ * for it, which the device checks). A range's columns and bitmap words
+ * are each below 2^32. entries is the
  * nentries rows u that have columns in the range (registered host memory,
  * read by the kernel). A column of entries outside the range, an entry
- * past the columns, malformed rows (offsets decreasing or past the
- * columns, a column >= nvertices, a row not strictly increasing) or a
- * bitmap layout other than the rule's are TG_ERR_INVALID. *kernel_ms is
+ * past the columns, malformed rows (offsets not from 0, decreasing or
+ * past the graph's columns, a column >= nvertices, a row not strictly
+ * increasing) or a bitmap layout other than the rule's are
+ * TG_ERR_INVALID. *kernel_ms is
  * the CUDA-event time of the range's GPU work (copy, check, bitmaps and
  * count), or the CPU time in the reference. */
 typedef struct tg_range_row {
@@ -494,20 +498,21 @@ typedef struct tg_range_row {
          ? ((uint64_t)(hi) - (uint64_t)(lo) + 32) / 32                         \
          : 0)
 /* The work area of a range of nrows rows, ncols columns and words bitmap
- * words: the check words, the offsets and the bitmaps' offsets (256-byte
- * granules each), each row's first column in the window (a word a row)
- * and the columns (together in granules), the bitmaps. */
+ * words: the check words (256 bytes), the offsets and the bitmaps'
+ * offsets (a word a row each, together in 256-byte granules), each row's
+ * first column in the window (a word a row) and the columns (together in
+ * granules), the bitmaps. */
 #define tg_ranges_granules(b) (((uint64_t)(b) + 255) / 256 * 256)
 #define tg_ranges_bytes(nrows, ncols, words)                                   \
-    (256 + 2 * tg_ranges_granules(((uint64_t)(nrows) + 1) * 8) +               \
+    (256 + tg_ranges_granules(((uint64_t)(nrows) + 1) * 8) +                   \
      tg_ranges_granules(((uint64_t)(nrows) + (uint64_t)(ncols)) * 4) +         \
      (uint64_t)(words) * 4)
 int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz,
                         uint64_t nvertices, uint64_t bytes, uint32_t bm_ratio,
                         char *err, uint64_t errlen);
-int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr,
-                        const uint64_t *bmoff, uint64_t first,
-                        uint64_t nrows, const tg_range_row *entries,
+int32_t tg_ranges_count(tg_ctx *ctx, const uint32_t *rows, uint64_t base,
+                        uint64_t first, uint64_t nrows,
+                        const tg_range_row *entries,
                         uint64_t nentries, uint64_t *triangles,
                         double *kernel_ms, char *err, uint64_t errlen);
 int32_t tg_ranges_end(tg_ctx *ctx, char *err, uint64_t errlen);

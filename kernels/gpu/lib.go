@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 10
+const ABIVersion = 11
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -99,7 +99,7 @@ type Library struct {
 	piecesVertices  func(ctx uintptr, words *uint32, toDevice int32, err *byte, errlen uint64) int32
 	piecesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 	rangesBegin     func(ctx uintptr, cols *uint32, nnz, n, bytes uint64, bmRatio uint32, err *byte, errlen uint64) int32
-	rangesCount     func(ctx uintptr, rowptr, bmoff *uint64, first, nrows uint64, entries *rangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
+	rangesCount     func(ctx uintptr, rows *uint32, base, first, nrows uint64, entries *rangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
 	rangesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 }
 

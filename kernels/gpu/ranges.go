@@ -3,12 +3,14 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -23,12 +25,16 @@ type rangeRow struct {
 
 // RangesBytes is tg_ranges_bytes: the work area a range of nrows rows,
 // ncols columns and words bitmap words takes on the device (the check
-// words, the offsets and the bitmaps' offsets, each in 256-byte granules;
-// each row's first column in the window and the columns, together in
-// granules; then the bitmaps).
+// words; the offsets and the bitmaps' offsets, a word a row each, together
+// in 256-byte granules; each row's first column in the window and the
+// columns, together in granules; then the bitmaps).
 func RangesBytes(nrows, ncols, words int64) int64 {
-	return 256 + 2*granules((nrows+1)*8) + granules((nrows+ncols)*4) + words*4
+	return 256 + granules((nrows+1)*8) + granules((nrows+ncols)*4) + words*4
 }
+
+// rangesRowsAtMost is the most rows a range that fits area bytes can have
+// (RangesBytes takes more than 12 bytes a row).
+func rangesRowsAtMost(area int64) int64 { return max(area, 0) / 12 }
 
 // granules is n bytes rounded up to whole 256-byte granules.
 func granules(n int64) int64 { return (n + 255) &^ 255 }
@@ -90,6 +96,13 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	if c.ctx == 0 {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: counter is closed")
 	}
+	// When each step ended, in seconds from the start (a debug line).
+	start := time.Now()
+	var tAlloc, tFirst, tLoop float64
+	defer func() {
+		c.lib.logger.Debug("ranges: timeline", "allocated", tAlloc, "setup", st.Setup.Seconds(), "first_call", tFirst,
+			"counted", tLoop, "returned", time.Since(start).Seconds())
+	}()
 	c.releaseAll()
 	var used, limit uint64
 	c.lib.memUsage(c.ctx, &used, &limit, nil)
@@ -97,13 +110,15 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
 
-	// Two buffers of entries, one a row each at most: the host lists the
-	// next range's entries into one while the device counts from the other.
-	// The columns are pinned already when the pin registry holds them (the
-	// device oriented the graph in pieces). The pins are made in the
-	// background, in order: the columns (when not held) and the first
-	// buffer beside the set-up and the first range's listing, the second
-	// beside the first range's count.
+	// Two sides, each a range's entries (a row each at most) and its rows
+	// (offsets and bitmap offsets from the range's first, two words a row):
+	// the host lists the next range into one while the device counts from
+	// the other. They are fresh pages (osmem): a make of them would clear
+	// them on one core first. The columns are pinned already when the pin
+	// registry holds them (the device oriented the graph in pieces). The
+	// pins are made in the background, in order: the columns (when not
+	// held) and the first side beside the set-up and the first range's
+	// listing, the second beside the first range's count.
 	cols := fwd.Cols
 	pinned := c.lib.pins.holdCols(fwd)
 	if pinned {
@@ -113,15 +128,32 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	}
 	st.PinnedCols = pinned
 	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
-	bufs := [2][]rangeRow{make([]rangeRow, capEntries), make([]rangeRow, capEntries)}
+	capRows := max(2*(min(n, rangesRowsAtMost(area))+1), padBytes/4)
+	var (
+		ents  [2][]rangeRow
+		rows  [2][]uint32
+		frees []func()
+	)
+	for i := range 2 {
+		var free func()
+		ents[i], free = osmem.Alloc[rangeRow](int(capEntries))
+		frees = append(frees, free)
+		rows[i], free = osmem.Alloc[uint32](int(capRows))
+		frees = append(frees, free)
+	}
+	tAlloc = time.Since(start).Seconds()
 	var (
 		regs       []*Registration // made by the pins' goroutine, read after firstDone or secondDone
 		firstErr   error
 		secondErr  error
 		firstDone  = make(chan struct{})
 		secondDone = make(chan struct{})
-		returned   atomic.Bool // the second buffer is not wanted
+		returned   atomic.Bool // the second side is not wanted
 	)
+	// A side's fresh pages are touched on all cores before the listing
+	// writes them (faulted[i] closes then): the pin would take their faults
+	// on the driver's one thread.
+	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	go func() {
 		defer close(secondDone)
 		pin := func(r *Registration, err error) error {
@@ -130,15 +162,28 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			}
 			return err
 		}
+		fault := func(i int) {
+			prefault(ents[i])
+			prefault(rows[i])
+			close(faulted[i])
+		}
+		fault(0)
 		if len(cols) > 0 && !pinned {
 			firstErr = pin(registerSlice(c.lib, cols))
 		}
 		if firstErr == nil {
-			firstErr = pin(registerSlice(c.lib, bufs[0]))
+			firstErr = pin(registerSlice(c.lib, ents[0]))
+		}
+		if firstErr == nil {
+			firstErr = pin(registerSlice(c.lib, rows[0]))
 		}
 		close(firstDone)
+		fault(1)
 		if firstErr == nil && !returned.Load() {
-			secondErr = pin(registerSlice(c.lib, bufs[1]))
+			secondErr = pin(registerSlice(c.lib, ents[1]))
+		}
+		if secondErr == nil && !returned.Load() {
+			secondErr = pin(registerSlice(c.lib, rows[1]))
 		}
 	}()
 	defer func() {
@@ -147,6 +192,9 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		<-secondDone
 		for _, r := range regs {
 			c.lib.releaseLogged(r)
+		}
+		for _, free := range frees {
+			free()
 		}
 		st.Pin += time.Since(t)
 	}()
@@ -158,10 +206,11 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	}
 
 	tSetup := time.Now()
-	ratio, bm, rb, err := rangeSetup(fwd)
+	ratio, bm, rb, release, err := rangeSetup(fwd)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
+	defer release()
 	st.BitmapRatio = ratio
 	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {
@@ -173,8 +222,17 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	for k := 0; k+1 < len(bounds); k++ {
 		st.AreaBytes = max(st.AreaBytes, rangeBytes(fwd, bm, bounds[k], bounds[k+1]))
 	}
+	// list readies side k%2 for range k: its entries and its rows.
+	list := func(k int) (entries, mapped int64) {
+		if k < 2 {
+			<-faulted[k]
+		}
+		entries, mapped = rb.build(k, ents[k%2])
+		rangeRows(fwd, bm, bounds[k], bounds[k+1], rows[k%2])
+		return entries, mapped
+	}
 	t0 := time.Now()
-	ne, mapped := rb.build(0, bufs[0])
+	ne, mapped := list(0)
 	st.Prepare = time.Since(t0)
 	if err := wait(firstDone, &firstErr); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
@@ -206,25 +264,30 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		if k+2 < len(bounds) {
 			go func() {
 				t := time.Now()
-				n, m := rb.build(k+1, bufs[(k+1)%2])
+				n, m := list(k + 1)
 				c.lib.logger.Debug("ranges: entries listed", "range", k+1, "entries", n, "seconds", time.Since(t).Seconds())
 				next <- [2]int64{n, m}
 			}()
 		}
 		if k == 1 {
 			if err := wait(secondDone, &secondErr); err != nil {
+				if k+2 < len(bounds) {
+					<-next // the next range's listing writes into a side until then
+				}
 				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
-		e := bufs[k%2][:ne]
 		var ep *rangeRow
 		if ne > 0 {
-			ep = &e[0]
+			ep = &ents[k%2][0]
 		}
 		var tri uint64
 		var ms float64
-		rc := c.lib.rangesCount(c.ctx, &fwd.Offsets[a], &bm[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
+		if k == 0 {
+			tFirst = time.Since(start).Seconds()
+		}
+		rc := c.lib.rangesCount(c.ctx, &rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
 		if k+2 < len(bounds) {
 			nm := <-next
 			ne, mapped = nm[0], nm[1]
@@ -234,21 +297,43 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		}
 		res.Triangles += tri
 		res.KernelTime += time.Duration(ms * float64(time.Millisecond))
-		st.ResidentBytes += (b-a+1)*16 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
+		st.ResidentBytes += (b-a+1)*8 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
 		st.BitmapBytes += int64(bm[b]-bm[a]) * 4
 	}
 	runtime.KeepAlive(cols)
-	runtime.KeepAlive(bufs)
+	tLoop = time.Since(start).Seconds()
 	c.calls += time.Since(tc)
 	c.busy += res.KernelTime
 	c.copied += uint64(st.ResidentBytes)
 	return res, st, nil
 }
 
+// rangeRows writes rows [a, b) of fwd as tg_ranges_count takes them into
+// out: their offsets from row a's, then their bitmap offsets (bm) from row
+// a's, b - a + 1 words each. The range's columns and bitmap words are
+// below 2^32 (rangeBytes).
+func rangeRows(fwd *graph.CSR, bm []uint64, a, b int64, out []uint32) {
+	nr := int(b - a)
+	off, words := fwd.Offsets[a:b+1], bm[a:b+1]
+	o0, w0 := off[0], words[0]
+	bout := out[nr+1 : 2*nr+2]
+	parallel.Dynamic(nr+1, builderChunk, 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = uint32(off[i] - o0)
+			bout[i] = uint32(words[i] - w0)
+		}
+	})
+}
+
 // rangeBytes is the work area of fwd's rows [a, b) with bitmap offsets bm
-// (RangesBytes).
+// (RangesBytes); math.MaxInt64 when their columns or bitmap words reach
+// 2^32, which tg_ranges_count's offsets cannot name.
 func rangeBytes(fwd *graph.CSR, bm []uint64, a, b int64) int64 {
-	return RangesBytes(b-a, int64(fwd.Offsets[b]-fwd.Offsets[a]), int64(bm[b]-bm[a]))
+	ncols, words := fwd.Offsets[b]-fwd.Offsets[a], bm[b]-bm[a]
+	if ncols > math.MaxUint32 || words > math.MaxUint32 {
+		return math.MaxInt64
+	}
+	return RangesBytes(b-a, int64(ncols), int64(words))
 }
 
 // cutRowRanges cuts fwd's rows into the fewest ranges, in order, whose

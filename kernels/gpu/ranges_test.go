@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/kernels"
 )
 
@@ -88,7 +89,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 				if after, _ := c.MemUsage(); after != before {
 					t.Fatalf("%s area %d: %d device bytes after, %d before", name, area, after, before)
 				}
-				if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*16+g.NumEdges()*4 {
+				if st.ResidentBytes != (g.NumRows()+int64(st.Ranges))*8+g.NumEdges()*4 {
 					t.Fatalf("%s area %d: %d bytes copied for %d ranges", name, area, st.ResidentBytes, st.Ranges)
 				}
 				if st.BitmapBytes != int64(bm[g.NumRows()])*4 {
@@ -175,6 +176,34 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 	}
 }
 
+// TestCountInRangesFreshSides: a graph whose sides (entries and rows) are
+// large enough to come from fresh pages (osmem), touched in the background
+// before the listing writes them, counts what the reference counts in
+// several ranges.
+func TestCountInRangesFreshSides(t *testing.T) { forLibs(t, countInRangesFreshSides) }
+
+func countInRangesFreshSides(t *testing.T, path string) {
+	g := forward(t, randomEdges(200000, 600000, 17))
+	want := mustReference(t, kernels.Whole(g))
+	bm := refBitmapOffsets(g, refBitmapRatio(g))
+	area := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()])) / 2
+	if rows := 2 * (min(g.NumRows(), rangesRowsAtMost(area)) + 1) * 4; g.NumRows()*16 < osmem.MinBytes || rows < osmem.MinBytes {
+		t.Fatalf("sides of %d and %d bytes, below osmem's %d", g.NumRows()*16, rows, osmem.MinBytes)
+	}
+	limit := uint64((area+counterBytes(t, path))*RangesSpare/(RangesSpare-1)) + 64
+	lib, err := Open(Options{Path: path, MemLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, st, err := autoCounter(t, lib).CountInRanges(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Triangles != want || st.Ranges < 2 {
+		t.Fatalf("%d triangles in %d ranges; the reference counts %d, want at least 2 ranges", res.Triangles, st.Ranges, want)
+	}
+}
+
 // TestRangesRefuseBadBitmapLayout: tg_ranges_count takes a range's bitmap
 // offsets only as tg_ranges_bm_words lays them out (refBitmapOffsets): a row
 // given a word more or fewer, or none where it has a bitmap, is refused.
@@ -211,11 +240,23 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
-	count := func(off []uint64) error {
+	rows := make([]uint32, max(2*(n+1), padBytes/4))
+	rreg, err := registerSlice(c.lib, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.lib.releaseLogged(rreg)
+	// countRows counts rows [0, n) with offsets offs and bitmap offsets
+	// words, their columns from base.
+	countRows := func(offs, words []uint64, base uint64) error {
+		for i := range n + 1 {
+			rows[i], rows[n+1+i] = uint32(offs[i]), uint32(words[i])
+		}
 		var tri uint64
 		var ms float64
-		return status("tg_ranges_count", c.lib.rangesCount(c.ctx, &g.Offsets[0], &off[0], 0, uint64(n), nil, 0, &tri, &ms, &c.buf[0], errBufLen), c.buf)
+		return status("tg_ranges_count", c.lib.rangesCount(c.ctx, &rows[0], base, 0, uint64(n), nil, 0, &tri, &ms, &c.buf[0], errBufLen), c.buf)
 	}
+	count := func(words []uint64) error { return countRows(g.Offsets, words, 0) }
 	if err := count(bm); err != nil {
 		t.Fatalf("the rule's layout: %v", err)
 	}
@@ -237,6 +278,21 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 				t.Fatalf("row %d, %s: %v; want a refusal naming the bitmap offsets", r, what, err)
 			}
 		}
+	}
+	// Offsets or bitmap offsets not from 0, and columns past the graph's.
+	from1 := func(o []uint64) []uint64 {
+		o = slices.Clone(o)
+		o[0] = 1
+		return o
+	}
+	if err := countRows(from1(g.Offsets), bm, 0); err == nil || !strings.Contains(err.Error(), "not from 0") {
+		t.Fatalf("offsets from 1: %v; want a refusal naming offsets not from 0", err)
+	}
+	if err := countRows(g.Offsets, from1(bm), 0); err == nil || !strings.Contains(err.Error(), "not from 0") {
+		t.Fatalf("bitmap offsets from 1: %v; want a refusal naming offsets not from 0", err)
+	}
+	if err := countRows(g.Offsets, bm, 1); err == nil || !strings.Contains(err.Error(), "do not fit") {
+		t.Fatalf("columns from 1: %v; want a refusal of columns past the graph's", err)
 	}
 	if err := count(bm); err != nil {
 		t.Fatalf("the rule's layout after the refusals: %v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/internal/parallel"
 )
 
@@ -16,18 +17,28 @@ import (
 // the ratio chosen (the first whose bitmaps take at most
 // 1/RangesBitmapShare of the columns' bytes, else 0), lays out the
 // bitmaps' offsets from the spans and zeroes the cursor. Row r's bitmap
-// words are [bm[r], bm[r+1]); rb still needs its bounds.
-func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, err error) {
+// words are [bm[r], bm[r+1]); rb still needs its bounds. bm and rb's
+// arrays are fresh pages (osmem), which release hands back: no use of
+// them may follow it. On an error release is nil and nothing is held.
+func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, release func(), err error) {
 	if len(fwd.Offsets) == 0 {
-		return 0, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
+		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
 	}
 	n := int(fwd.NumRows())
 	if fwd.Offsets[0] != 0 || fwd.Offsets[n] != uint64(len(fwd.Cols)) {
-		return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
+		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
 			fwd.Offsets[0], fwd.Offsets[n], len(fwd.Cols))
 	}
 	chunks := (n + builderChunk - 1) / builderChunk
-	rb = &rangeBuilder{fwd: fwd, cursor: make([]uint32, n), next: make([]uint32, n), counts: make([]int64, chunks)}
+	cursor, freeCursor := osmem.Alloc[uint32](n)
+	next, freeNext := osmem.Alloc[uint32](n)
+	bm, freeBM := osmem.Alloc[uint64](n + 1)
+	release = func() {
+		freeCursor()
+		freeNext()
+		freeBM()
+	}
+	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next, counts: make([]int64, chunks)}
 	k := len(rangesBitmapRatios)
 	words := make([]int64, chunks*k)
 	bad := make([]int, chunks) // per chunk, 1 + the first row whose offsets decrease
@@ -57,7 +68,8 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, er
 	})
 	for _, r := range bad {
 		if r > 0 {
-			return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets decrease at row %d (from %d to %d over %d columns)",
+			release()
+			return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: offsets decrease at row %d (from %d to %d over %d columns)",
 				r-1, fwd.Offsets[r-1], fwd.Offsets[r], len(fwd.Cols))
 		}
 	}
@@ -71,7 +83,7 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, er
 			break
 		}
 	}
-	bm = make([]uint64, n+1)
+	bm[0] = 0
 	sums := make([]uint64, chunks)
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		var sum uint64
@@ -98,5 +110,5 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, er
 			bm[r+1] += add
 		}
 	})
-	return ratio, bm, rb, nil
+	return ratio, bm, rb, release, nil
 }

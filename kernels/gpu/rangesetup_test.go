@@ -71,10 +71,11 @@ func TestRangeSetup(t *testing.T) {
 	graphs["unsorted"] = unsorted
 	graphs["chunks"] = stridedRows(3*builderChunk + 7)
 	for name, g := range graphs {
-		ratio, bm, rb, err := rangeSetup(g)
+		ratio, bm, rb, release, err := rangeSetup(g)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		defer release()
 		if want := refBitmapRatio(g); ratio != want {
 			t.Fatalf("%s: ratio %d, the reference chooses %d", name, ratio, want)
 		}
@@ -105,7 +106,10 @@ func TestRangeSetup(t *testing.T) {
 	for what, brk := range breaks {
 		b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: g.Cols, NCols: g.NCols}
 		brk(b.Offsets)
-		_, _, _, err := rangeSetup(b)
+		_, _, _, release, err := rangeSetup(b)
+		if release != nil {
+			t.Fatalf("%s: a release function with the error %v", what, err)
+		}
 		if err == nil || !strings.Contains(err.Error(), "malformed forward graph") {
 			t.Fatalf("%s: %v, want a malformed forward graph", what, err)
 		}

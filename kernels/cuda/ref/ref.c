@@ -1531,9 +1531,9 @@ int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t nnz, uint64_
     return TG_OK;
 }
 
-int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmoff, uint64_t first,
-                        uint64_t nrows, const tg_range_row *entries, uint64_t nentries, uint64_t *triangles,
-                        double *kernel_ms, char *err, uint64_t errlen) {
+int32_t tg_ranges_count(tg_ctx *ctx, const uint32_t *rows, uint64_t base, uint64_t first, uint64_t nrows,
+                        const tg_range_row *entries, uint64_t nentries, uint64_t *triangles, double *kernel_ms,
+                        char *err, uint64_t errlen) {
     const char *fn = "tg_ranges_count";
     if (ctx == NULL) {
         set_err(err, errlen, "%s: NULL context", fn);
@@ -1543,22 +1543,30 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmo
         set_err(err, errlen, "%s: no work area (tg_ranges_begin)", fn);
         return TG_ERR_INVALID;
     }
-    if (rowptr == NULL || bmoff == NULL || triangles == NULL || (entries == NULL && nentries > 0)) {
-        set_err(err, errlen, "%s: NULL offsets, bitmap offsets, entries or result", fn);
+    if (rows == NULL || triangles == NULL || (entries == NULL && nentries > 0)) {
+        set_err(err, errlen, "%s: NULL rows, entries or result", fn);
         return TG_ERR_INVALID;
     }
     *triangles = 0;
     if (kernel_ms) *kernel_ms = 0;
-    const uint64_t base = rowptr[0], end = rowptr[nrows], bmbase = bmoff[0], bmend = bmoff[nrows];
-    if (first > ctx->rg_nvert || nrows > ctx->rg_nvert - first || base > end || end > ctx->rg_nnz ||
-        bmbase > bmend || bmend - bmbase > ctx->rg_bytes ||
-        tg_ranges_bytes(nrows, end - base, bmend - bmbase) > ctx->rg_bytes) {
+    if (first > ctx->rg_nvert || nrows > ctx->rg_nvert - first) {
+        set_err(err, errlen, "%s: rows [%llu, +%llu) do not fit a graph of %llu rows", fn, (unsigned long long)first,
+                (unsigned long long)nrows, (unsigned long long)ctx->rg_nvert);
+        return TG_ERR_INVALID;
+    }
+    if (!reg_holds(rows, 2 * (nrows + 1) * 4)) {
+        set_err(err, errlen, "%s: the rows at %p are not registered host memory (tg_host_register)", fn,
+                (const void *)rows);
+        return TG_ERR_INVALID;
+    }
+    const uint32_t *rowptr = rows, *bmoff = rows + nrows + 1;
+    const uint64_t ncols = rowptr[nrows], nwords = bmoff[nrows];
+    if (base > ctx->rg_nnz || ncols > ctx->rg_nnz - base || tg_ranges_bytes(nrows, ncols, nwords) > ctx->rg_bytes) {
         set_err(err, errlen,
-                "%s: rows [%llu, +%llu) with columns [%llu, %llu) and bitmap words [%llu, %llu) do not fit a "
-                "graph of %llu rows and %llu columns or a work area of %llu bytes",
+                "%s: rows [%llu, +%llu) with columns [%llu, +%llu) and %llu bitmap words do not fit a graph of "
+                "%llu columns or a work area of %llu bytes",
                 fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                (unsigned long long)end, (unsigned long long)bmbase, (unsigned long long)bmend,
-                (unsigned long long)ctx->rg_nvert, (unsigned long long)ctx->rg_nnz,
+                (unsigned long long)ncols, (unsigned long long)nwords, (unsigned long long)ctx->rg_nnz,
                 (unsigned long long)ctx->rg_bytes);
         return TG_ERR_INVALID;
     }
@@ -1568,10 +1576,10 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmo
         return TG_ERR_INVALID;
     }
     double t0 = now_ms();
-    const uint32_t *cols = ctx->rg_cols;
+    const uint32_t *cols = ctx->rg_cols + base;
     for (uint64_t r = 0; r < nrows; r++) {
         uint64_t b = rowptr[r], e = rowptr[r + 1];
-        int bad = b < base || b > end || e < b || e > end;
+        int bad = (r == 0 && (b != 0 || bmoff[0] != 0)) || e < b || e > ncols;
         for (uint64_t k = b; !bad && k < e; k++)
             bad = cols[k] >= ctx->rg_nvert || (k > b && cols[k - 1] >= cols[k]);
         /* The bitmaps' layout: each row's words as the rule gives them. */
@@ -1579,13 +1587,19 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmo
         bad = bad || bmoff[r + 1] < bmoff[r] || bmoff[r + 1] - bmoff[r] != want;
         if (bad) {
             set_err(err, errlen,
-                    "%s: malformed rows [%llu, +%llu) (offsets decreasing or outside [%llu, %llu], a column >= %llu, "
-                    "a row not strictly increasing, or bitmap offsets other than tg_ranges_bm_words's)",
-                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)base,
-                    (unsigned long long)end, (unsigned long long)ctx->rg_nvert);
+                    "%s: malformed rows [%llu, +%llu) (offsets not from 0, decreasing or past the range's %llu "
+                    "columns, a column >= %llu, a row not strictly increasing, or bitmap offsets other than "
+                    "tg_ranges_bm_words's)",
+                    fn, (unsigned long long)first, (unsigned long long)nrows, (unsigned long long)ncols,
+                    (unsigned long long)ctx->rg_nvert);
             return TG_ERR_INVALID;
         }
     }
+    if (nrows == 0 && (rowptr[0] != 0 || bmoff[0] != 0)) {
+        set_err(err, errlen, "%s: malformed rows [%llu, +0) (offsets not from 0)", fn, (unsigned long long)first);
+        return TG_ERR_INVALID;
+    }
+    cols = ctx->rg_cols;
     uint64_t found = 0;
     for (uint64_t i = 0; i < nentries; i++) {
         const tg_range_row r = entries[i];
@@ -1598,8 +1612,8 @@ int32_t tg_ranges_count(tg_ctx *ctx, const uint64_t *rowptr, const uint64_t *bmo
                 break;
             }
             /* |suf[j+1:] ∩ cols(v)| by merging: both sorted, cols(v) > v. */
-            uint64_t a = j + 1, k = rowptr[v - first];
-            const uint64_t ke = rowptr[v - first + 1];
+            uint64_t a = j + 1, k = base + rowptr[v - first];
+            const uint64_t ke = base + rowptr[v - first + 1];
             while (a < r.len && k < ke) {
                 if (suf[a] < cols[k]) a++;
                 else if (suf[a] > cols[k]) k++;
