@@ -41,8 +41,9 @@ type RangeStats struct {
 	// Setup is the host's time checking the offsets, laying out the
 	// bitmaps and cutting the ranges; Prepare its time listing the first
 	// range's entries (the others are listed while the device counts);
-	// Pin the time page-locking and releasing the host arrays (not the
-	// columns when PinnedCols: they were pinned already).
+	// Pin the time waiting on the host arrays' page-locking (not the
+	// columns' when PinnedCols: they were pinned already) and on their
+	// release where the count waits for it.
 	Setup      time.Duration
 	Prepare    time.Duration
 	Pin        time.Duration

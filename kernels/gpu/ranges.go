@@ -86,13 +86,16 @@ const padBytes = 64 << 10
 // counted in the range holding v, so the ranges' counts sum to the
 // graph's. An error wrapping ErrOutOfMemory means the longest row does not
 // fit (the caller counts in blocks); the resident slots are given up first.
-// st.Pin includes releasing the host arrays.
+// After a count the host arrays are released in the background, the
+// counter's next call waiting for it; after an error before returning,
+// within st.Pin.
 func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernels.Result, st kernels.RangeStats, err error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, st, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	unlock := c.mu.Unlock // after a count, the host arrays' release unlocks
+	defer func() { unlock() }()
 	if c.ctx == 0 {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: counter is closed")
 	}
@@ -150,27 +153,31 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		secondDone = make(chan struct{})
 		returned   atomic.Bool // the second side is not wanted
 	)
-	// A side's fresh pages are touched on all cores before the listing
-	// writes them (faulted[i] closes then): the pin would take their faults
-	// on the driver's one thread.
+	// A side's fresh pages are touched on all cores (faulted[i] closes
+	// then) before the listing writes them and before they are pinned: the
+	// pin would take their faults on the driver's one thread. The columns'
+	// pin does not wait for the touch.
 	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	go func() {
+		for i := range 2 {
+			prefault(ents[i])
+			prefault(rows[i])
+			close(faulted[i])
+		}
+	}()
+	go func() {
 		defer close(secondDone)
+		defer func() { <-faulted[1] }() // no touch outlives the pins
 		pin := func(r *Registration, err error) error {
 			if r != nil {
 				regs = append(regs, r)
 			}
 			return err
 		}
-		fault := func(i int) {
-			prefault(ents[i])
-			prefault(rows[i])
-			close(faulted[i])
-		}
-		fault(0)
 		if len(cols) > 0 && !pinned {
 			firstErr = pin(registerSlice(c.lib, cols))
 		}
+		<-faulted[0]
 		if firstErr == nil {
 			firstErr = pin(registerSlice(c.lib, ents[0]))
 		}
@@ -178,7 +185,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			firstErr = pin(registerSlice(c.lib, rows[0]))
 		}
 		close(firstDone)
-		fault(1)
+		<-faulted[1]
 		if firstErr == nil && !returned.Load() {
 			secondErr = pin(registerSlice(c.lib, ents[1]))
 		}
@@ -186,16 +193,31 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			secondErr = pin(registerSlice(c.lib, rows[1]))
 		}
 	}()
+	// The host arrays go back (unpinned, then unmapped) once the pins are
+	// done: after a count in the background, c.mu still held, so that no
+	// call on the counter meets them; after an error before returning.
 	defer func() {
 		returned.Store(true)
+		giveBack := func() {
+			<-secondDone
+			for _, r := range regs {
+				c.lib.releaseLogged(r)
+			}
+			for _, free := range frees {
+				free()
+			}
+		}
+		if err == nil {
+			u := unlock
+			unlock = func() {}
+			go func() {
+				giveBack()
+				u()
+			}()
+			return
+		}
 		t := time.Now()
-		<-secondDone
-		for _, r := range regs {
-			c.lib.releaseLogged(r)
-		}
-		for _, free := range frees {
-			free()
-		}
+		giveBack()
 		st.Pin += time.Since(t)
 	}()
 	wait := func(done chan struct{}, err *error) error {
@@ -210,7 +232,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	defer release()
+	frees = append(frees, release)
 	st.BitmapRatio = ratio
 	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {

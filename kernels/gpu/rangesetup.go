@@ -16,7 +16,8 @@ import (
 // sums the bitmap words of every ratio of rangesBitmapRatios; the second,
 // the ratio chosen (the first whose bitmaps take at most
 // 1/RangesBitmapShare of the columns' bytes, else 0), lays out the
-// bitmaps' offsets from the spans and zeroes the cursor. Row r's bitmap
+// bitmaps' offsets from the spans (each chunk of rows from its first
+// pass's sum) and zeroes the cursor. Row r's bitmap
 // words are [bm[r], bm[r+1]); rb still needs its bounds. bm and rb's
 // arrays are fresh pages (osmem), which release hands back: no use of
 // them may follow it. On an error release is nil and nothing is held.
@@ -73,6 +74,9 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 				r-1, fwd.Offsets[r-1], fwd.Offsets[r], len(fwd.Cols))
 		}
 	}
+	// starts[c]: chunk c's first bitmap word under the ratio chosen (its
+	// chunks' sums from the first pass).
+	starts := make([]uint64, chunks)
 	for i, x := range rangesBitmapRatios {
 		var sum int64
 		for c := range chunks {
@@ -80,13 +84,17 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 		}
 		if sum*4*RangesBitmapShare <= int64(len(fwd.Cols))*4 {
 			ratio = x
+			var at uint64
+			for c := range chunks {
+				starts[c] = at
+				at += uint64(words[c*k+i])
+			}
 			break
 		}
 	}
 	bm[0] = 0
-	sums := make([]uint64, chunks)
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		var sum uint64
+		sum := starts[lo/builderChunk]
 		for r := lo; r < hi; r++ {
 			if d := fwd.Offsets[r+1] - fwd.Offsets[r]; d > 0 {
 				span := rb.cursor[r]
@@ -96,18 +104,6 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 			}
 			rb.cursor[r] = 0
 			bm[r+1] = sum
-		}
-		sums[lo/builderChunk] = sum
-	})
-	var total uint64
-	for i, c := range sums {
-		sums[i] = total
-		total += c
-	}
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		add := sums[lo/builderChunk]
-		for r := lo; r < hi; r++ {
-			bm[r+1] += add
 		}
 	})
 	return ratio, bm, rb, release, nil
