@@ -12,15 +12,19 @@ import (
 // on all cores: the first checks the offsets (they start at 0, never
 // decrease and end at the columns: what the host's walks rely on; the
 // device checks the columns), notes each row's first column (the
-// builder's next) and its span (in the builder's cursor, for now) and
-// sums the bitmap words of every ratio of rangesBitmapRatios; the second,
-// the ratio chosen (the first whose bitmaps take at most
-// 1/RangesBitmapShare of the columns' bytes, else 0), lays out the
-// bitmaps' offsets from the spans (each chunk of rows from its first
-// pass's sum) and zeroes the cursor. Row r's bitmap
+// builder's next) and its span (in bm[r+1], for now) and sums the bitmap
+// words of every ratio of rangesBitmapRatios; the second, the ratio chosen
+// (the first whose bitmaps take at most 1/RangesBitmapShare of the
+// columns' bytes, else 0), lays out the bitmaps' offsets from the spans
+// (each chunk of rows from its first pass's sum). The builder's cursor
+// stays as allocated, zero. Row r's bitmap
 // words are [bm[r], bm[r+1]); rb still needs its bounds. bm and rb's
 // arrays are fresh pages (osmem), which release hands back: no use of
 // them may follow it. On an error release is nil and nothing is held.
+// noSpan marks, in rangeSetup's first pass, a row without a bitmap's span
+// (empty, or not increasing).
+const noSpan = ^uint64(0)
+
 func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, release func(), err error) {
 	if len(fwd.Offsets) == 0 {
 		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
@@ -52,12 +56,15 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 				return
 			}
 			if b == a {
-				rb.next[r], rb.cursor[r] = ^uint32(0), 0
+				rb.next[r], bm[r+1] = ^uint32(0), noSpan
 				continue
 			}
 			first, last := fwd.Cols[a], fwd.Cols[b-1]
 			rb.next[r] = first
-			rb.cursor[r] = last - first // a span: rows are increasing (the device checks)
+			bm[r+1] = noSpan // not increasing: no bitmap, the device refuses the row
+			if last >= first {
+				bm[r+1] = uint64(last - first)
+			}
 			for i, ratio := range rangesBitmapRatios {
 				x := rangesBitmapWords(int64(b-a), first, last, ratio)
 				if x == 0 {
@@ -96,13 +103,9 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		sum := starts[lo/builderChunk]
 		for r := lo; r < hi; r++ {
-			if d := fwd.Offsets[r+1] - fwd.Offsets[r]; d > 0 {
-				span := rb.cursor[r]
-				if span <= ^uint32(0)-rb.next[r] { // else not increasing: no bitmap, the device refuses the row
-					sum += uint64(rangesBitmapWords(int64(d), 0, span, ratio))
-				}
+			if span := bm[r+1]; span != noSpan {
+				sum += uint64(rangesBitmapWords(int64(fwd.Offsets[r+1]-fwd.Offsets[r]), 0, uint32(span), ratio))
 			}
-			rb.cursor[r] = 0
 			bm[r+1] = sum
 		}
 	})
