@@ -298,3 +298,51 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 		t.Fatalf("the rule's layout after the refusals: %v", err)
 	}
 }
+
+// TestCutRowRangesFromEnd: the ranges cover the rows in order, each fits,
+// each but the first could not take the row before it, and there are as
+// many as the fewest cut from the first row (cutRows).
+func TestCutRowRangesFromEnd(t *testing.T) {
+	graphs := map[string]*graph.CSR{
+		"hub":    forward(t, append(hubEdges(900), randomEdges(900, 7000, 5)...)),
+		"sparse": forward(t, randomEdges(5000, 9000, 11)),
+		"clique": forward(t, append(clique(120), randomEdges(400, 2000, 3)...)),
+	}
+	for name, g := range graphs {
+		bm := refBitmapOffsets(g, refBitmapRatio(g))
+		n := g.NumRows()
+		least := int64(0)
+		for r := range n {
+			least = max(least, rangeBytes(g, bm, r, r+1))
+		}
+		whole := rangeBytes(g, bm, 0, n)
+		for _, area := range []int64{least, least + 777, whole / 13, whole / 5, whole / 2, whole} {
+			if area < least {
+				continue
+			}
+			bounds, err := cutRowRanges(g, bm, area)
+			if err != nil {
+				t.Fatalf("%s area %d: %v", name, area, err)
+			}
+			if bounds[0] != 0 || bounds[len(bounds)-1] != n {
+				t.Fatalf("%s area %d: bounds from %d to %d, want 0 to %d", name, area, bounds[0], bounds[len(bounds)-1], n)
+			}
+			for k := 0; k+1 < len(bounds); k++ {
+				a, b := bounds[k], bounds[k+1]
+				if b <= a || rangeBytes(g, bm, a, b) > area {
+					t.Fatalf("%s area %d: range %d is rows [%d, %d) of %d bytes", name, area, k, a, b, rangeBytes(g, bm, a, b))
+				}
+				if k > 0 && rangeBytes(g, bm, a-1, b) <= area {
+					t.Fatalf("%s area %d: range %d [%d, %d) could take row %d", name, area, k, a, b, a-1)
+				}
+			}
+			front := cutRows(g, area, func(a, b int64) int64 { return rangeBytes(g, bm, a, b) })
+			if len(bounds) != len(front) {
+				t.Fatalf("%s area %d: %d ranges from the end, %d from the first row", name, area, len(bounds)-1, len(front)-1)
+			}
+		}
+	}
+	if _, err := cutRowRanges(graphs["hub"], refBitmapOffsets(graphs["hub"], 0), 100); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("an area below a row: %v, want out of memory", err)
+	}
+}
