@@ -69,14 +69,7 @@ want=$(count "$f" | triangles)
 check "rmat 18 -P 4 hash --verify" "$(count --partitions 4 --verify "$f" | triangles)" "$want"
 check "rmat 18 -P 4 range --verify" "$(count --partitions 4 --scheme range --verify "$f" | triangles)" "$want"
 for s in $SCALES; do
-	f=$TMP/r$s.bin
-	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
-	whole=$(count "$f")
-	want=$(echo "$whole" | triangles)
-	v=$(echo "$whole" | field vertices)
-	e=$(echo "$whole" | field edges)
-	csr=$((8 * (v + 1) + 4 * e))
-	echo "rmat $s: $want triangles, $v vertices, $e edges, CSR $csr bytes" | tee -a "$RES"
+	rmat_graph "$s"
 	echo "$csr" >"$TMP/csr$s"
 	for p in 2 3 4; do
 		for sc in hash range; do

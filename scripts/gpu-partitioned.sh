@@ -53,14 +53,7 @@ fi
 echo "datasets done at $(elapsed) s" | tee -a "$RES"
 
 for s in $SCALES; do
-	f=$TMP/r$s.bin
-	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
-	whole=$(count "$f")
-	want=$(echo "$whole" | triangles)
-	v=$(echo "$whole" | field vertices)
-	e=$(echo "$whole" | field edges)
-	csr=$((8 * (v + 1) + 4 * e))
-	echo "rmat $s: $want triangles, $v vertices, $e edges, CSR $csr bytes" | tee -a "$RES"
+	rmat_graph "$s"
 	echo "$csr" >"$TMP/csr$s"
 	check "rmat $s -P 4 hash" "$(count --partitions 4 "$f" | triangles)" "$want"
 	check "rmat $s -P 4 range" "$(count --partitions 4 --scheme range "$f" | triangles)" "$want"

@@ -87,12 +87,7 @@ timed() { # label lib args...: one run's count phase, kernels and wall time (of 
 	TRI=$(echo "$j" | triangles)
 }
 
-f=$TMP/r$SCALE.bin
-"$BIN" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 -q -o "$f"
-whole=$(count "$f")
-want=$(echo "$whole" | triangles)
-csr=$((8 * ($(echo "$whole" | field vertices) + 1) + 4 * $(echo "$whole" | field edges)))
-echo "rmat $SCALE: $want triangles, CSR $csr bytes" | tee -a "$RES"
+rmat_graph "$SCALE"
 for d in $DIVS; do
 	for r in $(seq "$RUNS"); do
 		if [ -n "$BEFORE_LIB" ]; then

@@ -73,14 +73,7 @@ timed() { # label args...: one run's phases and wall time (of TBIN, default BIN)
 }
 
 for s in $SCALES; do
-	f=$TMP/r$s.bin
-	"$BIN" gen rmat --scale "$s" --edge-factor 16 --seed 1 -q -o "$f"
-	whole=$(count "$f")
-	want=$(echo "$whole" | triangles)
-	v=$(echo "$whole" | field vertices)
-	e=$(echo "$whole" | field edges)
-	csr=$((8 * (v + 1) + 4 * e))
-	echo "rmat $s: $want triangles, CSR $csr bytes" | tee -a "$RES"
+	rmat_graph "$s"
 	for r in $(seq "$RUNS"); do
 		timed "rmat $s uncapped" "$f"
 		if [ -x "$TMP/bin/trigrid-before" ]; then

@@ -120,3 +120,18 @@ each_dataset() {
 		"$1" "$name" "$f" "$want" $((8 * (v + 1) + 4 * e))
 	done <"$DEV/data/MANIFEST.tsv"
 }
+
+# rmat_graph S: generates rmat S (`gen rmat --edge-factor 16 --seed 1`)
+# into $TMP/rS.bin and counts it uncapped; sets f, want, v, e and csr (the
+# CSR's bytes, 8 (v + 1) + 4 e) and notes them in $RES.
+rmat_graph() {
+	local whole
+	f=$TMP/r$1.bin
+	"$BIN" gen rmat --scale "$1" --edge-factor 16 --seed 1 -q -o "$f"
+	whole=$(count "$f")
+	want=$(echo "$whole" | triangles)
+	v=$(echo "$whole" | field vertices)
+	e=$(echo "$whole" | field edges)
+	csr=$((8 * (v + 1) + 4 * e))
+	echo "rmat $1: $want triangles, $v vertices, $e edges, CSR $csr bytes" | tee -a "$RES"
+}
