@@ -34,12 +34,7 @@ devcheck_setup gpu-pieces
 RUNS=${RUNS:-3}
 SCALES=${SCALES:-"23"}
 DIVS=${DIVS:-"4 20"}
-BEFORE_LIB=
-if [ -x "$TMP/bin/trigrid-before" ] && [ -d "$DEV/before-cuda" ]; then
-	rm -rf "$TMP/before-cuda" && cp -r "$DEV/before-cuda" "$TMP/before-cuda"
-	(make -C "$TMP/before-cuda" -j16 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
-	BEFORE_PID=$!
-fi
+before_lib_start
 
 if [ -z "${SKIP_TESTS:-}" ]; then
 	gotest kernels/gpu gpu.test 'OrientInPieces|OrientOnDevice|CutRanges|Preprocess|CountUnderMemoryCaps' 150
@@ -75,10 +70,7 @@ timed() { # label bin lib args...: one run's phases and wall time
 	TRI=$(echo "$j" | triangles)
 }
 
-if [ -n "${BEFORE_PID:-}" ]; then
-	wait "$BEFORE_PID" && BEFORE_LIB=$TMP/before-cuda/libtrigrid_cuda.so
-	echo "before library: ${BEFORE_LIB:-did not build}" | tee -a "$RES"
-fi
+before_lib_wait
 for s in $SCALES; do
 	rmat_graph "$s"
 	for r in $(seq "$RUNS"); do timed "rmat $s uncapped" "$BIN" "$LIB" "$f"; done

@@ -35,12 +35,7 @@ SCALE=${SCALE:-23}
 DIVS=${DIVS:-"4 20"}
 RUNS=${RUNS:-3}
 DENSE=${DENSE:-"0 512 2048"}
-BEFORE_LIB=
-if [ -d "$DEV/before-cuda" ] && [ -x "$TMP/bin/trigrid-before" ]; then
-	rm -rf "$TMP/before-cuda" && cp -r "$DEV/before-cuda" "$TMP/before-cuda"
-	(make -C "$TMP/before-cuda" -j8 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
-	BEFORE_PID=$!
-fi
+before_lib_start
 # build_lib DIR DEFS: this tree's kernels/cuda built in $TMP/DIR with
 # -D of each of the comma-separated DEFS (ranges.cu rebuilt, the other
 # objects kept); the log in $OUT/build-DIR.log.
@@ -69,10 +64,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
-if [ -n "${BEFORE_PID:-}" ]; then
-	wait "$BEFORE_PID" && BEFORE_LIB=$TMP/before-cuda/libtrigrid_cuda.so
-	echo "before library: ${BEFORE_LIB:-did not build}" | tee -a "$RES"
-fi
+before_lib_wait
 
 timed() { # label lib args...: one run's count phase, kernels and wall time (of TBIN, default BIN)
 	local label=$1 lib=$2 t0 t1 j sec

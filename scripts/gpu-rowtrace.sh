@@ -19,13 +19,7 @@ if ! make -C "$TRACE" -j16 libtrigrid_cuda.so NVCCFLAGS="-O3 -std=c++17 -arch sm
 	tail -30 "$OUT/trace-build.log"
 	exit 1
 fi
-f=$TMP/r$SCALE.bin
-"$BIN" gen rmat --scale "$SCALE" --edge-factor 16 --seed 1 -q -o "$f"
-whole=$(count "$f")
-want=$(echo "$whole" | triangles)
-v=$(echo "$whole" | field vertices)
-e=$(echo "$whole" | field edges)
-csr=$((8 * (v + 1) + 4 * e))
+rmat_graph "$SCALE"
 while IFS='|' read -r label flags; do
 	[ -n "$label" ] || continue
 	for d in 20 4 3 2; do flags=${flags//CSR\/$d/$((csr / d))}; done

@@ -8,6 +8,10 @@ import (
 	"github.com/trigrid/trigrid/internal/parallel"
 )
 
+// noSpan marks, in rangeSetup's first pass, a row without a bitmap's span
+// (empty, or not increasing).
+const noSpan = ^uint64(0)
+
 // rangeSetup readies a count in ranges of fwd in two passes over its rows
 // on all cores: the first checks the offsets (they start at 0, never
 // decrease and end at the columns: what the host's walks rely on; the
@@ -17,14 +21,10 @@ import (
 // (the first whose bitmaps take at most 1/RangesBitmapShare of the
 // columns' bytes, else 0), lays out the bitmaps' offsets from the spans
 // (each chunk of rows from its first pass's sum). The builder's cursor
-// stays as allocated, zero. Row r's bitmap
-// words are [bm[r], bm[r+1]); rb still needs its bounds. bm and rb's
-// arrays are fresh pages (osmem), which release hands back: no use of
-// them may follow it. On an error release is nil and nothing is held.
-// noSpan marks, in rangeSetup's first pass, a row without a bitmap's span
-// (empty, or not increasing).
-const noSpan = ^uint64(0)
-
+// stays as allocated, zero. Row r's bitmap words are [bm[r], bm[r+1]); rb
+// still needs its bounds. bm and rb's arrays are fresh pages (osmem),
+// which release hands back: no use of them may follow it. On an error
+// release is nil and nothing is held.
 func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, release func(), err error) {
 	if len(fwd.Offsets) == 0 {
 		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: no offsets")

@@ -135,3 +135,20 @@ rmat_graph() {
 	csr=$((8 * (v + 1) + 4 * e))
 	echo "rmat $1: $want triangles, $v vertices, $e edges, CSR $csr bytes" | tee -a "$RES"
 }
+
+# before_lib_start: with a BEFORE payload (before-cuda/ and trigrid-before),
+# builds its libtrigrid_cuda.so in the background; before_lib_wait then
+# sets BEFORE_LIB to it (empty without one or when it did not build).
+before_lib_start() {
+	BEFORE_LIB=
+	BEFORE_PID=
+	[ -d "$DEV/before-cuda" ] && [ -x "$TMP/bin/trigrid-before" ] || return 0
+	rm -rf "$TMP/before-cuda" && cp -r "$DEV/before-cuda" "$TMP/before-cuda"
+	(make -C "$TMP/before-cuda" -j16 libtrigrid_cuda.so >"$OUT/build-before.log" 2>&1) &
+	BEFORE_PID=$!
+}
+before_lib_wait() {
+	[ -n "${BEFORE_PID:-}" ] || return 0
+	wait "$BEFORE_PID" && BEFORE_LIB=$TMP/before-cuda/libtrigrid_cuda.so
+	echo "before library: ${BEFORE_LIB:-did not build}" | tee -a "$RES"
+}
