@@ -17,8 +17,16 @@ type RangeCounter interface {
 	// subtask). An error for which DoesNotFit is true means the device
 	// cannot hold even the graph's longest row; the caller counts in
 	// blocks instead.
-	CountInRanges(ctx context.Context, fwd *graph.CSR) (Result, RangeStats, error)
+	CountInRanges(ctx context.Context, fwd *graph.CSR, opts RangeOptions) (Result, RangeStats, error)
 	DoesNotFit(err error) bool
+}
+
+// RangeOptions are a count in ranges' choices beyond the graph.
+type RangeOptions struct {
+	// Listed, when not nil, is called once, on any goroutine, when the
+	// host has listed every range: its share of the count is done and the
+	// device counts on. A count that ends before that never calls it.
+	Listed func()
 }
 
 // RangeStats describes a count in row ranges.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -45,10 +46,15 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	cfg.Progress.Start("count", "", -1)
 	// What building fwd left behind (the pieces' second array, the
 	// compaction's tables) goes back to the operating system while the
-	// device counts, rather than at the process's exit.
-	released := freeWhileCounting()
-	res, st, err := rc.CountInRanges(ctx, fwd)
+	// device counts, rather than at the process's exit: once the host has
+	// listed the ranges, since beside the set-up and the listings it would
+	// slow them; after a count that ended first, before returning.
+	var once sync.Once
+	released := func() {}
+	release := func() { once.Do(func() { released = freeWhileCounting() }) }
+	res, st, err := rc.CountInRanges(ctx, fwd, kernels.RangeOptions{Listed: release})
 	counted := since(t)
+	release()
 	tr := time.Now()
 	released()
 	cfg.Logger.Debug("count in row ranges: memory released", "wait_seconds", since(tr))

@@ -522,6 +522,17 @@ cudaError_t mapped(const void *p, const void **out) {
     return e;
 }
 
+// Loads the ranges' kernels: under lazy loading (the default) a kernel's
+// first launch loads it, which would fall within the first range's count.
+cudaError_t load_kernels() {
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, ranges_check_rows);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, ranges_fill_bitmaps);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, ranges_hi_start);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, ranges_count);
+    return e;
+}
+
 } // namespace
 
 void tg_ranges_drop(tg_ctx *ctx) {
@@ -545,6 +556,7 @@ extern "C" int32_t tg_ranges_begin(tg_ctx *ctx, const uint32_t *cols, uint64_t n
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, fn);
     tg_ranges_drop(ctx);
+    if ((e = load_kernels()) != cudaSuccess) return tg_cuda_status(e, err, errlen, fn);
     const void *h = nullptr;
     if (nnz > 0 && (e = mapped(cols, &h)) != cudaSuccess) {
         cudaGetLastError();

@@ -461,7 +461,8 @@ int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
  * TG_ERR_OOM when it does not fit); bm_ratio (0 to TG_RANGES_BM_MAX_RATIO,
  * 0: no bitmaps) decides which rows get bitmaps (tg_ranges_bm_words). A
  * range of nrows rows, m columns and w bitmap words needs
- * tg_ranges_bytes(nrows, m, w) of it. tg_ranges_end (and tg_ctx_destroy)
+ * tg_ranges_bytes(nrows, m, w) of it, and loads the ranges' kernels, so
+ * that no count pays for their loading. tg_ranges_end (and tg_ctx_destroy)
  * frees it.
  *
  * tg_ranges_count counts rows [first, first + nrows), whose columns are

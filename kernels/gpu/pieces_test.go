@@ -115,7 +115,7 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 			if !lib.pins.isPinned(fwd) {
 				t.Fatalf("n=%d cap %d: the forward graph's columns are not kept pinned", tc.n, limit)
 			}
-			res, rst, err := c.CountInRanges(ctx, fwd)
+			res, rst, err := c.CountInRanges(ctx, fwd, kernels.RangeOptions{})
 			if err != nil {
 				t.Fatalf("n=%d cap %d: count in ranges: %v", tc.n, limit, err)
 			}

@@ -91,7 +91,7 @@ const padBytes = 64 << 10
 // After a count the host arrays are released in the background, the
 // counter's next call waiting for it; after an error before returning,
 // within st.Pin.
-func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernels.Result, st kernels.RangeStats, err error) {
+func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernels.RangeOptions) (res kernels.Result, st kernels.RangeStats, err error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.Result{}, st, err
 	}
@@ -103,9 +103,14 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	}
 	// When each step ended, in seconds from the start (a debug line).
 	start := time.Now()
-	var tAlloc, tFirst, tLoop float64
+	var tAlloc, tFirst, tLoop, listWait float64
+	var tFaulted, tPinned [2]atomic.Int64 // nanoseconds from the start, set by the goroutines
+	since := func() int64 { return int64(time.Since(start)) }
 	defer func() {
-		c.lib.logger.Debug("ranges: timeline", "allocated", tAlloc, "setup", st.Setup.Seconds(), "first_call", tFirst,
+		c.lib.logger.Debug("ranges: timeline", "allocated", tAlloc, "setup", st.Setup.Seconds(),
+			"faulted", []float64{float64(tFaulted[0].Load()) / 1e9, float64(tFaulted[1].Load()) / 1e9},
+			"pinned", []float64{float64(tPinned[0].Load()) / 1e9, float64(tPinned[1].Load()) / 1e9},
+			"listed_first", st.Prepare.Seconds(), "first_call", tFirst, "list_wait", listWait,
 			"counted", tLoop, "returned", time.Since(start).Seconds())
 	}()
 	c.releaseAll()
@@ -149,6 +154,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	tAlloc = time.Since(start).Seconds()
 	var (
 		regs       []*Registration // made by the pins' goroutine, read after firstDone or secondDone
+		colsErr    error
+		colsDone   = make(chan struct{})
 		firstErr   error
 		secondErr  error
 		firstDone  = make(chan struct{})
@@ -157,13 +164,22 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 	)
 	// A side's fresh pages are touched on all cores (faulted[i] closes
 	// then) before the listing writes them and before they are pinned: the
-	// pin would take their faults on the driver's one thread. The columns'
-	// pin does not wait for the touch.
+	// pin would take their faults on the driver's one thread. The first
+	// side's touch runs beside the set-up, the second's after it (setupDone),
+	// which it would otherwise slow: on one NVIDIA H200 with 16 cores, rmat
+	// 23's set-up at a quarter of its CSR took 13.3 ms beside both touches,
+	// 11.5 ms beside the first alone. The columns' pin does not wait for the
+	// touch.
 	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	setupDone := make(chan struct{})
 	go func() {
 		for i := range 2 {
+			if i == 1 {
+				<-setupDone
+			}
 			prefault(ents[i])
 			prefault(rows[i])
+			tFaulted[i].Store(since())
 			close(faulted[i])
 		}
 	}()
@@ -177,8 +193,10 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 			return err
 		}
 		if len(cols) > 0 && !pinned {
-			firstErr = pin(registerSlice(c.lib, cols))
+			colsErr = pin(registerSlice(c.lib, cols))
 		}
+		firstErr = colsErr
+		close(colsDone)
 		<-faulted[0]
 		if firstErr == nil {
 			firstErr = pin(registerSlice(c.lib, ents[0]))
@@ -186,6 +204,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		if firstErr == nil {
 			firstErr = pin(registerSlice(c.lib, rows[0]))
 		}
+		tPinned[0].Store(since())
 		close(firstDone)
 		<-faulted[1]
 		if firstErr == nil && !returned.Load() {
@@ -194,6 +213,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		if secondErr == nil && !returned.Load() {
 			secondErr = pin(registerSlice(c.lib, rows[1]))
 		}
+		tPinned[1].Store(since())
 	}()
 	// The host arrays go back (unpinned, then unmapped) once the pins are
 	// done: after a count in the background, c.mu still held, so that no
@@ -231,6 +251,7 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 
 	tSetup := time.Now()
 	ratio, bm, rb, release, err := rangeSetup(fwd)
+	close(setupDone)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
@@ -255,55 +276,93 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		rangeRows(fwd, bm, bounds[k], bounds[k+1], rows[k%2])
 		return entries, mapped
 	}
-	t0 := time.Now()
-	ne, mapped := list(0)
-	st.Prepare = time.Since(t0)
+	// The host lists the ranges ahead of the device, in order, each into
+	// its side once the range before it there is counted (freed): listed
+	// carries each range's entries and the columns they reach. quit stops
+	// it; the deferred stop waits for its end, since it writes the sides.
+	type listing struct{ entries, mapped int64 }
+	listed := make(chan listing, 2) // at most two listed and not counted
+	freed := [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
+	quit, lister := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(lister)
+		for k := 0; k+1 < len(bounds); k++ {
+			if k >= 2 {
+				select {
+				case <-freed[k%2]:
+				case <-quit:
+					return
+				}
+			}
+			t := time.Now()
+			ne, m := list(k)
+			if k == 0 {
+				st.Prepare = time.Since(t)
+			}
+			c.lib.logger.Debug("ranges: entries listed", "range", k, "entries", ne, "seconds", time.Since(t).Seconds())
+			listed <- listing{ne, m}
+		}
+		if opts.Listed != nil {
+			opts.Listed()
+		}
+	}()
+	defer func() {
+		close(quit)
+		<-lister
+	}()
+	// The work area is reserved and the kernels loaded (tg_ranges_begin)
+	// beside the first ranges' listing, once the columns are pinned; c.buf
+	// is the beginning's alone until it is received.
+	begun := make(chan error, 1)
+	go func() {
+		<-colsDone
+		if colsErr != nil {
+			begun <- colsErr
+			return
+		}
+		var colsPtr *uint32
+		if len(cols) > 0 {
+			colsPtr = &cols[0]
+		}
+		rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), ratio, &c.buf[0], errBufLen)
+		begun <- status("tg_ranges_begin", rc, c.buf)
+	}()
+	berr := <-begun
+	if berr == nil {
+		defer func() {
+			rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
+			if err := status("tg_ranges_end", rc, c.buf); err != nil {
+				c.lib.logger.Warn("freeing the ranges' work area", "err", err)
+			}
+			c.notePeak()
+		}()
+	}
 	if err := wait(firstDone, &firstErr); err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-
-	var colsPtr *uint32
-	if len(cols) > 0 {
-		colsPtr = &cols[0]
+	if berr != nil {
+		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", berr)
 	}
-	rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), ratio, &c.buf[0], errBufLen)
-	if err := status("tg_ranges_begin", rc, c.buf); err != nil {
-		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
-	}
-	defer func() {
-		rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
-		if err := status("tg_ranges_end", rc, c.buf); err != nil {
-			c.lib.logger.Warn("freeing the ranges' work area", "err", err)
-		}
-		c.notePeak()
-	}()
 	tc := time.Now()
 	for k := 0; k+1 < len(bounds); k++ {
 		if err := ctx.Err(); err != nil {
 			return kernels.Result{}, st, err
 		}
-		st.Entries += ne
-		st.MappedBytes += mapped*4 + ne*int64(unsafe.Sizeof(rangeRow{}))
-		next := make(chan [2]int64, 1)
-		if k+2 < len(bounds) {
-			go func() {
-				t := time.Now()
-				n, m := list(k + 1)
-				c.lib.logger.Debug("ranges: entries listed", "range", k+1, "entries", n, "seconds", time.Since(t).Seconds())
-				next <- [2]int64{n, m}
-			}()
+		t := time.Now()
+		l := <-listed
+		if k > 0 {
+			listWait += time.Since(t).Seconds()
 		}
+		st.Entries += l.entries
+		st.MappedBytes += l.mapped*4 + l.entries*int64(unsafe.Sizeof(rangeRow{}))
 		if k == 1 {
 			if err := wait(secondDone, &secondErr); err != nil {
-				if k+2 < len(bounds) {
-					<-next // the next range's listing writes into a side until then
-				}
 				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
 		var ep *rangeRow
-		if ne > 0 {
+		if l.entries > 0 {
 			ep = &ents[k%2][0]
 		}
 		var tri uint64
@@ -311,11 +370,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR) (res kernel
 		if k == 0 {
 			tFirst = time.Since(start).Seconds()
 		}
-		rc := c.lib.rangesCount(c.ctx, &rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(ne), &tri, &ms, &c.buf[0], errBufLen)
-		if k+2 < len(bounds) {
-			nm := <-next
-			ne, mapped = nm[0], nm[1]
-		}
+		rc := c.lib.rangesCount(c.ctx, &rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(l.entries), &tri, &ms, &c.buf[0], errBufLen)
+		freed[k%2] <- struct{}{}
 		if err := status("tg_ranges_count", rc, c.buf); err != nil {
 			return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
 		}
@@ -398,64 +454,124 @@ func cutRowRanges(fwd *graph.CSR, bm []uint64, area int64) ([]int64, error) {
 // chunks of rows on all cores: cursor[u] is where row u's columns not yet
 // in a range begin and next[u] the first of them (^0 when none is left),
 // so that finding the rows with columns in a range reads next in order and
-// touches the columns of those rows only.
+// touches the columns of those rows only. When every row's columns lie
+// above the row (forward), range k's entries come from rows below its
+// last only, and only those are read. Each listing counts, per chunk, the
+// rows with entries in the next range, so that its listing needs one pass.
 type rangeBuilder struct {
-	fwd    *graph.CSR
-	bounds []int64
-	cursor []uint32
-	next   []uint32
-	counts []int64 // per chunk of rows
+	fwd     *graph.CSR
+	bounds  []int64
+	forward bool // every row's first column exceeds the row
+	cursor  []uint32
+	next    []uint32
+	counts  [2][]int64 // per chunk of rows: range k's in counts[k%2]
+	counted int        // the range counts[counted%2] holds, -1 for none
 }
 
 // builderChunk is the rows of a chunk of the builder's work.
 const builderChunk = 1 << 14
 
+// below is the least column past range k: the last range takes every
+// column left, so that the device sees a column beyond the rows.
+func (rb *rangeBuilder) below(k int) uint32 {
+	if k+2 >= len(rb.bounds) {
+		return ^uint32(0)
+	}
+	return uint32(min(rb.bounds[k+1], int64(^uint32(0))))
+}
+
+// rowsOf is the rows that may have entries in range k: those below its
+// last when the graph is forward, else every row.
+func (rb *rangeBuilder) rowsOf(k int) int {
+	if rb.forward && k+1 < len(rb.bounds) {
+		return int(rb.bounds[k+1])
+	}
+	return len(rb.next)
+}
+
 // build writes range k's entries (every row with columns in it, in row
 // order) into out, which holds a row each, and returns their number and
 // the columns they reach. Ranges are built in order.
 func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
-	g, below := rb.fwd, uint32(min(rb.bounds[k+1], int64(^uint32(0))))
-	if k+2 == len(rb.bounds) {
-		below = ^uint32(0) // the last range takes every column left, so the device sees one beyond the rows
+	g, below := rb.fwd, rb.below(k)
+	last := k+2 >= len(rb.bounds)
+	rows, counts := rb.rowsOf(k), rb.counts[k%2]
+	if rb.counted != k {
+		parallel.Dynamic(rows, builderChunk, 0, func(lo, hi int) {
+			var c int64
+			for _, x := range rb.next[lo:hi] {
+				if x < below {
+					c++
+				}
+			}
+			counts[lo/builderChunk] = c
+		})
 	}
-	n := len(rb.next)
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		var c int64
-		for _, x := range rb.next[lo:hi] {
-			if x < below {
+	var total int64
+	for i, c := range counts[:(rows+builderChunk-1)/builderChunk] {
+		counts[i] = total
+		total += c
+	}
+	// The pass also counts range k+1's rows, over the rows it may have.
+	after, ahead := rb.below(k+1), rb.counts[(k+1)%2]
+	span := rows
+	if !last {
+		span = rb.rowsOf(k + 1)
+	}
+	var m atomic.Int64
+	parallel.Dynamic(span, builderChunk, 0, func(lo, hi int) {
+		pos, sum, c := counts[lo/builderChunk], int64(0), int64(0)
+		for u := lo; u < hi; u++ {
+			x := rb.next[u]
+			if x < below && u < rows {
+				o, e := g.Offsets[u], g.Offsets[u+1]
+				s := o + uint64(rb.cursor[u])
+				j := e
+				if !last {
+					j = seek(g.Cols, s+1, e, below)
+				}
+				out[pos] = rangeRow{Start: s, Seg: uint32(j - s), Len: uint32(e - s)}
+				pos++
+				sum += int64(e - s)
+				rb.cursor[u] = uint32(j - o)
+				x = ^uint32(0)
+				if j < e {
+					x = g.Cols[j]
+				}
+				rb.next[u] = x
+			}
+			if x < after {
 				c++
 			}
 		}
-		rb.counts[lo/builderChunk] = c
+		m.Add(sum)
+		ahead[lo/builderChunk] = c
 	})
-	var total int64
-	for i, c := range rb.counts {
-		rb.counts[i] = total
-		total += c
-	}
-	var m atomic.Int64
-	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
-		pos, sum := rb.counts[lo/builderChunk], int64(0)
-		for u := lo; u < hi; u++ {
-			if rb.next[u] >= below {
-				continue
-			}
-			o, e := g.Offsets[u], g.Offsets[u+1]
-			s := o + uint64(rb.cursor[u])
-			j := s + 1
-			for j < e && g.Cols[j] < below {
-				j++
-			}
-			out[pos] = rangeRow{Start: s, Seg: uint32(j - s), Len: uint32(e - s)}
-			pos++
-			sum += int64(e - s)
-			rb.cursor[u] = uint32(j - o)
-			rb.next[u] = ^uint32(0)
-			if j < e {
-				rb.next[u] = g.Cols[j]
+	rb.counted = k + 1
+	return total, m.Load()
+}
+
+// seek is the first i in [lo, hi) with cols[i] >= x, or hi, for cols[lo:hi]
+// increasing: steps doubling from lo, then a binary search within the
+// last step, so that a row's columns in a range cost their logarithm.
+func seek(cols []uint32, lo, hi uint64, x uint32) uint64 {
+	for step := uint64(1); lo < hi && cols[lo] < x; step *= 2 {
+		// cols[lo] < x: the answer lies in (lo, min(lo+step, hi)].
+		end := min(lo+step, hi)
+		if end < hi && cols[end] < x {
+			lo = end
+			continue
+		}
+		l, h := lo+1, end
+		for l < h {
+			mid := l + (h-l)/2
+			if cols[mid] < x {
+				l = mid + 1
+			} else {
+				h = mid
 			}
 		}
-		m.Add(sum)
-	})
-	return total, m.Load()
+		return l
+	}
+	return lo
 }

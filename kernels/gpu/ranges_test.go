@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -72,7 +73,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 				}
 				c := autoCounter(t, lib)
 				before, _ := c.MemUsage()
-				res, st, err := c.CountInRanges(ctx, g)
+				res, st, err := c.CountInRanges(ctx, g, kernels.RangeOptions{})
 				if err != nil {
 					t.Fatalf("%s area %d: %v", name, area, err)
 				}
@@ -112,7 +113,7 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		c := autoCounter(t, lib)
-		if _, _, err := c.CountInRanges(ctx, g); !c.DoesNotFit(err) {
+		if _, _, err := c.CountInRanges(ctx, g, kernels.RangeOptions{}); !c.DoesNotFit(err) {
 			t.Fatalf("%s: below the longest row: %v, want out of memory", name, err)
 		}
 	}
@@ -166,7 +167,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					res, _, err := autoCounter(t, lib).CountInRanges(ctx, b)
+					res, _, err := autoCounter(t, lib).CountInRanges(ctx, b, kernels.RangeOptions{})
 					if err == nil || errors.Is(err, ErrOutOfMemory) {
 						t.Fatalf("%s at row %d, area %d %v: %d triangles, err %v; want a refusal", what, r, area, set, res.Triangles, err)
 					}
@@ -179,7 +180,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 // TestCountInRangesFreshSides: a graph whose sides (entries and rows) are
 // large enough to come from fresh pages (osmem), touched in the background
 // before the listing writes them, counts what the reference counts in
-// several ranges.
+// several ranges, and calls its Listed option once.
 func TestCountInRangesFreshSides(t *testing.T) { forLibs(t, countInRangesFreshSides) }
 
 func countInRangesFreshSides(t *testing.T, path string) {
@@ -195,12 +196,16 @@ func countInRangesFreshSides(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, st, err := autoCounter(t, lib).CountInRanges(context.Background(), g)
+	var listed atomic.Int32
+	res, st, err := autoCounter(t, lib).CountInRanges(context.Background(), g, kernels.RangeOptions{Listed: func() { listed.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Triangles != want || st.Ranges < 2 {
 		t.Fatalf("%d triangles in %d ranges; the reference counts %d, want at least 2 ranges", res.Triangles, st.Ranges, want)
+	}
+	if n := listed.Load(); n != 1 {
+		t.Fatalf("Listed called %d times, want once", n)
 	}
 }
 

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/osmem"
@@ -43,10 +44,12 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 		freeNext()
 		freeBM()
 	}
-	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next, counts: make([]int64, chunks)}
+	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next, counted: -1,
+		counts: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
 	k := len(rangesBitmapRatios)
 	words := make([]int64, chunks*k)
-	bad := make([]int, chunks) // per chunk, 1 + the first row whose offsets decrease
+	bad := make([]int, chunks)       // per chunk, 1 + the first row whose offsets decrease
+	backward := make([]bool, chunks) // per chunk, a row's first column at or below the row
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		w := words[lo/builderChunk*k:][:k]
 		for r := lo; r < hi; r++ {
@@ -61,6 +64,9 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 			}
 			first, last := fwd.Cols[a], fwd.Cols[b-1]
 			rb.next[r] = first
+			if int(first) <= r {
+				backward[lo/builderChunk] = true
+			}
 			bm[r+1] = noSpan // not increasing: no bitmap, the device refuses the row
 			if last >= first {
 				bm[r+1] = uint64(last - first)
@@ -81,6 +87,7 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 				r-1, fwd.Offsets[r-1], fwd.Offsets[r], len(fwd.Cols))
 		}
 	}
+	rb.forward = !slices.Contains(backward, true)
 	// starts[c]: chunk c's first bitmap word under the ratio chosen (its
 	// chunks' sums from the first pass).
 	starts := make([]uint64, chunks)

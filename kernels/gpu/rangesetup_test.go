@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -115,6 +116,94 @@ func TestRangeSetup(t *testing.T) {
 		}
 		if what == "decrease" && !strings.Contains(err.Error(), "row") {
 			t.Fatalf("%s: %v does not name the row", what, err)
+		}
+	}
+}
+
+// randomRows is a CSR of n rows, each strictly increasing, over more
+// chunks than one: with forward, row r's columns lie above r (the rows a
+// count in ranges lists from below a range only); without, anywhere
+// below n, so that rows above a range name columns in it.
+func randomRows(n int, forward bool, seed uint64) *graph.CSR {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	g := &graph.CSR{Offsets: make([]uint64, n+1), NCols: int64(n)}
+	for r := range n {
+		lo := 0
+		if forward {
+			lo = r + 1
+		}
+		var row []uint32
+		if lo < n {
+			for range rng.IntN(1 + rng.IntN(3)*20) {
+				row = append(row, uint32(lo+rng.IntN(n-lo)))
+			}
+		}
+		if rng.IntN(500) == 0 && lo < n { // a long row, past the seek's first steps
+			for c := lo; c < n; c += 1 + rng.IntN(4) {
+				row = append(row, uint32(c))
+			}
+		}
+		slices.Sort(row)
+		g.Cols = append(g.Cols, slices.Compact(row)...)
+		g.Offsets[r+1] = uint64(len(g.Cols))
+	}
+	return g
+}
+
+// TestRangeBuilderLists: the builder lists, range after range, exactly
+// the rows with columns in each range, in row order, with their columns in
+// it and to the row's end, the last range taking every column left; on
+// forward rows (listed from below each range) and on rows that name
+// columns below themselves (listed from every row), under bounds of one
+// range, of ranges shorter than a chunk of rows and longer, and of empty
+// ranges.
+func TestRangeBuilderLists(t *testing.T) {
+	const n = 3*builderChunk + 77
+	for _, forward := range []bool{true, false} {
+		g := randomRows(n, forward, 3)
+		cuts := [][]int64{
+			{0, n},
+			{0, 1, 2, 1000, builderChunk, builderChunk + 1, 2*builderChunk + 5, n - 1, n},
+			{0, 0, 5000, 5000, n},
+			{0, n / 3, n / 2, n},
+		}
+		for _, bounds := range cuts {
+			_, _, rb, release, err := rangeSetup(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rb.forward != forward {
+				t.Fatalf("forward %v: the builder takes the rows as forward %v", forward, rb.forward)
+			}
+			rb.bounds = bounds
+			out := make([]rangeRow, n)
+			for k := 0; k+1 < len(bounds); k++ {
+				lo, hi := uint32(bounds[k]), uint32(bounds[k+1])
+				if k+2 == len(bounds) {
+					hi = ^uint32(0)
+				}
+				var want []rangeRow
+				var reach int64
+				for u := range n {
+					o, e := g.Offsets[u], g.Offsets[u+1]
+					row := g.Cols[o:e]
+					s, _ := slices.BinarySearch(row, lo)
+					if k == 0 {
+						s = 0
+					}
+					j, _ := slices.BinarySearch(row, hi)
+					if j > s {
+						want = append(want, rangeRow{Start: o + uint64(s), Seg: uint32(j - s), Len: uint32(len(row) - s)})
+						reach += int64(len(row) - s)
+					}
+				}
+				got, mapped := rb.build(k, out)
+				if !slices.Equal(out[:got], want) || mapped != reach {
+					t.Fatalf("forward %v, bounds %v, range %d: %d entries reaching %d columns, want %d reaching %d",
+						forward, bounds, k, got, mapped, len(want), reach)
+				}
+			}
+			release()
 		}
 	}
 }
