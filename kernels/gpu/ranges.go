@@ -167,11 +167,9 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	// A side's fresh pages are touched on all cores (faulted[i] closes
 	// then) before the listing writes them and before they are pinned: the
 	// pin would take their faults on the driver's one thread. Both are
-	// touched and pinned from the start, beside the set-up: on one NVIDIA
-	// H200, the second side touched after the set-up left rmat 23's count
-	// phase at a quarter of its CSR no faster (0.1231 s against 0.1217)
-	// and its device 3 ms slower, its pin meeting the first ranges' calls.
-	// The columns' pin does not wait for the touch.
+	// touched and pinned from the start, beside the set-up: a pin after it
+	// meets the first ranges' calls in the driver and slows the device
+	// (docs/benchmarks.md). The columns' pin does not wait for the touch.
 	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	go func() {
 		for i := range 2 {
@@ -462,7 +460,6 @@ type rangeBuilder struct {
 	cursor  []uint32
 	next    []uint32
 	counts  [2][]int64 // per chunk of rows: range k's in counts[k%2]
-	counted int        // the range counts[counted%2] holds, -1 for none
 }
 
 // builderChunk is the rows of a chunk of the builder's work.
@@ -488,12 +485,13 @@ func (rb *rangeBuilder) rowsOf(k int) int {
 
 // build writes range k's entries (every row with columns in it, in row
 // order) into out, which holds a row each, and returns their number and
-// the columns they reach. Ranges are built in order.
+// the columns they reach. Ranges are built in order, from the first: each
+// build counts the next range's entries.
 func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
 	g, below := rb.fwd, rb.below(k)
 	last := k+2 >= len(rb.bounds)
 	rows, counts := rb.rowsOf(k), rb.counts[k%2]
-	if rb.counted != k {
+	if k == 0 {
 		parallel.Dynamic(rows, builderChunk, 0, func(lo, hi int) {
 			var c int64
 			for _, x := range rb.next[lo:hi] {
@@ -544,7 +542,6 @@ func (rb *rangeBuilder) build(k int, out []rangeRow) (int64, int64) {
 		m.Add(sum)
 		ahead[lo/builderChunk] = c
 	})
-	rb.counted = k + 1
 	return total, m.Load()
 }
 
@@ -559,16 +556,8 @@ func seek(cols []uint32, lo, hi uint64, x uint32) uint64 {
 			lo = end
 			continue
 		}
-		l, h := lo+1, end
-		for l < h {
-			mid := l + (h-l)/2
-			if cols[mid] < x {
-				l = mid + 1
-			} else {
-				h = mid
-			}
-		}
-		return l
+		i, _ := slices.BinarySearch(cols[lo+1:end], x)
+		return lo + 1 + uint64(i)
 	}
 	return lo
 }

@@ -44,7 +44,7 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 		freeNext()
 		freeBM()
 	}
-	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next, counted: -1,
+	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next,
 		counts: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
 	k := len(rangesBitmapRatios)
 	words := make([]int64, chunks*k)
