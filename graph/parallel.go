@@ -2,6 +2,7 @@ package graph
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -86,6 +87,29 @@ func exclusiveScan(a []uint64, workers int) uint64 {
 		}
 	})
 	return total
+}
+
+// OffsetsFromLengths turns row lengths into CSR offsets in place: a holds
+// n lengths then one more word; a[i] becomes the sum of the lengths before
+// row i and a[n] their total. It returns the longest length. It runs on
+// workers goroutines (0 or less: GOMAXPROCS) for long arrays.
+func OffsetsFromLengths(a []uint64, workers int) (longest uint64) {
+	if len(a) == 0 {
+		return 0
+	}
+	n := len(a) - 1
+	w := resolveWorkers(workers)
+	parts := max(1, min(w, n/(1<<16)))
+	longs := make([]uint64, parts)
+	forEachStatic(n, parts, func(p, lo, hi int) {
+		var m uint64
+		for _, x := range a[lo:hi] {
+			m = max(m, x)
+		}
+		longs[p] = m
+	})
+	a[n] = exclusiveScan(a[:n], w)
+	return slices.Max(longs)
 }
 
 // progressMeter forwards progress to a user callback, serialised and

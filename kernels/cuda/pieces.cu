@@ -11,6 +11,7 @@
 #include <cub/device/device_select.cuh>
 
 #include "tg_core.cuh"
+#include "tg_rank.cuh"
 
 namespace {
 
@@ -415,6 +416,48 @@ extern "C" int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_d
     else
         TG_STEP(cudaMemcpyAsync(words, pc.vert, pc.nvert * 4, cudaMemcpyDeviceToHost, ctx->stream), "download");
     TG_STEP(cudaStreamSynchronize(ctx->stream), "vertex words");
+    return TG_OK;
+}
+
+extern "C" int32_t tg_pieces_rank(tg_ctx *ctx, uint32_t *rank, uint64_t *wedges, uint64_t *max_degree, char *err,
+                                  uint64_t errlen) {
+    const char *fn = "tg_pieces_rank";
+    char where[160];
+    int32_t rc = need_area(ctx, fn, err, errlen);
+    if (rc != TG_OK) return rc;
+    auto &pc = ctx->pieces;
+    if (wedges == nullptr || max_degree == nullptr || (pc.nvert > 0 && rank == nullptr)) {
+        tg_set_err(err, errlen, "%s: NULL rank, wedges or max_degree", fn);
+        return TG_ERR_INVALID;
+    }
+    if (pc.nvert > pc.cap) {
+        tg_set_err(err, errlen, "%s: %llu vertices beyond the capacity of %llu", fn, (unsigned long long)pc.nvert,
+                   (unsigned long long)pc.cap);
+        return TG_ERR_INVALID;
+    }
+    const int64_t n = (int64_t)pc.nvert;
+    TG_STEP(cudaMemsetAsync(ctx->d_count, 0, 2 * sizeof(unsigned long long), ctx->stream), "reset");
+    if (n > 0) {
+        // The degrees become sort keys in the first buffer, the sorted
+        // keys the ranks in the vertex words.
+        degree_keys<<<grid_for(ctx, n), 256, 0, ctx->stream>>>(pc.vert, n, pc.a, ctx->d_count, ctx->d_count + 1);
+        TG_STEP(cudaGetLastError(), "degree keys kernel");
+        cub::DoubleBuffer<uint64_t> db(pc.a, pc.b);
+        if (n > 1) {
+            size_t tb = pc.tmp_bytes;
+            TG_STEP(cub::DeviceRadixSort::SortKeys(pc.tmp, tb, db, (items_t)n, 0, key_bits(pc.nvert), ctx->stream),
+                       "rank sort");
+        }
+        scatter_rank<<<grid_for(ctx, n), 256, 0, ctx->stream>>>(db.Current(), n, pc.vert);
+        TG_STEP(cudaGetLastError(), "rank kernel");
+        TG_STEP(cudaMemcpyAsync(rank, pc.vert, (size_t)n * 4, cudaMemcpyDeviceToHost, ctx->stream), "copy ranks");
+    }
+    TG_STEP(cudaMemcpyAsync(ctx->h_count, ctx->d_count, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                               ctx->stream),
+               "read counters");
+    TG_STEP(cudaStreamSynchronize(ctx->stream), "ranks");
+    *wedges = ctx->h_count[0];
+    *max_degree = ctx->h_count[1];
     return TG_OK;
 }
 

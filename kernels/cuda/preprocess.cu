@@ -23,6 +23,7 @@
 #include <cub/device/device_select.cuh>
 
 #include "tg_core.cuh"
+#include "tg_rank.cuh"
 
 namespace {
 
@@ -60,31 +61,6 @@ __global__ void count_degrees(const uint64_t *__restrict__ keys, int64_t m, uint
         atomicAdd(&deg[(uint32_t)(k >> 32)], 1u);
         atomicAdd(&deg[(uint32_t)k], 1u);
     }
-}
-
-// Sort keys for the ranking, plus wedges and the largest degree.
-__global__ void degree_keys(const uint32_t *__restrict__ deg, int64_t n, uint64_t *keys, unsigned long long *wedges,
-                            unsigned long long *maxdeg) {
-    unsigned long long w = 0, mx = 0;
-    for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += (int64_t)gridDim.x * blockDim.x) {
-        const unsigned long long d = deg[v];
-        keys[v] = (d << 32) | (uint64_t)v;
-        w += d * (d - (d > 0)) / 2;
-        mx = max(mx, d);
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        w += __shfl_down_sync(0xffffffffu, w, o);
-        mx = max(mx, __shfl_down_sync(0xffffffffu, mx, o));
-    }
-    if ((threadIdx.x & 31) == 0) {
-        if (w) atomicAdd(wedges, w);
-        if (mx) atomicMax(maxdeg, mx);
-    }
-}
-
-__global__ void scatter_rank(const uint64_t *__restrict__ sorted, int64_t n, uint32_t *rank) {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        rank[(uint32_t)sorted[i]] = (uint32_t)i;
 }
 
 __global__ void orient(const uint64_t *__restrict__ edges, int64_t m, const uint32_t *__restrict__ rank,

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 11
+#define TG_ABI_VERSION 12
 
 /* Status codes. */
 #define TG_OK 0
@@ -423,7 +423,14 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
  * capacity.
  *
  * tg_pieces_vertices copies the nvertices vertex words to host (to_device
- * 0) or from it (1). */
+ * 0) or from it (1).
+ *
+ * tg_pieces_rank ranks the vertices by (degree, id) ascending, the degrees
+ * being the vertex words (as TG_PIECES_DEGREES counted them), which then
+ * hold the ranks, and copies the ranks to rank (nvertices words);
+ * *wedges receives the sum of d(d-1)/2 over the degrees, *max_degree the
+ * largest. nvertices above the capacity is TG_ERR_INVALID (the caller then
+ * ranks on the host through tg_pieces_vertices). */
 #define TG_PIECES_MIN_ITEMS 1024
 #define TG_PIECES_PAIRS 0
 #define TG_PIECES_KEYS 1
@@ -442,6 +449,8 @@ int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans,
                       char *err, uint64_t errlen);
 int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_device,
                            char *err, uint64_t errlen);
+int32_t tg_pieces_rank(tg_ctx *ctx, uint32_t *rank, uint64_t *wedges,
+                       uint64_t *max_degree, char *err, uint64_t errlen);
 int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen);
 
 /* tg_ranges_*: counts a forward graph whose columns stay in host memory,

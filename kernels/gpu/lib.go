@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 11
+const ABIVersion = 12
 
 // Options configure Open and the counters made from the Library.
 type Options struct {
@@ -97,6 +97,7 @@ type Library struct {
 	piecesSort      func(ctx uintptr, op, flags int32, base unsafe.Pointer, spans *uint64, nspans int32, out unsafe.Pointer, nout, nloops *uint64, err *byte, errlen uint64) int32
 	piecesCSR       func(ctx uintptr, base unsafe.Pointer, spans *uint64, nspans int32, row0, nrows uint64, cols *uint32, counts *uint32, nout *uint64, err *byte, errlen uint64) int32
 	piecesVertices  func(ctx uintptr, words *uint32, toDevice int32, err *byte, errlen uint64) int32
+	piecesRank      func(ctx uintptr, rank *uint32, wedges, maxDegree *uint64, err *byte, errlen uint64) int32
 	piecesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 	rangesBegin     func(ctx uintptr, cols *uint32, nnz, n, bytes uint64, bmRatio uint32, err *byte, errlen uint64) int32
 	rangesCount     func(ctx uintptr, rows *uint32, base, first, nrows uint64, entries *rangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
@@ -196,6 +197,7 @@ func (l *Library) bind(h uintptr) error {
 		{"tg_pieces_sort", &l.piecesSort},
 		{"tg_pieces_csr", &l.piecesCSR},
 		{"tg_pieces_vertices", &l.piecesVertices},
+		{"tg_pieces_rank", &l.piecesRank},
 		{"tg_pieces_end", &l.piecesEnd},
 		{"tg_ranges_begin", &l.rangesBegin},
 		{"tg_ranges_count", &l.rangesCount},

@@ -37,8 +37,9 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 //  2. Merge: the key space is cut into ranges whose keys in all runs fit
 //     a piece; each range is sorted and deduplicated again, its degrees
 //     counted on the device, and written to a second host array in order.
-//  3. Ranks: the host ranks the degrees (graph.DegreeOrder) and uploads
-//     the ranks.
+//  3. Ranks: the device ranks the degrees (tg_pieces_rank; the host does,
+//     through graph.DegreeOrder, when a piece holds fewer keys than there
+//     are vertices).
 //  4. Oriented runs: each piece of the edges becomes its forward keys
 //     (min rank << 32 | max rank), sorted, in place.
 //  5. CSR: key ranges of those runs, each no more rows than a piece,
@@ -172,6 +173,24 @@ func (p *pieces) sort(op, flags int32, base []uint64, spans []uint64, out []uint
 	return nout, loops, status("tg_pieces_sort", rc, p.c.buf)
 }
 
+// rank ranks the vertices by (degree, id) from the degrees in the vertex
+// words into rank, which then are the vertex words too: on the device
+// (tg_pieces_rank) when its work area holds a key a vertex, else on the
+// host (graph.DegreeOrder). It returns the wedges and the largest degree.
+func (p *pieces) rank(rank []uint32) (wedges, maxDeg uint64, err error) {
+	if uint64(len(rank)) <= p.cap {
+		rc := p.c.lib.piecesRank(p.c.ctx, unsafe.SliceData(rank), &wedges, &maxDeg, &p.c.buf[0], errBufLen)
+		return wedges, maxDeg, status("tg_pieces_rank", rc, p.c.buf)
+	}
+	deg := make([]uint32, len(rank))
+	if err := p.vertices(deg, false); err != nil {
+		return 0, 0, err
+	}
+	r, w, md := graph.DegreeOrder(deg, 0)
+	copy(rank, r)
+	return w, uint64(md), p.vertices(rank, true)
+}
+
 func (p *pieces) vertices(words []uint32, toDevice bool) error {
 	var to int32
 	if toDevice {
@@ -211,6 +230,23 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	p.log("pieces: second array pinned (wait)", t)
 	t = time.Now()
 	st.SelfLoops = loops
+	// The host arrays of steps 3 and 5 are made and touched on all cores
+	// while the device merges: a copy from the device into fresh pages
+	// would take their faults on the driver's one thread.
+	var (
+		rank   []uint32 // the ranks, from the device
+		rowptr []uint64 // the row lengths, then the offsets
+		counts []uint32 // a piece's row lengths
+	)
+	arrays := make(chan struct{})
+	go func() {
+		defer close(arrays)
+		rank, rowptr, counts = make([]uint32, n), make([]uint64, n+1), make([]uint32, p.cap)
+		prefault(rank)
+		prefault(rowptr)
+		prefault(counts)
+	}()
+	defer func() { <-arrays }()
 	// 2. Key ranges merged, deduplicated, their degrees counted.
 	var m uint64
 	err = cutRanges(runs, p.cap, func(lo, hi uint64, spans []uint64) error {
@@ -227,13 +263,10 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	edges := second[:m]
 	p.log("pieces: merged", t, "edges", m)
 	t = time.Now()
+	<-arrays
 	// 3. Ranks from the degrees.
-	deg := make([]uint32, n)
-	if err := p.vertices(deg, false); err != nil {
-		return nil, nil, st, err
-	}
-	rank, wedges, maxDeg := graph.DegreeOrder(deg, 0)
-	if err := p.vertices(rank, true); err != nil {
+	wedges, maxDeg, err := p.rank(rank)
+	if err != nil {
 		return nil, nil, st, err
 	}
 	p.log("pieces: ranks", t)
@@ -245,10 +278,9 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	}
 	p.log("pieces: forward runs", t, "runs", len(fruns))
 	t = time.Now()
-	// 5. The CSR: columns into the pairs' memory, row lengths into deg.
+	// 5. The CSR: columns into the pairs' memory, row lengths into rowptr
+	// (a row may span two key ranges), then its offsets.
 	cols := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(keys))), 2*len(keys))[:m:m]
-	clear(deg)
-	counts := make([]uint32, p.cap)
 	var at uint64
 	err = cutRanges(fruns, p.cap, func(lo, hi uint64, spans []uint64) error {
 		if err := ctx.Err(); err != nil {
@@ -263,7 +295,7 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 			return err
 		}
 		for i, k := range counts[:rows] {
-			deg[row0+uint64(i)] += k
+			rowptr[row0+uint64(i)] += uint64(k)
 		}
 		at += nout
 		return nil
@@ -274,15 +306,10 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	if at != m {
 		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", at, m)
 	}
+	maxFwd := graph.OffsetsFromLengths(rowptr, 0)
 	p.log("pieces: forward graph", t)
-	rowptr := make([]uint64, n+1)
-	var maxFwd uint32
-	for v, d := range deg {
-		rowptr[v+1] = rowptr[v] + uint64(d)
-		maxFwd = max(maxFwd, d)
-	}
 	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
-	st.Wedges, st.MaxDegree, st.MaxForward = wedges, uint64(maxDeg), uint64(maxFwd)
+	st.Wedges, st.MaxDegree, st.MaxForward = wedges, maxDeg, maxFwd
 	return &graph.CSR{Offsets: rowptr, Cols: cols, NCols: int64(n)}, rank, st, nil
 }
 

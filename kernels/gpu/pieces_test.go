@@ -41,7 +41,9 @@ func messyPairs(n, m int, seed uint64) []uint32 {
 // oriented in pieces into the forward graph, ranks and statistics that
 // the library's whole preprocessing and the CPU path make, at caps from a
 // few pieces' worth to a work area just above the least, and the work
-// area is freed afterwards.
+// area is freed afterwards. The ranks come from the device where a piece
+// holds a key a vertex and from the host elsewhere (n=2000 at the least
+// caps).
 func TestOrientInPieces(t *testing.T) { forLibs(t, orientInPiecesUnderCaps) }
 
 func orientInPiecesUnderCaps(t *testing.T, path string) {

@@ -1471,6 +1471,39 @@ int32_t tg_pieces_vertices(tg_ctx *ctx, uint32_t *words, int32_t to_device, char
     return TG_OK;
 }
 
+int32_t tg_pieces_rank(tg_ctx *ctx, uint32_t *rank, uint64_t *wedges, uint64_t *max_degree, char *err,
+                       uint64_t errlen) {
+    const char *fn = "tg_pieces_rank";
+    int32_t rc = pieces_need(ctx, fn, err, errlen);
+    if (rc != TG_OK) return rc;
+    const uint64_t n = ctx->pc_nvert;
+    if (wedges == NULL || max_degree == NULL || (n > 0 && rank == NULL)) {
+        set_err(err, errlen, "%s: NULL rank, wedges or max_degree", fn);
+        return TG_ERR_INVALID;
+    }
+    if (n > ctx->pc_cap) {
+        set_err(err, errlen, "%s: %llu vertices beyond the capacity of %llu", fn, (unsigned long long)n,
+                (unsigned long long)ctx->pc_cap);
+        return TG_ERR_INVALID;
+    }
+    uint64_t w = 0, mx = 0;
+    for (uint64_t v = 0; v < n; v++) {
+        const uint64_t d = ctx->pc_vert[v];
+        ctx->pc_a[v] = d << 32 | v;
+        w += d * (d - (d > 0)) / 2;
+        if (d > mx) mx = d;
+    }
+    if (n > 1 && tg_cpu_sort64(ctx->pc_a, ctx->pc_b, n, key_bits(n)) != 0) {
+        set_err(err, errlen, "%s: out of host memory", fn);
+        return TG_ERR_OOM;
+    }
+    for (uint64_t i = 0; i < n; i++) ctx->pc_vert[(uint32_t)ctx->pc_a[i]] = (uint32_t)i;
+    if (n > 0) memcpy(rank, ctx->pc_vert, n * 4);
+    *wedges = w;
+    *max_degree = mx;
+    return TG_OK;
+}
+
 int32_t tg_pieces_end(tg_ctx *ctx, char *err, uint64_t errlen) {
     if (ctx == NULL) {
         set_err(err, errlen, "tg_pieces_end: NULL context");
