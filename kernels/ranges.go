@@ -50,10 +50,12 @@ type RangeStats struct {
 	// bitmaps and cutting the ranges; Prepare its time listing the first
 	// range's entries (the others are listed while the device counts);
 	// Pin the time waiting on the host arrays' page-locking (not the
-	// columns' when PinnedCols: they were pinned already) and on their
-	// release where the count waits for it.
-	Setup      time.Duration
-	Prepare    time.Duration
-	Pin        time.Duration
-	PinnedCols bool
+	// columns' when PinnedCols: they were pinned already; not the sides'
+	// when PinnedSides: the listings went into host memory pinned before)
+	// and on their release where the count waits for it.
+	Setup       time.Duration
+	Prepare     time.Duration
+	Pin         time.Duration
+	PinnedCols  bool
+	PinnedSides bool
 }

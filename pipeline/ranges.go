@@ -80,7 +80,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	rep.DeviceMemory = dm
 	cfg.Logger.Debug("counted in row ranges", "ranges", st.Ranges, "entries", st.Entries, "area_bytes", st.AreaBytes,
 		"resident_bytes", st.ResidentBytes, "bitmap_bytes", st.BitmapBytes, "bitmap_ratio", st.BitmapRatio, "mapped_bytes", st.MappedBytes, "setup_seconds", st.Setup.Seconds(), "prepare_seconds", st.Prepare.Seconds(),
-		"pin_seconds", st.Pin.Seconds(), "cols_pinned_before", st.PinnedCols, "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
+		"pin_seconds", st.Pin.Seconds(), "cols_pinned_before", st.PinnedCols, "sides_pinned_before", st.PinnedSides, "kernel_seconds", rep.Seconds.Kernel, "seconds", rep.Seconds.Count)
 	if cfg.Verify {
 		return verify(ctx, kernels.Whole(fwd), res.Triangles, rc.Name(), rep)
 	}

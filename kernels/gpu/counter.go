@@ -94,6 +94,12 @@ type Counter struct {
 	// piecesHost: host memory readied by PrepareOrient for the next
 	// orientation in pieces; nil when none is waiting.
 	piecesHost *piecesHost
+	// spare: the pinned host array an orientation in pieces merged into,
+	// spent once it built the forward graph, kept for the count in ranges
+	// that follows to list its ranges into (no pins of its own on its
+	// way); nil when none. Close, Count and another orientation release
+	// it.
+	spare *Registration
 
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
@@ -171,6 +177,7 @@ func (c *Counter) Close() error {
 	}
 	c.dropSplitHost()
 	c.dropPiecesHost()
+	c.dropSpare()
 	if err := c.lib.pins.close(); err != nil {
 		return fmt.Errorf("gpu: close counter: %w", err)
 	}
@@ -208,6 +215,7 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 	if c.ctx == 0 {
 		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
 	}
+	c.dropSpare()
 	res, err := c.countMaybeStreamed(t)
 	if !errors.Is(err, ErrOutOfMemory) {
 		return res, err

@@ -40,6 +40,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	c.mu.Lock()
 	c.dropPiecesHost() // readied for pieces, which tg_preprocess needs not
+	c.dropSpare()
 	c.mu.Unlock()
 	p, err := c.Preprocess(pairs, n, true)
 	if errors.Is(err, ErrOutOfMemory) {

@@ -60,6 +60,7 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	// What PrepareOrient readied and this orientation does not take (it
 	// declines, or its pairs lie elsewhere) is released on the way out.
 	defer c.dropPiecesHost()
+	c.dropSpare()
 	np := uint64(len(pairs) / 2)
 	var capItems uint64
 	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), &capItems, &c.buf[0], errBufLen)
@@ -202,7 +203,8 @@ func (p *pieces) vertices(words []uint32, toDevice bool) error {
 
 // run does the five steps over keys (the pairs' memory) and second, whose
 // registration (nil: pageable) made delivers once it is made; run releases
-// it.
+// it after an error, and after the forward graph is built keeps it as the
+// counter's spare (c.spare).
 func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made <-chan *Registration) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	np := uint64(len(keys))
 	st := kernels.PrepStats{Vertices: n, InputPairs: np}
@@ -210,11 +212,16 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 		reg      *Registration
 		received bool
 	)
+	done := false
 	defer func() {
 		if !received {
 			reg = <-made
 		}
-		if reg != nil {
+		switch {
+		case reg == nil:
+		case done:
+			p.c.spare = reg
+		default:
 			p.release(reg)
 		}
 	}()
@@ -308,6 +315,7 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	}
 	maxFwd := graph.OffsetsFromLengths(rowptr, 0)
 	p.log("pieces: forward graph", t)
+	done = true
 	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
 	st.Wedges, st.MaxDegree, st.MaxForward = wedges, maxDeg, maxFwd
 	return &graph.CSR{Offsets: rowptr, Cols: cols, NCols: int64(n)}, rank, st, nil

@@ -125,6 +125,12 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 				t.Fatalf("n=%d cap %d: %d triangles in ranges (columns pinned before: %v), the reference counts %d",
 					tc.n, limit, res.Triangles, rst.PinnedCols, wantTri)
 			}
+			// The sides lie in the pieces' spare merge array where it holds
+			// them (two sides of 64 KiB of entries and 64 KiB of rows at
+			// least).
+			if fits := np*8 >= 4*padBytes; rst.PinnedSides != fits {
+				t.Fatalf("n=%d cap %d: sides in the spare array: %v, want %v (%d bytes)", tc.n, limit, rst.PinnedSides, fits, np*8)
+			}
 			if orientPrepared(t, path, uint64(limit), pairs, n, want) {
 				prepared++
 			}

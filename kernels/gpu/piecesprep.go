@@ -44,6 +44,7 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 		return
 	}
 	c.dropPiecesHost()
+	c.dropSpare()
 	// The work area without vertex words is the largest the pieces could
 	// have: past maxPieceRuns even so, they will decline.
 	var capItems uint64
@@ -94,4 +95,19 @@ func (c *Counter) dropPiecesHost() {
 	<-h.done
 	c.lib.releaseLogged(h.reg)
 	c.lib.releaseLogged(h.sreg)
+}
+
+// takeSpare returns the spare pinned host array an orientation in pieces
+// left (nil: none) and forgets it: the caller releases it. c.mu is held.
+func (c *Counter) takeSpare() *Registration {
+	r := c.spare
+	c.spare = nil
+	return r
+}
+
+// dropSpare releases the spare pinned host array, if any. c.mu is held.
+func (c *Counter) dropSpare() {
+	if r := c.takeSpare(); r != nil {
+		c.lib.releaseLogged(r)
+	}
 }

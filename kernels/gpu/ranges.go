@@ -145,17 +145,28 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 		ents  [2][]rangeRow
 		rows  [2][]uint32
 		frees []func()
+		regs  []*Registration // then made by the pins' goroutine, read after firstDone or secondDone
 	)
-	for i := range 2 {
-		var free func()
-		ents[i], free = osmem.Alloc[rangeRow](int(capEntries))
-		frees = append(frees, free)
-		rows[i], free = osmem.Alloc[uint32](int(capRows))
-		frees = append(frees, free)
+	// The sides lie in the spare pinned array an orientation in pieces
+	// left, when it holds them (nothing to touch or pin), else in fresh
+	// pages pinned below; the spare goes back with the sides' pins.
+	spare := c.takeSpare()
+	if spare != nil {
+		regs = append(regs, spare)
+	}
+	prepinned := carveSides(spare, ents[:], rows[:], capEntries, capRows)
+	st.PinnedSides = prepinned
+	if !prepinned {
+		for i := range 2 {
+			var free func()
+			ents[i], free = osmem.Alloc[rangeRow](int(capEntries))
+			frees = append(frees, free)
+			rows[i], free = osmem.Alloc[uint32](int(capRows))
+			frees = append(frees, free)
+		}
 	}
 	tAlloc = time.Since(start).Seconds()
 	var (
-		regs       []*Registration // made by the pins' goroutine, read after firstDone or secondDone
 		colsErr    error
 		colsDone   = make(chan struct{})
 		firstErr   error
@@ -173,8 +184,10 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	go func() {
 		for i := range 2 {
-			prefault(ents[i])
-			prefault(rows[i])
+			if !prepinned {
+				prefault(ents[i])
+				prefault(rows[i])
+			}
 			tFaulted[i].Store(since())
 			close(faulted[i])
 		}
@@ -194,19 +207,19 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 		firstErr = colsErr
 		close(colsDone)
 		<-faulted[0]
-		if firstErr == nil {
+		if firstErr == nil && !prepinned {
 			firstErr = pin(registerSlice(c.lib, ents[0]))
 		}
-		if firstErr == nil {
+		if firstErr == nil && !prepinned {
 			firstErr = pin(registerSlice(c.lib, rows[0]))
 		}
 		tPinned[0].Store(since())
 		close(firstDone)
 		<-faulted[1]
-		if firstErr == nil && !returned.Load() {
+		if firstErr == nil && !prepinned && !returned.Load() {
 			secondErr = pin(registerSlice(c.lib, ents[1]))
 		}
-		if secondErr == nil && !returned.Load() {
+		if secondErr == nil && !prepinned && !returned.Load() {
 			secondErr = pin(registerSlice(c.lib, rows[1]))
 		}
 		tPinned[1].Store(since())
@@ -560,4 +573,22 @@ func seek(cols []uint32, lo, hi uint64, x uint32) uint64 {
 		return lo + 1 + uint64(i)
 	}
 	return lo
+}
+
+// carveSides lays the two sides (capEntries entries and capRows row words
+// each) out in the pinned memory of spare, 8-byte aligned, and reports
+// whether they fit there; a nil spare holds none.
+func carveSides(spare *Registration, ents [][]rangeRow, rows [][]uint32, capEntries, capRows int64) bool {
+	entBytes := uint64(capEntries) * uint64(unsafe.Sizeof(rangeRow{}))
+	rowBytes := (uint64(capRows)*4 + 7) &^ 7
+	if spare == nil || uintptr(spare.mem)%8 != 0 || 2*(entBytes+rowBytes) > spare.bytes {
+		return false
+	}
+	at := spare.mem
+	for i := range ents {
+		ents[i] = unsafe.Slice((*rangeRow)(at), capEntries)
+		rows[i] = unsafe.Slice((*uint32)(unsafe.Add(at, entBytes)), capRows)
+		at = unsafe.Add(at, entBytes+rowBytes)
+	}
+	return true
 }
