@@ -14,14 +14,15 @@
 #      (`--partitions 0`) and as chosen (`--row-ranges auto`) in
 #      alternation, RUNS each, the phases of every run and the whole
 #      process's wall time, then one run in ranges with its debug lines;
-#      with a BEFORE_COMMIT's trigrid-before in the payload (same C ABI),
-#      its runs in ranges and as chosen in the same alternation.
+#      with a BEFORE_COMMIT's trigrid-before in the payload, its runs
+#      uncapped, in ranges and as chosen in the same alternation, through
+#      a library built from its own kernels/cuda (its ABI).
 # Prepare on a machine with Go (DEV defaults to .dev/ranges):
 #   scripts/gpu-ranges.sh --prepare [BEFORE_COMMIT]
 # Run (from the repository root on the GPU machine, DEV carried):
 #   bash $DEV/src/scripts/gpu-ranges.sh
 # Knobs: RUNS (default 3), SCALES (default "23"; empty: none), DIVS (default "4 20"),
-# SKIP_TESTS=1, SKIP_DATASETS=1. Everything goes under $OUT; results.txt
+# SKIP_TESTS=1, SKIP_DATASETS=1, SKIP_BLOCKS=1 (no `--partitions 0` runs). Everything goes under $OUT; results.txt
 # is the summary.
 set -uo pipefail
 
@@ -36,11 +37,12 @@ echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 
 RUNS=${RUNS:-3}
 SCALES=${SCALES-"23"}
 DIVS=${DIVS:-"4 20"}
+before_lib_start
 
 if [ -z "${SKIP_TESTS:-}" ]; then
 	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps'
 	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice|TestCountFileCompactsWhileDeviceStarts'
-	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse'
+	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse|TestOrientInPieces'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
 
@@ -56,11 +58,13 @@ if [ -z "${SKIP_DATASETS:-}" ]; then
 	echo "datasets done at $(elapsed) s" | tee -a "$RES"
 fi
 
-timed() { # label args...: one run's phases and wall time (of TBIN, default BIN)
+before_lib_wait
+
+timed() { # label args...: one run's phases and wall time (of TBIN, default BIN, through TLIB, default LIB)
 	local label=$1 t0 t1 j
 	shift
 	t0=$(date +%s.%N)
-	j=$("${TBIN:-$BIN}" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
+	j=$(TRIGRID_CUDA_LIB=${TLIB:-$LIB} "${TBIN:-$BIN}" count --device gpu --json --progress none --log-level warn "$@" 2>>"$OUT/count.err")
 	t1=$(date +%s.%N)
 	local sec
 	sec=$(echo "$j" | tr -d '\n' | grep -o '"seconds": *{[^}]*}')
@@ -76,22 +80,24 @@ for s in $SCALES; do
 	rmat_graph "$s"
 	for r in $(seq "$RUNS"); do
 		timed "rmat $s uncapped" "$f"
-		if [ -x "$TMP/bin/trigrid-before" ]; then
-			TBIN=$TMP/bin/trigrid-before timed "rmat $s before uncapped" "$f"
+		if [ -n "$BEFORE_LIB" ]; then
+			TBIN=$TMP/bin/trigrid-before TLIB=$BEFORE_LIB timed "rmat $s before uncapped" "$f"
 		fi
 	done
 	for d in $DIVS; do
 		for r in $(seq "$RUNS"); do
-			timed "rmat $s CSR/$d blocks" --partitions 0 --device-mem-limit $((csr / d)) "$f"
-			check "rmat $s CSR/$d blocks" "$TRI" "$want"
+			if [ -z "${SKIP_BLOCKS:-}" ]; then
+				timed "rmat $s CSR/$d blocks" --partitions 0 --device-mem-limit $((csr / d)) "$f"
+				check "rmat $s CSR/$d blocks" "$TRI" "$want"
+			fi
 			timed "rmat $s CSR/$d ranges" --row-ranges on --device-mem-limit $((csr / d)) "$f"
 			check "rmat $s CSR/$d ranges" "$TRI" "$want"
 			timed "rmat $s CSR/$d auto" --device-mem-limit $((csr / d)) "$f"
 			check "rmat $s CSR/$d auto" "$TRI" "$want"
-			if [ -x "$TMP/bin/trigrid-before" ]; then
-				TBIN=$TMP/bin/trigrid-before timed "rmat $s CSR/$d before ranges" --row-ranges on --device-mem-limit $((csr / d)) "$f"
+			if [ -n "$BEFORE_LIB" ]; then
+				TBIN=$TMP/bin/trigrid-before TLIB=$BEFORE_LIB timed "rmat $s CSR/$d before ranges" --row-ranges on --device-mem-limit $((csr / d)) "$f"
 				check "rmat $s CSR/$d before ranges" "$TRI" "$want"
-				TBIN=$TMP/bin/trigrid-before timed "rmat $s CSR/$d before auto" --device-mem-limit $((csr / d)) "$f"
+				TBIN=$TMP/bin/trigrid-before TLIB=$BEFORE_LIB timed "rmat $s CSR/$d before auto" --device-mem-limit $((csr / d)) "$f"
 				check "rmat $s CSR/$d before auto" "$TRI" "$want"
 			fi
 		done
