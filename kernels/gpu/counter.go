@@ -100,6 +100,8 @@ type Counter struct {
 	// way); nil when none. Close, Count and another orientation release
 	// it.
 	spare *Registration
+	// background: host memory released without c.mu; Close waits.
+	background sync.WaitGroup
 
 	// resident: slot residentSlot holds a graph built by Preprocess.
 	resident      bool
@@ -178,6 +180,7 @@ func (c *Counter) Close() error {
 	c.dropSplitHost()
 	c.dropPiecesHost()
 	c.dropSpare()
+	c.background.Wait()
 	if err := c.lib.pins.close(); err != nil {
 		return fmt.Errorf("gpu: close counter: %w", err)
 	}

@@ -111,3 +111,9 @@ func (c *Counter) dropSpare() {
 		c.lib.releaseLogged(r)
 	}
 }
+
+// releaseInBackground releases r on a goroutine of its own, which Close
+// waits for.
+func (c *Counter) releaseInBackground(r *Registration) {
+	c.background.Go(func() { c.lib.releaseLogged(r) })
+}

@@ -125,8 +125,9 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	// Two sides, each a range's entries (a row each at most) and its rows
 	// (offsets and bitmap offsets from the range's first, two words a row):
 	// the host lists the next range into one while the device counts from
-	// the other. They are fresh pages (osmem): a make of them would clear
-	// them on one core first. The columns are pinned already when the pin
+	// the other. They lie in the spare array (below) or in fresh pages
+	// (osmem): a make of them would clear them on one core first. The
+	// columns are pinned already when the pin
 	// registry holds them (the device oriented the graph in pieces). The
 	// pins are made in the background, in order: the columns (when not
 	// held) and the first side beside the set-up and the first range's
@@ -149,11 +150,20 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	)
 	// The sides lie in the spare pinned array an orientation in pieces
 	// left, when it holds them (nothing to touch or pin), else in fresh
-	// pages pinned below; the spare goes back with the sides' pins.
+	// pages pinned below. The spare goes back once the count is done
+	// (this deferred call runs after the listing's and the device's end):
+	// after a count without c.mu (its unpin takes a while and no call on
+	// the counter needs it), after an error before returning.
 	spare := c.takeSpare()
-	if spare != nil {
-		regs = append(regs, spare)
-	}
+	defer func() {
+		switch {
+		case spare == nil:
+		case err == nil:
+			c.releaseInBackground(spare)
+		default:
+			c.lib.releaseLogged(spare)
+		}
+	}()
 	prepinned := carveSides(spare, ents[:], rows[:], capEntries, capRows)
 	st.PinnedSides = prepinned
 	if !prepinned {
