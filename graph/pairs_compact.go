@@ -14,51 +14,104 @@ import (
 // equals Compact's for the same edges, for any Workers. Ids too sparse for
 // a table take Compact's path on widened edges, which allocates. Where
 // every id up to the largest has a non-loop edge the ids are already
-// compact: only loops, if any, are removed.
+// compact: only loops, if any, are removed. It is MarkPairs then
+// MarkedPairs.Compact.
 func CompactPairsInPlace(pairs []uint32, opts CleanOptions) (*Compacted, error) {
+	m, err := MarkPairs(pairs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m.Compact()
+}
+
+// MarkedPairs is a 32-bit edge list whose ids are numbered but not yet
+// rewritten (MarkPairs): a caller that can translate them elsewhere (a
+// device, as it copies them) reads Pairs and Bits; Compact rewrites them
+// on the host.
+type MarkedPairs struct {
+	// Pairs is the input as given, loops included.
+	Pairs []uint32
+	// Bits maps each id with a non-loop edge to its compact id, 2 bits
+	// an id: Bits[2i] marks the ids 64i to 64i+63 that have one, and
+	// Bits[2i+1] is the number of marked ids below 64i, so the compact id
+	// of a marked id u is Bits[2(u>>6)+1] plus the marks of Bits[2(u>>6)]
+	// below bit u&63. It is nil where the ids are numbered otherwise (a
+	// table, for a largest id above a few tens of millions) or not at all
+	// (ids too sparse): only Compact can use those.
+	Bits []uint64
+	// OrigID and Stats are the Compacted's (unset where the ids are too
+	// sparse).
+	OrigID []uint64
+	Stats  CleanStats
+
+	sparse bool
+	ids    idMap
+	maxID  uint64
+	loops  []uint64 // per part of the static split
+	w      int
+	pm     *progressMeter
+	opts   CleanOptions
+}
+
+// MarkPairs is the first half of CompactPairsInPlace: it scans pairs and
+// numbers their ids as CompactPairsInPlace does, leaving pairs as they are.
+func MarkPairs(pairs []uint32, opts CleanOptions) (*MarkedPairs, error) {
 	if len(pairs)%2 != 0 {
 		return nil, fmt.Errorf("graph: compact: odd number of ids (%d)", len(pairs))
 	}
 	w := resolveWorkers(opts.Workers)
 	n := len(pairs) / 2
 	sc, partLoops := scanPairs(pairs, w)
+	m := &MarkedPairs{Pairs: pairs, maxID: sc.maxID, loops: partLoops, w: w, opts: opts}
 	if n == 0 || !useDense(sc.maxID, n) {
-		return Compact(WidenPairs(pairs, w), opts)
+		m.sparse = true
+		return m, nil
 	}
-	pm := newProgressMeter(opts.Progress, 3*int64(n))
-	pm.set(int64(n))
-	st := CleanStats{InputEdges: uint64(n), SelfLoops: sc.loops}
+	m.pm = newProgressMeter(opts.Progress, 3*int64(n))
+	m.pm.set(int64(n))
+	m.Stats = CleanStats{InputEdges: uint64(n), SelfLoops: sc.loops}
 	var (
-		ids      idMap
-		origID   []uint64
 		isolated uint64
 		err      error
 	)
 	if sc.maxID <= idBitsMax {
-		ids, origID, isolated, err = markIDBits(pairs, sc.maxID, partLoops, w)
-		pm.add(int64(n))
+		m.ids, m.OrigID, isolated, err = markIDBits(pairs, sc.maxID, partLoops, w)
+		m.Bits = m.ids.rk
+		m.pm.add(int64(n))
 	} else {
-		ids.table, origID, isolated, err = markTable(pairs, sc.maxID, w, pm)
+		m.ids.table, m.OrigID, isolated, err = markTable(pairs, sc.maxID, w, m.pm)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("graph: compact: %w", err)
 	}
-	st.IsolatedIDs = isolated
-	st.Vertices = int64(len(origID))
+	m.Stats.IsolatedIDs = isolated
+	m.Stats.Vertices = int64(len(m.OrigID))
+	return m, nil
+}
+
+// Compact is the second half of CompactPairsInPlace: it rewrites the pairs
+// into compact ids in their own memory; m must not be used afterwards.
+func (m *MarkedPairs) Compact() (*Compacted, error) {
+	pairs := m.Pairs
+	if m.sparse {
+		return Compact(WidenPairs(pairs, m.w), m.opts)
+	}
+	n := len(pairs) / 2
+	loops := m.Stats.SelfLoops
 	out := pairs[:len(pairs):len(pairs)]
 	switch {
-	case uint64(len(origID)) <= sc.maxID:
-		out = translatePairsInPlace(pairs, &ids, partLoops, w)
-	case sc.loops > 0:
+	case uint64(len(m.OrigID)) <= m.maxID:
+		out = translatePairsInPlace(pairs, &m.ids, m.loops, m.w)
+	case loops > 0:
 		// Every id up to the largest has a non-loop edge: the compact
 		// ids are the input's own, and only the loops go.
-		out = translatePairsInPlace(pairs, &idMap{}, partLoops, w)
+		out = translatePairsInPlace(pairs, &idMap{}, m.loops, m.w)
 	}
-	if uint64(len(out)/2) != uint64(n)-sc.loops {
-		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-sc.loops)
+	if uint64(len(out)/2) != uint64(n)-loops {
+		return nil, fmt.Errorf("graph: compact: translated %d non-loop edges, the scan found %d", len(out)/2, uint64(n)-loops)
 	}
-	pm.set(pm.total)
-	return &Compacted{Pairs: out, OrigID: origID, Stats: st}, nil
+	m.pm.set(m.pm.total)
+	return &Compacted{Pairs: out, OrigID: m.OrigID, Stats: m.Stats}, nil
 }
 
 // markTable marks the ids of pairs in a table of maxID+1 ids shared by

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -94,5 +95,73 @@ func TestCompactPairsInPlace(t *testing.T) {
 	}
 	if _, err := CompactPairsInPlace([]uint32{1, 2, 3}, CleanOptions{}); err == nil {
 		t.Fatal("an odd number of ids was accepted")
+	}
+}
+
+// MarkPairs leaves the pairs as they are, and its Bits translate each
+// non-loop pair, in input order, into the pairs CompactPairsInPlace
+// writes, with its OrigID and Stats; Bits is nil on the table's path and
+// for sparse ids, whose Compact still equals CompactPairsInPlace's.
+func TestMarkPairs(t *testing.T) {
+	defer func(was uint64) { idBitsMax = was }(idBitsMax)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		n, m    int
+		spread  uint64
+		bitsMax uint64
+		bits    bool
+	}{{40, 300, 1, idBitsMax, true}, {2000, 300_000, 1, idBitsMax, true}, {2000, 300_000, 1, 0, false},
+		{50, 300, 1 << 20, idBitsMax, false}, {1, 0, 1, idBitsMax, false}} {
+		idBitsMax = tc.bitsMax
+		edges := spreadEdges(rng, tc.n, tc.m, tc.spread)
+		for i := range edges {
+			if i%13 == 0 {
+				edges[i].V = edges[i].U
+			}
+		}
+		pairs := make([]uint32, 0, 2*len(edges))
+		for _, e := range edges {
+			pairs = append(pairs, uint32(e.U), uint32(e.V))
+		}
+		want, err := CompactPairsInPlace(slices.Clone(pairs), CleanOptions{Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := slices.Clone(pairs)
+		m, err := MarkPairs(in, CleanOptions{Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(in, pairs) {
+			t.Fatalf("n %d: MarkPairs changed the pairs", tc.n)
+		}
+		if (m.Bits != nil) != tc.bits {
+			t.Fatalf("n %d bits up to %d: Bits set %v, want %v", tc.n, tc.bitsMax, m.Bits != nil, tc.bits)
+		}
+		if m.Bits != nil {
+			if m.Stats != want.Stats || !slices.Equal(m.OrigID, want.OrigID) {
+				t.Fatalf("n %d: stats %+v, want %+v", tc.n, m.Stats, want.Stats)
+			}
+			id := func(u uint32) uint32 {
+				i := 2 * int(u>>6)
+				return uint32(m.Bits[i+1]) + uint32(bits.OnesCount64(m.Bits[i]&(1<<(u&63)-1)))
+			}
+			var got []uint32
+			for i := 0; i < len(pairs); i += 2 {
+				if pairs[i] != pairs[i+1] {
+					got = append(got, id(pairs[i]), id(pairs[i+1]))
+				}
+			}
+			if !slices.Equal(got, want.Pairs) {
+				t.Fatalf("n %d: the pairs translated through Bits differ from CompactPairsInPlace's", tc.n)
+			}
+		}
+		c, err := m.Compact()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Stats != want.Stats || !slices.Equal(c.OrigID, want.OrigID) || !slices.Equal(c.Pairs, want.Pairs) {
+			t.Fatalf("n %d bits up to %d: Compact differs from CompactPairsInPlace", tc.n, tc.bitsMax)
+		}
 	}
 }
