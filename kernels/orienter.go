@@ -40,6 +40,20 @@ type IDOrienter interface {
 	OrientIDsOnDevice(ctx context.Context, p IDPairs) (fwd *graph.CSR, ids []uint64, st PrepStats, err error)
 }
 
+// MarkedOrienter is a DeviceOrienter whose device also maps ids the host
+// has numbered but not rewritten (graph.MarkPairs) as it reads them, so
+// that the host need not rewrite every pair first.
+type MarkedOrienter interface {
+	DeviceOrienter
+	// OrientMarkedOnDevice builds the forward graph of m's pairs mapped
+	// through m.Bits (which must be set) to compact ids: the forward graph
+	// and ranks OrientOnDevice makes of the pairs m.Compact would write, in
+	// pieces (as for pairs that do not fit the device whole). st counts
+	// m's pairs and self-loops as given. An error for which DoesNotFit is
+	// true leaves m's pairs as they were: the caller compacts them.
+	OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (fwd *graph.CSR, rank []uint32, st PrepStats, err error)
+}
+
 // OrientPreparer is a DeviceOrienter that can ready, while the host still
 // writes the pairs (compacts their ids in place), the host memory an
 // OrientOnDevice of them would prepare first.

@@ -32,12 +32,24 @@ unsigned grid_for(const tg_ctx *ctx, int64_t items) {
     return (unsigned)std::max<int64_t>(1, std::min<int64_t>(g, (int64_t)ctx->env.sm_count * 32));
 }
 
+// The vertex of id u under the id map (tg_pieces_begin) of words words,
+// or ~0u for an id the map does not mark.
+__device__ __forceinline__ uint32_t mapped_id(const uint64_t *__restrict__ ids, uint64_t words, uint32_t u) {
+    const uint64_t i = 2 * (uint64_t)(u >> 6);
+    if (i + 1 >= words) return ~0u;
+    const uint64_t w = ids[i], bit = 1ull << (u & 63);
+    if (!(w & bit)) return ~0u;
+    return (uint32_t)ids[i + 1] + (uint32_t)__popcll(w & (bit - 1));
+}
+
 // Makes keys of the items in place; counts the items that break op's rule
 // into bad (their key becomes 0, and the call fails), and the pairs' loops
-// into loops (their key becomes kLoop, which sorts last).
+// into loops (their key becomes kLoop, which sorts last). With an id map
+// (ids, words > 0) a pair's ids are mapped to vertices after the loop test.
 constexpr uint64_t kLoop = ~0ull;
 __global__ void piece_keys(uint64_t *k, int64_t m, int32_t op, uint32_t n, const uint32_t *__restrict__ rank,
-                           unsigned long long *bad, unsigned long long *loops) {
+                           const uint64_t *__restrict__ ids, uint64_t words, unsigned long long *bad,
+                           unsigned long long *loops) {
     unsigned long long nb = 0, nl = 0;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (int64_t)gridDim.x * blockDim.x) {
         const uint64_t x = k[i];
@@ -45,6 +57,15 @@ __global__ void piece_keys(uint64_t *k, int64_t m, int32_t op, uint32_t n, const
         if (op == TG_PIECES_PAIRS) {
             a = (uint32_t)x; // u: the pair's first id, the low word
             b = (uint32_t)(x >> 32);
+            if (words > 0) {
+                if (a == b && 2 * (uint64_t)(a >> 6) + 1 < words) { // a loop of an id the map covers
+                    nl++;
+                    k[i] = kLoop;
+                    continue;
+                }
+                a = mapped_id(ids, words, a);
+                b = mapped_id(ids, words, b);
+            }
         } else {
             a = (uint32_t)(x >> 32);
             b = (uint32_t)x;
@@ -172,8 +193,8 @@ int32_t upload(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const 
         at += count;
     }
     if (total > 0) {
-        piece_keys<<<grid_for(ctx, (int64_t)total), 256, 0, ctx->stream>>>(pc.a, (int64_t)total, op, (uint32_t)pc.nvert,
-                                                                           pc.vert, ctx->d_count, ctx->d_count + 1);
+        piece_keys<<<grid_for(ctx, (int64_t)total), 256, 0, ctx->stream>>>(
+            pc.a, (int64_t)total, op, (uint32_t)pc.nvert, pc.vert, pc.ids, pc.id_words, ctx->d_count, ctx->d_count + 1);
         TG_STEP(cudaGetLastError(), "key kernel");
     }
     *m = (int64_t)total;
@@ -232,6 +253,7 @@ const char *rule_of(int32_t op) {
 void tg_pieces_drop(tg_ctx *ctx) {
     auto &pc = ctx->pieces;
     tg_ctx_free(ctx, pc.vert);
+    tg_ctx_free(ctx, pc.ids);
     tg_ctx_free(ctx, pc.a);
     tg_ctx_free(ctx, pc.b);
     tg_ctx_free(ctx, pc.tmp);
@@ -239,12 +261,13 @@ void tg_pieces_drop(tg_ctx *ctx) {
     pc = {};
 }
 
-extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, uint64_t *capacity, char *err,
-                                   uint64_t errlen) {
+extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, const uint64_t *id_map,
+                                   uint64_t id_words, uint64_t *capacity, char *err, uint64_t errlen) {
     const char *fn = "tg_pieces_begin";
     char where[160];
-    if (ctx == nullptr || capacity == nullptr) {
-        tg_set_err(err, errlen, "%s: NULL context or capacity", fn);
+    if (ctx == nullptr || capacity == nullptr || (id_words > 0 && id_map == nullptr) || id_words % 2 != 0) {
+        tg_set_err(err, errlen, "%s: NULL context or capacity, or an id map of %llu words at %p", fn,
+                   (unsigned long long)id_words, (const void *)id_map);
         return TG_ERR_INVALID;
     }
     *capacity = 0;
@@ -257,7 +280,7 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     TG_STEP(cudaStreamSynchronize(ctx->stream), "earlier work");
     tg_pieces_drop(ctx);
     const int end_bit = key_bits(nvertices);
-    const uint64_t fixed = rounded(nvertices * 4) + rounded(sizeof(items_t));
+    const uint64_t fixed = rounded(nvertices * 4) + (id_words ? rounded(id_words * 8) : 0) + rounded(sizeof(items_t));
     const uint64_t free_bytes = ctx->limit > ctx->used ? ctx->limit - ctx->used : 0;
     auto area = [&](uint64_t cap, uint64_t *bytes) -> cudaError_t {
         size_t tb = 0;
@@ -277,9 +300,11 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     if (lo < TG_PIECES_MIN_ITEMS) {
         uint64_t least = 0;
         TG_STEP(area(TG_PIECES_MIN_ITEMS, &least), "scratch sizing");
-        tg_set_err(err, errlen, "%s: out of device memory: %llu vertices and %d items need %llu bytes, %llu are free",
-                   fn, (unsigned long long)nvertices, TG_PIECES_MIN_ITEMS, (unsigned long long)least,
-                   (unsigned long long)free_bytes);
+        tg_set_err(err, errlen,
+                   "%s: out of device memory: %llu vertices, %llu id map words and %d items need %llu bytes, %llu "
+                   "are free",
+                   fn, (unsigned long long)nvertices, (unsigned long long)id_words, TG_PIECES_MIN_ITEMS,
+                   (unsigned long long)least, (unsigned long long)free_bytes);
         return TG_ERR_OOM;
     }
     auto &pc = ctx->pieces;
@@ -287,6 +312,7 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     TG_STEP(scratch_bytes(lo, end_bit, &tb), "scratch sizing");
     cudaError_t e;
     if ((e = tg_ctx_malloc(ctx, (void **)&pc.vert, nvertices * 4)) != cudaSuccess ||
+        (id_words > 0 && (e = tg_ctx_malloc(ctx, (void **)&pc.ids, id_words * 8)) != cudaSuccess) ||
         (e = tg_ctx_malloc(ctx, (void **)&pc.a, lo * 8)) != cudaSuccess ||
         (e = tg_ctx_malloc(ctx, (void **)&pc.b, lo * 8)) != cudaSuccess ||
         (e = tg_ctx_malloc(ctx, &pc.tmp, tb)) != cudaSuccess ||
@@ -297,12 +323,15 @@ extern "C" int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max
     pc.tmp_bytes = tb;
     pc.cap = lo;
     pc.nvert = nvertices;
-    if (nvertices > 0) {
+    pc.id_words = id_words;
+    if (nvertices > 0 || id_words > 0) {
         e = cudaMemsetAsync(pc.vert, 0, nvertices * 4, ctx->stream);
+        if (e == cudaSuccess && id_words > 0)
+            e = cudaMemcpyAsync(pc.ids, id_map, id_words * 8, cudaMemcpyHostToDevice, ctx->stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
         if (e != cudaSuccess) {
             tg_pieces_drop(ctx);
-            return tg_cuda_status(e, err, errlen, "tg_pieces_begin: zero the vertex words");
+            return tg_cuda_status(e, err, errlen, "tg_pieces_begin: zero the vertex words, copy the id map");
         }
     }
     *capacity = lo;

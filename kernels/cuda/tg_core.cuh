@@ -86,15 +86,17 @@ struct tg_ctx {
     bool rows_held = false;
     unsigned long long *rows_check = nullptr;   // device, 16 words
     unsigned long long *rows_h_check = nullptr; // pinned host, 16 words
-    // tg_pieces_begin's work area (pieces.cu): the vertex words, two key
-    // buffers of cap items, the sort's scratch and the unique count.
+    // tg_pieces_begin's work area (pieces.cu): the vertex words, the id
+    // map's words (ids), two key buffers of cap items, the sort's scratch
+    // and the unique count.
     struct {
         uint32_t *vert = nullptr;
+        uint64_t *ids = nullptr;
         uint64_t *a = nullptr, *b = nullptr;
         void *tmp = nullptr;
         int64_t *nsel = nullptr;
         size_t tmp_bytes = 0;
-        uint64_t cap = 0, nvert = 0;
+        uint64_t cap = 0, nvert = 0, id_words = 0;
     } pieces;
     // tg_ranges_begin's work area (ranges.cu): one allocation of bytes,
     // carved per range into its offsets, columns and bitmaps, and the

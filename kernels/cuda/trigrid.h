@@ -391,11 +391,16 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
  * made on the host, the runs oriented, the forward CSR built by key range).
  *
  * tg_pieces_begin reserves the work area: nvertices 32-bit vertex words,
- * zeroed (degrees, then ranks), and room for pieces of up to max_items
+ * zeroed (degrees, then ranks), a copy of the id map (id_words words, an
+ * even number; NULL and 0: none), and room for pieces of up to max_items
  * 8-byte items, or as many as fit (*capacity receives the count), with
  * their sort's scratch. Fewer than TG_PIECES_MIN_ITEMS items (or the vertex
- * words alone) not fitting is TG_ERR_OOM, with nothing held. It frees an
- * earlier area; tg_pieces_end (and tg_ctx_destroy) frees it.
+ * words and the map alone) not fitting is TG_ERR_OOM, with nothing held. It
+ * frees an earlier area; tg_pieces_end (and tg_ctx_destroy) frees it. The
+ * id map maps the ids of TG_PIECES_PAIRS to vertices, two words for each 64
+ * ids: an id u with m[2(u>>6)] holding bit u&63 becomes the vertex
+ * m[2(u>>6)+1] + the bits of m[2(u>>6)] below bit u&63; an unmarked id, or
+ * one beyond the map, breaks the op's rule unless in a self-loop.
  *
  * tg_pieces_sort uploads the items of nspans spans of host memory at base
  * (spans: 2*nspans words, each span's first item and its item count; at
@@ -404,8 +409,9 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
  * *nout their number. out may overlap base's spans: the uploads complete
  * before anything is copied back.
  *   TG_PIECES_PAIRS: an item is a pair of 32-bit ids (u, v), both below
- *     nvertices; its key is (min(u, v) << 32) | max(u, v). A self-loop
- *     (u == v) is dropped and counted into *nloops (when not NULL).
+ *     nvertices (or, with an id map, mapped to vertices u', v'); its key is
+ *     (min(u, v) << 32) | max(u, v) of the vertices. A self-loop (u == v)
+ *     is dropped and counted into *nloops (when not NULL).
  *   TG_PIECES_KEYS: an item is a key (a << 32) | b, a and b below
  *     nvertices, kept as it is.
  *   TG_PIECES_ORIENT: an item is a key as for TG_PIECES_KEYS; it becomes
@@ -438,6 +444,7 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
 #define TG_PIECES_UNIQUE 1
 #define TG_PIECES_DEGREES 2
 int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items,
+                        const uint64_t *id_map, uint64_t id_words,
                         uint64_t *capacity, char *err, uint64_t errlen);
 int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base,
                        const uint64_t *spans, int32_t nspans, uint64_t *out,

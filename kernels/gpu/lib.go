@@ -93,7 +93,7 @@ type Library struct {
 	prepIDsInput    func(ctx uintptr, slot int32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	splitBlocks     func(ctx uintptr, src, p int32, slots *int32, nranges int32, bounds *uint64, groups *int32, nnz *int64, err *byte, errlen uint64) int32
 	blockOut        func(ctx uintptr, slot int32, rowptr *uint64, cols *uint32, err *byte, errlen uint64) int32
-	piecesBegin     func(ctx uintptr, n, maxItems uint64, capacity *uint64, err *byte, errlen uint64) int32
+	piecesBegin     func(ctx uintptr, n, maxItems uint64, idMap *uint64, idWords uint64, capacity *uint64, err *byte, errlen uint64) int32
 	piecesSort      func(ctx uintptr, op, flags int32, base unsafe.Pointer, spans *uint64, nspans int32, out unsafe.Pointer, nout, nloops *uint64, err *byte, errlen uint64) int32
 	piecesCSR       func(ctx uintptr, base unsafe.Pointer, spans *uint64, nspans int32, row0, nrows uint64, cols *uint32, counts *uint32, nout *uint64, err *byte, errlen uint64) int32
 	piecesVertices  func(ctx uintptr, words *uint32, toDevice int32, err *byte, errlen uint64) int32

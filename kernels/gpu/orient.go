@@ -8,7 +8,10 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.DeviceOrienter = (*Counter)(nil)
+var (
+	_ kernels.DeviceOrienter = (*Counter)(nil)
+	_ kernels.MarkedOrienter = (*Counter)(nil)
+)
 
 // PreprocessMinBytes is the least device memory tg_preprocess takes for
 // npairs pairs over n vertices (kernels/cuda/preprocess.cu): two 8-byte
@@ -36,7 +39,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	np := uint64(len(pairs) / 2)
 	if _, _, ok := c.hasFree(PreprocessMinBytes(np, n)); !ok {
-		return c.orientInPieces(ctx, pairs, n)
+		return c.orientInPieces(ctx, pairs, n, nil)
 	}
 	c.mu.Lock()
 	c.dropPiecesHost() // readied for pieces, which tg_preprocess needs not
@@ -44,7 +47,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	c.mu.Unlock()
 	p, err := c.Preprocess(pairs, n, true)
 	if errors.Is(err, ErrOutOfMemory) {
-		return c.orientInPieces(ctx, pairs, n)
+		return c.orientInPieces(ctx, pairs, n, nil)
 	}
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, err
@@ -57,4 +60,17 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	c.mu.Unlock()
 	return p.Forward, p.Rank, kernels.PrepStats(p.Stats), nil
+}
+
+// OrientMarkedOnDevice implements kernels.MarkedOrienter: orientInPieces
+// of m's pairs, the device mapping their ids through m.Bits as it makes
+// their keys.
+func (c *Counter) OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, kernels.PrepStats{}, err
+	}
+	if m.Bits == nil {
+		return nil, nil, kernels.PrepStats{}, errors.New("gpu: orient marked pairs: their ids have no rank bits")
+	}
+	return c.orientInPieces(ctx, m.Pairs, uint64(len(m.OrigID)), m.Bits)
 }

@@ -30,7 +30,9 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 
 // orientInPieces is OrientOnDevice for pairs that do not fit the device
 // for tg_preprocess: the device works on pieces of its work area's size
-// while the host keeps the keys (tg_pieces_*).
+// while the host keeps the keys (tg_pieces_*). With bits (rank bits, as
+// graph.MarkedPairs has them) the pairs hold the input's ids, which the
+// device maps to the n compact ids as it makes their keys.
 //
 //  1. Runs: each piece of pairs becomes its keys (min << 32 | max),
 //     sorted and deduplicated, written back over the pairs.
@@ -51,7 +53,7 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 // the runs begin, the pairs' memory is the keys' and then the columns'
 // (the CSR's Cols share it); an error after that does not wrap
 // ErrOutOfMemory.
-func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, bits []uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == 0 {
@@ -63,7 +65,7 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64) 
 	c.dropSpare()
 	np := uint64(len(pairs) / 2)
 	var capItems uint64
-	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), &capItems, &c.buf[0], errBufLen)
+	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), unsafe.SliceData(bits), uint64(len(bits)), &capItems, &c.buf[0], errBufLen)
 	if err := status("tg_pieces_begin", rc, c.buf); err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
 	}

@@ -326,3 +326,82 @@ func TestCutRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestOrientMarkedInPieces: pairs of the input's own ids, numbered by
+// graph.MarkPairs but not rewritten, are oriented in pieces with the
+// device mapping their ids (ids spread out, loops, loop-only ids): the
+// forward graph, ranks and statistics equal OrientOnDevice's of the pairs
+// MarkedPairs.Compact writes, less the loops and pairs it counts as
+// given. An id the map leaves unmarked fails with the library's message.
+func TestOrientMarkedInPieces(t *testing.T) {
+	forLibs(t, func(t *testing.T, path string) {
+		ctx := context.Background()
+		for _, tc := range []struct{ n, m int }{{300, 4000}, {2000, 40000}} {
+			pairs := messyPairs(tc.n, tc.m, uint64(tc.n)+1)
+			for i := range pairs {
+				pairs[i] = 3*pairs[i] + 7 // ids 7, 10, 13, ...: not compact
+			}
+			pairs = append(pairs, 2, 2, 5, 5) // loops of ids seen nowhere else
+			loops := 0
+			for i := 0; i < len(pairs); i += 2 {
+				if pairs[i] == pairs[i+1] {
+					loops++
+				}
+			}
+			m, err := graph.MarkPairs(slices.Clone(pairs), graph.CleanOptions{Workers: 2})
+			if err != nil || m.Bits == nil {
+				t.Fatalf("n=%d: marked %v, bits %v", tc.n, err, m != nil && m.Bits != nil)
+			}
+			c, err := m.Compact()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := uint64(len(c.OrigID))
+			base := counterBytes(t, path)
+			limit := base + PreprocessMinBytes(uint64(len(c.Pairs)/2), n)/3 // pieces
+			wantC := autoCounter(t, mustOpen(t, path, uint64(limit)))
+			want, wrank, wst, err := wantC.OrientOnDevice(ctx, slices.Clone(c.Pairs), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err = graph.MarkPairs(slices.Clone(pairs), graph.CleanOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, rank, st, err := autoCounter(t, mustOpen(t, path, uint64(limit))).OrientMarkedOnDevice(ctx, m)
+			if err != nil {
+				t.Fatalf("n=%d cap %d: %v", tc.n, limit, err)
+			}
+			if !equalCSR(got, want) || !slices.Equal(rank, wrank) {
+				t.Fatalf("n=%d: forward graph or ranks differ from the compacted pairs'", tc.n)
+			}
+			wst.SelfLoops, wst.InputPairs = uint64(loops), uint64(len(pairs)/2)
+			if st != wst {
+				t.Fatalf("n=%d: stats %+v, want %+v", tc.n, st, wst)
+			}
+		}
+		// A map missing a mark: the pair with that id breaks the rule.
+		pairs := messyPairs(500, 3000, 9)
+		m, err := graph.MarkPairs(slices.Clone(pairs), graph.CleanOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Bits[2] &^= 1 // id 64 unmarked
+		limit := counterBytes(t, path) + PreprocessMinBytes(uint64(len(pairs)/2), 500)/3
+		c := autoCounter(t, mustOpen(t, path, uint64(limit)))
+		_, _, _, err = c.OrientMarkedOnDevice(ctx, m)
+		var le *Error
+		if err == nil || c.DoesNotFit(err) || !errors.As(err, &le) || le.Op != "tg_pieces_sort" {
+			t.Fatalf("an unmarked id: %v, want tg_pieces_sort's refusal", err)
+		}
+	})
+}
+
+func mustOpen(t *testing.T, path string, limit uint64) *Library {
+	t.Helper()
+	lib, err := Open(Options{Path: path, MemLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}

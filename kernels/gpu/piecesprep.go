@@ -48,7 +48,7 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 	// The work area without vertex words is the largest the pieces could
 	// have: past maxPieceRuns even so, they will decline.
 	var capItems uint64
-	if rc := c.lib.piecesBegin(c.ctx, 0, np, &capItems, &c.buf[0], errBufLen); rc != 0 {
+	if rc := c.lib.piecesBegin(c.ctx, 0, np, nil, 0, &capItems, &c.buf[0], errBufLen); rc != 0 {
 		return
 	}
 	if rc := c.lib.piecesEnd(c.ctx, &c.buf[0], errBufLen); rc != 0 || (np+capItems-1)/capItems > maxPieceRuns {

@@ -66,8 +66,8 @@ struct tg_ctx {
     /* tg_pieces_begin's work area: the vertex words, two key buffers of
      * pc_cap items and the accounted bytes of all of it. */
     uint32_t *pc_vert;
-    uint64_t *pc_a, *pc_b;
-    uint64_t pc_cap, pc_nvert, pc_bytes;
+    uint64_t *pc_ids, *pc_a, *pc_b;
+    uint64_t pc_cap, pc_nvert, pc_bytes, pc_id_words;
     /* tg_ranges_begin's work area (accounted bytes; nothing is copied
      * into it) and the graph's registered host columns. */
     const uint32_t *rg_cols;
@@ -1253,21 +1253,24 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out, uint32_t *
 static void pieces_drop(tg_ctx *ctx) {
     ctx->used -= ctx->pc_bytes;
     free(ctx->pc_vert);
+    free(ctx->pc_ids);
     free(ctx->pc_a);
     free(ctx->pc_b);
     ctx->pc_vert = NULL;
-    ctx->pc_a = ctx->pc_b = NULL;
-    ctx->pc_cap = ctx->pc_nvert = ctx->pc_bytes = 0;
+    ctx->pc_ids = ctx->pc_a = ctx->pc_b = NULL;
+    ctx->pc_cap = ctx->pc_nvert = ctx->pc_bytes = ctx->pc_id_words = 0;
 }
 
-static uint64_t pieces_area(uint64_t n, uint64_t cap) {
-    return alloc_bytes(n * 4) + 2 * alloc_bytes(cap * 8) + alloc_bytes(0) + alloc_bytes(8);
+static uint64_t pieces_area(uint64_t n, uint64_t id_words, uint64_t cap) {
+    return alloc_bytes(n * 4) + (id_words ? alloc_bytes(id_words * 8) : 0) + 2 * alloc_bytes(cap * 8) +
+           alloc_bytes(0) + alloc_bytes(8);
 }
 
-int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, uint64_t *capacity, char *err,
-                        uint64_t errlen) {
-    if (ctx == NULL || capacity == NULL) {
-        set_err(err, errlen, "tg_pieces_begin: NULL context or capacity");
+int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, const uint64_t *id_map,
+                        uint64_t id_words, uint64_t *capacity, char *err, uint64_t errlen) {
+    if (ctx == NULL || capacity == NULL || (id_words > 0 && id_map == NULL) || id_words % 2 != 0) {
+        set_err(err, errlen, "tg_pieces_begin: NULL context or capacity, or an id map of %llu words at %p",
+                (unsigned long long)id_words, (const void *)id_map);
         return TG_ERR_INVALID;
     }
     *capacity = 0;
@@ -1282,25 +1285,30 @@ int32_t tg_pieces_begin(tg_ctx *ctx, uint64_t nvertices, uint64_t max_items, uin
     if (hi > free_bytes / 16 + 1) hi = free_bytes / 16 + 1;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (pieces_area(nvertices, mid) <= free_bytes) lo = mid;
+        if (pieces_area(nvertices, id_words, mid) <= free_bytes) lo = mid;
         else hi = mid - 1;
     }
     if (lo < TG_PIECES_MIN_ITEMS) {
         set_err(err, errlen,
-                "tg_pieces_begin: out of device memory: %llu vertices and %d items need %llu bytes, %llu are free",
-                (unsigned long long)nvertices, TG_PIECES_MIN_ITEMS,
-                (unsigned long long)pieces_area(nvertices, TG_PIECES_MIN_ITEMS), (unsigned long long)free_bytes);
+                "tg_pieces_begin: out of device memory: %llu vertices, %llu id map words and %d items need %llu "
+                "bytes, %llu are free",
+                (unsigned long long)nvertices, (unsigned long long)id_words, TG_PIECES_MIN_ITEMS,
+                (unsigned long long)pieces_area(nvertices, id_words, TG_PIECES_MIN_ITEMS),
+                (unsigned long long)free_bytes);
         return TG_ERR_OOM;
     }
     ctx->pc_vert = calloc(nvertices ? nvertices : 1, 4);
+    ctx->pc_ids = malloc(id_words ? id_words * 8 : 1);
     ctx->pc_a = malloc(lo * 8);
     ctx->pc_b = malloc(lo * 8);
-    if (ctx->pc_vert == NULL || ctx->pc_a == NULL || ctx->pc_b == NULL) {
+    if (ctx->pc_vert == NULL || ctx->pc_ids == NULL || ctx->pc_a == NULL || ctx->pc_b == NULL) {
         pieces_drop(ctx);
         set_err(err, errlen, "tg_pieces_begin: out of host memory");
         return TG_ERR_OOM;
     }
-    ctx->pc_bytes = pieces_area(nvertices, lo);
+    if (id_words > 0) memcpy(ctx->pc_ids, id_map, id_words * 8);
+    ctx->pc_id_words = id_words;
+    ctx->pc_bytes = pieces_area(nvertices, id_words, lo);
     ctx->used += ctx->pc_bytes;
     if (ctx->used > ctx->peak) ctx->peak = ctx->used;
     ctx->pc_cap = lo;
@@ -1327,6 +1335,16 @@ static int key_bits(uint64_t n) {
     return 32 + b;
 }
 
+/* The vertex of id u under the id map of words words, or ~0 for an id
+ * the map does not mark. */
+static uint64_t pieces_mapped(const uint64_t *ids, uint64_t words, uint32_t u) {
+    const uint64_t i = 2 * (uint64_t)(u >> 6);
+    if (i + 1 >= words) return ~0ull;
+    const uint64_t w = ids[i], bit = 1ull << (u & 63);
+    if (!(w & bit)) return ~0ull;
+    return ids[i + 1] + (uint64_t)__builtin_popcountll(w & (bit - 1));
+}
+
 /* Copies the spans into pc_a, makes their keys and sorts them; *m their
  * number. Items breaking op's rule fail the call, naming how many. */
 static int32_t pieces_load(tg_ctx *ctx, const char *fn, int32_t op, const void *base, const uint64_t *spans,
@@ -1351,10 +1369,19 @@ static int32_t pieces_load(tg_ctx *ctx, const char *fn, int32_t op, const void *
         memmove(ctx->pc_a + at, (const uint64_t *)base + spans[2 * i], spans[2 * i + 1] * 8);
         at += spans[2 * i + 1];
     }
-    const uint64_t n = ctx->pc_nvert;
+    const uint64_t n = ctx->pc_nvert, words = ctx->pc_id_words;
     for (uint64_t i = 0; i < total; i++) {
         uint64_t x = ctx->pc_a[i];
         uint64_t a = op == TG_PIECES_PAIRS ? (uint32_t)x : x >> 32, b = op == TG_PIECES_PAIRS ? x >> 32 : (uint32_t)x;
+        if (op == TG_PIECES_PAIRS && words > 0) {
+            if (a == b && 2 * (a >> 6) + 1 < words) { /* a loop of an id the map covers */
+                nl++;
+                ctx->pc_a[i] = ~0ull;
+                continue;
+            }
+            a = pieces_mapped(ctx->pc_ids, words, (uint32_t)a);
+            b = pieces_mapped(ctx->pc_ids, words, (uint32_t)b);
+        }
         if (a >= n || b >= n || (op == TG_PIECES_ORIENT && a == b)) {
             bad++;
             ctx->pc_a[i] = 0;
