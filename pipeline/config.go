@@ -48,7 +48,7 @@ type Config struct {
 	// DeviceLimit is the device memory a GPU counter will be limited to,
 	// when known before the device starts (--device-mem-limit); 0: not
 	// known. An input whose pairs of 32-bit ids alone exceed it cannot be
-	// cleaned on the device whole, so the host compacts its ids while the
+	// cleaned on the device whole, so the host numbers its ids while the
 	// device starts instead of after (compactEarly).
 	DeviceLimit uint64
 	// Device names where the counting runs, for the report ("cpu", the

@@ -21,10 +21,11 @@ import (
 // edges go to the device, which cleans, orients and counts them without a
 // round trip through host memory: in the input's own ids when it is a
 // kernels.IDPreprocessor (it compacts them too), else compacted on the
-// host. A graph larger than the device has its ids compacted on the host
+// host. A graph larger than the device has its ids numbered on the host
 // (while the device starts, when cfg.DeviceLimit shows that it cannot take
-// them whole: compactEarly), is oriented by the device in pieces and
-// counted in row ranges or blocks (countForward). With cfg.Devices the
+// them whole: compactEarly), is oriented by the device in pieces, which
+// maps the ids as it reads them, and counted in row ranges or blocks
+// (countForward). With cfg.Devices the
 // device is found and started while the file is read. Per-vertex counts
 // take countFilePerVertex.
 func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
@@ -49,7 +50,7 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	} else {
 		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
 	}
-	var early *graph.Compacted
+	var early *earlyIDs
 	if err == nil {
 		early, err = compactEarly(path, &in, dev, &cfg, rep)
 	}
@@ -66,10 +67,10 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	rep.Device = cfg.Device
 	rep.Kernel = counter.Name()
 	if early != nil {
-		// A graph larger than the device: its ids were compacted while
+		// A graph larger than the device: its ids were numbered while
 		// the device started; the device orients them (in pieces) and
 		// counts in row ranges or blocks.
-		fwd, _, err := orientCompacted(ctx, path, early, nil, counter, &cfg, rep, false)
+		fwd, _, err := orientEarly(ctx, path, early, counter, &cfg, rep, false)
 		if err != nil {
 			return nil, err
 		}

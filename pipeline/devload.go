@@ -16,9 +16,9 @@ import (
 // kernels.IDOrienter the device compacts the input's own ids, cleans and
 // orients them, returning the forward graph and each forward id's input id
 // (orientIDsOnDevice); when the pairs do not fit it for that, or without
-// one, the host compacts the ids in the input's own memory (while the
-// device starts when cfg.DeviceLimit shows they cannot: compactEarly). When the
-// first slot's counter is a
+// one, the host compacts the ids in the input's own memory (or, while the
+// device starts when cfg.DeviceLimit shows they cannot, numbers them for
+// the device to map: compactEarly). When the first slot's counter is a
 // kernels.DeviceOrienter the device then cleans and orients them,
 // returning the forward graph and the ranks that map it back to the input's
 // ids; without one, or when the graph does not fit the device for that, the
@@ -50,7 +50,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 	} else {
 		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
 	}
-	var early *graph.Compacted
+	var early *earlyIDs
 	if rerr == nil {
 		early, rerr = compactEarly(path, &in, dev, cfg, rep)
 	}
@@ -80,7 +80,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		return nil, nil, rerr
 	}
 	if early != nil {
-		return orientCompacted(ctx, path, early, nil, counter, cfg, rep, wantIDs)
+		return orientEarly(ctx, path, early, counter, cfg, rep, wantIDs)
 	}
 	_, onDevice := counter.(kernels.DeviceOrienter)
 	if cfg.Order != graph.OrderDegree || !onDevice && in.p32 == nil {
@@ -175,20 +175,7 @@ func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: orient with %s: %w", path, counter.Name(), err)
 	}
-	rep.Vertices, rep.Edges = c.Stats.Vertices, int64(st.Edges)
-	r := rep.removed()
-	r.SelfLoops, r.Duplicates, r.IsolatedIDs = c.Stats.SelfLoops, st.Duplicates, c.Stats.IsolatedIDs
-	noteUnusedIDs(rep)
-	rep.Order = graph.OrderDegree.String()
-	maxOut := int64(st.MaxForward)
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
-	var ids []uint64
-	if wantIDs {
-		ids = make([]uint64, len(rank))
-		for v, r := range rank {
-			ids[r] = c.OrigID[v]
-		}
-	}
+	ids := noteDeviceForward(rep, c.Stats, st, rank, c.OrigID, wantIDs)
 	c = nil
 	rep.Seconds.Order = since(t)
 	if cfg.Verify {
@@ -197,6 +184,27 @@ func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges
 		}
 	}
 	return fwd, ids, ctx.Err()
+}
+
+// noteDeviceForward notes in rep the forward graph a device built from
+// ids the host numbered (cs) and returns, with wantIDs, each forward id's
+// input id (origID through rank).
+func noteDeviceForward(rep *Report, cs graph.CleanStats, st kernels.PrepStats, rank []uint32, origID []uint64, wantIDs bool) []uint64 {
+	rep.Vertices, rep.Edges = cs.Vertices, int64(st.Edges)
+	r := rep.removed()
+	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, st.Duplicates, cs.IsolatedIDs
+	noteUnusedIDs(rep)
+	rep.Order = graph.OrderDegree.String()
+	maxOut := int64(st.MaxForward)
+	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	if !wantIDs {
+		return nil
+	}
+	ids := make([]uint64, len(rank))
+	for v, r := range rank {
+		ids[r] = origID[v]
+	}
+	return ids
 }
 
 // checkDeviceForward builds the forward graph of edges on the host and

@@ -132,15 +132,24 @@ func readIDs(ctx context.Context, path string, cfg *Config, rep *Report, watch e
 	return input{p32: p32, edges: edges}, nil
 }
 
-// compactEarly compacts in's ids on the host as soon as they are read,
+// earlyIDs is the input's ids as the host readied them while the device
+// started: numbered but not rewritten (marked, for a device that maps them
+// as it orients them), or compacted.
+type earlyIDs struct {
+	marked    *graph.MarkedPairs
+	compacted *graph.Compacted
+}
+
+// compactEarly readies in's ids on the host as soon as they are read,
 // while dev's device starts, when the device could not clean them whole
 // anyway: the order is by degree, dev may be a GPU, cfg.DeviceLimit is
 // below the 8 bytes a pair the device needs to clean the input from its
 // own ids (it would refuse them after its start, and the host compact
-// them then), and --verify, which keeps the input as read, is off. It
-// returns nil, with in intact, when it does not; in is consumed when it
-// does.
-func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*graph.Compacted, error) {
+// them then), and --verify, which keeps the input as read, is off. 32-bit
+// pairs are numbered (graph.MarkPairs) and rewritten only if the device
+// cannot map them (orientEarly); other input is compacted. It returns
+// nil, with in intact, when it does not; in is consumed when it does.
+func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
 	if !dev.maybeDevice || cfg.DeviceLimit == 0 || cfg.Verify || cfg.Order != graph.OrderDegree || in.staged != nil {
 		return nil, nil
 	}
@@ -151,21 +160,67 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 	if pairs <= cfg.DeviceLimit/8 {
 		return nil, nil
 	}
-	cfg.Logger.Debug("the pairs cannot fit the device whole: compacting their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
-	// Once started, a device that orients in pieces readies the host
-	// memory it would pin and make first while the compaction goes on.
-	var prep sync.WaitGroup
-	if p32 := in.p32; p32 != nil {
-		prep.Go(func() {
-			<-dev.done
-			if op, ok := dev.counter.(kernels.OrientPreparer); ok && dev.err == nil {
-				op.PrepareOrient(p32)
-			}
-		})
+	cfg.Logger.Debug("the pairs cannot fit the device whole: numbering their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
+	p32 := in.p32
+	if p32 == nil {
+		c, _, err := compactInput(path, in, false, cfg, rep)
+		if err != nil {
+			return nil, err
+		}
+		return &earlyIDs{compacted: c}, nil
 	}
-	c, _, err := compactInput(path, in, false, cfg, rep)
-	prep.Wait()
-	return c, err
+	// Once started, a device that orients in pieces readies the host
+	// memory it would pin and make first while the ids are numbered.
+	var prep sync.WaitGroup
+	defer prep.Wait()
+	prep.Go(func() {
+		<-dev.done
+		if op, ok := dev.counter.(kernels.OrientPreparer); ok && dev.err == nil {
+			op.PrepareOrient(p32)
+		}
+	})
+	t := time.Now()
+	cfg.Progress.Start("clean", "", -1)
+	m, err := graph.MarkPairs(p32, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
+	*in = input{}
+	cfg.Progress.Done()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Seconds.Clean = since(t)
+	return &earlyIDs{marked: m}, nil
+}
+
+// orientEarly builds the forward graph of the ids compactEarly readied:
+// counter's device maps the marked ones as it orients them
+// (kernels.MarkedOrienter), else, or where it declines, the host rewrites
+// them first (orientCompacted then).
+func orientEarly(ctx context.Context, path string, e *earlyIDs, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	if m := e.marked; m != nil {
+		if mo, ok := counter.(kernels.MarkedOrienter); ok && m.Bits != nil {
+			t := time.Now()
+			cfg.Progress.Start("order", "", -1)
+			fwd, rank, st, err := mo.OrientMarkedOnDevice(ctx, m)
+			cfg.Progress.Done()
+			switch {
+			case err == nil:
+				ids := noteDeviceForward(rep, m.Stats, st, rank, m.OrigID, wantIDs)
+				rep.Seconds.Order = since(t)
+				return fwd, ids, ctx.Err()
+			case !mo.DoesNotFit(err):
+				return nil, nil, fmt.Errorf("%s: orient with %s: %w", path, counter.Name(), err)
+			}
+			cfg.Logger.Info("the edge list does not fit the device for preprocessing; compacting it on the host", "err", err)
+		}
+		t := time.Now()
+		c, err := m.Compact()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Seconds.Clean += since(t)
+		e.compacted = c
+	}
+	return orientCompacted(ctx, path, e.compacted, nil, counter, cfg, rep, wantIDs)
 }
 
 // countIDsOnDevice compacts, cleans, orients and counts the input on the
