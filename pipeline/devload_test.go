@@ -59,10 +59,11 @@ func deviceLibrary(t *testing.T) string {
 // graph there.
 type spyTally struct {
 	idCalls, idBuilt, calls, built atomic.Int32
-	// residentIDs counts the calls that reach PrepareResidentIDs.
-	residentIDs atomic.Int32
-	mu          sync.Mutex
-	made        []*gpu.Counter // every counter the slots made
+	// residentIDs counts the calls that reach PrepareResidentIDs;
+	// marked the forward graphs built by OrientMarkedOnDevice.
+	residentIDs, marked atomic.Int32
+	mu                  sync.Mutex
+	made                []*gpu.Counter // every counter the slots made
 }
 
 // uploads is the blocks every counter made so far uploaded.
@@ -118,6 +119,14 @@ func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantI
 func (s orientSpy) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {
 	s.tally.residentIDs.Add(1)
 	return s.Counter.PrepareResidentIDs(ctx, p)
+}
+
+func (s orientSpy) OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	fwd, rank, st, err := s.Counter.OrientMarkedOnDevice(ctx, m)
+	if err == nil {
+		s.tally.marked.Add(1)
+	}
+	return fwd, rank, st, err
 }
 
 func (s orientSpy) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
@@ -519,7 +528,7 @@ func TestCountFileCompactsWhileDeviceStarts(t *testing.T) {
 	for _, g := range messyGraphs(t, 11, 5, 6) {
 		path, want := g.path, g.want
 		fwdBytes := gpu.BlockBytes(int64(len(want.Degree)), int64(len(want.Support)))
-		for _, limit := range []int64{fwdBytes / 4, fwdBytes / 40} {
+		for _, limit := range []int64{fwdBytes, fwdBytes / 4, fwdBytes / 40} {
 			slots, tally := deviceSlots(t, lib, 1, uint64(limit), false)
 			config := func(known uint64, s []worker.Slot) Config {
 				cfg := testConfig(nil)
@@ -544,6 +553,11 @@ func TestCountFileCompactsWhileDeviceStarts(t *testing.T) {
 			if n := tally.residentIDs.Load(); n != 1 {
 				t.Fatalf("%s limit %d known: the device was asked to clean pairs that cannot fit it", path, limit)
 			}
+			// 32-bit pairs are numbered, not rewritten, and the device maps
+			// them as it orients them in pieces, where the pieces fit.
+			if marked, bin := tally.marked.Load(), strings.HasSuffix(path, ".bin"); marked != 0 && !bin || bin && limit == fwdBytes && marked != 1 {
+				t.Fatalf("%s limit %d known: %d forward graphs built from numbered ids", path, limit, marked)
+			}
 			if late.Triangles != want.Total {
 				t.Fatalf("%s limit %d: %d triangles, brute force %d", path, limit, late.Triangles, want.Total)
 			}
@@ -560,21 +574,24 @@ func TestCountFileCompactsWhileDeviceStarts(t *testing.T) {
 			}
 			sameGraphReport(t, cpu, late)
 
-			// Partitioned, P chosen for the limit (at a quarter: at a
-			// fortieth not even one edge's blocks fit): the device is not
-			// asked for the input's ids, and orients the compacted ones.
+			// Partitioned, P chosen for the limit (at a quarter and more:
+			// at a fortieth not even one edge's blocks fit): the device is
+			// not asked for the input's ids, and orients the numbered ones
+			// (where the pieces fit them) or the compacted ones once.
 			if limit < fwdBytes/4 {
 				continue
 			}
 			cfg := config(uint64(limit), slots)
 			cfg.P, cfg.Budget, cfg.ModelFromDevice = 0, limit, true
-			before := tally.counts()
+			before, markedBefore := tally.counts(), tally.marked.Load()
 			part, err := CountFilePartitioned(ctx, path, cfg)
 			if err != nil {
 				t.Fatalf("%s limit %d partitioned: %v", path, limit, err)
 			}
-			if got := tally.counts(); got[0] != before[0] || got[2] != before[2]+1 {
-				t.Fatalf("%s limit %d partitioned: calls on the device %v, before %v: want none from input ids, one from compact ids", path, limit, got, before)
+			got, marked := tally.counts(), tally.marked.Load()-markedBefore
+			if got[0] != before[0] || got[2]-before[2]+marked != 1 || marked == 1 != (limit == fwdBytes && strings.HasSuffix(path, ".bin")) {
+				t.Fatalf("%s limit %d partitioned: calls on the device %v, before %v, %d from numbered ids: want none from input ids, one from numbered or compact ids",
+					path, limit, got, before, marked)
 			}
 			sameGraphReport(t, part, late)
 		}
