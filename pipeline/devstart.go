@@ -10,6 +10,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -146,8 +147,9 @@ type earlyIDs struct {
 // below the 8 bytes a pair the device needs to clean the input from its
 // own ids (it would refuse them after its start, and the host compact
 // them then), and --verify, which keeps the input as read, is off. 32-bit
-// pairs are numbered (graph.MarkPairs) and rewritten only if the device
-// cannot map them (orientEarly); other input is compacted. It returns
+// pairs are numbered (graph.MarkPairs) and left for the device to map as
+// it orients them in pieces (orientEarly), unless the pieces would not
+// take them at that limit (gpu.PiecesMayTake); other input is compacted. It returns
 // nil, with in intact, when it does not; in is consumed when it does.
 func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
 	if !dev.maybeDevice || cfg.DeviceLimit == 0 || cfg.Verify || cfg.Order != graph.OrderDegree || in.staged != nil {
@@ -186,6 +188,16 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 	cfg.Progress.Done()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Bits == nil || !gpu.PiecesMayTake(cfg.DeviceLimit, pairs, uint64(len(m.OrigID)), uint64(len(m.Bits))) {
+		// The device could not map them: rewritten now, still while it
+		// starts.
+		c, err := m.Compact()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Seconds.Clean = since(t)
+		return &earlyIDs{compacted: c}, nil
 	}
 	rep.Seconds.Clean = since(t)
 	return &earlyIDs{marked: m}, nil

@@ -143,6 +143,21 @@ func wordsAsKeys(pairs []uint32, np uint64) []uint64 {
 // not measured closer.
 const maxPieceRuns = 64
 
+// PiecesMayTake reports whether an orientation in pieces under a device
+// limit of limit bytes may take np pairs over n vertices with an id map of
+// idWords words: whether their runs would be at most maxPieceRuns, a
+// piece's items taking 16 bytes of the room the context, the vertex words
+// and the map leave (the sort's scratch not counted). It errs towards
+// yes; the pieces decide when they begin.
+func PiecesMayTake(limit, np, n, idWords uint64) bool {
+	fixed := uint64(ContextBytes) + n*4 + idWords*8
+	if limit <= fixed {
+		return false
+	}
+	capItems := max((limit-fixed)/16, 1)
+	return (np+capItems-1)/capItems <= maxPieceRuns
+}
+
 // pieces drives one work area; c.mu is held.
 type pieces struct {
 	c   *Counter

@@ -405,3 +405,27 @@ func mustOpen(t *testing.T, path string, limit uint64) *Library {
 	}
 	return lib
 }
+
+// TestPiecesMayTake errs towards yes: wherever the pieces take the pairs,
+// it says they may; far below that, it says they may not.
+func TestPiecesMayTake(t *testing.T) {
+	pairs := messyPairs(2000, 100000, 3)
+	np := uint64(len(pairs) / 2)
+	path, _ := refLibs(t)
+	took := 0
+	for limit := uint64(1 << 14); limit < uint64(PreprocessMinBytes(np, 2000)); limit += limit / 8 {
+		_, _, _, err := autoCounter(t, mustOpen(t, path, limit)).orientInPieces(context.Background(), slices.Clone(pairs), 2000, nil)
+		may := PiecesMayTake(limit, np, 2000, 0)
+		if err == nil {
+			took++
+			if !may {
+				t.Fatalf("limit %d: the pieces took %d pairs, PiecesMayTake says they may not", limit, np)
+			}
+		} else if !errors.Is(err, ErrOutOfMemory) {
+			t.Fatalf("limit %d: %v", limit, err)
+		}
+	}
+	if took == 0 || PiecesMayTake(1<<14, np, 2000, 0) {
+		t.Fatalf("the pieces took the pairs under %d limits; at 16 KiB PiecesMayTake says %v", took, PiecesMayTake(1<<14, np, 2000, 0))
+	}
+}

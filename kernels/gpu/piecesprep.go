@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
@@ -58,12 +59,20 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 	c.piecesHost = h
 	go func() {
 		defer close(h.done)
+		t := time.Now()
 		var wg sync.WaitGroup
-		wg.Go(func() { h.reg = c.lib.registerPairs(kernels.IDPairs{P64: h.keys}) })
+		var keysPinned time.Duration
+		wg.Go(func() {
+			h.reg = c.lib.registerPairs(kernels.IDPairs{P64: h.keys})
+			keysPinned = time.Since(t)
+		})
 		h.second = make([]uint64, np)
 		prefault(h.second)
+		faulted := time.Since(t)
 		h.sreg = c.lib.registerPairs(kernels.IDPairs{P64: h.second})
 		wg.Wait()
+		c.lib.logger.Debug("pieces: host memory readied", "keys_pinned", keysPinned.Seconds(),
+			"second_faulted", faulted.Seconds(), "second_pinned", time.Since(t).Seconds())
 	}()
 }
 
