@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/trigrid/trigrid/internal/hugepage"
+	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/internal/parallel"
 )
 
@@ -29,4 +30,51 @@ func prefault[T any](s []T) {
 			s[p*step] = zero
 		}
 	})
+}
+
+// hostArena hands out one count's host arrays: from spare, pinned memory
+// an earlier step left touched and pinned (its arrays hold what that
+// memory held, not zeros), while it has room, else from fresh pages
+// (osmem, zero). free unmaps the fresh pages; the spare is its owner's to
+// release.
+type hostArena struct {
+	rest  unsafe.Pointer // the spare's room left, 8-byte aligned
+	room  uint64
+	frees []func()
+}
+
+// newHostArena is an arena over spare's memory (nil: fresh pages only).
+func newHostArena(spare *Registration) *hostArena {
+	a := &hostArena{}
+	if spare != nil && uintptr(spare.mem)%8 == 0 {
+		a.rest, a.room = spare.mem, spare.bytes
+	}
+	return a
+}
+
+// fits reports whether bytes more fit the spare's room.
+func (a *hostArena) fits(bytes uint64) bool { return bytes <= a.room }
+
+// arenaAlloc returns n values of T, from the spare when they fit its
+// room (inSpare), else from fresh pages.
+func arenaAlloc[T any](a *hostArena, n int) (s []T, inSpare bool) {
+	var zero T
+	bytes := (uint64(n)*uint64(unsafe.Sizeof(zero)) + 7) &^ 7
+	if n > 0 && a.fits(bytes) {
+		s = unsafe.Slice((*T)(a.rest), n)
+		a.rest, a.room = unsafe.Add(a.rest, bytes), a.room-bytes
+		return s, true
+	}
+	s, free := osmem.Alloc[T](n)
+	a.frees = append(a.frees, free)
+	return s, false
+}
+
+// free unmaps the fresh pages handed out; no array of them may be used
+// after it.
+func (a *hostArena) free() {
+	for _, f := range a.frees {
+		f()
+	}
+	a.frees = nil
 }

@@ -12,7 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
-	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -148,12 +147,13 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 		frees []func()
 		regs  []*Registration // then made by the pins' goroutine, read after firstDone or secondDone
 	)
-	// The sides lie in the spare pinned array an orientation in pieces
-	// left, when it holds them (nothing to touch or pin), else in fresh
-	// pages pinned below. The spare goes back once the count is done
-	// (this deferred call runs after the listing's and the device's end):
-	// after a count without c.mu (its unpin takes a while and no call on
-	// the counter needs it), after an error before returning.
+	// The sides, then the set-up's arrays, lie in the spare pinned array
+	// an orientation in pieces left while it has room (nothing to touch
+	// or pin), else in fresh pages, the sides pinned below. The spare goes
+	// back once the count is done (this deferred call runs after the
+	// listing's and the device's end): after a count without c.mu (its
+	// unpin takes a while and no call on the counter needs it), after an
+	// error before returning.
 	spare := c.takeSpare()
 	defer func() {
 		switch {
@@ -164,16 +164,23 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 			c.lib.releaseLogged(spare)
 		}
 	}()
-	prepinned := carveSides(spare, ents[:], rows[:], capEntries, capRows)
+	arena := newHostArena(spare)
+	frees = append(frees, arena.free)
+	entBytes := (uint64(capEntries)*uint64(unsafe.Sizeof(rangeRow{})) + 7) &^ 7
+	rowBytes := (uint64(capRows)*4 + 7) &^ 7
+	if !arena.fits(2 * (entBytes + rowBytes)) {
+		arena = newHostArena(nil) // all four sides in fresh pages, pinned below
+		frees = append(frees, arena.free)
+	}
+	var prepinned bool
+	for i := range 2 {
+		ents[i], prepinned = arenaAlloc[rangeRow](arena, int(capEntries))
+		rows[i], _ = arenaAlloc[uint32](arena, int(capRows))
+	}
 	st.PinnedSides = prepinned
 	if !prepinned {
-		for i := range 2 {
-			var free func()
-			ents[i], free = osmem.Alloc[rangeRow](int(capEntries))
-			frees = append(frees, free)
-			rows[i], free = osmem.Alloc[uint32](int(capRows))
-			frees = append(frees, free)
-		}
+		arena = newHostArena(spare) // the set-up's arrays may still fit it
+		frees = append(frees, arena.free)
 	}
 	tAlloc = time.Since(start).Seconds()
 	var (
@@ -269,11 +276,10 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	}
 
 	tSetup := time.Now()
-	ratio, bm, rb, release, err := rangeSetup(fwd)
+	ratio, bm, rb, err := rangeSetup(fwd, arena)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
-	frees = append(frees, release)
 	st.BitmapRatio = ratio
 	bounds, err := cutRowRanges(fwd, bm, area)
 	if err != nil {
@@ -583,22 +589,4 @@ func seek(cols []uint32, lo, hi uint64, x uint32) uint64 {
 		return lo + 1 + uint64(i)
 	}
 	return lo
-}
-
-// carveSides lays the two sides (capEntries entries and capRows row words
-// each) out in the pinned memory of spare, 8-byte aligned, and reports
-// whether they fit there; a nil spare holds none.
-func carveSides(spare *Registration, ents [][]rangeRow, rows [][]uint32, capEntries, capRows int64) bool {
-	entBytes := uint64(capEntries) * uint64(unsafe.Sizeof(rangeRow{}))
-	rowBytes := (uint64(capRows)*4 + 7) &^ 7
-	if spare == nil || uintptr(spare.mem)%8 != 0 || 2*(entBytes+rowBytes) > spare.bytes {
-		return false
-	}
-	at := spare.mem
-	for i := range ents {
-		ents[i] = unsafe.Slice((*rangeRow)(at), capEntries)
-		rows[i] = unsafe.Slice((*uint32)(unsafe.Add(at, entBytes)), capRows)
-		at = unsafe.Add(at, entBytes+rowBytes)
-	}
-	return true
 }

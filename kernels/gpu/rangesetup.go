@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/trigrid/trigrid/graph"
-	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/internal/parallel"
 )
 
@@ -21,29 +20,24 @@ const noSpan = ^uint64(0)
 // words of every ratio of rangesBitmapRatios; the second, the ratio chosen
 // (the first whose bitmaps take at most 1/RangesBitmapShare of the
 // columns' bytes, else 0), lays out the bitmaps' offsets from the spans
-// (each chunk of rows from its first pass's sum). The builder's cursor
-// stays as allocated, zero. Row r's bitmap words are [bm[r], bm[r+1]); rb
-// still needs its bounds. bm and rb's arrays are fresh pages (osmem),
-// which release hands back: no use of them may follow it. On an error
-// release is nil and nothing is held.
-func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, release func(), err error) {
+// (each chunk of rows from its first pass's sum). The first pass also
+// sets the builder's cursor to zero. Row r's bitmap words are [bm[r],
+// bm[r+1]); rb still needs its bounds. bm and rb's arrays come from
+// arena (every word of them written here), which the caller frees after
+// their last use.
+func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb *rangeBuilder, err error) {
 	if len(fwd.Offsets) == 0 {
-		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
+		return 0, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
 	}
 	n := int(fwd.NumRows())
 	if fwd.Offsets[0] != 0 || fwd.Offsets[n] != uint64(len(fwd.Cols)) {
-		return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
+		return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets from %d to %d over %d columns",
 			fwd.Offsets[0], fwd.Offsets[n], len(fwd.Cols))
 	}
 	chunks := (n + builderChunk - 1) / builderChunk
-	cursor, freeCursor := osmem.Alloc[uint32](n)
-	next, freeNext := osmem.Alloc[uint32](n)
-	bm, freeBM := osmem.Alloc[uint64](n + 1)
-	release = func() {
-		freeCursor()
-		freeNext()
-		freeBM()
-	}
+	cursor, _ := arenaAlloc[uint32](arena, n)
+	next, _ := arenaAlloc[uint32](arena, n)
+	bm, _ = arenaAlloc[uint64](arena, n+1)
 	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next,
 		counts: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
 	k := len(rangesBitmapRatios)
@@ -52,6 +46,10 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 	backward := make([]bool, chunks) // per chunk, a row's first column at or below the row
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		w := words[lo/builderChunk*k:][:k]
+		// The cursor is written here, although its fresh pages read
+		// zero, so that they are faulted in order on every core, not one
+		// at a time in a listing's few chunks.
+		clear(rb.cursor[lo:hi])
 		for r := lo; r < hi; r++ {
 			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
 			if b < a || b > uint64(len(fwd.Cols)) {
@@ -82,8 +80,7 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 	})
 	for _, r := range bad {
 		if r > 0 {
-			release()
-			return 0, nil, nil, nil, fmt.Errorf("malformed forward graph: offsets decrease at row %d (from %d to %d over %d columns)",
+			return 0, nil, nil, fmt.Errorf("malformed forward graph: offsets decrease at row %d (from %d to %d over %d columns)",
 				r-1, fwd.Offsets[r-1], fwd.Offsets[r], len(fwd.Cols))
 		}
 	}
@@ -116,5 +113,5 @@ func rangeSetup(fwd *graph.CSR) (ratio uint32, bm []uint64, rb *rangeBuilder, re
 			bm[r+1] = sum
 		}
 	})
-	return ratio, bm, rb, release, nil
+	return ratio, bm, rb, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -72,11 +73,12 @@ func TestRangeSetup(t *testing.T) {
 	graphs["unsorted"] = unsorted
 	graphs["chunks"] = stridedRows(3*builderChunk + 7)
 	for name, g := range graphs {
-		ratio, bm, rb, release, err := rangeSetup(g)
+		arena := newHostArena(nil)
+		defer arena.free()
+		ratio, bm, rb, err := rangeSetup(g, arena)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		defer release()
 		if want := refBitmapRatio(g); ratio != want {
 			t.Fatalf("%s: ratio %d, the reference chooses %d", name, ratio, want)
 		}
@@ -107,10 +109,9 @@ func TestRangeSetup(t *testing.T) {
 	for what, brk := range breaks {
 		b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: g.Cols, NCols: g.NCols}
 		brk(b.Offsets)
-		_, _, _, release, err := rangeSetup(b)
-		if release != nil {
-			t.Fatalf("%s: a release function with the error %v", what, err)
-		}
+		arena := newHostArena(nil)
+		_, _, _, err := rangeSetup(b, arena)
+		arena.free()
 		if err == nil || !strings.Contains(err.Error(), "malformed forward graph") {
 			t.Fatalf("%s: %v, want a malformed forward graph", what, err)
 		}
@@ -156,7 +157,8 @@ func randomRows(n int, forward bool, seed uint64) *graph.CSR {
 // forward rows (listed from below each range) and on rows that name
 // columns below themselves (listed from every row), under bounds of one
 // range, of ranges shorter than a chunk of rows and longer, and of empty
-// ranges.
+// ranges; with the set-up's arrays in fresh pages and in memory that held
+// other words (a spare pinned array's).
 func TestRangeBuilderLists(t *testing.T) {
 	const n = 3*builderChunk + 77
 	for _, forward := range []bool{true, false} {
@@ -167,8 +169,12 @@ func TestRangeBuilderLists(t *testing.T) {
 			{0, 0, 5000, 5000, n},
 			{0, n / 3, n / 2, n},
 		}
-		for _, bounds := range cuts {
-			_, _, rb, release, err := rangeSetup(g)
+		for i, bounds := range cuts {
+			arena := newHostArena(nil)
+			if i%2 == 1 {
+				arena = newHostArena(dirtySpare(4 * n))
+			}
+			_, _, rb, err := rangeSetup(g, arena)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +209,17 @@ func TestRangeBuilderLists(t *testing.T) {
 						forward, bounds, k, got, mapped, len(want), reach)
 				}
 			}
-			release()
+			arena.free()
 		}
 	}
+}
+
+// dirtySpare is a stand-in for a spare pinned array of words uint64
+// words, every bit set: what an arena hands out of it holds no zeros.
+func dirtySpare(words int) *Registration {
+	mem := make([]uint64, words)
+	for i := range mem {
+		mem[i] = ^uint64(0)
+	}
+	return &Registration{mem: unsafe.Pointer(&mem[0]), bytes: uint64(words) * 8, keep: mem}
 }
