@@ -90,8 +90,7 @@ type Config struct {
 	// RowRanges says how a whole-graph count (P = 1) on a GPU that cannot
 	// hold the forward graph counts it: in row ranges with its columns in
 	// host memory (StreamOn, kernels.RangeCounter), in blocks as
-	// `--partitions 0` does (StreamOff), or (StreamAuto) in row ranges
-	// when they would be at least MinRowRanges, in blocks otherwise.
+	// `--partitions 0` does (StreamOff); StreamAuto counts in row ranges.
 	RowRanges StreamMode
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,

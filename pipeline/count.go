@@ -165,7 +165,7 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 // --partitions 0` does.
 func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	if limit, ok := deviceLimit(counter); ok && !fitsWhole(fwd, limit) {
-		if rc, ok := counter.(kernels.RangeCounter); ok && wantsRowRanges(cfg.RowRanges, fwd, limit) {
+		if rc, ok := counter.(kernels.RangeCounter); ok && wantsRowRanges(cfg.RowRanges) {
 			err := countInRanges(ctx, fwd, rc, cfg, rep)
 			if err == nil {
 				finish(rep, start)

@@ -8,34 +8,18 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
-	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/worker"
 )
 
-// MinRowRanges is the fewest row ranges (of the rows alone, without
-// their bitmaps) for which StreamAuto counts a whole graph the device
-// cannot hold in ranges rather than in blocks. Blocks cost a split of the
-// forward graph that ranges do not: on one NVIDIA H200, rmat 23's whole
-// job took 1.21 s in ranges against 1.31 s in blocks at half its CSR (3
-// ranges), 1.23 s against 1.33 s at a quarter (6) and 1.33 s against 1.54
-// s at an eighth (docs/benchmarks.md, "Out of core: the ids compacted
-// while the device starts").
-const MinRowRanges = 2
-
-// wantsRowRanges reports whether a count in mode of fwd on a device of
-// limit bytes goes in row ranges: always for StreamOn, never for
-// StreamOff, and for StreamAuto when the ranges of its rows alone would
-// be at least MinRowRanges.
-func wantsRowRanges(mode StreamMode, fwd *graph.CSR, limit uint64) bool {
-	switch mode {
-	case StreamOn:
-		return true
-	case StreamOff:
-		return false
-	}
-	area := float64(limit) * (1 - 1.0/gpu.RangesSpare)
-	return float64(gpu.RangesBytes(fwd.NumRows(), fwd.NumEdges(), 0)) >= MinRowRanges*area
-}
+// wantsRowRanges reports whether a count in mode of a forward graph its
+// device cannot hold whole goes in row ranges: for StreamOn and
+// StreamAuto. Ranges cost no split of the forward graph and, at caps that
+// need two ranges, beat blocks by far: on one NVIDIA H200, rmat 22, 23
+// and 24 took 0.42, 0.62 and 1.06 s in two ranges against 0.62, 0.92 and
+// 1.75 s in three blocks a side at a cap of their CSR's size
+// (docs/benchmarks.md, "Out of core: ids mapped on the device, ranks on
+// the device, the ranges' host arrays in the pieces' pinned memory").
+func wantsRowRanges(mode StreamMode) bool { return mode != StreamOff }
 
 // countInRanges counts the whole forward graph fwd, which the device does
 // not hold, with its columns in host memory and a range of its rows on the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -99,7 +98,7 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per graph instead of the report")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
-	cmd.Flags().StringVar(&f.rowRanges, "row-ranges", "auto", "one GPU, whole graph larger than its memory: count it in row ranges with its columns in host memory (on), in blocks as --partitions 0 does (off), or in ranges when they would be at least "+strconv.Itoa(pipeline.MinRowRanges)+" (auto)")
+	cmd.Flags().StringVar(&f.rowRanges, "row-ranges", "auto", "one GPU, whole graph larger than its memory: count it in row ranges with its columns in host memory (on, and auto), or in blocks as --partitions 0 does (off)")
 	cmd.Flags().StringVar(&f.rowStream, "row-stream", "auto", "one GPU, partitioned: keep each subtask's JK block resident and stream IJ and IK through it in row ranges beside the kernel: auto (when --device-mem-limit leaves no room for three blocks and an index), on, off")
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().StringVar(&f.shards, "shards", "", "count a partitioned graph from this shard directory (or store URL)")
