@@ -47,7 +47,7 @@ type Config struct {
 	Devices func() (slots []worker.Slot, device string, err error)
 	// DeviceLimit is the device memory a GPU counter will be limited to,
 	// when known before the device starts (--device-mem-limit); 0: not
-	// known. An input whose pairs of 32-bit ids alone exceed it cannot be
+	// known. An input whose pairs' two 8-byte keys exceed it cannot be
 	// cleaned on the device whole, so the host numbers its ids while the
 	// device starts instead of after (compactEarly).
 	DeviceLimit uint64

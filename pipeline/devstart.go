@@ -144,13 +144,15 @@ type earlyIDs struct {
 // compactEarly readies in's ids on the host as soon as they are read,
 // while dev's device starts, when the device could not clean them whole
 // anyway: the order is by degree, dev may be a GPU, cfg.DeviceLimit is
-// below the 8 bytes a pair the device needs to clean the input from its
-// own ids (it would refuse them after its start, and the host compact
-// them then), and --verify, which keeps the input as read, is off. 32-bit
-// pairs are numbered (graph.MarkPairs) and left for the device to map as
-// it orients them in pieces (orientEarly), unless the pieces would not
-// take them at that limit (gpu.PiecesMayTake); other input is compacted. It returns
-// nil, with in intact, when it does not; in is consumed when it does.
+// below the least the device needs to clean the pairs whole, from their
+// own ids or compacted (gpu.PreprocessMinBytes: two 8-byte keys a pair;
+// it would refuse them after its start, and the host compact them then,
+// with nothing beside it), and --verify, which keeps the input as read,
+// is off. 32-bit pairs are numbered (graph.MarkPairs) and left for the
+// device to map as it orients them in pieces (orientEarly), unless the
+// pieces would not take them at that limit (gpu.PiecesMayTake); other
+// input is compacted. It returns nil, with in intact, when it does not;
+// in is consumed when it does.
 func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
 	if !dev.maybeDevice || cfg.DeviceLimit == 0 || cfg.Verify || cfg.Order != graph.OrderDegree || in.staged != nil {
 		return nil, nil
@@ -159,7 +161,7 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 	if in.p32 == nil {
 		pairs = uint64(len(in.edges))
 	}
-	if pairs <= cfg.DeviceLimit/8 {
+	if uint64(gpu.PreprocessMinBytes(pairs, 0)) <= cfg.DeviceLimit {
 		return nil, nil
 	}
 	cfg.Logger.Debug("the pairs cannot fit the device whole: numbering their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
