@@ -40,9 +40,9 @@ DIVS=${DIVS:-"4 20"}
 before_lib_start
 
 if [ -z "${SKIP_TESTS:-}" ]; then
-	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|OrientOnDevice|CountUnderMemoryCaps'
+	gotest kernels/gpu gpu.test 'CountInRanges|RangesRefuse|OrientInPieces|OrientMarked|PiecesMayTake|OrientOnDevice|CountUnderMemoryCaps'
 	gotest pipeline pipeline.test 'TestPartitionedDeviceTooSmall|TestCountFileLargerThanDevice|TestCountFileCompactsWhileDeviceStarts'
-	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse|TestOrientInPieces'
+	memcheck kernels/gpu gpu.test 'TestCountInRanges|TestRangesRefuse|TestOrientInPieces|TestOrientMarkedInPieces'
 	echo "tests done at $(elapsed) s" | tee -a "$RES"
 fi
 
