@@ -190,13 +190,10 @@ func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges
 // ids the host numbered (cs) and returns, with wantIDs, each forward id's
 // input id (origID through rank).
 func noteDeviceForward(rep *Report, cs graph.CleanStats, st kernels.PrepStats, rank []uint32, origID []uint64, wantIDs bool) []uint64 {
-	rep.Vertices, rep.Edges = cs.Vertices, int64(st.Edges)
-	r := rep.removed()
-	r.SelfLoops, r.Duplicates, r.IsolatedIDs = cs.SelfLoops, st.Duplicates, cs.IsolatedIDs
-	noteUnusedIDs(rep)
-	rep.Order = graph.OrderDegree.String()
-	maxOut := int64(st.MaxForward)
-	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
+	// The host saw the input's ids: its vertices, loops and ids seen only
+	// in loops stand.
+	st.Vertices, st.SelfLoops, st.IsolatedIDs = uint64(cs.Vertices), cs.SelfLoops, cs.IsolatedIDs
+	notePrep(rep, st)
 	if !wantIDs {
 		return nil
 	}
