@@ -2,7 +2,6 @@ package graph
 
 import (
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -55,37 +54,7 @@ func staticRange(n, parts, p int) (lo, hi int) {
 // is parallel for long arrays: per-range sums, a short serial scan of those,
 // then per-range rewrites.
 func exclusiveScan(a []uint64, workers int) uint64 {
-	const serialBelow = 1 << 16
-	parts := min(workers, len(a)/serialBelow)
-	if parts <= 1 {
-		var s uint64
-		for i, x := range a {
-			a[i] = s
-			s += x
-		}
-		return s
-	}
-	sums := make([]uint64, parts)
-	forEachStatic(len(a), parts, func(p, lo, hi int) {
-		var s uint64
-		for _, x := range a[lo:hi] {
-			s += x
-		}
-		sums[p] = s
-	})
-	var total uint64
-	for p, s := range sums {
-		sums[p] = total
-		total += s
-	}
-	forEachStatic(len(a), parts, func(p, lo, hi int) {
-		s := sums[p]
-		for i := lo; i < hi; i++ {
-			x := a[i]
-			a[i] = s
-			s += x
-		}
-	})
+	total, _ := scanLongest(a, workers)
 	return total
 }
 
@@ -98,18 +67,48 @@ func OffsetsFromLengths(a []uint64, workers int) (longest uint64) {
 		return 0
 	}
 	n := len(a) - 1
-	w := resolveWorkers(workers)
-	parts := max(1, min(w, n/(1<<16)))
+	a[n], longest = scanLongest(a[:n], resolveWorkers(workers))
+	return longest
+}
+
+// scanLongest is exclusiveScan that also returns the largest value of a,
+// noted in the pass that sums it.
+func scanLongest(a []uint64, workers int) (total, longest uint64) {
+	const serialBelow = 1 << 16
+	parts := min(workers, len(a)/serialBelow)
+	if parts <= 1 {
+		var s uint64
+		for i, x := range a {
+			a[i] = s
+			s += x
+			longest = max(longest, x)
+		}
+		return s, longest
+	}
+	sums := make([]uint64, parts)
 	longs := make([]uint64, parts)
-	forEachStatic(n, parts, func(p, lo, hi int) {
-		var m uint64
+	forEachStatic(len(a), parts, func(p, lo, hi int) {
+		var s, m uint64
 		for _, x := range a[lo:hi] {
+			s += x
 			m = max(m, x)
 		}
-		longs[p] = m
+		sums[p], longs[p] = s, m
 	})
-	a[n] = exclusiveScan(a[:n], w)
-	return slices.Max(longs)
+	for p, s := range sums {
+		sums[p] = total
+		total += s
+		longest = max(longest, longs[p])
+	}
+	forEachStatic(len(a), parts, func(p, lo, hi int) {
+		s := sums[p]
+		for i := lo; i < hi; i++ {
+			x := a[i]
+			a[i] = s
+			s += x
+		}
+	})
+	return total, longest
 }
 
 // progressMeter forwards progress to a user callback, serialised and

@@ -55,19 +55,23 @@ func newHostArena(spare *Registration) *hostArena {
 // fits reports whether bytes more fit the spare's room.
 func (a *hostArena) fits(bytes uint64) bool { return bytes <= a.room }
 
-// arenaAlloc returns n values of T, from the spare when they fit its
-// room (inSpare), else from fresh pages.
-func arenaAlloc[T any](a *hostArena, n int) (s []T, inSpare bool) {
+// arenaBytes is the spare's room n values of T take (8-byte aligned).
+func arenaBytes[T any](n int) uint64 {
 	var zero T
-	bytes := (uint64(n)*uint64(unsafe.Sizeof(zero)) + 7) &^ 7
-	if n > 0 && a.fits(bytes) {
-		s = unsafe.Slice((*T)(a.rest), n)
+	return (uint64(n)*uint64(unsafe.Sizeof(zero)) + 7) &^ 7
+}
+
+// arenaAlloc returns n values of T, from the spare when they fit its
+// room, else from fresh pages.
+func arenaAlloc[T any](a *hostArena, n int) []T {
+	if bytes := arenaBytes[T](n); n > 0 && a.fits(bytes) {
+		s := unsafe.Slice((*T)(a.rest), n)
 		a.rest, a.room = unsafe.Add(a.rest, bytes), a.room-bytes
-		return s, true
+		return s
 	}
 	s, free := osmem.Alloc[T](n)
 	a.frees = append(a.frees, free)
-	return s, false
+	return s
 }
 
 // free unmaps the fresh pages handed out; no array of them may be used

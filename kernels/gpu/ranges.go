@@ -166,22 +166,17 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	}()
 	arena := newHostArena(spare)
 	frees = append(frees, arena.free)
-	entBytes := (uint64(capEntries)*uint64(unsafe.Sizeof(rangeRow{})) + 7) &^ 7
-	rowBytes := (uint64(capRows)*4 + 7) &^ 7
-	if !arena.fits(2 * (entBytes + rowBytes)) {
-		arena = newHostArena(nil) // all four sides in fresh pages, pinned below
-		frees = append(frees, arena.free)
+	prepinned := arena.fits(2 * (arenaBytes[rangeRow](int(capEntries)) + arenaBytes[uint32](int(capRows))))
+	sides := arena
+	if !prepinned {
+		sides = newHostArena(nil) // all four in fresh pages, pinned below
+		frees = append(frees, sides.free)
 	}
-	var prepinned bool
 	for i := range 2 {
-		ents[i], prepinned = arenaAlloc[rangeRow](arena, int(capEntries))
-		rows[i], _ = arenaAlloc[uint32](arena, int(capRows))
+		ents[i] = arenaAlloc[rangeRow](sides, int(capEntries))
+		rows[i] = arenaAlloc[uint32](sides, int(capRows))
 	}
 	st.PinnedSides = prepinned
-	if !prepinned {
-		arena = newHostArena(spare) // the set-up's arrays may still fit it
-		frees = append(frees, arena.free)
-	}
 	tAlloc = time.Since(start).Seconds()
 	var (
 		colsErr    error

@@ -35,9 +35,9 @@ func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb
 			fwd.Offsets[0], fwd.Offsets[n], len(fwd.Cols))
 	}
 	chunks := (n + builderChunk - 1) / builderChunk
-	cursor, _ := arenaAlloc[uint32](arena, n)
-	next, _ := arenaAlloc[uint32](arena, n)
-	bm, _ = arenaAlloc[uint64](arena, n+1)
+	cursor := arenaAlloc[uint32](arena, n)
+	next := arenaAlloc[uint32](arena, n)
+	bm = arenaAlloc[uint64](arena, n+1)
 	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next,
 		counts: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
 	k := len(rangesBitmapRatios)
@@ -46,9 +46,9 @@ func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb
 	backward := make([]bool, chunks) // per chunk, a row's first column at or below the row
 	parallel.Dynamic(n, builderChunk, 0, func(lo, hi int) {
 		w := words[lo/builderChunk*k:][:k]
-		// The cursor is written here, although its fresh pages read
-		// zero, so that they are faulted in order on every core, not one
-		// at a time in a listing's few chunks.
+		// The cursor starts at zero, written here (the arena's memory
+		// may hold other words): on every core, in order, so that fresh
+		// pages are not faulted one at a time in a listing's few chunks.
 		clear(rb.cursor[lo:hi])
 		for r := lo; r < hi; r++ {
 			a, b := fwd.Offsets[r], fwd.Offsets[r+1]
