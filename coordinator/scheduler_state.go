@@ -205,17 +205,6 @@ type job struct {
 	kernelWait int64
 }
 
-// required is how many agreeing counts from different workers settle s.
-func (j *job) required(s *subtask, verify bool) int {
-	switch {
-	case s.disputed:
-		return 3
-	case verify:
-		return 2
-	}
-	return 1
-}
-
 func (j *job) work(idx int) partition.Subtask { return j.spec.Subtasks[idx] }
 
 // worker is the scheduler's record of one connected worker.

@@ -38,7 +38,7 @@ func checkSubtask(t Subtask) error {
 		return fmt.Errorf("IJ has %d columns but JK only %d rows (both are J-local)", t.IJ.NCols, t.JK.NumRows())
 	}
 	if t.IK.NCols < 0 || t.IK.NCols > 1<<32 || t.JK.NCols < 0 || t.JK.NCols > 1<<32 {
-		return fmt.Errorf("K-local column counts %d (IK) and %d (JK) out of range", t.IK.NCols, t.JK.NCols)
+		return fmt.Errorf("column counts of the K-local space %d (IK) and %d (JK) out of range", t.IK.NCols, t.JK.NCols)
 	}
 	return nil
 }

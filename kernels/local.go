@@ -88,7 +88,7 @@ func checkLocal(t Subtask, acc *Local) error {
 		}
 	}
 	if k := kColumns(t); k > maxLocalCols {
-		return fmt.Errorf("K-local space of %d columns is over the %d a per-vertex count takes on the CPU; count through partitions", k, int64(maxLocalCols))
+		return fmt.Errorf("the K-local space of %d columns is over the %d a per-vertex count takes on the CPU; count through partitions", k, int64(maxLocalCols))
 	}
 	return nil
 }

@@ -123,11 +123,6 @@ func fill(a []uint16, x uint16) {
 
 func (g *rangeGrid) buckets() int { return len(g.starts) - 1 }
 
-// addEdge counts one forward edge u -> v (ids in rank order).
-func (g *rangeGrid) addEdge(u, v uint32) {
-	g.cells[int(g.bucket[u])*g.buckets()+int(g.bucket[v])]++
-}
-
 // countCSR fills the cell matrix from a forward CSR using workers goroutines,
 // each with its own matrix.
 func (g *rangeGrid) countCSR(fwd *graph.CSR, workers int) {

@@ -220,5 +220,3 @@ func (l *Layout) CanHaveEdges(i, j int) bool {
 func canHaveEdges(scheme storage.Scheme, fold, i, j int) bool {
 	return scheme == storage.SchemeHash || fold > 1 || i <= j
 }
-
-func (l *Layout) isHash() bool { return l.Scheme == storage.SchemeHash }

@@ -70,7 +70,7 @@ func (h ShardHeader) check() error {
 		return fmt.Errorf("invalid %v", h.Scheme)
 	}
 	if h.P == 0 {
-		return fmt.Errorf("P is 0")
+		return fmt.Errorf("the header's P is 0")
 	}
 	if h.I >= h.P || h.J >= h.P {
 		return fmt.Errorf("block (%d,%d) outside a %dx%d partition", h.I, h.J, h.P, h.P)

@@ -169,7 +169,7 @@ func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error)
 // groupSizes is the number of vertices of each group of g over n vertices.
 func groupSizes(g kernels.BlockGroups, n int64) ([]int64, error) {
 	if g.P < 1 || g.P > MaxSplitP {
-		return nil, fmt.Errorf("P = %d: the device splits into 1 to %d groups", g.P, MaxSplitP)
+		return nil, fmt.Errorf("group count P = %d: the device splits into 1 to %d groups", g.P, MaxSplitP)
 	}
 	sizes := make([]int64, g.P)
 	if g.Bounds == nil {

@@ -92,7 +92,9 @@ func TestPinRegistry(t *testing.T) {
 	}
 	r.limit = 1 << 30
 	made := r.made
-	if r.pin(d, none) || r.pin(d, none) || r.made != made || len(r.failed) != 1 {
+	first := r.pin(d, none)
+	again := r.pin(d, none)
+	if first || again || r.made != made || len(r.failed) != 1 {
 		t.Errorf("a block registered elsewhere: pinned %v, %d registrations, %d remembered", r.isPinned(d), r.made-made, len(r.failed))
 	}
 	if err := other.Release(); err != nil {
