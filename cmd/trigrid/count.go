@@ -215,10 +215,9 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	}
 	row("max degree", deg)
 	if r := rep.Removed; r != nil {
-		removed := fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
-			commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines)))
+		removed := removedText(r.SelfLoops, r.Duplicates, r.IsolatedIDs, r.BadLines)
 		if r.UnusedDeclaredIDs > 0 && rep.Input != nil {
-			removed += fmt.Sprintf("; %s declared ids unused (the size line declares %s)", commas(r.UnusedDeclaredIDs), commas(rep.Input.DeclaredVertices))
+			removed += fmt.Sprintf("; %s unused (the size line declares %s)", nouns(r.UnusedDeclaredIDs, "declared id"), commas(rep.Input.DeclaredVertices))
 		}
 		row("removed", removed)
 	} else {
@@ -227,7 +226,7 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	if rep.Input == nil {
 		row("input", notRecorded)
 	} else {
-		in := fmt.Sprintf("%s, %s, %s raw edges", rep.Input.Format, humanBytes(rep.Input.Bytes), commas(uint64(rep.Input.RawEdges)))
+		in := fmt.Sprintf("%s, %s, %s", rep.Input.Format, humanBytes(rep.Input.Bytes), nouns(uint64(rep.Input.RawEdges), "raw edge"))
 		if rep.Input.Compression != "" {
 			in = rep.Input.Compression + " " + in
 		}

@@ -121,7 +121,7 @@ func printSummary(w io.Writer, in, out string, s *partition.Summary) {
 	row := func(k, v string) { fmt.Fprintf(w, "  %-12s %s\n", k, v) }
 	row("graph", fmt.Sprintf("%s vertices, %s edges", commas(uint64(s.Graph.Vertices)), commas(uint64(s.Graph.Edges))))
 	if c := s.Clean; c != nil {
-		row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids", commas(c.SelfLoops), commas(c.Duplicates), commas(c.IsolatedIDs)))
+		row("removed", removedText(c.SelfLoops, c.Duplicates, c.IsolatedIDs, -1))
 	}
 	row("scheme", fmt.Sprintf("%s, P=%d%s, partition id %016x (%s)", s.Scheme, s.P, foldNote(s.Fold), s.PartitionID, mode))
 	row("shards", fmt.Sprintf("%d, %s (raw CSR %s, ratio %.3f)", s.Blocks, humanBytes(s.Bytes), humanBytes(s.RawBytes), s.Ratio))
@@ -230,13 +230,12 @@ func printRecorded(row func(k, v string), g storage.GraphStats) {
 	}
 	row("forward", "max out-degree "+fwd)
 	if r := g.Removed; r != nil {
-		row("removed", fmt.Sprintf("%s self-loops, %s duplicates, %s isolated ids, %s bad lines",
-			commas(r.SelfLoops), commas(r.Duplicates), commas(r.IsolatedIDs), commas(uint64(r.BadLines))))
+		row("removed", removedText(r.SelfLoops, r.Duplicates, r.IsolatedIDs, r.BadLines))
 	} else {
 		row("removed", notRecorded)
 	}
 	if in := g.Input; in != nil {
-		s := fmt.Sprintf("%s, %s, %s raw edges", in.Format, humanBytes(in.Bytes), commas(uint64(in.RawEdges)))
+		s := fmt.Sprintf("%s, %s, %s", in.Format, humanBytes(in.Bytes), nouns(uint64(in.RawEdges), "raw edge"))
 		if in.Compression != "" {
 			s = in.Compression + " " + s
 		}

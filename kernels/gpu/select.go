@@ -124,7 +124,7 @@ func Select(device, kernel string, opts SelectOptions) (*Selection, error) {
 		// at a library: say it briefly and keep the search list for
 		// debug logs.
 		sel.Fallback = "no CUDA library found"
-		logger.Info("no CUDA library found; counting on the CPU (set --cuda-lib or TRIGRID_CUDA_LIB to use a GPU)", "kernel", kernel, "asked", asked)
+		logger.Debug("no CUDA library found; counting on the CPU (set --cuda-lib or TRIGRID_CUDA_LIB to use a GPU)", "kernel", kernel, "asked", asked)
 		logger.Debug("CUDA library search", "err", err)
 	} else {
 		logger.Warn("GPU not usable; counting on the CPU", "reason", err.Error(), "kernel", kernel, "asked", asked)
