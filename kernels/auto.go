@@ -61,8 +61,7 @@ const minHashcolMean = 5
 // than the count. A clipped subtask (SubtaskStats.Clip, which partition's
 // subtasks carry) gives hashcol its tail path on any blocks, and then
 // hashcol wins on short rows too. The measurements behind these rules and
-// minHashcolMean are in docs/benchmarks.md, "Measurements behind code
-// choices".
+// minHashcolMean: docs/decisions/2026-11-21-cpu-kernel-choice.md.
 func chooseCPUKernel(s SubtaskStats) string {
 	switch {
 	case s.KCols > maxHashBits, float64(s.KCols) > hashBitsPerWedge*s.Wedges:

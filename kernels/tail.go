@@ -143,8 +143,8 @@ func (o *colOrder) holds(ij *graph.CSR) bool {
 // index at[p]. The clip starts are found in row order, where they only
 // move forward along u's list; the spans are stored in column order, the
 // order the count reads them in, because a scattered store holds up the
-// loop less than a scattered load in the count (docs/benchmarks.md,
-// "Measurements behind code choices"). Workers take contiguous,
+// loop less than a scattered load in the count
+// (docs/decisions/2026-11-21-cpu-kernel-choice.md). Workers take contiguous,
 // edge-balanced ranges of rows.
 func rowSpans(t Subtask, off int64, workers int, at []uint32, spans []uint64) {
 	ij, ik := t.IJ, t.IK

@@ -18,8 +18,8 @@ import (
 // lock, and the write itself is a positioned write.
 //
 // Compression is the codec's alone: zstd after the codec saves next to
-// nothing on these runs for a noticeable cost in CPU (docs/benchmarks.md,
-// "Measurements behind code choices").
+// nothing on these runs for a noticeable cost in CPU
+// (docs/decisions/2026-11-21-shard-and-run-codecs.md).
 type runSet struct {
 	name    string
 	buckets int

@@ -53,7 +53,7 @@ type Config struct {
 
 // DefaultWorkMem is the external partitioner's default buffer memory
 // (Config.WorkMem): the size that partitions fastest on the machines
-// measured in docs/benchmarks.md.
+// measured in docs/decisions/2026-11-23-partitioner-work-memory.md.
 const DefaultWorkMem = 256 << 20
 
 func (c *Config) check() error {

@@ -36,7 +36,7 @@ type SpeedModel struct {
 
 // DefaultSpeedModel holds rates fitted to runs on one NVIDIA H200 (rmat
 // graphs under device-memory caps, blocks uploaded from pinned host memory;
-// docs/benchmarks.md).
+// docs/decisions/2026-11-24-blocks-pinned-in-place.md).
 func DefaultSpeedModel() SpeedModel {
 	return SpeedModel{CopyRate: 50e9, UploadSeconds: 0.15e-3, SubtaskSeconds: 0.4e-3, EdgeSeconds: 0.5e-9,
 		NoIndexFactor: 2, IndexShare: 0.8}

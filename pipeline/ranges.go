@@ -14,11 +14,8 @@ import (
 // wantsRowRanges reports whether a count in mode of a forward graph its
 // device cannot hold whole goes in row ranges: for StreamOn and
 // StreamAuto. Ranges cost no split of the forward graph and, at caps that
-// need two ranges, beat blocks by far: on one NVIDIA H200, rmat 22, 23
-// and 24 took 0.42, 0.62 and 1.06 s in two ranges against 0.62, 0.92 and
-// 1.75 s in three blocks a side at a cap of their CSR's size
-// (docs/benchmarks.md, "Out of core: ids mapped on the device, ranks on
-// the device, the ranges' host arrays in the pieces' pinned memory").
+// need two ranges, beat blocks by far
+// (docs/decisions/2026-11-24-row-ranges-over-blocks.md).
 func wantsRowRanges(mode StreamMode) bool { return mode != StreamOff }
 
 // countInRanges counts the whole forward graph fwd, which the device does

@@ -25,7 +25,7 @@ type stageSizes struct {
 	// workers pin and hand over pieces side by side. Pinning is the
 	// slowest step, but it competes with the reading goroutines for the
 	// memory's bandwidth: one worker ends the staging soonest
-	// (docs/benchmarks.md).
+	// (docs/decisions/2026-11-24-input-staged-while-read.md).
 	workers int
 }
 

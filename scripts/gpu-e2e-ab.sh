@@ -8,7 +8,7 @@
 # the phases, and whether the input was staged) and times it with `bench
 # e2e --runs RUNS --device gpu --json` (median of fresh processes), the
 # builds one after the other. Every count must equal the published one
-# (docs/benchmarks.md) for the scales that have one. Everything goes to
+# (docs/performance.md) for the scales that have one. Everything goes to
 # $OUT/results.txt; exits 1 on a wrong count.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 BIN..." >&2; exit 2; }

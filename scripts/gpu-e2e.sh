@@ -139,7 +139,7 @@ r22=$(gen 22)
 "$BIN" convert "$r22" "$TMP/r22.txt" >/dev/null 2>&1
 echo "generated rmat 22 (bin $(stat -c %s "$r22") B, text $(stat -c %s "$TMP/r22.txt") B) at $(elapsed) s" | tee -a "$RES"
 cpu22=$("$BIN" count --device cpu --json --progress none "$r22" | triangles)
-check "cpu rmat 22 (docs/benchmarks.md)" "$cpu22" 2109057696
+check "cpu rmat 22 (docs/performance.md)" "$cpu22" 2109057696
 check "gpu rmat 22 text" "$("$BIN" count --device gpu --cuda-lib "$LIB" --json --progress none "$TMP/r22.txt" | triangles)" "$cpu22"
 e2e r22 "$RUNS" "$r22" "$TMP/r22.txt"
 for b in "$BIN" ${BEFORE:-}; do
@@ -159,9 +159,9 @@ for s in $BIG_SCALES; do
 	gpu=$(triangles <"$D/count-r$s.json")
 	# Whether the input went to the device while it was read, and the phases.
 	echo "rmat $s: $(grep -oE '"(staged|read|device_wait|stage_wait|order|count)": *[^,}]*' "$D/count-r$s.json" | tr '\n' ' ')" | tee -a "$RES"
-	case $s in # published in docs/benchmarks.md
-	24) check "gpu rmat 24 (docs/benchmarks.md)" "$gpu" 10286549506 ;;
-	25) check "gpu rmat 25 (docs/benchmarks.md)" "$gpu" 22528457603 ;;
+	case $s in # published in docs/performance.md
+	24) check "gpu rmat 24 (docs/performance.md)" "$gpu" 10286549506 ;;
+	25) check "gpu rmat 25 (docs/performance.md)" "$gpu" 22528457603 ;;
 	esac
 	if [ "$s" -le "$CPU_CHECK_MAX" ]; then
 		cpu=$("$BIN" count --device cpu --json --progress none "$f" | triangles)

@@ -53,7 +53,7 @@ for scheme in hash range; do
 	check "r20 gpu -P 4 $scheme --verify" "$(tri --device cpu "$T/r20.bin")" "$(tri --device gpu --partitions 4 --scheme $scheme --verify "$T/r20.bin")"
 done
 # Counts of rmat 24 and 25 (gen rmat --scale S --edge-factor 16 --seed 1)
-# taken on the CPU (docs/benchmarks.md).
+# taken on the CPU (docs/performance.md).
 check "r24 gpu whole" 10286549506 "$(tri --device gpu "$T/r24.bin")"
 check "r24 gpu -P 4 hash" 10286549506 "$(tri --device gpu --partitions 4 "$T/r24.bin")"
 check "r25 gpu whole" 22528457603 "$(tri --device gpu "$T/r25.bin")"

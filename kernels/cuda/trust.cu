@@ -46,7 +46,8 @@ constexpr int kWarps = 8;             // warps per block in the warp tier
 constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
 constexpr int kSlots = 4;             // slots per bucket
 // Rows with more hashed entries than this get a CTA. Measured with bitmap
-// tables and a warp per neighbour in the CTA tier (docs/benchmarks.md): 32 on
+// tables and a warp per neighbour in the CTA tier
+// (docs/decisions/2026-11-21-trust-settings.md): 32 on
 // soc-Epinions1 (0.4M edges), 16 on rmat18 and rmat20, 64 on rmat22 and
 // rmat23 (2^25 edges and more).
 constexpr int kWarpMaxTiny = 32;
@@ -422,8 +423,8 @@ cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta
                        uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, tg_kernel_env *env,
                        unsigned long long *d_count) {
     // A warp per neighbour (mode 0) measured fastest once the tables are
-    // bitmaps: rmat22 91 ms against 136 (warp virtual combination) and 137
-    // (CTA virtual combination), docs/benchmarks.md.
+    // bitmaps, against warp and CTA virtual combination
+    // (docs/decisions/2026-11-21-trust-settings.md).
     int mode = env->set->trust_cta_vc;
     if (mode < 0 || mode > 2) mode = 0;
     if (mode == 1)
@@ -468,7 +469,8 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     // kept 4, and holds the bitmap of any span up to 2^18 values, which
     // covers most long rows of a degree-ordered graph; on rmat22 and rmat23
     // it beat 16 KiB (more rows fall out of shared memory) and the table
-    // size (docs/benchmarks.md). Rows that fit neither bitmap nor table in it
+    // size (docs/decisions/2026-11-21-trust-settings.md). Rows that fit
+    // neither bitmap nor table in it
     // use a per-CTA region of global scratch of fwords words.
     const size_t hash_bytes = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
     const long smem_env = set.trust_cta_smem != TG_SETTING_AUTO ? set.trust_cta_smem
@@ -485,8 +487,8 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
 
     // Off by default (R = warp_max): trust_spanroute = R also sends rows
     // longer than R whose spans are too wide for a warp's bitmap to the CTA
-    // tier. It was slower at every R tried (rmat23: 236 to 247 ms against
-    // 225 ms without it, docs/benchmarks.md): such rows probe a warp's hash
+    // tier. It was slower at every R tried
+    // (docs/decisions/2026-11-21-trust-settings.md): such rows probe a warp's hash
     // table faster than a CTA walks their few neighbours.
     long span_route = set.trust_spanroute != TG_SETTING_AUTO ? set.trust_spanroute : warp_max;
     if (span_route < 1) span_route = 1;

@@ -861,8 +861,9 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
 // the other, v's clip skipped when v has a bitmap, and when ik is jk the
 // bitmap intersections at a cost of 4 per word and 5 per four-word chunk
 // against 3 per element looked up, for u lists of 8 or more (taken without
-// any clip search when they beat all of u's list). docs/benchmarks.md has
-// the measurements. The settings wetric_* (tg_settings, trigrid.h)
+// any clip search when they beat all of u's list).
+// docs/decisions/2026-11-21-wetric-settings.md has the measurements. The
+// settings wetric_* (tg_settings, trigrid.h)
 // override each choice: spread (4, 8, 16, 32), bitmap (0 = off, else the
 // ratio), bmmin (shortest row with a bitmap), edges (64 or 256), lb (8 or
 // 6, else no register cap), clip (1: the short-chain setup), fillrpw (rows
@@ -900,7 +901,7 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     long spread = set.wetric_spread != TG_SETTING_AUTO ? set.wetric_spread : ij.nnz < (1 << 22) ? 4 : 8;
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     // 256 edges per block measured faster than 64 on every graph tried
-    // (docs/benchmarks.md), small ones included.
+    // (docs/decisions/2026-11-21-wetric-settings.md), small ones included.
     const long epb = set.wetric_edges == 64 ? 64 : 256;
     // Splitting heavy blocks into chunks measured slower on every graph
     // (soc-Epinions1 0.096 against 0.089 ms at 2 rounds, rmat23 96.0 against

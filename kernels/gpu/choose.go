@@ -18,7 +18,7 @@ type SubtaskStats struct {
 // polak's single light kernel wins. With rows of 8 or more on average
 // wetric's dense-row bitmaps already pay, and from 2^17 edges wetric leads
 // whatever the rows. The measurements behind both thresholds (small SNAP
-// graphs and rmat) are in docs/benchmarks.md.
+// graphs and rmat) are in docs/decisions/2026-11-21-gpu-auto-kernel-rules.md.
 const (
 	smallSubtaskEdges = 1 << 17
 	denseRowDegree    = 8
@@ -28,7 +28,8 @@ const (
 // its statistics so that it is testable without a GPU. It returns one of
 // "wetric", "trust", "trix", "grouptc", "polak".
 //
-// Measured on an H200 (docs/benchmarks.md): wetric was the fastest kernel on
+// Measured on an H200 (docs/decisions/2026-11-21-gpu-auto-kernel-rules.md):
+// wetric was the fastest kernel on
 // every graph of 2^17 edges or more and on every graph with rows of 8 or
 // more on average, whole graphs and partitions; polak on the small sparse
 // ones. trust, trix and grouptc were never the fastest, so auto never picks

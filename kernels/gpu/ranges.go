@@ -56,11 +56,8 @@ func rangesBitmapWords(n int64, lo, hi uint32, ratio uint32) int64 {
 // rangesBitmapRatios are the ratios a count in ranges chooses from, the
 // one admitting the sparsest rows first: a bitmap replaces the binary
 // searches in its row by single lookups, and takes room from the ranges.
-// On one NVIDIA H200, rmat 23's count phase at a quarter of its CSR took
-// 0.47 s without bitmaps, 0.33 s at ratio 32, 0.30 s at 64, 0.29 s at 128
-// and 256; at a twentieth 0.47, 0.35, 0.34, 0.36 and 0.38 s, its bitmaps
-// taking 3%, 24%, 24% and 63% of its columns' bytes (docs/benchmarks.md,
-// "Out of core: bitmaps of the ranges' dense rows").
+// The measurements behind the ratios and the share of the columns' bytes
+// they may take: docs/decisions/2026-11-24-ranges-bitmap-ratio.md.
 var rangesBitmapRatios = []uint32{256, 128, 64, 32, 16}
 
 // RangesBitmapShare bounds the ranges' bitmaps: at most 1/RangesBitmapShare
@@ -192,7 +189,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	// pin would take their faults on the driver's one thread. Both are
 	// touched and pinned from the start, beside the set-up: a pin after it
 	// meets the first ranges' calls in the driver and slows the device
-	// (docs/benchmarks.md). The columns' pin does not wait for the touch.
+	// (docs/decisions/2026-11-24-ranges-32-bit-rows-pinned-sides.md). The
+	// columns' pin does not wait for the touch.
 	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	go func() {
 		for i := range 2 {
