@@ -71,22 +71,16 @@ type Summary struct {
 
 // Finish checks c against the graph's total (per-vertex counts and
 // per-edge support must each sum to 3 x total), writes the files o names
-// and summarises.
+// (both or neither: WriteFiles) and summarises.
 func Finish(ctx context.Context, c *Counts, total uint64, o Options) (*Summary, error) {
 	if err := c.Check(total); err != nil {
 		return nil, err
 	}
 	s := &Summary{AverageClustering: c.AverageClustering()}
-	var err error
-	if o.VerticesFile != "" {
-		s.VerticesFile = o.VerticesFile
-		if s.VerticesRows, err = WriteVertices(ctx, o.VerticesFile, c); err != nil {
-			return nil, err
-		}
-	}
-	if o.EdgesFile != "" {
-		s.EdgesFile = o.EdgesFile
-		if s.EdgesRows, err = WriteEdges(ctx, o.EdgesFile, c); err != nil {
+	if o.VerticesFile != "" || o.EdgesFile != "" {
+		var err error
+		s.VerticesFile, s.EdgesFile = o.VerticesFile, o.EdgesFile
+		if s.VerticesRows, s.EdgesRows, err = WriteFiles(ctx, o.VerticesFile, o.EdgesFile, c); err != nil {
 			return nil, err
 		}
 	}

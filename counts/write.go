@@ -18,6 +18,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/trigrid/trigrid/internal/atomicfile"
 )
 
 // Format is an output format, chosen by a file's extension.
@@ -66,29 +68,68 @@ const (
 const batchRows = 1 << 15
 
 // WriteVertices writes the per-vertex rows of c (id, degree, triangles,
-// clustering; ascending id) to path in the format its extension names.
-// The file appears under its name only once complete: rows go to a
-// temporary file beside it, which is renamed at the end and removed on
-// any error or cancellation.
+// clustering; ascending id) to path in the format its extension names,
+// as WriteFiles does.
 func WriteVertices(ctx context.Context, path string, c *Counts) (rows int64, err error) {
-	return writeFile(ctx, path, []string{"id", "degree", "triangles", "clustering"}, BinaryVertices,
-		func(w rowWriter) (int64, error) { return writeRows(ctx, w, c.Vertices()) })
+	rows, _, err = WriteFiles(ctx, path, "", c)
+	return rows, err
 }
 
 // WriteEdges writes the per-edge rows of c (u, v, support with u < v in
 // original ids) to path like WriteVertices. c must have PerEdge.
 func WriteEdges(ctx context.Context, path string, c *Counts) (int64, error) {
-	if !c.PerEdge || c.Edges == nil {
-		return 0, fmt.Errorf("counts: %s: no per-edge support was counted", path)
-	}
-	return writeFile(ctx, path, []string{"u", "v", "support"}, BinaryEdges,
-		func(w rowWriter) (int64, error) {
-			n, err := writeRows(ctx, w, c.EdgeRows())
-			if err == nil {
-				err = c.edgeErr()
+	_, rows, err := WriteFiles(ctx, "", path, c)
+	return rows, err
+}
+
+// WriteFiles writes the per-vertex rows of c to vpath and its per-edge
+// rows to epath (either may be "", and epath needs c.PerEdge), each in the
+// format its extension names, and returns the rows of each. The files
+// appear together or not at all: rows go to temporary files beside the
+// targets, which are renamed over them only once both are complete and
+// synced, and are removed on any error or cancellation (see
+// internal/atomicfile: new files get 0666 less the umask, replaced ones
+// keep their mode, a symlink is written through).
+func WriteFiles(ctx context.Context, vpath, epath string, c *Counts) (vrows, erows int64, err error) {
+	for _, p := range []string{vpath, epath} {
+		if p != "" {
+			if _, _, err := FormatOf(p); err != nil {
+				return 0, 0, err
 			}
-			return n, err
-		})
+		}
+	}
+	if epath != "" && (!c.PerEdge || c.Edges == nil) {
+		return 0, 0, fmt.Errorf("counts: %s: no per-edge support was counted", epath)
+	}
+	var g atomicfile.Group
+	defer g.Abort() // nothing once committed
+	if vpath != "" {
+		vrows, err = writeFile(ctx, &g, vpath, []string{"id", "degree", "triangles", "clustering"}, BinaryVertices,
+			func(w rowWriter) (int64, error) { return writeRows(ctx, w, c.Vertices()) })
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if epath != "" {
+		erows, err = writeFile(ctx, &g, epath, []string{"u", "v", "support"}, BinaryEdges,
+			func(w rowWriter) (int64, error) {
+				n, err := writeRows(ctx, w, c.EdgeRows())
+				if err == nil {
+					err = c.edgeErr()
+				}
+				return n, err
+			})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	if err := g.Commit(); err != nil {
+		return 0, 0, fmt.Errorf("counts: %w", err)
+	}
+	return vrows, erows, nil
 }
 
 // rowWriter takes rows of one kind in order, in batches: []Vertex or
@@ -124,19 +165,19 @@ func writeRows[T any](ctx context.Context, w rowWriter, rows iter.Seq[T]) (n int
 	return n, flush()
 }
 
-func writeFile(ctx context.Context, path string, header []string, kind uint16, body func(rowWriter) (int64, error)) (n int64, err error) {
+// writeFile writes one output of g: its rows through body into a
+// temporary file, which g closes and renames.
+func writeFile(ctx context.Context, g *atomicfile.Group, path string, header []string, kind uint16, body func(rowWriter) (int64, error)) (n int64, err error) {
 	format, comp, err := FormatOf(path)
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := g.Create(path)
 	if err != nil {
-		return 0, fmt.Errorf("counts: %s: %w", path, err)
+		return 0, fmt.Errorf("counts: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
 			err = fmt.Errorf("counts: %s: %w", path, err)
 		}
 	}()
@@ -156,16 +197,7 @@ func writeFile(ctx context.Context, path string, header []string, kind uint16, b
 		w.close()
 		return n, err
 	}
-	if err := w.close(); err != nil {
-		return n, err
-	}
-	if err := f.Sync(); err != nil {
-		return n, err
-	}
-	if err := f.Close(); err != nil {
-		return n, err
-	}
-	return n, os.Rename(f.Name(), path)
+	return n, w.close()
 }
 
 // tsvWriter writes a header line and one tab-separated line per row;
