@@ -28,6 +28,10 @@ var shardNameRE = regexp.MustCompile(`^shard-[0-9]{4,}-[0-9]{4,}\.tgs$`)
 // shards are going away. Replacing never deletes what a partitioning does
 // not write: a store holding any other file is refused. The store must
 // implement storage.Remover to be replaced.
+//
+// The old partitioning is gone before the new one is written, and nothing
+// keeps two runs apart: for a directory, OpenOutput replaces only once the
+// new partitioning is complete, and locks.
 func PrepareOutput(ctx context.Context, store storage.Store, replace bool, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -15,6 +15,10 @@ import (
 // leaves at most such a file behind, never a partial shard.
 const tempPrefix = ".tmp-"
 
+// IsTempName reports whether name is that of a file store's temporary
+// file: a Put in progress, or one that a crash left behind.
+func IsTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
 // fileStore is a directory on a local or shared parallel filesystem.
 type fileStore struct {
 	dir string // absolute
