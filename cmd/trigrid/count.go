@@ -130,6 +130,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if cfg.PerVertex, err = f.perVertex.options(len(args)); err != nil {
 		return err
 	}
+	if err := f.perVertex.checkPaths(append([]string{f.shards}, args...)...); err != nil {
+		return err
+	}
 	if err := checkLocalKernel(cfg.PerVertex.Wanted(), f.device.kernel); err != nil {
 		return err
 	}

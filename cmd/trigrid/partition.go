@@ -35,10 +35,14 @@ measured); the rest of the limit only holds per-vertex arrays. Without
 an eighth of the machine) is split in memory, which is faster for it; any
 other streams with half of the machine's memory as its limit.
 
-DIR must be empty or hold an earlier partitioning, which --force replaces. The
-manifest is written last, atomically; an interrupted or failed run (Ctrl-C,
-SIGTERM) removes what it wrote and its spill files, and the next run removes
-the spill directories of runs that were killed outright.`,
+DIR must be empty or hold an earlier partitioning, which --force replaces: the
+new one is written beside it (.DIR.trigrid-new-*) and swapped in only once
+complete, so a run that fails leaves the old one as it was. A run locks DIR
+(.DIR.trigrid-lock beside it) for its whole length: a second run into it fails
+at once, naming the first. The manifest is written last, atomically; an
+interrupted or failed run (Ctrl-C, SIGTERM) removes what it wrote and its spill
+files, and the next run removes the spill directories and unfinished
+partitionings of runs that were killed outright.`,
 		Example: `  trigrid partition graph.bin -o graph.shards -P 4
   trigrid partition huge.txt.zst -o /scratch/huge -P 16 --scheme range --mem-limit 8GiB`,
 		Args: cobra.ExactArgs(1),
@@ -67,10 +71,11 @@ the spill directories of runs that were killed outright.`,
 			if err != nil {
 				return err
 			}
-			store, finish, err := openPartitionOutput(cmd.Context(), out, force, slog.Default())
+			output, err := openPartitionOutput(cmd.Context(), out, force, "trigrid partition "+args[0]+" -o "+out, slog.Default())
 			if err != nil {
 				return err
 			}
+			defer output.Abort() // nothing once committed
 			var stage string
 			pc := partition.Config{
 				Scheme: sch, P: p, Workers: load.workers, MemLimit: lim, TempDir: tmpDir, Logger: slog.Default(),
@@ -87,16 +92,18 @@ the spill directories of runs that were killed outright.`,
 				// limit only if the runtime knows it.
 				defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 			}
-			sum, err := pipeline.PartitionFile(cmd.Context(), args[0], store, cfg, pc)
+			sum, err := pipeline.PartitionFile(cmd.Context(), args[0], output.Store, cfg, pc)
 			prog.Done()
-			finish(err != nil)
 			if err != nil {
+				return err
+			}
+			if err := output.Commit(cmd.Context()); err != nil {
 				return err
 			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(sum)
 			}
-			printSummary(cmd.OutOrStdout(), args[0], store.URL(), sum)
+			printSummary(cmd.OutOrStdout(), args[0], output.URL(), sum)
 			return nil
 		},
 	}
@@ -108,7 +115,7 @@ the spill directories of runs that were killed outright.`,
 	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "memory the partitioner may hold, e.g. 1GiB (default: in memory for small uncompressed inputs, else half of this machine's memory, of which buffers use at most 256 MiB; 0 = read the whole graph into memory)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the partitioner's run files (default: the system's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	cmd.Flags().BoolVar(&force, "force", false, "replace the partitioning already in the output directory (a directory holding other files is still refused)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace the partitioning already in the output directory once the new one is complete (a directory holding other files is still refused)")
 	return cmd
 }
 

@@ -26,6 +26,8 @@ func (f *perVertexFlags) add(cmd *cobra.Command) {
 
 // options checks the flags and turns them into counts.Options; files is
 // the number of graph files given (one output file cannot take several).
+// The paths are checked against each other; checkPaths checks them
+// against the inputs.
 func (f *perVertexFlags) options(files int) (counts.Options, error) {
 	o := counts.Options{VerticesFile: f.vertices, EdgesFile: f.edges, Top: f.top, Clustering: f.clustering}
 	if f.top < 0 {
@@ -34,9 +36,6 @@ func (f *perVertexFlags) options(files int) (counts.Options, error) {
 	if files > 1 && (f.vertices != "" || f.edges != "") {
 		return o, fmt.Errorf("--per-vertex and --per-edge take one graph FILE, not %d", files)
 	}
-	if f.vertices != "" && f.vertices == f.edges {
-		return o, fmt.Errorf("--per-vertex and --per-edge name the same file %s", f.vertices)
-	}
 	if err := o.Check(); err != nil {
 		flag := "--per-vertex"
 		if _, _, e := counts.FormatOf(f.vertices); f.vertices == "" || e == nil {
@@ -44,7 +43,16 @@ func (f *perVertexFlags) options(files int) (counts.Options, error) {
 		}
 		return o, fmt.Errorf("%s: %w", flag, err)
 	}
-	return o, nil
+	return o, f.checkPaths()
+}
+
+// checkPaths refuses --per-vertex and --per-edge paths that are one of
+// inputs (the graph files, or the shard store, of the count), lie in an
+// input directory, are one file, or lie in a directory that does not exist
+// (checkOutputPaths). options checks them without inputs; a command that
+// has inputs calls it with them too.
+func (f *perVertexFlags) checkPaths(inputs ...string) error {
+	return checkOutputPaths(inputs, outputFile{"--per-vertex", f.vertices}, outputFile{"--per-edge", f.edges})
 }
 
 // printPerVertex adds the report's rows for transitivity and, when

@@ -181,7 +181,8 @@ func TestPartitionSignals(t *testing.T) {
 
 // TestPartitionSignalWhileWriting builds the binary and interrupts a
 // partition of a real graph while it writes shards: the shards written so
-// far and the output directory are removed.
+// far, in the directory beside the output, are removed, and the output
+// never appears.
 func TestPartitionSignalWhileWriting(t *testing.T) {
 	testlong.Skip(t)
 	if runtime.GOOS == "windows" {
@@ -207,8 +208,10 @@ func TestPartitionSignalWhileWriting(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := startTrigrid(t, bin, "partition", "--progress", "none", "-P", "8", "--mem-limit", tc.memLimit, "--tmp-dir", tmp, "-o", out, g)
+			// A new output is written beside its path until complete.
+			beside := filepath.Join(dir, ".out-"+tc.memLimit+".trigrid-new-*")
 			waitFor(t, 120*time.Second, "the first shard", func() bool {
-				m, _ := filepath.Glob(filepath.Join(out, "shard-*"))
+				m, _ := filepath.Glob(filepath.Join(beside, "shard-*"))
 				return len(m) > 0
 			})
 			if err := p.cmd.Process.Signal(tc.sig); err != nil {
@@ -223,6 +226,9 @@ func TestPartitionSignalWhileWriting(t *testing.T) {
 			}
 			if d := spillDirs(t, tmp); len(d) != 0 {
 				t.Fatalf("spill directories left: %v", d)
+			}
+			if m, _ := filepath.Glob(beside); len(m) != 0 {
+				t.Fatalf("unfinished partitionings left: %v", m)
 			}
 		})
 	}
