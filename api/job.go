@@ -88,4 +88,8 @@ type JobStatus struct {
 	// Err says why a failed job failed.
 	Err    string
 	Faulty []FaultyWorker
+	// Recounted is how many settled subtasks were counted again because
+	// their stored counts were found damaged when the coordinator
+	// restarted.
+	Recounted int64
 }

@@ -128,7 +128,7 @@ func EncodeStatus(s api.JobStatus) *JobStatus {
 		Subtasks: s.Subtasks, Queued: s.Queued, Running: s.Running, Done: s.Done,
 		Attempts: s.Attempts, Requeued: s.Requeued, Speculated: s.Speculated,
 		Workers: int32(s.Workers), Triangles: s.Triangles,
-		ElapsedNs: int64(s.Elapsed), Error: api.TruncateText(s.Err, api.MaxErrorLen),
+		ElapsedNs: int64(s.Elapsed), Error: api.TruncateText(s.Err, api.MaxErrorLen), Recounted: s.Recounted,
 	}
 	if !s.Created.IsZero() {
 		m.CreatedUnixMs = s.Created.UnixMilli()
@@ -176,7 +176,7 @@ func DecodeStatus(m *JobStatus) (api.JobStatus, error) {
 		v     int64
 	}{{"subtasks", m.GetSubtasks()}, {"queued", m.GetQueued()}, {"running", m.GetRunning()}, {"done", m.GetDone()},
 		{"attempts", m.GetAttempts()}, {"requeued", m.GetRequeued()}, {"speculated", m.GetSpeculated()},
-		{"workers", int64(m.GetWorkers())}, {"created_unix_ms", m.GetCreatedUnixMs()}} {
+		{"workers", int64(m.GetWorkers())}, {"created_unix_ms", m.GetCreatedUnixMs()}, {"recounted", m.GetRecounted()}} {
 		if c.v < 0 {
 			return api.JobStatus{}, fieldErr(msg, c.field, fmt.Errorf("%d is negative", c.v))
 		}
@@ -197,6 +197,7 @@ func DecodeStatus(m *JobStatus) (api.JobStatus, error) {
 		Subtasks: m.GetSubtasks(), Queued: m.GetQueued(), Running: m.GetRunning(), Done: m.GetDone(),
 		Attempts: m.GetAttempts(), Requeued: m.GetRequeued(), Speculated: m.GetSpeculated(),
 		Workers: int(m.GetWorkers()), Triangles: m.GetTriangles(), Elapsed: elapsed, Err: m.GetError(),
+		Recounted: m.GetRecounted(),
 	}
 	if ms := m.GetCreatedUnixMs(); ms != 0 {
 		s.Created = time.UnixMilli(ms)

@@ -139,7 +139,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	st := api.JobStatus{
 		Job: "job-1", State: api.JobDone, Source: "/g", Partitions: 4, Scheme: "hash",
-		Subtasks: 64, Done: 64, Attempts: 70, Requeued: 5, Speculated: 1, Workers: 4,
+		Subtasks: 64, Done: 64, Attempts: 70, Requeued: 5, Speculated: 1, Workers: 4, Recounted: 2,
 		Triangles: 1 << 40, Created: time.UnixMilli(1700000000000), Elapsed: time.Second,
 		Faulty: []api.FaultyWorker{{Worker: "w-2", Reason: "subtask 3 counted 5, recount 4"}},
 	}

@@ -1778,8 +1778,11 @@ type JobStatus struct {
 	CreatedUnixMs int64  `protobuf:"varint,16,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	ElapsedNs     int64  `protobuf:"varint,17,opt,name=elapsed_ns,json=elapsedNs,proto3" json:"elapsed_ns,omitempty"`
 	// error says why a FAILED job failed.
-	Error         string          `protobuf:"bytes,18,opt,name=error,proto3" json:"error,omitempty"`
-	Faulty        []*FaultyWorker `protobuf:"bytes,19,rep,name=faulty,proto3" json:"faulty,omitempty"`
+	Error  string          `protobuf:"bytes,18,opt,name=error,proto3" json:"error,omitempty"`
+	Faulty []*FaultyWorker `protobuf:"bytes,19,rep,name=faulty,proto3" json:"faulty,omitempty"`
+	// recounted is how many settled subtasks were counted again because
+	// their stored counts were found damaged when the coordinator restarted.
+	Recounted     int64 `protobuf:"varint,20,opt,name=recounted,proto3" json:"recounted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1947,6 +1950,13 @@ func (x *JobStatus) GetFaulty() []*FaultyWorker {
 	return nil
 }
 
+func (x *JobStatus) GetRecounted() int64 {
+	if x != nil {
+		return x.Recounted
+	}
+	return 0
+}
+
 var File_trigrid_proto protoreflect.FileDescriptor
 
 const file_trigrid_proto_rawDesc = "" +
@@ -2071,7 +2081,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.trigrid.v1.JobStatusR\x04jobs\">\n" +
 	"\fFaultyWorker\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xb2\x04\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xd0\x04\n" +
 	"\tJobStatus\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.trigrid.v1.JobStateR\x05state\x12\x16\n" +
@@ -2097,7 +2107,8 @@ const file_trigrid_proto_rawDesc = "" +
 	"\n" +
 	"elapsed_ns\x18\x11 \x01(\x03R\telapsedNs\x12\x14\n" +
 	"\x05error\x18\x12 \x01(\tR\x05error\x120\n" +
-	"\x06faulty\x18\x13 \x03(\v2\x18.trigrid.v1.FaultyWorkerR\x06faulty*\xae\x01\n" +
+	"\x06faulty\x18\x13 \x03(\v2\x18.trigrid.v1.FaultyWorkerR\x06faulty\x12\x1c\n" +
+	"\trecounted\x18\x14 \x01(\x03R\trecounted*\xae\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_STATE_QUEUED\x10\x01\x12\x17\n" +

@@ -90,7 +90,7 @@ const bigCount = 1<<63 + 12345 // a count above 2^63 must survive as uint64
 func doneScript() []api.JobStatus {
 	return []api.JobStatus{
 		{Job: "job-1", State: api.JobRunning, Subtasks: 64, Done: 10, Running: 4, Queued: 50, Partitions: 4, Scheme: "hash"},
-		{Job: "job-1", State: api.JobDone, Subtasks: 64, Done: 64, Attempts: 66, Requeued: 2, Workers: 4, Triangles: bigCount, Partitions: 4, Scheme: "hash"},
+		{Job: "job-1", State: api.JobDone, Subtasks: 64, Done: 64, Attempts: 66, Requeued: 2, Recounted: 1, Workers: 4, Triangles: bigCount, Partitions: 4, Scheme: "hash"},
 	}
 }
 
@@ -108,11 +108,12 @@ func TestSubmitWaitJSON(t *testing.T) {
 		Workers   int     `json:"workers"`
 		Seconds   float64 `json:"seconds"`
 		Attempts  int64   `json:"attempts"`
+		Recounted int64   `json:"recounted"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("output %q: %v", out, err)
 	}
-	if got.Triangles == nil || *got.Triangles != bigCount || got.Subtasks != 64 || got.Workers != 4 || got.Attempts != 66 {
+	if got.Triangles == nil || *got.Triangles != bigCount || got.Subtasks != 64 || got.Workers != 4 || got.Attempts != 66 || got.Recounted != 1 {
 		t.Errorf("result %s", out)
 	}
 	if len(f.submitted) != 1 || f.submitted[0].GetGraph() != "some/graph.txt" || f.submitted[0].GetPartitions() != 4 || f.submitted[0].GetScheme() != "range" || f.submitted[0].GetKernel() != "merge" {
@@ -153,7 +154,7 @@ func TestStatusAndCancel(t *testing.T) {
 		t.Errorf("status: %v\n%s", err, out)
 	}
 	out, _, err = run(t, "status", "--coordinator", addr, "--json", "job-1")
-	if err != nil || !strings.Contains(out, `"triangles":9223372036854788153`) {
+	if err != nil || !strings.Contains(out, `"triangles":9223372036854788153`) || !strings.Contains(out, `"recounted":1`) {
 		t.Errorf("status --json: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "status", "--coordinator", addr, "nope"); err == nil || !strings.Contains(err.Error(), "no job nope") {

@@ -200,6 +200,7 @@ type jobResult struct {
 	Attempts   int64            `json:"attempts"`
 	Requeued   int64            `json:"requeued"`
 	Speculated int64            `json:"speculated"`
+	Recounted  int64            `json:"recounted"`
 	Partitions int              `json:"partitions,omitempty"`
 	Scheme     string           `json:"scheme,omitempty"`
 	Error      string           `json:"error,omitempty"`
@@ -217,7 +218,7 @@ func resultOf(st api.JobStatus) jobResult {
 	r := jobResult{
 		Job: string(st.Job), State: st.State.String(), Subtasks: st.Subtasks, Workers: st.Workers,
 		Seconds: st.Elapsed.Seconds(), Attempts: st.Attempts, Requeued: st.Requeued, Speculated: st.Speculated,
-		Partitions: st.Partitions, Scheme: st.Scheme, Error: st.Err,
+		Recounted: st.Recounted, Partitions: st.Partitions, Scheme: st.Scheme, Error: st.Err,
 	}
 	if st.State == api.JobDone {
 		t := st.Triangles
@@ -244,6 +245,9 @@ func printFinal(out io.Writer, st api.JobStatus, sum *counts.Summary, asJSON boo
 		fmt.Fprintf(out, "subtasks    %d (P=%d, %s)\n", st.Subtasks, st.Partitions, st.Scheme)
 		fmt.Fprintf(out, "workers     %d\n", st.Workers)
 		fmt.Fprintf(out, "attempts    %d (%d requeued, %d speculated)\n", st.Attempts, st.Requeued, st.Speculated)
+		if st.Recounted > 0 {
+			fmt.Fprintf(out, "recounted   %d (settled counts found damaged in the coordinator's state)\n", st.Recounted)
+		}
 		fmt.Fprintf(out, "seconds     %.3f\n", st.Elapsed.Seconds())
 		for _, fw := range st.Faulty {
 			fmt.Fprintf(out, "faulty      %s: %s\n", fw.Worker, fw.Reason)
