@@ -18,8 +18,9 @@
 // outvoted worker is reported faulty and gets no more work, and its other
 // counts in unfinished jobs are discarded and recounted.
 //
-// StateDB keeps jobs and settled counts in bbolt so that a restarted
-// coordinator resumes without recounting. Server is the gRPC service
+// StateDB keeps jobs and settled counts in bbolt, each value checksummed,
+// so that a restarted coordinator resumes without recounting and never
+// sums a damaged count. Server is the gRPC service
 // (workers' Work streams and shard fetches, clients' jobs), with
 // Prometheus metrics and a status page.
 //

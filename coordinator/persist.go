@@ -1,15 +1,20 @@
 package coordinator
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/cespare/xxhash/v2"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trigrid/trigrid/api"
@@ -21,13 +26,22 @@ import (
 const StateFile = "coordinator.db"
 
 // stateFormat identifies a trigrid coordinator database and its layout
-// version; a database without it, or with another, is refused.
-const stateFormat = "trigrid-coordinator-state/1"
+// version (stateVersion); a database without it, or with another, is
+// refused.
+const (
+	stateFormatPrefix = "trigrid-coordinator-state/"
+	stateVersion      = 2
+	stateFormat       = "trigrid-coordinator-state/2"
+)
 
 // Layout: bucket "meta" holds key "format" = stateFormat. Bucket "jobs"
-// holds one bucket per job id with key "record" (JSON JobRecord without
-// subtasks), key "subtasks" (binary, see encodeSubtasks) and bucket
-// "settled" (8-byte big-endian index -> 8-byte big-endian count).
+// holds one bucket per job id with key "record" (the JobRecord without
+// its subtasks, as JSON), key "subtasks" (see encodeSubtasks) and bucket
+// "settled" (8-byte big-endian subtask index -> 8-byte big-endian count).
+// Every value in "jobs" is sealed (see seal): it carries a version byte
+// and an xxhash64 of its bucket path, its key and its bytes, so that a
+// damaged value, or one that a damaged key puts under another job or
+// subtask, fails its check instead of being read.
 var (
 	bucketMeta     = []byte("meta")
 	bucketJobs     = []byte("jobs")
@@ -36,7 +50,46 @@ var (
 	keyRecord      = []byte("record")
 	keySubtasks    = []byte("subtasks")
 	errNotOurState = errors.New("not a trigrid coordinator state file")
+	errDamaged     = errors.New("damaged (checksum mismatch)")
 )
+
+// recordVersion is the first byte of every sealed value.
+const recordVersion = 1
+
+// seal returns body as stored under path (bucket names, then the key):
+// recordVersion, body, and the little-endian xxhash64 of path and both.
+func seal(body []byte, path ...[]byte) []byte {
+	out := make([]byte, 0, 1+len(body)+8)
+	out = append(out, recordVersion)
+	out = append(out, body...)
+	return binary.LittleEndian.AppendUint64(out, sealSum(out, path))
+}
+
+// unseal returns the body of a value sealed under path, or errDamaged.
+func unseal(v []byte, path ...[]byte) ([]byte, error) {
+	if len(v) < 1+8 {
+		return nil, fmt.Errorf("%w: %d bytes", errDamaged, len(v))
+	}
+	body := v[:len(v)-8]
+	if sealSum(body, path) != binary.LittleEndian.Uint64(v[len(v)-8:]) {
+		return nil, errDamaged
+	}
+	if body[0] != recordVersion {
+		return nil, fmt.Errorf("record version %d, this coordinator reads %d", body[0], recordVersion)
+	}
+	return body[1:], nil
+}
+
+func sealSum(versioned []byte, path [][]byte) uint64 {
+	d := xxhash.New()
+	var n [binary.MaxVarintLen64]byte
+	for _, p := range path {
+		d.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
+		d.Write(p)
+	}
+	d.Write(versioned)
+	return d.Sum64()
+}
 
 // JobRecord is what the coordinator keeps of a job across restarts.
 type JobRecord struct {
@@ -57,10 +110,30 @@ type JobRecord struct {
 	Err   string
 	// Faulty lists the workers found faulty while the job ran.
 	Faulty []api.FaultyWorker `json:",omitempty"`
+	// Recounted counts the settled subtasks that were counted again
+	// because their stored count or partial counts were found damaged
+	// when the coordinator restarted.
+	Recounted int64 `json:",omitempty"`
+	// CountsFiles is the xxhash64 of each counts file of a done
+	// per-vertex job, by file name; a file is served only while it
+	// matches.
+	CountsFiles map[string]uint64 `json:",omitempty"`
 	// Subtasks is the job's subtask list (nil until prepared); Settled the
 	// subtasks already counted, by index.
 	Subtasks []partition.Subtask `json:"-"`
 	Settled  map[int]uint64      `json:"-"`
+	// Damaged lists the stored settled entries that Jobs left out of
+	// Settled; their subtasks are counted again.
+	Damaged []DamagedSettled `json:"-"`
+}
+
+// DamagedSettled is a stored settled entry that failed its check (or
+// names no subtask of its job).
+type DamagedSettled struct {
+	// Index is the subtask its key names, -1 when it names none.
+	Index int
+	Key   []byte
+	Err   error
 }
 
 // StateDB persists jobs and their settled subtasks in a bbolt database
@@ -72,45 +145,75 @@ type StateDB struct {
 }
 
 // OpenState opens (creating if needed) the job database in dir. A file
-// that is not a trigrid coordinator database, a damaged one, or one
-// another process holds open is an error naming the file.
+// that is not a trigrid coordinator database, an empty or damaged one,
+// one from another version of the layout, or one another process holds
+// open is an error naming the file. Only a missing file starts a new
+// database.
 func OpenState(dir string) (*StateDB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("coordinator: state directory %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, StateFile)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil, fmt.Errorf("coordinator: state file %s: empty (0 bytes), so not a database; only a missing file starts a new one (remove it to start with no jobs)", path)
+	}
 	db, err := openBolt(path)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: state file %s: %w", path, err)
 	}
 	s := &StateDB{db: db, path: path}
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			if c := tx.Cursor(); func() bool { k, _ := c.First(); return k != nil }() {
-				return errNotOurState
-			}
-			if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+	err = safely(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			if meta == nil {
+				if k, _ := tx.Cursor().First(); k != nil {
+					return errNotOurState
+				}
+				if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+					return err
+				}
+				if err := meta.Put(keyFormat, []byte(stateFormat)); err != nil {
+					return err
+				}
+				_, err := tx.CreateBucket(bucketJobs)
 				return err
 			}
-			if err := meta.Put(keyFormat, []byte(stateFormat)); err != nil {
+			if err := checkFormat(meta.Get(keyFormat)); err != nil {
 				return err
 			}
-		}
-		if f := string(meta.Get(keyFormat)); f != stateFormat {
-			if strings.HasPrefix(f, "trigrid-coordinator-state/") {
-				return fmt.Errorf("state format %q, this coordinator reads %q", f, stateFormat)
+			if tx.Bucket(bucketJobs) == nil {
+				return errors.New("bucket jobs is missing (damaged)")
 			}
-			return errNotOurState
-		}
-		_, err := tx.CreateBucketIfNotExists(bucketJobs)
-		return err
+			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+				if b == nil || !bytes.Equal(name, bucketMeta) && !bytes.Equal(name, bucketJobs) {
+					return fmt.Errorf("unexpected bucket %s (damaged)", printable(name))
+				}
+				return nil
+			})
+		})
 	})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("coordinator: state file %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// checkFormat accepts stateFormat and says what any other format is.
+func checkFormat(f []byte) error {
+	if string(f) == stateFormat {
+		return nil
+	}
+	v, ok := strings.CutPrefix(string(f), stateFormatPrefix)
+	n, err := strconv.Atoi(v)
+	switch {
+	case !ok || err != nil:
+		return errNotOurState
+	case n < stateVersion:
+		return fmt.Errorf("state format %q is from an older trigrid, whose stored counts carry no checksums; this coordinator reads %q: "+
+			"finish its jobs with the version that wrote it, or move the file aside to start with no jobs", f, stateFormat)
+	}
+	return fmt.Errorf("state format %q, this coordinator reads %q (the file is from a newer trigrid)", f, stateFormat)
 }
 
 // openBolt opens a bbolt file, turning its panics on some damaged files
@@ -128,6 +231,29 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	return db, err
 }
 
+// safely runs fn, turning a panic or a memory fault (bbolt reading a
+// damaged page) into an error.
+func safely(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("damaged database: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// printable is b as text when it is printable, else quoted.
+func printable(b []byte) string {
+	s := string(b)
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == '/' || r == '"' || r == unicode.ReplacementChar {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 // Path is the database file's path.
 func (s *StateDB) Path() string { return s.path }
 
@@ -137,29 +263,74 @@ func (s *StateDB) Close() error { return s.db.Close() }
 // PutJob records a job (creating or replacing its record; the subtask
 // list is written when non-nil, settled subtasks are kept).
 func (s *StateDB) PutJob(r JobRecord) error {
-	if r.ID == "" {
-		return errors.New("coordinator: state: job with an empty id")
-	}
-	rec, err := json.Marshal(r)
+	rec, err := encodeRecord(r)
 	if err != nil {
 		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(bucketJobs).CreateBucketIfNotExists([]byte(r.ID))
+		_, err := putJob(tx, r, rec)
+		return err
+	})
+}
+
+// ReplaceSettled records a job as PutJob does and replaces its settled
+// subtasks with r.Settled, in one transaction.
+func (s *StateDB) ReplaceSettled(r JobRecord) error {
+	rec, err := encodeRecord(r)
+	if err != nil {
+		return err
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b, err := putJob(tx, r, rec)
 		if err != nil {
 			return err
 		}
-		if err := b.Put(keyRecord, rec); err != nil {
+		if err := b.DeleteBucket(bucketSettled); err != nil {
 			return err
 		}
-		if r.Subtasks != nil {
-			if err := b.Put(keySubtasks, encodeSubtasks(r.Subtasks)); err != nil {
+		sb, err := b.CreateBucket(bucketSettled)
+		if err != nil {
+			return err
+		}
+		for idx, v := range r.Settled {
+			if err := putSettled(sb, r.ID, idx, v); err != nil {
 				return err
 			}
 		}
-		_, err = b.CreateBucketIfNotExists(bucketSettled)
-		return err
+		return nil
 	})
+}
+
+func encodeRecord(r JobRecord) ([]byte, error) {
+	if r.ID == "" {
+		return nil, errors.New("coordinator: state: job with an empty id")
+	}
+	return json.Marshal(r)
+}
+
+// putJob writes a job's record (and its subtasks when non-nil) and
+// returns its bucket, which has a settled bucket.
+func putJob(tx *bolt.Tx, r JobRecord, rec []byte) (*bolt.Bucket, error) {
+	id := []byte(r.ID)
+	b, err := tx.Bucket(bucketJobs).CreateBucketIfNotExists(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Put(keyRecord, seal(rec, bucketJobs, id, keyRecord)); err != nil {
+		return nil, err
+	}
+	if r.Subtasks != nil {
+		if err := b.Put(keySubtasks, seal(encodeSubtasks(r.Subtasks), bucketJobs, id, keySubtasks)); err != nil {
+			return nil, err
+		}
+	}
+	_, err = b.CreateBucketIfNotExists(bucketSettled)
+	return b, err
+}
+
+func putSettled(b *bolt.Bucket, job api.JobID, idx int, v uint64) error {
+	key := binary.BigEndian.AppendUint64(nil, uint64(idx))
+	return b.Put(key, seal(binary.BigEndian.AppendUint64(nil, v), bucketJobs, []byte(job), bucketSettled, key))
 }
 
 // SettledChange is one subtask's settled count to record, or (Forget) to
@@ -183,12 +354,11 @@ func (s *StateDB) RecordSettled(changes []SettledChange) error {
 				return fmt.Errorf("coordinator: state: settled subtask of unknown job %s", c.Ref.Job)
 			}
 			b := jb.Bucket(bucketSettled)
-			key := binary.BigEndian.AppendUint64(nil, uint64(c.Ref.Index))
 			var err error
 			if c.Forget {
-				err = b.Delete(key)
+				err = b.Delete(binary.BigEndian.AppendUint64(nil, uint64(c.Ref.Index)))
 			} else {
-				err = b.Put(key, binary.BigEndian.AppendUint64(nil, c.Triangles))
+				err = putSettled(b, c.Ref.Job, c.Ref.Index, c.Triangles)
 			}
 			if err != nil {
 				return err
@@ -210,45 +380,30 @@ func (s *StateDB) DeleteJob(id api.JobID) error {
 }
 
 // Jobs reads every recorded job, with its subtasks and settled counts,
-// ordered by creation time.
+// ordered by creation time. A settled entry that fails its check is left
+// out of Settled and listed in Damaged (its subtask can be counted
+// again); any other damage (a job's record, which holds its outcome, or
+// its subtask list) is an error naming the job, the bucket and the key.
 func (s *StateDB) Jobs() ([]JobRecord, error) {
 	var out []JobRecord
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketJobs).ForEachBucket(func(name []byte) error {
-			b := tx.Bucket(bucketJobs).Bucket(name)
-			var r JobRecord
-			if err := json.Unmarshal(b.Get(keyRecord), &r); err != nil {
-				return fmt.Errorf("job %q: record: %w", name, err)
+	err := safely(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			jobs := tx.Bucket(bucketJobs)
+			if jobs == nil {
+				return errors.New("bucket jobs is missing (damaged)")
 			}
-			if r.ID != api.JobID(name) {
-				return fmt.Errorf("job %q: record names job %q", name, r.ID)
-			}
-			if raw := b.Get(keySubtasks); raw != nil {
-				tasks, err := decodeSubtasks(raw)
-				if err != nil {
-					return fmt.Errorf("job %q: subtasks: %w", name, err)
+			return jobs.ForEach(func(name, v []byte) error {
+				b := jobs.Bucket(name)
+				if v != nil || b == nil {
+					return fmt.Errorf("bucket jobs, key %s: a value where a job's bucket belongs (damaged)", printable(name))
 				}
-				r.Subtasks = tasks
-			}
-			r.Settled = map[int]uint64{}
-			if sb := b.Bucket(bucketSettled); sb != nil {
-				err := sb.ForEach(func(k, v []byte) error {
-					if len(k) != 8 || len(v) != 8 {
-						return fmt.Errorf("job %q: settled entry of %d/%d bytes, want 8/8", name, len(k), len(v))
-					}
-					idx := binary.BigEndian.Uint64(k)
-					if idx >= uint64(len(r.Subtasks)) {
-						return fmt.Errorf("job %q: settled subtask %d of %d", name, idx, len(r.Subtasks))
-					}
-					r.Settled[int(idx)] = binary.BigEndian.Uint64(v)
-					return nil
-				})
+				r, err := readJob(name, b)
 				if err != nil {
 					return err
 				}
-			}
-			out = append(out, r)
-			return nil
+				out = append(out, r)
+				return nil
+			})
 		})
 	})
 	if err != nil {
@@ -256,6 +411,83 @@ func (s *StateDB) Jobs() ([]JobRecord, error) {
 	}
 	sortRecords(out)
 	return out, nil
+}
+
+// readJob reads the job in bucket jobs/name.
+func readJob(name []byte, b *bolt.Bucket) (JobRecord, error) {
+	var r JobRecord
+	fail := func(key []byte, err error) error {
+		return fmt.Errorf("job %q: bucket jobs/%s, key %s: %w", name, printable(name), printable(key), err)
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		switch {
+		case v != nil && (bytes.Equal(k, keyRecord) || bytes.Equal(k, keySubtasks)), v == nil && bytes.Equal(k, bucketSettled):
+			return nil
+		}
+		return fail(k, errors.New("unexpected key (damaged)"))
+	})
+	if err != nil {
+		return r, err
+	}
+	raw := b.Get(keyRecord)
+	if raw == nil {
+		return r, fail(keyRecord, errors.New("missing (damaged)"))
+	}
+	body, err := unseal(raw, bucketJobs, name, keyRecord)
+	if err == nil {
+		err = json.Unmarshal(body, &r)
+	}
+	if err == nil && r.ID != api.JobID(name) {
+		err = fmt.Errorf("names job %q", r.ID)
+	}
+	if err != nil {
+		return r, fail(keyRecord, err)
+	}
+	if raw := b.Get(keySubtasks); raw != nil {
+		body, err := unseal(raw, bucketJobs, name, keySubtasks)
+		if err == nil {
+			r.Subtasks, err = decodeSubtasks(body)
+		}
+		if err != nil {
+			return r, fail(keySubtasks, err)
+		}
+	}
+	r.Settled = map[int]uint64{}
+	sb := b.Bucket(bucketSettled)
+	if sb == nil {
+		return r, nil
+	}
+	err = sb.ForEach(func(k, v []byte) error {
+		idx := -1
+		if len(k) == 8 {
+			if x := binary.BigEndian.Uint64(k); x < uint64(len(r.Subtasks)) {
+				idx = int(x)
+			}
+		}
+		var n uint64
+		var err error
+		if v == nil {
+			err = errors.New("a bucket where a count belongs (damaged)")
+		} else {
+			var body []byte
+			if body, err = unseal(v, bucketJobs, name, bucketSettled, k); err == nil && len(body) != 8 {
+				err = fmt.Errorf("a count of %d bytes", len(body))
+			}
+			if err == nil {
+				n = binary.BigEndian.Uint64(body)
+			}
+		}
+		if err == nil && idx < 0 {
+			err = fmt.Errorf("names no subtask of the job's %d", len(r.Subtasks))
+		}
+		if err != nil {
+			r.Damaged = append(r.Damaged, DamagedSettled{Index: idx, Key: bytes.Clone(k), Err: err})
+			return nil
+		}
+		r.Settled[idx] = n
+		return nil
+	})
+	return r, err
 }
 
 func sortRecords(rs []JobRecord) {
@@ -268,7 +500,8 @@ func sortRecords(rs []JobRecord) {
 }
 
 func (s *StateDB) update(fn func(*bolt.Tx) error) error {
-	if err := s.db.Update(fn); err != nil {
+	err := safely(func() error { return s.db.Update(fn) })
+	if err != nil {
 		return fmt.Errorf("coordinator: state file %s: %w", s.path, err)
 	}
 	return nil

@@ -125,12 +125,21 @@ func TestStateRefusesBadFiles(t *testing.T) {
 		db.Close()
 		return dir
 	}
-	newer := func(t *testing.T) string {
+	format := func(f string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			dir := t.TempDir()
+			db, _ := OpenState(dir)
+			db.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketMeta).Put(keyFormat, []byte(f))
+			})
+			db.Close()
+			return dir
+		}
+	}
+	extra := func(t *testing.T) string {
 		dir := t.TempDir()
 		db, _ := OpenState(dir)
-		db.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyFormat, []byte("trigrid-coordinator-state/9"))
-		})
+		db.db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("jobz")); return err })
 		db.Close()
 		return dir
 	}
@@ -154,7 +163,9 @@ func TestStateRefusesBadFiles(t *testing.T) {
 	}{
 		{"text file", func(t *testing.T) string { return write(t, []byte(strings.Repeat("u v\n", 3000))) }, "state file"},
 		{"foreign bbolt database", foreign, "not a trigrid coordinator state file"},
-		{"newer format", newer, `"trigrid-coordinator-state/9"`},
+		{"newer format", format("trigrid-coordinator-state/9"), `"trigrid-coordinator-state/9"`},
+		{"older format", format("trigrid-coordinator-state/1"), `"trigrid-coordinator-state/1" is from an older trigrid`},
+		{"unknown bucket", extra, "unexpected bucket jobz"},
 		{"damaged", damaged, "state file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -204,7 +204,7 @@ func (s *Server) settleCounts(d Decision) {
 	var err error
 	if d.Kind == DecideSubtaskDone {
 		if err = j.sums.settle(d.Ref.Index, d.Partial); err == nil {
-			if perr := s.savePartial(d.Job, d.Ref.Index, d.Partial); perr != nil {
+			if perr := s.savePartial(d.Job, d.Ref.Index, d.Triangles, d.Partial); perr != nil {
 				s.log.Error("saving a subtask's partial counts; a restart would count it again", "job", d.Job, "subtask", d.Ref.Index, "err", perr)
 			}
 		}
@@ -235,7 +235,7 @@ func (s *Server) failCounts(j *jobInfo, err error) {
 // them again after its restart, from the saved partials. Run goroutine
 // only.
 func (s *Server) finishCounts(j *jobInfo, total uint64) {
-	id, js := j.rec.ID, j.sums
+	id, js, perEdge := j.rec.ID, j.sums, j.rec.PerEdge
 	fail := func(err error) {
 		s.endJob(j, api.JobFailed, 0, fmt.Errorf("coordinator: job %s: per-vertex counts: %w", id, err))
 	}
@@ -254,6 +254,10 @@ func (s *Server) finishCounts(j *jobInfo, total uint64) {
 		// On an error the saved partials stay: failing the job removes
 		// them, a shutdown keeps them for the restart.
 		err := js.write(ctx, dir, total)
+		var sums map[string]uint64
+		if err == nil {
+			sums, err = hashCountsFiles(dir, perEdge)
+		}
 		if err == nil {
 			if rerr := os.RemoveAll(filepath.Join(dir, "partials")); rerr != nil {
 				s.log.Warn("removing a done job's partial counts", "job", id, "err", rerr)
@@ -268,9 +272,34 @@ func (s *Server) finishCounts(j *jobInfo, total uint64) {
 				return
 			}
 			s.log.Info("per-vertex counts written", "job", id, "dir", dir)
+			j.rec.CountsFiles = sums
 			s.endJob(j, api.JobDone, total, nil)
 		})
 	}()
+}
+
+// hashCountsFiles returns the xxhash64 of a done job's counts files in
+// dir, by name.
+func hashCountsFiles(dir string, perEdge bool) (map[string]uint64, error) {
+	names := []string{verticesFile}
+	if perEdge {
+		names = append(names, edgesFile)
+	}
+	out := map[string]uint64{}
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		h := xxhash.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out[name] = h.Sum64()
+	}
+	return out, nil
 }
 
 // dropCounts forgets the sums and removes the counts directory of a
@@ -336,6 +365,11 @@ func (s *Server) FetchCounts(req *pb.FetchCountsRequest, stream pb.Jobs_FetchCou
 	size, err := io.Copy(h, f)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "coordinator: job %s: reading %s: %v", id, name, err)
+	}
+	if want, ok := rec.CountsFiles[filepath.Base(name)]; !ok {
+		return status.Errorf(codes.DataLoss, "coordinator: job %s: counts file %s: no checksum recorded for it", id, name)
+	} else if want != h.Sum64() {
+		return status.Errorf(codes.DataLoss, "coordinator: job %s: counts file %s: xxhash64 %016x, not the %016x recorded when it was written (damaged since)", id, name, h.Sum64(), want)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return status.Errorf(codes.Unavailable, "coordinator: job %s: reading %s: %v", id, name, err)

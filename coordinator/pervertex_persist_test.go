@@ -14,28 +14,36 @@ import (
 )
 
 // A partial file reads back as written (nil per-edge slices stay nil,
-// empty ones empty), and any damage is an error.
+// empty ones empty) with the count it was saved with, and any damage, or
+// reading it as another subtask's, is an error.
 func TestPartialFile(t *testing.T) {
 	for _, p := range []*api.Partial{
 		{VI: []uint64{1, 2}, VJ: []uint64{}, VK: []uint64{3}},
 		{VI: []uint64{1}, VJ: []uint64{2}, VK: []uint64{3}, EIJ: []uint64{}, EIK: []uint64{1 << 63}, EJK: []uint64{4, 5}},
 	} {
-		b := encodePartialFile(p)
-		got, err := decodePartialFile(b)
-		if err != nil || !reflect.DeepEqual(got, p) {
-			t.Fatalf("got %+v, %v; want %+v", got, err, p)
+		b := encodePartialFile("j-1", 7, 1<<40, p)
+		n, got, err := decodePartialFile(b, "j-1", 7)
+		if err != nil || n != 1<<40 || !reflect.DeepEqual(got, p) {
+			t.Fatalf("got %d, %+v, %v; want %d, %+v", n, got, err, uint64(1<<40), p)
 		}
-		for i := range b {
+		for i := range len(b) * 8 {
 			bad := append([]byte(nil), b...)
-			bad[i] ^= 0x10
-			if _, err := decodePartialFile(bad); err == nil {
-				t.Fatalf("byte %d flipped: no error", i)
+			bad[i/8] ^= 1 << (i % 8)
+			if _, _, err := decodePartialFile(bad, "j-1", 7); err == nil {
+				t.Fatalf("bit %d flipped: no error", i)
 			}
 		}
 		for n := range len(b) {
-			if _, err := decodePartialFile(b[:n]); err == nil {
+			if _, _, err := decodePartialFile(b[:n], "j-1", 7); err == nil {
 				t.Fatalf("cut to %d bytes: no error", n)
 			}
+		}
+		// Another subtask's or another job's file is refused.
+		if _, _, err := decodePartialFile(b, "j-1", 6); err == nil {
+			t.Fatal("subtask 7's partial read as subtask 6's")
+		}
+		if _, _, err := decodePartialFile(b, "j-2", 7); err == nil {
+			t.Fatal("job j-1's partial read as job j-2's")
 		}
 	}
 }

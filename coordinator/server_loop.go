@@ -119,7 +119,8 @@ func (s *Server) status(j *jobInfo) api.JobStatus {
 	}
 	r := &j.rec
 	st := api.JobStatus{Job: r.ID, State: j.state, Source: r.Spec.Graph, Partitions: r.P, Scheme: r.Scheme,
-		Kernel: r.Spec.Kernel, Created: r.Created, Err: r.Err, Faulty: append([]api.FaultyWorker(nil), j.faulty...)}
+		Kernel: r.Spec.Kernel, Created: r.Created, Err: r.Err, Faulty: append([]api.FaultyWorker(nil), j.faulty...),
+		Recounted: r.Recounted}
 	if st.Source == "" {
 		st.Source = r.Spec.Shards
 	}
