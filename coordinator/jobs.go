@@ -308,13 +308,7 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 	if state != api.JobDone && j.rec.PerVertex {
 		s.dropCounts(j)
 	}
-	if s.db != nil {
-		rec := j.rec
-		rec.Subtasks = nil // already stored
-		if perr := s.db.PutJob(rec); perr != nil {
-			s.log.Error("recording a job's end", "job", j.rec.ID, "err", perr)
-		}
-	}
+	s.recordEnd(j)
 	switch state {
 	case api.JobDone:
 		s.log.Info("job done", "job", j.rec.ID, "triangles", total)
@@ -339,6 +333,48 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 	j.notify()
 	for w := range j.watchers {
 		delete(j.watchers, w)
+	}
+}
+
+// recordEnd writes an ended job's record. A write that fails (a full
+// state disk, say) is retried (retryEnds) until it is made, so that a job
+// reported ended is not resumed by a restart once the disk has room.
+func (s *Server) recordEnd(j *jobInfo) {
+	if s.db == nil {
+		return
+	}
+	rec := j.rec
+	rec.Subtasks = nil // already stored
+	err := s.db.PutJob(rec)
+	if err == nil {
+		delete(s.unrecorded, j.rec.ID)
+		return
+	}
+	if !s.unrecorded[j.rec.ID] {
+		s.log.Error("recording a job's end; retrying (until it is recorded, a restart would resume the job)", "job", j.rec.ID, "state", j.state.String(), "err", err)
+	}
+	if s.unrecorded == nil {
+		s.unrecorded = map[api.JobID]bool{}
+	}
+	s.unrecorded[j.rec.ID] = true
+}
+
+// retryEnds writes the ended jobs' records that could not be written; on
+// the Run goroutine. last says the process is stopping: a record still
+// not written is then logged as lost.
+func (s *Server) retryEnds(last bool) {
+	for id := range s.unrecorded {
+		j := s.jobs[id]
+		if j == nil {
+			delete(s.unrecorded, id)
+			continue
+		}
+		s.recordEnd(j)
+		if !s.unrecorded[id] {
+			s.log.Info("a job's end is recorded", "job", id)
+		} else if last {
+			s.log.Error("a job's end could not be recorded; a restart resumes the job", "job", id)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -142,6 +143,9 @@ type DamagedSettled struct {
 type StateDB struct {
 	db   *bolt.DB
 	path string
+	// writeFault, when set (by tests), runs before every write; its error
+	// fails the write as a full disk would.
+	writeFault atomic.Pointer[func() error]
 }
 
 // OpenState opens (creating if needed) the job database in dir. A file
@@ -500,7 +504,14 @@ func sortRecords(rs []JobRecord) {
 }
 
 func (s *StateDB) update(fn func(*bolt.Tx) error) error {
-	err := safely(func() error { return s.db.Update(fn) })
+	err := safely(func() error {
+		if f := s.writeFault.Load(); f != nil {
+			if err := (*f)(); err != nil {
+				return err
+			}
+		}
+		return s.db.Update(fn)
+	})
 	if err != nil {
 		return fmt.Errorf("coordinator: state file %s: %w", s.path, err)
 	}

@@ -167,6 +167,11 @@ type Server struct {
 	pending  []Decision
 	runCtx   context.Context
 	finished []api.JobID // finished jobs still in the scheduler, oldest first
+	// unrecorded are the ended jobs whose final record failed to be
+	// written, which retryEnds writes; retried is when it last ran (it
+	// runs at most every second).
+	unrecorded map[api.JobID]bool
+	retried    time.Time
 
 	// served is read by FetchShard handlers; guarded by mu.
 	mu     sync.Mutex
@@ -277,7 +282,12 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		case <-tick.C:
 			s.apply(s.sched.Tick())
+			if len(s.unrecorded) > 0 && time.Since(s.retried) >= time.Second {
+				s.retried = time.Now()
+				s.retryEnds(false)
+			}
 		case <-ctx.Done():
+			s.retryEnds(true)
 			for _, sess := range s.sessions {
 				sess.end()
 			}

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,6 +167,51 @@ func TestServerRecountsDamagedSettledCount(t *testing.T) {
 	db.Close()
 	if err != nil || len(recs) != 1 || len(recs[0].Damaged) != 0 || recs[0].Recounted != 1 || recs[0].Total != want {
 		t.Fatalf("stored after the job: %+v, %v", recs, err)
+	}
+}
+
+// A job that failed because the state could not be written (a full disk)
+// stays failed after a restart: its end is written once the disk has
+// room, on a later tick or when the coordinator stops.
+func TestServerFailedJobStaysFailed(t *testing.T) {
+	for _, when := range []string{"running", "stopping"} {
+		t.Run("room while "+when, func(t *testing.T) {
+			dir := t.TempDir()
+			ts := startServer(t, func(c *Config) { c.StateDir = dir })
+			var mu sync.Mutex
+			writes, full := 0, true
+			fault := func() error {
+				mu.Lock()
+				defer mu.Unlock()
+				writes++
+				if writes > 1 && full { // the submission is written, nothing after it
+					return fmt.Errorf("write: %w", syscall.ENOSPC)
+				}
+				return nil
+			}
+			ts.s.db.writeFault.Store(&fault)
+			id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
+			st := waitJob(t, ts.addr, id)
+			if st.State != api.JobFailed || !strings.Contains(st.Err, "no space left on device") {
+				t.Fatalf("status %+v, want failed for the full disk", st)
+			}
+			mu.Lock()
+			full = false
+			mu.Unlock()
+			if when == "running" {
+				waitFor(t, 10*time.Second, "the failure recorded", func() bool {
+					recs, err := ts.s.db.Jobs()
+					return err == nil && len(recs) == 1 && recs[0].State == api.JobFailed
+				})
+			}
+			ts.stop()
+
+			ts2 := startServer(t, func(c *Config) { c.StateDir = dir })
+			st2, err := ts2.s.Status(context.Background(), api.JobID(id))
+			if err != nil || st2.State != api.JobFailed || st2.Err != st.Err {
+				t.Fatalf("after the restart: %+v, %v; want failed with %q", st2, err, st.Err)
+			}
+		})
 	}
 }
 
