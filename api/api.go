@@ -121,6 +121,11 @@ type Hello struct {
 	// Slots is how many subtasks the worker counts at once (one per GPU,
 	// or one on the CPU).
 	Slots int
+	// Instance identifies the worker process, the same on each of its
+	// reconnects: the coordinator takes a Hello naming a worker it holds
+	// a live session of as a reconnect when the instance is the same, and
+	// refuses it when it differs. "" is an instance unlike any other.
+	Instance string
 }
 
 // Welcome is the coordinator's answer to a Hello: the heartbeat interval

@@ -19,6 +19,12 @@ type JobSpec struct {
 	// support as well (PerEdge implies PerVertex); the coordinator keeps
 	// them for the client to fetch once the job is done.
 	PerVertex, PerEdge bool
+	// Format forces the graph file's format by name ("" or "auto":
+	// detected from content and extension); SkipBadLines skips text lines
+	// that are not edges instead of failing the job. Both apply to a
+	// graph file only.
+	Format       string
+	SkipBadLines bool
 }
 
 // JobState is where a job is in its life.

@@ -63,6 +63,7 @@ func EncodeHello(h api.Hello) *Hello {
 		Kernels:  h.Kernels,
 		Cores:    int32(h.Cores),
 		Slots:    int32(h.Slots),
+		Instance: h.Instance,
 	}
 	for _, d := range h.Devices {
 		m.Devices = append(m.Devices, &Device{Kind: d.Kind, Name: api.TruncateText(d.Name, api.MaxNameLen), Memory: d.Memory})
@@ -98,11 +99,17 @@ func DecodeHello(m *Hello) (api.Hello, error) {
 	if err := checkRange(msg, "slots", int64(m.GetSlots()), 1, api.MaxBatch); err != nil {
 		return api.Hello{}, err
 	}
+	if in := m.GetInstance(); in != "" {
+		if err := api.CheckID("instance", in); err != nil {
+			return api.Hello{}, fieldErr(msg, "instance", err)
+		}
+	}
 	h := api.Hello{
-		Worker:  api.WorkerID(m.GetWorker()),
-		Version: m.GetVersion(),
-		Cores:   int(m.GetCores()),
-		Slots:   int(m.GetSlots()),
+		Worker:   api.WorkerID(m.GetWorker()),
+		Version:  m.GetVersion(),
+		Cores:    int(m.GetCores()),
+		Slots:    int(m.GetSlots()),
+		Instance: m.GetInstance(),
 	}
 	for i, d := range m.GetDevices() {
 		field := fmt.Sprintf("devices[%d]", i)

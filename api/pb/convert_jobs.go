@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/graph/edgeio"
 )
 
 // DecodeFetchShard validates a shard request: a job id and a plain file
@@ -56,11 +57,12 @@ func CheckChunk(m *ShardChunk, first bool, want, size int64) error {
 // EncodeSubmit converts a job spec.
 func EncodeSubmit(s api.JobSpec) *SubmitRequest {
 	return &SubmitRequest{Graph: s.Graph, Shards: s.Shards, Partitions: int32(s.Partitions), Scheme: s.Scheme, Kernel: s.Kernel,
-		PerVertex: s.PerVertex, PerEdge: s.PerEdge}
+		PerVertex: s.PerVertex, PerEdge: s.PerEdge, Format: s.Format, SkipBadLines: s.SkipBadLines}
 }
 
 // DecodeSubmit validates and converts a job spec: exactly one of graph and
-// shards, P in 0..api.MaxPartitions, a known scheme.
+// shards, P in 0..api.MaxPartitions, a known scheme, a known format, and
+// the reading options only with a graph.
 func DecodeSubmit(m *SubmitRequest) (api.JobSpec, error) {
 	const msg = "SubmitRequest"
 	if m == nil {
@@ -86,8 +88,19 @@ func DecodeSubmit(m *SubmitRequest) (api.JobSpec, error) {
 	if err := checkKernel(m.GetKernel()); err != nil {
 		return api.JobSpec{}, fieldErr(msg, "kernel", err)
 	}
+	if m.GetFormat() != "" {
+		if err := api.CheckText("format", m.GetFormat(), api.MaxNameLen); err != nil {
+			return api.JobSpec{}, fieldErr(msg, "format", err)
+		}
+		if _, err := edgeio.ParseFormat(m.GetFormat()); err != nil {
+			return api.JobSpec{}, fieldErr(msg, "format", err)
+		}
+	}
+	if m.GetShards() != "" && (m.GetFormat() != "" || m.GetSkipBadLines()) {
+		return api.JobSpec{}, fieldErr(msg, "format", fmt.Errorf("format and skip_bad_lines apply to a graph file; a shard store was read when it was partitioned"))
+	}
 	return api.JobSpec{Graph: m.GetGraph(), Shards: m.GetShards(), Partitions: int(m.GetPartitions()), Scheme: m.GetScheme(), Kernel: m.GetKernel(),
-		PerVertex: m.GetPerVertex() || m.GetPerEdge(), PerEdge: m.GetPerEdge()}, nil
+		PerVertex: m.GetPerVertex() || m.GetPerEdge(), PerEdge: m.GetPerEdge(), Format: m.GetFormat(), SkipBadLines: m.GetSkipBadLines()}, nil
 }
 
 // DecodeFetchCounts validates a counts request: a job id, and whether the

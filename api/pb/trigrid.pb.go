@@ -367,13 +367,18 @@ func (x *Device) GetMemory() int64 {
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// protocol is the protocol revision the worker speaks (api.Protocol).
-	Protocol      uint32    `protobuf:"varint,1,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	Worker        string    `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
-	Version       string    `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	Devices       []*Device `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
-	Kernels       []string  `protobuf:"bytes,5,rep,name=kernels,proto3" json:"kernels,omitempty"`
-	Cores         int32     `protobuf:"varint,6,opt,name=cores,proto3" json:"cores,omitempty"`
-	Slots         int32     `protobuf:"varint,7,opt,name=slots,proto3" json:"slots,omitempty"`
+	Protocol uint32    `protobuf:"varint,1,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Worker   string    `protobuf:"bytes,2,opt,name=worker,proto3" json:"worker,omitempty"`
+	Version  string    `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	Devices  []*Device `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
+	Kernels  []string  `protobuf:"bytes,5,rep,name=kernels,proto3" json:"kernels,omitempty"`
+	Cores    int32     `protobuf:"varint,6,opt,name=cores,proto3" json:"cores,omitempty"`
+	Slots    int32     `protobuf:"varint,7,opt,name=slots,proto3" json:"slots,omitempty"`
+	// instance identifies the worker process: it stays the same across the
+	// process's reconnects and differs between processes. A Hello naming a
+	// worker whose session is live is taken as a reconnect with the same
+	// instance and refused with another.
+	Instance      string `protobuf:"bytes,8,opt,name=instance,proto3" json:"instance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -455,6 +460,13 @@ func (x *Hello) GetSlots() int32 {
 		return x.Slots
 	}
 	return 0
+}
+
+func (x *Hello) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
 }
 
 type Welcome struct {
@@ -1270,8 +1282,13 @@ type SubmitRequest struct {
 	// per_vertex asks for per-vertex triangle counts; per_edge for per-edge
 	// support as well (it implies per_vertex). FetchCounts serves them once
 	// the job is done.
-	PerVertex     bool `protobuf:"varint,6,opt,name=per_vertex,json=perVertex,proto3" json:"per_vertex,omitempty"`
-	PerEdge       bool `protobuf:"varint,7,opt,name=per_edge,json=perEdge,proto3" json:"per_edge,omitempty"`
+	PerVertex bool `protobuf:"varint,6,opt,name=per_vertex,json=perVertex,proto3" json:"per_vertex,omitempty"`
+	PerEdge   bool `protobuf:"varint,7,opt,name=per_edge,json=perEdge,proto3" json:"per_edge,omitempty"`
+	// format forces the graph file's format ("" or "auto": detected);
+	// skip_bad_lines skips text lines that are not edges instead of failing
+	// the job. Both apply to a graph file only.
+	Format        string `protobuf:"bytes,8,opt,name=format,proto3" json:"format,omitempty"`
+	SkipBadLines  bool   `protobuf:"varint,9,opt,name=skip_bad_lines,json=skipBadLines,proto3" json:"skip_bad_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1351,6 +1368,20 @@ func (x *SubmitRequest) GetPerVertex() bool {
 func (x *SubmitRequest) GetPerEdge() bool {
 	if x != nil {
 		return x.PerEdge
+	}
+	return false
+}
+
+func (x *SubmitRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *SubmitRequest) GetSkipBadLines() bool {
+	if x != nil {
+		return x.SkipBadLines
 	}
 	return false
 }
@@ -1977,7 +2008,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x06Device\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
-	"\x06memory\x18\x03 \x01(\x03R\x06memory\"\xc9\x01\n" +
+	"\x06memory\x18\x03 \x01(\x03R\x06memory\"\xe5\x01\n" +
 	"\x05Hello\x12\x1a\n" +
 	"\bprotocol\x18\x01 \x01(\rR\bprotocol\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x18\n" +
@@ -1985,7 +2016,8 @@ const file_trigrid_proto_rawDesc = "" +
 	"\adevices\x18\x04 \x03(\v2\x12.trigrid.v1.DeviceR\adevices\x12\x18\n" +
 	"\akernels\x18\x05 \x03(\tR\akernels\x12\x14\n" +
 	"\x05cores\x18\x06 \x01(\x05R\x05cores\x12\x14\n" +
-	"\x05slots\x18\a \x01(\x05R\x05slots\"a\n" +
+	"\x05slots\x18\a \x01(\x05R\x05slots\x12\x1a\n" +
+	"\binstance\x18\b \x01(\tR\binstance\"a\n" +
 	"\aWelcome\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12!\n" +
 	"\fheartbeat_ns\x18\x02 \x01(\x03R\vheartbeatNs\x12\x19\n" +
@@ -2052,7 +2084,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x04size\x18\x01 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bxxhash64\x18\x02 \x01(\x04R\bxxhash64\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data\"\xc7\x01\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\"\x85\x02\n" +
 	"\rSubmitRequest\x12\x14\n" +
 	"\x05graph\x18\x01 \x01(\tR\x05graph\x12\x16\n" +
 	"\x06shards\x18\x02 \x01(\tR\x06shards\x12\x1e\n" +
@@ -2063,7 +2095,9 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x06kernel\x18\x05 \x01(\tR\x06kernel\x12\x1d\n" +
 	"\n" +
 	"per_vertex\x18\x06 \x01(\bR\tperVertex\x12\x19\n" +
-	"\bper_edge\x18\a \x01(\bR\aperEdge\"<\n" +
+	"\bper_edge\x18\a \x01(\bR\aperEdge\x12\x16\n" +
+	"\x06format\x18\b \x01(\tR\x06format\x12$\n" +
+	"\x0eskip_bad_lines\x18\t \x01(\bR\fskipBadLines\"<\n" +
 	"\x12FetchCountsRequest\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05edges\x18\x02 \x01(\bR\x05edges\"\"\n" +
