@@ -56,6 +56,8 @@ func (s Security) ServerOptions() ([]grpc.ServerOption, error) {
 }
 
 // DialOptions returns the gRPC options of a client with these settings.
+// A connection that fails because its TLS settings do not fit the
+// server's fails with an error that says so (TLSErrorPrefix).
 func (s Security) DialOptions() ([]grpc.DialOption, error) {
 	var opts []grpc.DialOption
 	if s.TLS.Enabled() {
@@ -63,9 +65,9 @@ func (s Security) DialOptions() ([]grpc.DialOption, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+		opts = append(opts, grpc.WithTransportCredentials(clientCreds{TransportCredentials: credentials.NewTLS(cfg), tls: true}))
 	} else {
-		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		opts = append(opts, grpc.WithTransportCredentials(clientCreds{TransportCredentials: insecure.NewCredentials()}))
 	}
 	if s.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds{token: s.Token, secure: s.TLS.Enabled()}))

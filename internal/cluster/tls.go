@@ -65,22 +65,36 @@ func ServerTLS(f TLSFiles) (*tls.Config, error) {
 // ClientTLS returns a worker's or client's TLS configuration: its own
 // certificate, presented to the coordinator, and the CA the coordinator's
 // certificate must chain to. serverName is the name the coordinator's
-// certificate must carry ("" takes it from the dialled address).
+// certificate must carry ("" takes it from the dialled address). A
+// coordinator that asks for a client certificate this side has not got,
+// or one signed by a CA it does not accept, fails the handshake with an
+// error saying so (TLSErrorPrefix).
 func ClientTLS(f TLSFiles, serverName string) (*tls.Config, error) {
 	cfg := &tls.Config{ServerName: serverName, MinVersion: tls.VersionTLS12}
+	var own *tls.Certificate
 	if f.Cert == "" && f.Key == "" {
 		pool, err := f.caPool()
 		if err != nil {
 			return nil, err
 		}
 		cfg.RootCAs = pool
-		return cfg, nil
+	} else {
+		cert, pool, err := f.load()
+		if err != nil {
+			return nil, err
+		}
+		own = &cert
+		cfg.Certificates = []tls.Certificate{cert}
+		cfg.RootCAs = pool
 	}
-	cert, pool, err := f.load()
-	if err != nil {
-		return nil, err
+	cfg.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		if own == nil {
+			return nil, fmt.Errorf("%sthe coordinator requires a client certificate: give --tls-cert and --tls-key", TLSErrorPrefix)
+		}
+		if err := cri.SupportsCertificate(own); err != nil {
+			return nil, fmt.Errorf("%s--tls-cert %s is not signed by a CA the coordinator accepts (%v)", TLSErrorPrefix, f.Cert, err)
+		}
+		return own, nil
 	}
-	cfg.Certificates = []tls.Certificate{cert}
-	cfg.RootCAs = pool
 	return cfg, nil
 }
