@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,9 @@ func resolveDataDirs(dirs []string) ([]string, error) {
 // made absolute (a relative path is taken from the coordinator's working
 // directory) and with symbolic links resolved, so a link inside a data
 // directory that points outside it is refused. Errors name the path as
-// submitted.
+// submitted; a path outside the data directories, one that does not
+// exist and a link leading outside are refused with one message, so a
+// client learns nothing of what lies outside.
 func graphPath(path string, dirs []string) (string, error) {
 	if len(dirs) == 0 {
 		return "", fmt.Errorf("coordinator: graph file %q: this coordinator reads no graph files (start it with --data-dir DIR to allow those under DIR, or submit a shard store)", path)
@@ -50,28 +53,77 @@ func graphPath(path string, dirs []string) (string, error) {
 	if strings.ContainsRune(path, 0) {
 		return "", fmt.Errorf("coordinator: graph file %q: the path holds a NUL byte", path)
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("coordinator: graph file %q: %w", path, err)
-	}
-	if !within(abs, dirs) {
-		return "", fmt.Errorf("coordinator: graph file %q: outside the data directories %v", path, dirs)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("coordinator: graph file %q: %w", path, err)
-	}
-	if !within(real, dirs) {
-		return "", fmt.Errorf("coordinator: graph file %q: a symbolic link leads to %s, outside the data directories %v", path, real, dirs)
+	real, ok := resolveWithin(path, dirs)
+	if !ok {
+		return "", fmt.Errorf("coordinator: graph file %q: no such file within the data directories %v", path, dirs)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("coordinator: graph file %q: %w", path, err)
+		return "", fmt.Errorf("coordinator: graph file %q: no such file within the data directories %v", path, dirs)
 	}
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("coordinator: graph file %q: not a regular file", path)
 	}
 	return real, nil
+}
+
+// storeURL checks a shard store URL from a submission against the data
+// directories as graphPath checks a graph file, and returns the URL to
+// open: a directory store (a plain path or a file:// URL) as the file://
+// URL of its directory, cleaned, made absolute and with links resolved;
+// a mem:// store, which lives in this process, as it is. A directory
+// outside the data directories, one that does not exist and a link
+// leading outside are refused with one message.
+func storeURL(raw string, dirs []string) (string, error) {
+	if strings.ContainsRune(raw, 0) {
+		return "", fmt.Errorf("coordinator: shard store %q: the URL holds a NUL byte", raw)
+	}
+	path := raw
+	if scheme, rest, ok := strings.Cut(raw, "://"); ok {
+		switch strings.ToLower(scheme) {
+		case "mem":
+			return raw, nil
+		case "file":
+			p, err := url.PathUnescape(rest)
+			if err != nil || p == "" {
+				return "", fmt.Errorf("coordinator: shard store %q: not a file:// URL of a directory", raw)
+			}
+			path = p
+		default:
+			return "", fmt.Errorf("coordinator: shard store %q: unsupported URL scheme %q (give a directory, as a path or a file:// URL)", raw, scheme)
+		}
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("coordinator: shard store %q: this coordinator reads no shard stores from its filesystem (start it with --data-dir DIR to allow those under DIR)", raw)
+	}
+	real, ok := resolveWithin(path, dirs)
+	var fi os.FileInfo
+	var err error
+	if ok {
+		fi, err = os.Stat(real)
+	}
+	if !ok || err != nil {
+		return "", fmt.Errorf("coordinator: shard store %q: no such directory within the data directories %v", raw, dirs)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("coordinator: shard store %q: not a directory", raw)
+	}
+	return "file://" + filepath.ToSlash(real), nil
+}
+
+// resolveWithin returns path cleaned, made absolute and with its links
+// resolved, and whether it lies inside one of dirs both as given and as
+// resolved; false also when it cannot be resolved (it does not exist).
+func resolveWithin(path string, dirs []string) (string, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil || !within(abs, dirs) {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || !within(real, dirs) {
+		return "", false
+	}
+	return real, true
 }
 
 // within says whether the clean absolute path p lies strictly inside one

@@ -28,6 +28,9 @@ type PartitionRequest struct {
 	Budget int64
 	// Store receives the shards and the manifest.
 	Store storage.Store
+	// Read says how the graph file is parsed: the job's format and
+	// whether lines that are not edges are skipped.
+	Read edgeio.ReadOptions
 }
 
 // Partitioner reads, cleans and orients a graph file and writes its
@@ -41,11 +44,11 @@ type Partitioner func(ctx context.Context, req PartitionRequest) (*storage.Manif
 func DefaultPartitioner(ctx context.Context, req PartitionRequest) (*storage.Manifest, error) {
 	cfg := partition.Config{Scheme: req.Scheme, P: req.P}
 	if req.P > 0 {
-		if _, err := partition.PartitionFile(ctx, req.Graph, edgeio.ReadOptions{}, req.Store, cfg); err != nil {
+		if _, err := partition.PartitionFile(ctx, req.Graph, req.Read, req.Store, cfg); err != nil {
 			return nil, err
 		}
 	} else {
-		fwd, _, stats, _, err := partition.LoadGraph(ctx, req.Graph, edgeio.ReadOptions{}, 0)
+		fwd, _, stats, _, err := partition.LoadGraph(ctx, req.Graph, req.Read, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -96,24 +99,8 @@ func newJobID(now time.Time) api.JobID {
 // partition, or an existing shard store. It returns at once; the job
 // prepares in the background and then queues behind earlier jobs.
 func (s *Server) Submit(ctx context.Context, spec api.JobSpec) (api.JobID, error) {
-	if (spec.Graph == "") == (spec.Shards == "") {
-		return "", errors.New("coordinator: a job needs exactly one of a graph file and a shard store")
-	}
-	if spec.Partitions < 0 || spec.Partitions > api.MaxPartitions {
-		return "", fmt.Errorf("coordinator: partitions %d out of range 0..%d", spec.Partitions, api.MaxPartitions)
-	}
-	if spec.Graph != "" {
-		if spec.Scheme == "" {
-			spec.Scheme = "hash"
-		}
-		if _, err := storage.ParseScheme(spec.Scheme); err != nil {
-			return "", fmt.Errorf("coordinator: %w", err)
-		}
-		real, err := graphPath(spec.Graph, s.dataDirs)
-		if err != nil {
-			return "", err
-		}
-		spec.Graph = real
+	if err := s.checkSpec(&spec); err != nil {
+		return "", err
 	}
 	now := time.Now()
 	rec := JobRecord{ID: newJobID(now), Spec: spec, Created: now, State: api.JobPreparing, Scheme: spec.Scheme, P: spec.Partitions,
@@ -222,7 +209,11 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 		} else {
 			p.store = storage.NewMemStore()
 		}
-		p.manifest, err = s.cfg.Partitioner(ctx, PartitionRequest{Graph: spec.Graph, Scheme: scheme, P: spec.Partitions, Budget: budget, Store: p.store})
+		ro, err := readOptions(spec)
+		if err != nil {
+			return nil, err
+		}
+		p.manifest, err = s.cfg.Partitioner(ctx, PartitionRequest{Graph: spec.Graph, Scheme: scheme, P: spec.Partitions, Budget: budget, Store: p.store, Read: ro})
 		if err != nil {
 			return nil, err
 		}

@@ -117,6 +117,8 @@ func dial(t testing.TB, addr string) *grpc.ClientConn {
 // reference kernel on blocks fetched from the coordinator.
 type fakeWorker struct {
 	id string
+	// instance is the worker process's Hello.Instance.
+	instance string
 	// answer may change a count (a faulty worker) or return an error.
 	answer func(a api.Assignment, n uint64) (uint64, string)
 	// stopAfter ends the stream after this many assignments received
@@ -139,7 +141,7 @@ func (w *fakeWorker) run(ctx context.Context, conn *grpc.ClientConn) error {
 	if err != nil {
 		return err
 	}
-	h := api.Hello{Worker: api.WorkerID(w.id), Version: "test", Slots: 1, Cores: 1}
+	h := api.Hello{Worker: api.WorkerID(w.id), Version: "test", Slots: 1, Cores: 1, Instance: w.instance}
 	if w.memory > 0 {
 		h.Devices = []api.Device{{Kind: "gpu", Name: "test", Memory: w.memory}}
 	}
@@ -456,7 +458,7 @@ func TestServerReconnectReplacesSession(t *testing.T) {
 	defer cancel()
 	first := make(chan error, 1)
 	conn := dial(t, ts.addr)
-	go func() { first <- (&fakeWorker{id: "w1", stall: true}).run(ctx, conn) }()
+	go func() { first <- (&fakeWorker{id: "w1", instance: "p1", stall: true}).run(ctx, conn) }()
 	waitSessions(t, ts, 1)
 	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2})
 	for i := 0; ; i++ {
@@ -469,9 +471,10 @@ func TestServerReconnectReplacesSession(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// The same worker comes back on a new stream (the old one is half-dead):
-	// the old session ends and its attempts are requeued at once.
-	startWorkers(t, ts.addr, &fakeWorker{id: "w1"})
+	// The same worker process comes back on a new stream (the old one is
+	// half-dead): the old session ends and its attempts are requeued at
+	// once.
+	startWorkers(t, ts.addr, &fakeWorker{id: "w1", instance: "p1"})
 	if err := <-first; status.Code(err) != codes.Aborted || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("old stream ended with %v", err)
 	}
@@ -664,7 +667,7 @@ func TestServerDamagedShardFailsJob(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t)
+	ts := startServer(t, func(c *Config) { c.DataDirs = []string{dir} })
 	startWorkers(t, ts.addr, &fakeWorker{id: "w1"}, &fakeWorker{id: "w2"})
 	id := submit(t, ts.addr, &pb.SubmitRequest{Shards: store.URL()})
 	st := waitJob(t, ts.addr, id)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func startInProcess(tb testing.TB, state string) *inProcessCoordinator {
 	cfg := coordinator.DefaultConfig()
 	cfg.StateDir = state
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.DataDirs = []string{os.TempDir()} // the tests' shard stores
 	srv, err := coordinator.NewServer(cfg)
 	if err != nil {
 		tb.Fatal(err)
