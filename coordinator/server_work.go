@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/trigrid/trigrid/api"
@@ -17,13 +20,51 @@ import (
 // session is one worker's Work stream. The Run goroutine sends on out and
 // ends it; the stream's goroutines read out and watch gone.
 type session struct {
-	id      api.WorkerID
+	id api.WorkerID
+	// instance is the worker process's Hello.Instance; peer the stream's
+	// remote address, for the refusal of another process of the name.
+	instance string
+	peer     string
+	// ctx is the stream's context: done once the stream is broken.
+	ctx context.Context
+	// heard is when the worker's last message arrived (Unix nanoseconds).
+	heard   atomic.Int64
 	out     chan *pb.CoordinatorMessage
 	gone    chan struct{}
 	once    sync.Once
 	mu      sync.Mutex
 	reason  string
 	removed bool // the scheduler has been told (Run goroutine only)
+}
+
+// silentAfter is how long a session may go without a message from its
+// worker, which heartbeats every interval, before another process may
+// take its name: several missed heartbeats, and never under a second.
+func silentAfter(heartbeat time.Duration) time.Duration { return max(3*heartbeat, time.Second) }
+
+// live says whether the session's stream is open and its worker was heard
+// from within silentAfter.
+func (c *session) live(heartbeat time.Duration, now time.Time) bool {
+	if c.ctx.Err() != nil {
+		return false
+	}
+	return now.Sub(time.Unix(0, c.heard.Load())) < silentAfter(heartbeat)
+}
+
+// takeover decides whether a Hello under a name the session holds may
+// replace it, and says why: the same process reconnecting (its instance),
+// or a session that is dead or silent. Otherwise the Hello comes from
+// another live process of the name and is refused.
+func (c *session) takeover(instance string, heartbeat time.Duration, now time.Time) (string, bool) {
+	switch {
+	case instance != "" && instance == c.instance:
+		return "replaced by a new connection of the same worker process", true
+	case c.ctx.Err() != nil:
+		return "replaced: its stream had broken", true
+	case !c.live(heartbeat, now):
+		return fmt.Sprintf("replaced: silent for %v", now.Sub(time.Unix(0, c.heard.Load())).Round(time.Millisecond)), true
+	}
+	return "", false
 }
 
 func (c *session) end() {
@@ -79,15 +120,25 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 		s.log.Warn("worker refused", "err", err)
 		return status.Errorf(codes.InvalidArgument, "coordinator: the first message must be a valid Hello: %v", err)
 	}
-	sess := &session{id: h.Worker, out: make(chan *pb.CoordinatorMessage, s.cfg.SendQueue), gone: make(chan struct{})}
-	var refused error
+	sess := &session{id: h.Worker, instance: h.Instance, peer: "an unknown address", ctx: ctx,
+		out: make(chan *pb.CoordinatorMessage, s.cfg.SendQueue), gone: make(chan struct{})}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		sess.peer = p.Addr.String()
+	}
+	sess.heard.Store(time.Now().UnixNano())
+	var refused, inUse error
 	if err := s.call(ctx, func() {
 		if why := s.sched.faulty[h.Worker]; why != nil {
 			refused = why
 			return
 		}
 		if old := s.sessions[h.Worker]; old != nil {
-			s.endSession(old, "replaced by a new connection of the same worker")
+			why, ok := old.takeover(h.Instance, s.cfg.HeartbeatInterval, time.Now())
+			if !ok {
+				inUse = fmt.Errorf("coordinator: worker name %s is already in use by a live worker at %s; give each worker a unique --name", h.Worker, old.peer)
+				return
+			}
+			s.endSession(old, why)
 		}
 		s.sessions[h.Worker] = sess
 		s.apply(s.sched.WorkerJoined(h))
@@ -104,6 +155,10 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 	if refused != nil {
 		s.log.Warn("faulty worker refused", "worker", h.Worker, "err", refused)
 		return status.Errorf(codes.PermissionDenied, "coordinator: worker %s was found faulty and gets no more work: %v", h.Worker, refused)
+	}
+	if inUse != nil {
+		s.log.Warn("worker refused: its name is in use", "worker", h.Worker, "peer", sess.peer, "err", inUse)
+		return status.Error(codes.AlreadyExists, inUse.Error())
 	}
 	leave := func(reason string) {
 		s.post(context.Background(), func() { s.endSession(sess, reason) })
@@ -152,6 +207,7 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 		if err != nil {
 			return err
 		}
+		sess.heard.Store(time.Now().UnixNano())
 		var f func()
 		switch msg := m.GetMsg().(type) {
 		case *pb.WorkerMessage_Pull:
@@ -203,4 +259,16 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 func (s *Server) badMessage(sess *session, err error) error {
 	s.log.Warn("worker sent an invalid message; closing its stream", "worker", sess.id, "err", err)
 	return status.Errorf(codes.InvalidArgument, "coordinator: invalid message from %s: %v", sess.id, err)
+}
+
+// MemberGone is WorkerGone for membership news of one worker process:
+// it ends the session under id only when that session is of instance (or
+// instance is ""), so news of a process that has since been replaced
+// under the same name leaves its successor alone. It does not block.
+func (s *Server) MemberGone(id api.WorkerID, instance, reason string) {
+	go s.post(context.Background(), func() {
+		if sess := s.sessions[id]; sess != nil && (instance == "" || sess.instance == instance) {
+			s.endSession(sess, reason)
+		}
+	})
 }

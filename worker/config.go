@@ -31,6 +31,10 @@ type Slot struct {
 type Config struct {
 	// ID names the worker to the coordinator; "" means "worker".
 	ID api.WorkerID
+	// Instance identifies this worker process to the coordinator, the same
+	// on every reconnect (api.Hello.Instance); "" means a fresh one
+	// (NewInstance).
+	Instance string
 	// Conn carries assignments in and results out: the in-process run's
 	// or the gRPC client's. Required.
 	Conn Conn
@@ -113,6 +117,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ID == "" {
 		c.ID = "worker"
+	}
+	if c.Instance == "" {
+		c.Instance = NewInstance()
 	}
 	if c.CacheBytes == 0 {
 		c.CacheBytes = DefaultCacheBytes

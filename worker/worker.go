@@ -93,7 +93,7 @@ func New(cfg Config) (*Worker, error) {
 // Hello is what the worker says of itself when it joins.
 func (w *Worker) Hello() api.Hello {
 	h := api.Hello{Worker: w.cfg.ID, Version: w.cfg.Version, Kernels: append([]string(nil), w.cfg.Kernels...),
-		Cores: w.cfg.Cores, Slots: len(w.cfg.Slots)}
+		Cores: w.cfg.Cores, Slots: len(w.cfg.Slots), Instance: w.cfg.Instance}
 	for _, s := range w.cfg.Slots {
 		h.Devices = append(h.Devices, s.Device)
 	}

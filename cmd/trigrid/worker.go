@@ -50,7 +50,6 @@ type workerFlags struct {
 func newWorkerCommand() *cobra.Command {
 	var f workerFlags
 	d := worker.DefaultConfig()
-	host, _ := os.Hostname()
 	cmd := &cobra.Command{
 		Use:   "worker --join GOSSIP_ADDR [--coordinator ADDR] [--device auto|cpu|gpu] [--devices 0,1] [flags]",
 		Short: "Run a worker: count the subtasks a coordinator hands out",
@@ -85,7 +84,8 @@ once.`,
 	fl.BoolVar(&f.fetchShards, "fetch-shards", false, "always fetch shards from the coordinator, even when a job's store path opens here")
 	fl.DurationVar(&f.findTimeout, "find-timeout", time.Minute, "how long to look for the coordinator through gossip before giving up")
 	fl.DurationVar(&f.joinTimeout, "join-timeout", time.Minute, "how long to retry --join (with backoff, up to 5 s apart) before giving up, so a worker may start before the coordinator")
-	f.gossip.add(cmd, "127.0.0.1:0", host)
+	f.gossip.add(cmd, "127.0.0.1:0", "")
+	fl.Lookup("name").Usage = "this worker's name in the cluster, its id, unique (default: the host's name and, with --devices and no CUDA_VISIBLE_DEVICES, the GPU indexes, as HOST-gpu0; otherwise the process id, as HOST-pid4242)"
 	f.sec.add(cmd)
 	f.sec.addServerName(cmd)
 	f.faults.add(cmd)
@@ -170,7 +170,13 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	mcfg, err := f.gossip.config(cluster.Meta{Role: cluster.RoleWorker, Devices: cluster.MetaDevices(devices)}, f.insecure, nil, logger)
+	if f.gossip.name == "" {
+		host, _ := os.Hostname()
+		f.gossip.name = string(worker.DefaultName(host, devs, os.Getenv("CUDA_VISIBLE_DEVICES"), os.Getpid()))
+	}
+	instance := worker.NewInstance()
+	meta := cluster.Meta{Role: cluster.RoleWorker, Devices: cluster.MetaDevices(devices), Instance: instance}
+	mcfg, err := f.gossip.config(meta, f.insecure, nil, logger)
 	if err != nil {
 		return err
 	}
@@ -210,6 +216,7 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 
 	cfg := worker.DefaultConfig()
 	cfg.ID = api.WorkerID(f.gossip.name)
+	cfg.Instance = instance
 	cfg.Conn = f.faults.wrap(conn, logger)
 	cfg.Slots = slots
 	cfg.OpenStore = conn.OpenStore
@@ -226,8 +233,12 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	}
 	runErr := w.Run(ctx)
 	stop()
-	if err := member.Leave(2 * time.Second); err != nil {
-		logger.Warn("leaving the cluster", "err", err)
+	// A worker refused for its name leaves without a word: the others
+	// would take its leaving for that of the live worker holding the name.
+	if !errors.Is(runErr, workerclient.ErrNameInUse) {
+		if err := member.Leave(2 * time.Second); err != nil {
+			logger.Warn("leaving the cluster", "err", err)
+		}
 	}
 	if errors.Is(runErr, context.Canceled) {
 		runErr = nil

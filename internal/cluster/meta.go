@@ -24,6 +24,9 @@ type Meta struct {
 	GRPC string `json:"g,omitempty"`
 	// Devices are the member's counting devices.
 	Devices []MetaDevice `json:"d,omitempty"`
+	// Instance is a worker process's instance id (api.Hello.Instance),
+	// so that news of one process is not taken for another of its name.
+	Instance string `json:"i,omitempty"`
 	// Leaving is set by Member.Leave just before the member goes, so the
 	// others report Left rather than Dead (memberlist itself tells them
 	// apart only internally).
@@ -84,6 +87,11 @@ func DecodeMeta(b []byte) (Meta, error) {
 	if m.GRPC != "" {
 		if _, _, err := net.SplitHostPort(m.GRPC); err != nil || len(m.GRPC) > api.MaxNameLen {
 			return Meta{}, fmt.Errorf("cluster: node metadata: gRPC address %q is not host:port", api.TruncateText(m.GRPC, 64))
+		}
+	}
+	if m.Instance != "" {
+		if err := api.CheckID("instance", m.Instance); err != nil || len(m.Instance) > 64 {
+			return Meta{}, fmt.Errorf("cluster: node metadata: instance %q is not an instance id", api.TruncateText(m.Instance, 64))
 		}
 	}
 	if len(m.Devices) > maxMetaDevices {

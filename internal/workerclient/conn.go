@@ -20,6 +20,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/internal/cluster"
 )
 
 // Config configures a Conn.
@@ -40,8 +41,13 @@ type Config struct {
 }
 
 // ErrRefused wraps a refusal that retrying cannot cure: a missing or
-// wrong join token, or a Hello the coordinator rejects.
+// wrong join token, a Hello the coordinator rejects, TLS settings that do
+// not fit the coordinator's (cluster.TLSErrorPrefix).
 var ErrRefused = errors.New("workerclient: refused by the coordinator")
+
+// ErrNameInUse wraps (with ErrRefused) the refusal of a worker whose name
+// a live worker of another process holds.
+var ErrNameInUse = errors.New("the worker name is in use")
 
 // Conn is one worker's session with the coordinator. It is safe for
 // concurrent use: Pull from one goroutine, Report and Heartbeat from
@@ -213,9 +219,16 @@ func (c *Conn) connect(ctx context.Context, hello *pb.Hello) (*session, error) {
 
 // classify marks the errors retrying cannot cure.
 func classify(err error) error {
+	msg := status.Convert(err).Message()
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied, codes.InvalidArgument:
-		return fmt.Errorf("%w: %s", ErrRefused, status.Convert(err).Message())
+		return fmt.Errorf("%w: %s", ErrRefused, msg)
+	case codes.AlreadyExists:
+		return fmt.Errorf("%w: %w: %s", ErrRefused, ErrNameInUse, msg)
+	case codes.Unavailable:
+		if cluster.IsTLSMismatch(msg) {
+			return fmt.Errorf("%w: %s", ErrRefused, msg)
+		}
 	}
 	return err
 }
