@@ -28,12 +28,18 @@ func newBenchCommand() *cobra.Command {
 		workers int
 		setList []string
 		modes   string
+		format  string
+		skipBad bool
 	)
 	k := &cobra.Command{
 		Use:   "kernels FILE...",
 		Short: "Time every GPU kernel on each graph and verify the counts",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			inFormat, err := edgeio.ParseFormat(format)
+			if err != nil {
+				return fmt.Errorf("--format: %w", err)
+			}
 			set, err := kernelSettings(setList)
 			if err != nil {
 				return err
@@ -52,7 +58,7 @@ func newBenchCommand() *cobra.Command {
 			}
 			var rows []gpu.BenchRow
 			for _, path := range args {
-				edges, _, err := edgeio.ReadFile(cmd.Context(), path, edgeio.ReadOptions{Workers: workers})
+				edges, _, err := edgeio.ReadFile(cmd.Context(), path, edgeio.ReadOptions{Format: inFormat, SkipBadLines: skipBad, Workers: workers})
 				if err != nil {
 					return fmt.Errorf("bench kernels: %w", err)
 				}
@@ -87,6 +93,8 @@ func newBenchCommand() *cobra.Command {
 	k.Flags().BoolVar(&asJSON, "json", false, "print JSON rows")
 	k.Flags().StringVar(&modes, "modes", "total", "comma-separated: total (triangles only), vertex (per-vertex counts), edge (per-vertex and per-edge counts); vertex and edge run the kernels with a per-vertex mode ("+strings.Join(gpu.LocalKernels(), ", ")+") unless --kernels names others")
 	k.Flags().IntVar(&workers, "workers", 0, "CPU workers for loading and the reference count (0 = all cores)")
+	k.Flags().StringVar(&format, "format", "auto", "input format, as trigrid count reads it (auto: from extension and content)")
+	k.Flags().BoolVar(&skipBad, "skip-bad-lines", false, "skip lines that are not edges")
 	addKernelSettingFlag(k, &setList)
 	bench.AddCommand(k)
 	bench.AddCommand(newBenchE2ECommand())

@@ -125,6 +125,9 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err := setupLogFormat(cmd, f.logFormat, logLevelOf(cmd)); err != nil {
 		return err
 	}
+	if err := f.checkScheduling(); err != nil {
+		return err
+	}
 	logger := slog.Default()
 	sec := f.sec.security(logger)
 	sec.Insecure = f.insecure
@@ -276,21 +279,22 @@ func forwardMembership(ctx context.Context, events <-chan cluster.Event, srv *co
 			}
 			logger.Info("member "+e.Kind.String(), "worker", e.Node.Name, "addr", e.Node.Addr)
 			if e.Kind == cluster.Left || e.Kind == cluster.Dead {
-				srv.WorkerGone(api.WorkerID(e.Node.Name), "membership: "+e.Kind.String())
+				srv.MemberGone(api.WorkerID(e.Node.Name), e.Node.Meta.Instance, "membership: "+e.Kind.String())
 			}
 		}
 	}
 }
 
 // pipelinePartitioner cuts a submitted graph file with the pipeline every
-// command shares (read -> clean -> orient, id map kept). A job with P 0
-// gets the smallest P whose subtasks fit req.Budget, the workers' device
-// memory.
+// command shares (read -> clean -> orient, id map kept), reading it as
+// the job says (format, bad lines). A job with P 0 gets the smallest P
+// whose subtasks fit req.Budget, the workers' device memory.
 func pipelinePartitioner(logger *slog.Logger) coordinator.Partitioner {
 	return func(ctx context.Context, req coordinator.PartitionRequest) (*storage.Manifest, error) {
 		cfg := pipeline.DefaultConfig()
 		cfg.Logger = logger
 		cfg.Budget = req.Budget
+		cfg.Read.Format, cfg.Read.SkipBadLines = req.Read.Format, req.Read.SkipBadLines
 		if _, err := pipeline.PartitionFile(ctx, req.Graph, req.Store, cfg, partition.Config{Scheme: req.Scheme, P: req.P, Logger: logger}); err != nil {
 			return nil, err
 		}

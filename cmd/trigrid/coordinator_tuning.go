@@ -73,3 +73,20 @@ func (f *tuningFlags) apply(cfg *coordinator.Config) error {
 	cfg.KeepShards = f.keepShards
 	return nil
 }
+
+// checkScheduling refuses scheduler settings the coordinator would take
+// 0 in for its default, or cannot run with, naming the flag: a tick,
+// heartbeat, lease or attempt count must be positive.
+func (f *coordinatorFlags) checkScheduling() error {
+	switch {
+	case f.tick <= 0:
+		return fmt.Errorf("--tick %v: want a positive duration, e.g. %v", f.tick, coordinator.DefaultConfig().TickInterval)
+	case f.heartbeat <= 0:
+		return fmt.Errorf("--heartbeat %v: want a positive duration, e.g. %v", f.heartbeat, coordinator.DefaultConfig().HeartbeatInterval)
+	case f.leaseTicks < 1:
+		return fmt.Errorf("--lease-ticks %d: want at least 1", f.leaseTicks)
+	case f.maxAttempts < 1:
+		return fmt.Errorf("--max-attempts %d: want at least 1", f.maxAttempts)
+	}
+	return nil
+}

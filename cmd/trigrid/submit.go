@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +22,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/graph/edgeio"
 )
 
 type submitFlags struct {
@@ -32,6 +37,8 @@ type submitFlags struct {
 	reconnect   time.Duration
 	perVertex   perVertexFlags
 	job         string
+	format      string
+	skipBad     bool
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -62,6 +69,8 @@ interrupted) in the same way, without submitting another.`,
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 0, "P for a graph file (0 = chosen from the workers' device memory)")
 	cmd.Flags().StringVar(&f.scheme, "scheme", "hash", "partition scheme for a graph file: hash or range")
 	cmd.Flags().StringVar(&f.kernel, "kernel", "", "kernel name (default: each worker's auto)")
+	cmd.Flags().StringVar(&f.format, "format", "auto", "the graph FILE's format, as trigrid count reads it (auto: from its extension and content)")
+	cmd.Flags().BoolVar(&f.skipBad, "skip-bad-lines", false, "skip the graph FILE's lines that are not edges instead of failing the job")
 	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait for the job to end and print its result")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.Flags().DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "with --wait, how long to keep retrying while the coordinator is unreachable")
@@ -82,10 +91,16 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 		return errors.New("give a graph FILE or --shards URL, not both")
 	case len(args) == 1:
 		spec.Graph = localPath(args[0])
+		if err := f.readingOptions(&spec); err != nil {
+			return err
+		}
 	case f.shards == "":
 		return errors.New("give a graph FILE or --shards URL")
 	default:
 		spec.Shards = localPath(f.shards)
+		if set := changedOnCommandLine(cmd, "format", "skip-bad-lines"); len(set) > 0 {
+			return fmt.Errorf("submit --shards: %s do not apply: the shards were read when they were partitioned", strings.Join(set, ", "))
+		}
 	}
 	if f.partitions < 0 || f.partitions > api.MaxPartitions {
 		return fmt.Errorf("--partitions %d: want 0 (automatic) to %d", f.partitions, api.MaxPartitions)
@@ -102,6 +117,9 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 	}
 	if pv.Wanted() {
 		spec.PerVertex, spec.PerEdge, f.wait = true, pv.PerEdge(), true
+	}
+	if err := f.checkCountsOutputs(spec.Graph, spec.Shards); err != nil {
+		return err
 	}
 	req := pb.EncodeSubmit(spec)
 	if _, err := pb.DecodeSubmit(req); err != nil {
@@ -282,4 +300,67 @@ func rpcError(err error) error {
 		return errors.New(s.Message())
 	}
 	return fmt.Errorf("%s: %s", s.Code(), s.Message())
+}
+
+// readingOptions sets how the coordinator reads spec's graph file.
+func (f *submitFlags) readingOptions(spec *api.JobSpec) error {
+	if _, err := edgeio.ParseFormat(f.format); err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	if !strings.EqualFold(f.format, "auto") {
+		spec.Format = f.format
+	}
+	spec.SkipBadLines = f.skipBad
+	return nil
+}
+
+// changedOnCommandLine returns, as --NAME, those of names set on the
+// command line.
+func changedOnCommandLine(cmd *cobra.Command, names ...string) []string {
+	var set []string
+	for _, n := range names {
+		if onCommandLine(cmd, n) {
+			set = append(set, "--"+n)
+		}
+	}
+	return set
+}
+
+// checkCountsOutputs checks, before a job is submitted or followed, that
+// the per-vertex and per-edge files can be written here once it is done:
+// checkOutputPaths's checks against inputs (the graph file or shard store
+// when it is here) and each other, and each a file (not a directory) that
+// opens for writing or a new file its directory takes.
+func (f *submitFlags) checkCountsOutputs(inputs ...string) error {
+	outs := []outputFile{{"--per-vertex", f.perVertex.vertices}, {"--per-edge", f.perVertex.edges}}
+	if err := checkOutputPaths(inputs, outs...); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		fi, err := os.Stat(o.path)
+		switch {
+		case err == nil && fi.IsDir():
+			return fmt.Errorf("%s %s: a directory; name a file", o.flag, o.path)
+		case err == nil:
+			w, err := os.OpenFile(o.path, os.O_WRONLY, 0)
+			if err != nil {
+				return fmt.Errorf("%s: %w", o.flag, err)
+			}
+			w.Close()
+			continue
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+		dir := filepath.Dir(o.path)
+		probe, err := os.CreateTemp(dir, ".trigrid-write-check-*")
+		if err != nil {
+			return fmt.Errorf("%s %s: directory %s takes no new file: %w", o.flag, o.path, dir, err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+	}
+	return nil
 }

@@ -133,7 +133,7 @@ func followJob(cmd *cobra.Command, args []string, f *submitFlags) error {
 	if len(args) > 0 || f.shards != "" {
 		return errors.New("--job follows a job submitted before: give no graph FILE or --shards")
 	}
-	for _, name := range []string{"partitions", "scheme", "kernel"} {
+	for _, name := range []string{"partitions", "scheme", "kernel", "format", "skip-bad-lines"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--job follows a job submitted before: --%s does not apply", name)
 		}
@@ -143,6 +143,9 @@ func followJob(cmd *cobra.Command, args []string, f *submitFlags) error {
 	}
 	pv, err := f.perVertex.options(1)
 	if err != nil {
+		return err
+	}
+	if err := f.checkCountsOutputs(); err != nil {
 		return err
 	}
 	conn, err := f.sec.dial(f.coordinator)
