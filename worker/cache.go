@@ -118,10 +118,3 @@ func (c *blockCache) evict(keep blockKey) {
 		c.bytes -= e.size
 	}
 }
-
-// size reports the bytes and blocks retained.
-func (c *blockCache) size() (bytes int64, blocks int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes, c.lru.Len()
-}

@@ -28,17 +28,6 @@ import (
 // kernel's scratch and the buffers of the ranges streamed beside it.
 const ChunkShare = 0.4
 
-// maxChunkShare bounds setChunkShare.
-const maxChunkShare = 0.45
-
-// setChunkShare sets the share of the room one chunk of JK takes (0: the
-// default, ChunkShare); at most maxChunkShare.
-func (c *Counter) setChunkShare(f float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.chunkShare = min(max(f, 0), maxChunkShare)
-}
-
 // room is what the context may hold beside itself.
 func (c *Counter) room() int64 {
 	var limit uint64

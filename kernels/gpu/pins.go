@@ -98,16 +98,6 @@ func (r *pinRegistry) pinnable(b *graph.CSR) bool {
 	return r != nil && r.limit > 0 && r.pinBytes(b) > 0
 }
 
-// isPinned reports whether b is pinned now.
-func (r *pinRegistry) isPinned(b *graph.CSR) bool {
-	if r == nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pins[b] != nil
-}
-
 // pin makes sure b is pinned, registering it when it is not and there is
 // room (giving up idle pins that keep does not want, least recently used
 // first), and reports whether it is. A block the host will not lock is

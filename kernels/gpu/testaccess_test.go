@@ -1,0 +1,26 @@
+package gpu
+
+import "github.com/trigrid/trigrid/graph"
+
+// Accessors only tests use.
+
+// maxChunkShare bounds setChunkShare.
+const maxChunkShare = 0.45
+
+// setChunkShare sets the share of the room one chunk of JK takes (0: the
+// default, ChunkShare); at most maxChunkShare.
+func (c *Counter) setChunkShare(f float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.chunkShare = min(max(f, 0), maxChunkShare)
+}
+
+// isPinned reports whether b is pinned now.
+func (r *pinRegistry) isPinned(b *graph.CSR) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pins[b] != nil
+}
