@@ -1,7 +1,7 @@
 // grouptc: edge chunks per thread block, binary-search intersection.
 //
 // Paper: "A Comparative Study of Intersection-Based Triangle Counting
-// Algorithms on GPUs" (the GroupTC section): a block of n threads takes n
+// Algorithms on GPUs", section V (GroupTC): a block of n threads takes n
 // consecutive edges (an edge chunk), caches where each edge's lists start
 // and how long they are in shared memory, and its threads stride over the
 // chunk's search keys, binary-searching each in its edge's search table.
@@ -23,13 +23,12 @@
 // The kernel is tg_isect.cuh's with groups of one block (a chunk of 256
 // edges): one block per chunk, so the hardware scheduler balances chunks of
 // uneven cost. Settings (trigrid.h): grouptc_ratio, grouptc_window,
-// grouptc_spread, grouptc_minb, grouptc_range, grouptc_generic.
+// grouptc_spread, grouptc_minb.
 #include "tg_isect.cuh"
 
 cudaError_t tg_kernel_grouptc(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
                               unsigned long long *d_count) {
     const tg_settings &s = *env->set;
-    const tg_isect::Settings set{s.grouptc_ratio, s.grouptc_window, s.grouptc_spread,
-                                 s.grouptc_minb,  s.grouptc_range,  s.grouptc_generic};
+    const tg_isect::Settings set{s.grouptc_ratio, s.grouptc_window, s.grouptc_spread, s.grouptc_minb};
     return tg_isect::run<256>(ij, ik, jk, set, env, d_count);
 }

@@ -10,7 +10,7 @@
 // (I-local) and v rows of jk (J-local); keys and searched tables are both
 // K-local. Exact for any blocks, including empty ones and hub rows.
 //
-// Per block of kIsectThreads edges, all exact:
+// Per block of kThreads edges, all exact:
 // - Edges are sorted by u, so the u-side lists of the block's edges are one
 //   contiguous run of ik's columns (for one upper block: from just after
 //   the first edge to the end of its last row). The block copies that run
@@ -21,8 +21,6 @@
 // - Which list is searched: v's list is the key list unless it is longer
 //   than `ratio` times u's (ratio 1 is the papers' "shorter list are the
 //   keys"; a larger ratio keeps u's list, usually in the window, searched).
-// - Optional value-range checks (`range`): lists with disjoint value ranges
-//   give no keys; a key outside its table's value range is not searched.
 // - Keys are dealt out as in a flattened list: each thread finds the edges
 //   of `S` consecutive keys of its group with one search of the group's
 //   prefix sums, then neighbouring threads take neighbouring keys
@@ -31,7 +29,6 @@
 // - Registers capped by MINB (__launch_bounds__(256, MINB)) so that 8 blocks
 //   stay resident per multiprocessor when MINB is 8: occupancy hides the
 //   dependent loads of the searches.
-// - G: one search loop through generic pointers instead of one per memory.
 #pragma once
 #include <cub/block/block_scan.cuh>
 
@@ -53,20 +50,21 @@ __device__ __forceinline__ void group_sync() {
     else __syncthreads();
 }
 
-template <int W, int S, bool G, int MINB>
+// Counts the keys of edges [kThreads * blockIdx.x, kThreads * (blockIdx.x +
+// 1)) of ij found in their tables into *out (one atomic per block). self:
+// ij, ik and jk are one upper block. win_cap <= kMaxWindow.
+template <int W, int S, int MINB>
 __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock ik, tg_dblock jk, bool self,
-                                                         int ratio, int win_cap, bool range, unsigned long long *out) {
+                                                         int ratio, int win_cap, unsigned long long *out) {
     static_assert(W == 32 || W == kThreads, "a group is a warp or the block");
     constexpr int NG = kThreads / W;
     // Per group: its edges' key prefix sums ([W] = total), where key w of
-    // edge k sits (kofs[k] + w), the table range and its value range, flags,
-    // and the edge of each key slot in a round.
+    // edge k sits (kofs[k] + w), the table range, flags, and the edge of
+    // each key slot in a round.
     __shared__ long long s_excl[NG][W + 1];
     __shared__ long long s_kofs[NG][W];
     __shared__ long long s_tbeg[NG][W];
     __shared__ long long s_tend[NG][W];
-    __shared__ uint32_t s_tlo[NG][W];
-    __shared__ uint32_t s_thi[NG][W];
     __shared__ unsigned char s_flags[NG][W];
     __shared__ unsigned char s_own[NG][W * S];
     __shared__ uint32_t s_win[kMaxWindow];
@@ -88,7 +86,6 @@ __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock
 
     // Thread-per-edge setup: edge e = b0 + tid.
     long long klen = 0, kbeg = 0, tbeg = 0, tend = 0;
-    uint32_t tlo = 0, thi = 0;
     unsigned char fl = 0;
     const int64_t e = b0 + tid;
     if (e <= blast) {
@@ -100,26 +97,19 @@ __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock
         const int64_t be = (int64_t)__ldg(jk.rowptr + v + 1);
         const int64_t alen = ae - ab, blen = be - bb;
         if (alen > 0 && blen > 0) {
-            uint32_t alo = 0, ahi = 0xffffffffu, blo = 0, bhi = 0xffffffffu;
-            if (range) {
-                alo = __ldg(ik.cols + ab); ahi = __ldg(ik.cols + ae - 1);
-                blo = __ldg(jk.cols + bb); bhi = __ldg(jk.cols + be - 1);
+            const bool win = ae - ws <= (int64_t)win_cap;
+            if (win) {
+                fl |= kUInWindow;
+                atomicMax(&s_wlen, (int)(ae - ws));
             }
-            if (alo <= bhi && blo <= ahi) {
-                const bool win = ae - ws <= (int64_t)win_cap;
-                if (win) {
-                    fl |= kUInWindow;
-                    atomicMax(&s_wlen, (int)(ae - ws));
-                }
-                const int64_t ua = win ? ab - ws : ab, ue = win ? ae - ws : ae;
-                if (blen > (int64_t)ratio * alen) {
-                    fl |= kKeysFromU;
-                    klen = alen; kbeg = ua;
-                    tbeg = bb; tend = be; tlo = blo; thi = bhi;
-                } else {
-                    klen = blen; kbeg = bb;
-                    tbeg = ua; tend = ue; tlo = alo; thi = ahi;
-                }
+            const int64_t ua = win ? ab - ws : ab, ue = win ? ae - ws : ae;
+            if (blen > (int64_t)ratio * alen) {
+                fl |= kKeysFromU;
+                klen = alen; kbeg = ua;
+                tbeg = bb; tend = be;
+            } else {
+                klen = blen; kbeg = bb;
+                tbeg = ua; tend = ue;
             }
         }
     }
@@ -147,8 +137,6 @@ __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock
     s_kofs[gid][gl] = kbeg - excl;
     s_tbeg[gid][gl] = tbeg;
     s_tend[gid][gl] = tend;
-    s_tlo[gid][gl] = tlo;
-    s_thi[gid][gl] = thi;
     s_flags[gid][gl] = fl;
     __syncthreads(); // the window (written by the whole block) and the tables are ready
 
@@ -188,28 +176,19 @@ __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock
                 const unsigned char f = s_flags[gid][k];
                 const long long ki = s_kofs[gid][k] + w;
                 const bool kwin = (f & (kKeysFromU | kUInWindow)) == (kKeysFromU | kUInWindow);
-                uint32_t key;
-                if (G) key = (kwin ? (const uint32_t *)s_win : ((f & kKeysFromU) ? ik.cols : jk.cols))[ki];
-                else if (kwin) key = s_win[ki];
-                else key = __ldg(((f & kKeysFromU) ? ik.cols : jk.cols) + ki);
-                if (key >= s_tlo[gid][k] && key <= s_thi[gid][k]) {
-                    const long long lo = k == prev_owner ? prev_pos : s_tbeg[gid][k];
-                    const long long hi = s_tend[gid][k];
-                    bool found;
-                    if (G) {
-                        const uint32_t *tp =
-                            (f & kKeysFromU) ? jk.cols : ((f & kUInWindow) ? (const uint32_t *)s_win : ik.cols);
-                        prev_pos = tg_any_search(tp, lo, hi, key, &found);
-                    } else if (f & kKeysFromU) {
-                        prev_pos = tg_search(jk.cols, lo, hi, key, &found);
-                    } else if (f & kUInWindow) {
-                        prev_pos = tg_win_search(s_win, (int)lo, (int)hi, key, &found);
-                    } else {
-                        prev_pos = tg_search(ik.cols, lo, hi, key, &found);
-                    }
-                    prev_owner = k;
-                    count += found;
+                const uint32_t key = kwin ? s_win[ki] : __ldg(((f & kKeysFromU) ? ik.cols : jk.cols) + ki);
+                const long long lo = k == prev_owner ? prev_pos : s_tbeg[gid][k];
+                const long long hi = s_tend[gid][k];
+                bool found;
+                if (f & kKeysFromU) {
+                    prev_pos = tg_search(jk.cols, lo, hi, key, &found);
+                } else if (f & kUInWindow) {
+                    prev_pos = tg_win_search(s_win, (int)lo, (int)hi, key, &found);
+                } else {
+                    prev_pos = tg_search(ik.cols, lo, hi, key, &found);
                 }
+                prev_owner = k;
+                count += found;
             }
         }
         group_sync<W>(); // own is rewritten by the next round
@@ -218,27 +197,18 @@ __global__ void __launch_bounds__(kThreads, MINB) kernel(tg_dblock ij, tg_dblock
 }
 
 // The settings of one kernel (trigrid.h: <kernel>_ratio, _window, _spread,
-// _minb, _range, _generic).
+// _minb).
 struct Settings {
-    int32_t ratio, window, spread, minb, range, generic;
+    int32_t ratio, window, spread, minb;
 };
 
-template <int W, int S, bool G, int MINB>
-void launch(unsigned grid, cudaStream_t st, const tg_dblock &ij, const tg_dblock &ik, const tg_dblock &jk, bool self,
-            int ratio, int win, bool range, unsigned long long *d_count) {
-    kernel<W, S, G, MINB><<<grid, kThreads, 0, st>>>(ij, ik, jk, self, ratio, win, range, d_count);
-}
-
+// Launches the kernel of spread S, with registers capped for 8 resident
+// blocks (full) or uncapped.
 template <int W, int S>
-void launch_s(bool generic, bool full, unsigned grid, cudaStream_t st, const tg_dblock &ij, const tg_dblock &ik,
-              const tg_dblock &jk, bool self, int ratio, int win, bool range, unsigned long long *d_count) {
-    if (generic) {
-        if (full) launch<W, S, true, 8>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
-        else launch<W, S, true, 1>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
-    } else {
-        if (full) launch<W, S, false, 8>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
-        else launch<W, S, false, 1>(grid, st, ij, ik, jk, self, ratio, win, range, d_count);
-    }
+void launch(bool full, unsigned grid, cudaStream_t st, const tg_dblock &ij, const tg_dblock &ik, const tg_dblock &jk,
+            bool self, int ratio, int win, unsigned long long *d_count) {
+    if (full) kernel<W, S, 8><<<grid, kThreads, 0, st>>>(ij, ik, jk, self, ratio, win, d_count);
+    else kernel<W, S, 1><<<grid, kThreads, 0, st>>>(ij, ik, jk, self, ratio, win, d_count);
 }
 
 // Counts the subtask with groups of W threads: the whole host side of trix
@@ -252,16 +222,14 @@ cudaError_t run(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, c
     const int win = set.window < 0 ? 0 : set.window > kMaxWindow ? kMaxWindow : set.window;
     const int64_t blocks = (ij->nnz + kThreads - 1) / kThreads;
     if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-    const bool generic = set.generic != 0;
     const bool full = set.minb >= 8;
-    const bool range = set.range != 0;
     const unsigned grid = (unsigned)blocks;
     cudaError_t err = env->begin(env);
     if (err != cudaSuccess) return err;
     cudaStream_t st = env->stream;
-    if (set.spread == 4) launch_s<W, 4>(generic, full, grid, st, *ij, *ik, *jk, self, ratio, win, range, d_count);
-    else if (set.spread == 16) launch_s<W, 16>(generic, full, grid, st, *ij, *ik, *jk, self, ratio, win, range, d_count);
-    else launch_s<W, 8>(generic, full, grid, st, *ij, *ik, *jk, self, ratio, win, range, d_count);
+    if (set.spread == 4) launch<W, 4>(full, grid, st, *ij, *ik, *jk, self, ratio, win, d_count);
+    else if (set.spread == 16) launch<W, 16>(full, grid, st, *ij, *ik, *jk, self, ratio, win, d_count);
+    else launch<W, 8>(full, grid, st, *ij, *ik, *jk, self, ratio, win, d_count);
     return cudaGetLastError();
 }
 

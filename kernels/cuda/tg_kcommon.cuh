@@ -103,22 +103,6 @@ __device__ __forceinline__ int tg_win_search(const uint32_t *t, int lo, int hi, 
     return base;
 }
 
-// tg_search through a generic pointer (shared window or device memory), so
-// that lanes whose tables live in different memories run one loop instead
-// of diverging into two.
-__device__ __forceinline__ long long tg_any_search(const uint32_t *table, long long lo, long long hi, uint32_t key,
-                                                   bool *found) {
-    const uint32_t *base = table + lo;
-    long long n = hi - lo;
-    while (n > 1) {
-        const long long half = n >> 1;
-        base = (base[half] <= key) ? base + half : base;
-        n -= half;
-    }
-    *found = n > 0 && *base == key;
-    return base - table;
-}
-
 // Adds each thread's count into *out with one 64-bit atomic per block.
 // Every thread of the block must call it.
 __device__ __forceinline__ void tg_block_add(unsigned long long c, unsigned long long *out) {

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 12
+#define TG_ABI_VERSION 13
 
 /* Status codes. */
 #define TG_OK 0
@@ -71,34 +71,24 @@ typedef struct tg_settings {
     int32_t trix_window;       /* 2048: entries of the shared u-list window, 0 (off)..2048 */
     int32_t trix_spread;       /* 8: lookups per owner search, 4, 8 or 16 */
     int32_t trix_minb;         /* 8: registers capped for 8 resident blocks; 1: uncapped */
-    int32_t trix_range;        /* 0; 1: value-range checks before searching */
-    int32_t trix_generic;      /* 0; 1: one search loop through generic pointers */
     int32_t grouptc_ratio;     /* as trix_ratio, for grouptc */
     int32_t grouptc_window;    /* as trix_window */
     int32_t grouptc_spread;    /* as trix_spread */
     int32_t grouptc_minb;      /* as trix_minb */
-    int32_t grouptc_range;     /* as trix_range */
-    int32_t grouptc_generic;   /* as trix_generic */
     int32_t trust_warpmax;     /* auto: warp/CTA degree threshold, 1..128 */
     int32_t trust_cta_smem;    /* auto: shared bytes per CTA-tier block, 1024..65536; 0: the longest row's table */
-    int32_t trust_cta_vc;      /* 0: a warp per neighbour; 1: CTA, 2: warp virtual combination */
     int32_t trust_cta_threads; /* 256: threads of a CTA-tier block, 128, 256 or 512 */
     int32_t trust_bitmap;      /* 1: bitmaps for dense rows; 0: hash tables only */
-    int32_t trust_spanroute;   /* auto (= warpmax): rows longer than this with wide spans go to the CTA tier, 1..128 */
     int32_t wetric_erow;       /* 1: use the edge-row index; 0: search the rows */
     int32_t wetric_bitmap;     /* auto (256 when jk has rows of 32 or more, else 0): bitmap density ratio, 0 (off)..4096 */
     int32_t wetric_spread;     /* auto (4 below 2^22 ij edges, 8 above): wedges per thread, 4, 8, 16 or 32 */
     int32_t wetric_edges;      /* 256: edges per block, 64 or 256 */
-    int32_t wetric_rounds;     /* 0: blocks keep all their wedges; else rounds per chunk of a heavy block, 1..64 */
-    int32_t wetric_slots;      /* auto: heavy blocks that may be split (rounds > 0), 1..2^20 */
-    int32_t wetric_cap;        /* auto: chunk entries (rounds > 0), 1..2^24 */
     int32_t wetric_fillrpw;    /* 4: rows per warp of the bitmap build, 1..32 */
     int32_t wetric_bmmin;      /* 4: shortest row with a bitmap, 1..2^20 */
     int32_t wetric_andcost;    /* 4: cost of a bitmap word intersection (ik is jk), 0 (off)..64 */
     int32_t wetric_andmin;     /* 8: shortest u list intersected word by word, 0..2^16 */
     int32_t wetric_and4cost;   /* 5: cost of a four-word bitmap chunk, 0 (off)..64 */
     int32_t wetric_lb;         /* auto (6 below 2^21 ij edges, 8 above): blocks per SM the registers allow, 1 (uncapped), 6 or 8 */
-    int32_t wetric_clip;       /* 0: clip searches one after the other; 1: short dependent chains */
     int32_t wetric_skipb;      /* 1: v's clip skipped when v has a bitmap; 0: never */
     int32_t wetric_rowcache;   /* 1: row cache on; 0: off */
     int32_t wetric_skipa;      /* 1: bitmap intersections replace clip searches when cheaper; 0: never */
@@ -106,7 +96,7 @@ typedef struct tg_settings {
     int32_t ranges_dense;      /* 512: tg_ranges_count's window of a tail, bitmap words a warp (the last 32x values); 0 (off)..8192 */
 } tg_settings;
 /* Fields of tg_settings. */
-#define TG_SETTINGS_FIELDS 38
+#define TG_SETTINGS_FIELDS 28
 
 typedef struct tg_ctx tg_ctx;
 

@@ -19,13 +19,12 @@
 // long list still uses the whole warp as in the paper, short ones share it.
 // Warps are independent after the block's single setup barrier, so the
 // hardware balances uneven runs. Settings (trigrid.h): trix_ratio,
-// trix_window, trix_spread, trix_minb, trix_range, trix_generic.
+// trix_window, trix_spread, trix_minb.
 #include "tg_isect.cuh"
 
 cudaError_t tg_kernel_trix(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,
                            unsigned long long *d_count) {
     const tg_settings &s = *env->set;
-    const tg_isect::Settings set{s.trix_ratio, s.trix_window, s.trix_spread,
-                                 s.trix_minb,  s.trix_range,  s.trix_generic};
+    const tg_isect::Settings set{s.trix_ratio, s.trix_window, s.trix_spread, s.trix_minb};
     return tg_isect::run<32>(ij, ik, jk, set, env, d_count);
 }

@@ -4,10 +4,11 @@
 // A. Hoisie, C. Ding, D. Li, H. Liu, "TRUST: Triangle Counting Reloaded on
 // GPUs", IEEE TPDS 32(11), 2021. For each row u a hash table of ik.row(u) is
 // built once, in shared memory, and every element of jk.row(v) for every v in
-// ij.row(u) is looked up in it. Small rows get a warp, large rows a CTA
-// (degree-aware resources), the 2-hop lists of a row are walked as one
-// virtually combined list so every lane has work, and rows too large for
-// shared memory hash into global scratch.
+// ij.row(u) is looked up in it (vertex-centric hashing, section 3.3, in the
+// interleaved bucket layout of section 3.2). Small rows get a warp, large
+// rows a CTA (degree-aware resources), the 2-hop lists of a warp's row are
+// walked as one virtually combined list so every lane has work (section
+// 4.2), and rows too large for shared memory hash into global scratch.
 //
 // Preconditions: three CSR blocks with rows sorted ascending and without
 // duplicates (tg_internal.cuh). The count is exact for any three blocks: the
@@ -34,8 +35,6 @@
 #include "tg_internal.cuh"
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cub/warp/warp_reduce.cuh>
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,11 +44,9 @@ namespace {
 constexpr int kWarps = 8;             // warps per block in the warp tier
 constexpr int kWarpBuckets = 128;     // buckets per warp table (rows up to kWarpMax)
 constexpr int kSlots = 4;             // slots per bucket
-// Rows with more hashed entries than this get a CTA. Measured with bitmap
-// tables and a warp per neighbour in the CTA tier
-// (docs/decisions/2026-11-21-trust-settings.md): 32 on
-// soc-Epinions1 (0.4M edges), 16 on rmat18 and rmat20, 64 on rmat22 and
-// rmat23 (2^25 edges and more).
+// Rows with more hashed entries than this get a CTA: kWarpMaxTiny below
+// kSmallEdges ik edges, kWarpMaxSmall below kLargeEdges, kWarpMaxLarge from
+// there (trust_warpmax; docs/decisions/2026-11-21-trust-settings.md).
 constexpr int kWarpMaxTiny = 32;
 constexpr int kWarpMaxSmall = 16;
 constexpr int kWarpMaxLarge = 64;
@@ -204,11 +201,12 @@ __device__ __forceinline__ uint64_t span_words(uint32_t lo, uint32_t hi) {
     return (((uint64_t)hi - lo + 1) + 31) >> 5;
 }
 
-// Warp tier: one warp per row with at most warp_max hashed entries. Larger
-// rows are handed to the CTA tiers through the lists.
+// Warp tier: one warp per row u < min(ij.nrows, ik.nrows) with at most
+// warp_max hashed entries. Longer rows are handed to the CTA tiers through
+// the lists: rows of at most cta_max entries to the shared-memory tier, the
+// others to the global one.
 __global__ void __launch_bounds__(kWarps * 32)
-warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int span_route, int cta_max, bool use_bitmap, Lists lists,
-          unsigned long long *out) {
+warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int cta_max, bool use_bitmap, Lists lists, unsigned long long *out) {
     __shared__ uint32_t s_lens[kWarps][kWarpBuckets];
     __shared__ uint32_t s_slots[kWarps][kWarpBuckets * kSlots];
     typedef cub::BlockReduce<unsigned long long, kWarps * 32> Reduce;
@@ -225,11 +223,7 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int span_route, int cta_max, boo
         if (dk > 0 && dj > 0) {
             const uint32_t lo = __ldg(ik.c + a0), hi = __ldg(ik.c + a1 - 1);
             const uint64_t words = span_words(lo, hi);
-            // Rows longer than span_route whose span is too wide for the
-            // warp's bitmap go to the CTA tier, whose bitmap is wider, rather
-            // than to a hash table here.
-            const bool wide = use_bitmap && dk > (uint64_t)span_route && words > (uint64_t)kWarpBuckets * kSlots;
-            if (dk > (uint64_t)warp_max || wide) {
+            if (dk > (uint64_t)warp_max) {
                 if (lane == 0) {
                     if (dk > (uint64_t)cta_max) {
                         const unsigned long long i = atomicAdd(lists.glob_n, 1ull);
@@ -270,27 +264,17 @@ warp_tier(Blk ij, Blk ik, Blk jk, int warp_max, int span_route, int cta_max, boo
 // and small rows balance across CTAs. The table is in dynamic shared memory
 // (GLOBAL = false) or in this CTA's region of scratch (GLOBAL = true), of
 // `words` words either way; a bitmap of the row's span is used instead when
-// it fits in those words. mode 2: warp virtual combination (each warp takes
-// 32 neighbours at a time); 1: CTA virtual combination; 0: a warp per
-// neighbour.
-// V1: built for mode 1, the only mode that needs the scan arrays; the other
-// builds leave their 6 KiB (256 threads) of shared memory to occupancy.
-template <bool GLOBAL, int kCtaThreads, bool V1>
+// it fits in those words. Each neighbour v gets a warp, whose lanes stride
+// v's clipped 2-hop list (the CTA's rows are long, and so are their
+// neighbours' lists).
+template <bool GLOBAL, int kCtaThreads>
 __global__ void __launch_bounds__(kCtaThreads)
 cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long *list_n,
-         unsigned long long *next, uint32_t *gtab, uint64_t words, uint32_t *gfall, uint64_t fwords, int mode,
+         unsigned long long *next, uint32_t *gtab, uint64_t words, uint32_t *gfall, uint64_t fwords,
          bool use_bitmap, unsigned long long *out) {
     extern __shared__ uint32_t s_dyn[];
-    typedef cub::BlockScan<uint64_t, kCtaThreads> Scan;
     typedef cub::BlockReduce<unsigned long long, kCtaThreads> Reduce;
-    __shared__ union {
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage reduce;
-    } tmp;
-    constexpr int kArr = V1 ? kCtaThreads : 1;
-    __shared__ uint64_t s_incl[kArr];
-    __shared__ uint64_t s_base[kArr];
-    __shared__ uint64_t s_len[kArr];
+    __shared__ typename Reduce::TempStorage red;
     __shared__ unsigned long long s_item;
 
     const int t = threadIdx.x;
@@ -336,111 +320,57 @@ cta_tier(Blk ij, Blk ik, Blk jk, const uint32_t *list, const unsigned long long 
             for (uint64_t i = a0 + t; i < a1; i += kCtaThreads) tab.insert(__ldg(ik.c + i));
         }
         __syncthreads();
-        if (mode == 2) {
-            // Warp c takes neighbours s0 + 32 c + [0, 32), then the next
-            // 32 * (kCtaThreads / 32) on; no barrier between chunks.
-            cnt += warp_vc(ij, jk, s0 + 32 * (uint64_t)warp, s1, kCtaThreads, lo, hi, look, lane);
-            __syncthreads();
-            continue;
+        for (uint64_t c = s0 + warp; c < s1; c += kCtaThreads / 32) {
+            uint64_t base;
+            const uint64_t len = clipped_row(jk, __ldg(ij.c + c), lo, hi, &base);
+            for (uint64_t i = lane; i < len; i += 32) cnt += look(__ldg(jk.c + base + i));
         }
-        if (mode == 0) {
-            // A warp per neighbour v, lanes striding its clipped 2-hop list.
-            for (uint64_t c = s0 + warp; c < s1; c += kCtaThreads / 32) {
-                uint64_t base;
-                const uint64_t len = clipped_row(jk, __ldg(ij.c + c), lo, hi, &base);
-                for (uint64_t i = lane; i < len; i += 32) cnt += look(__ldg(jk.c + base + i));
-            }
-            __syncthreads();
-            continue;
-        }
-        if constexpr (V1) {
-        for (uint64_t c0 = s0; c0 < s1; c0 += kCtaThreads) {
-            uint64_t len = 0, base = 0;
-            if (c0 + t < s1) len = clipped_row(jk, __ldg(ij.c + c0 + t), lo, hi, &base);
-            uint64_t incl, total;
-            Scan(tmp.scan).InclusiveSum(len, incl);
-            s_incl[t] = incl;
-            s_base[t] = base;
-            s_len[t] = len;
-            __syncthreads();
-            total = s_incl[kCtaThreads - 1];
-            int owner = 0;
-            for (uint64_t i = t; i < total; i += kCtaThreads) {
-                // Owners only move forward as i grows: search from the last.
-                int lo2 = owner, hi2 = kCtaThreads - 1; // first index with incl > i
-                while (lo2 < hi2) {
-                    const int mid = (lo2 + hi2) >> 1;
-                    if (s_incl[mid] > i) hi2 = mid; else lo2 = mid + 1;
-                }
-                owner = lo2;
-                const uint64_t off = i - (s_incl[owner] - s_len[owner]);
-                cnt += look(__ldg(jk.c + s_base[owner] + off));
-            }
-            __syncthreads();
-        }
-        }
+        __syncthreads();
     }
-    const unsigned long long sum = Reduce(tmp.reduce).Sum(cnt);
+    const unsigned long long sum = Reduce(red).Sum(cnt);
     if (t == 0 && sum) atomicAdd(out, sum);
 }
 
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-template <int NT, bool V1>
-cudaError_t launch_cta_mode(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
-                            uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
-                            uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, int mode,
-                            tg_kernel_env *env, unsigned long long *d_count) {
-    cudaError_t err;
-    if (need_cta) {
-        // Static shared memory plus the table can pass 48 KiB, which needs
-        // the opt-in even when the table alone does not.
-        err = cudaFuncSetAttribute(cta_tier<false, NT, V1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_shared);
-        if (err != cudaSuccess) return err;
-        int per_sm = 0;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false, NT, V1>, NT, cta_shared);
-        if (err != cudaSuccess) return err;
-        if (per_sm < 1) per_sm = 1;
-        uint64_t grid = (uint64_t)env->sm_count * per_sm;
-        if (grid > cta_cap) grid = cta_cap;
-        if (fwords > 0 && grid > fall_ctas) grid = fall_ctas;
-        cta_tier<false, NT, V1><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
-            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, gfall, fwords, mode,
-            use_bitmap, d_count);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    if (need_glob && glob_grid > 0) {
-        cta_tier<true, NT, V1><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
-                                                                  gtab, gwords, nullptr, 0, mode, use_bitmap, d_count);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    return cudaSuccess;
-}
-
+// Launches the CTA tiers of NT threads: the shared-memory tier on the
+// rows listed for it (need_cta), the global one on the rest (need_glob).
 template <int NT>
 cudaError_t launch_cta(Blk ij, Blk ik, Blk jk, const Lists &lists, bool need_cta, size_t cta_shared,
                        uint64_t cta_cap, bool need_glob, unsigned glob_grid, uint32_t *gtab, uint64_t gwords,
                        uint32_t *gfall, uint64_t fwords, uint64_t fall_ctas, bool use_bitmap, tg_kernel_env *env,
                        unsigned long long *d_count) {
-    // A warp per neighbour (mode 0) measured fastest once the tables are
-    // bitmaps, against warp and CTA virtual combination
-    // (docs/decisions/2026-11-21-trust-settings.md).
-    int mode = env->set->trust_cta_vc;
-    if (mode < 0 || mode > 2) mode = 0;
-    if (mode == 1)
-        return launch_cta_mode<NT, true>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                                         gwords, gfall, fwords, fall_ctas, use_bitmap, mode, env, d_count);
-    return launch_cta_mode<NT, false>(ij, ik, jk, lists, need_cta, cta_shared, cta_cap, need_glob, glob_grid, gtab,
-                                      gwords, gfall, fwords, fall_ctas, use_bitmap, mode, env, d_count);
+    cudaError_t err;
+    if (need_cta) {
+        // Static shared memory plus the table can pass 48 KiB, which needs
+        // the opt-in even when the table alone does not.
+        err = cudaFuncSetAttribute(cta_tier<false, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cta_shared);
+        if (err != cudaSuccess) return err;
+        int per_sm = 0;
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cta_tier<false, NT>, NT, cta_shared);
+        if (err != cudaSuccess) return err;
+        if (per_sm < 1) per_sm = 1;
+        uint64_t grid = (uint64_t)env->sm_count * per_sm;
+        if (grid > cta_cap) grid = cta_cap;
+        if (fwords > 0 && grid > fall_ctas) grid = fall_ctas;
+        cta_tier<false, NT><<<(unsigned)grid, NT, cta_shared, env->stream>>>(
+            ij, ik, jk, lists.cta, lists.cta_n, lists.cta_next, nullptr, cta_shared / 4, gfall, fwords, use_bitmap,
+            d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    if (need_glob && glob_grid > 0) {
+        cta_tier<true, NT><<<glob_grid, NT, 0, env->stream>>>(ij, ik, jk, lists.glob, lists.glob_n, lists.glob_next,
+                                                              gtab, gwords, nullptr, 0, use_bitmap, d_count);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return cudaSuccess;
 }
 
 } // namespace
 
 // Settings (tg_settings, trigrid.h): trust_warpmax (the warp/CTA degree
 // threshold), trust_cta_smem (bytes of shared memory per CTA-tier block),
-// trust_cta_vc (0 a warp per neighbour, 1 CTA and 2 warp virtual
-// combination), trust_cta_threads (128, 256, 512), trust_bitmap (0: hash
-// tables only), trust_spanroute.
+// trust_cta_threads (128, 256, 512), trust_bitmap (0: hash tables only).
 cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                             tg_kernel_env *env, unsigned long long *d_count) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -462,16 +392,13 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     while (cta_buckets < maxdeg && cta_buckets < kCtaMaxBuckets) cta_buckets <<= 1;
     const int64_t cta_max = cta_buckets;
     // Shared memory of a CTA-tier block (trust_cta_smem bytes; 0 = the
-    // table of the longest row, at least 16 KiB): 16 KiB below 2^25 edges,
-    // 32 KiB from there. It is sized for occupancy and for the bitmap spans
-    // of the long rows, not for the longest row's table: 32 KiB keeps 6
-    // blocks of 256 threads per SM where a 40 KiB table (rows up to 2048)
-    // kept 4, and holds the bitmap of any span up to 2^18 values, which
-    // covers most long rows of a degree-ordered graph; on rmat22 and rmat23
-    // it beat 16 KiB (more rows fall out of shared memory) and the table
-    // size (docs/decisions/2026-11-21-trust-settings.md). Rows that fit
-    // neither bitmap nor table in it
-    // use a per-CTA region of global scratch of fwords words.
+    // table of the longest row, at least 16 KiB): 16 KiB below kLargeEdges
+    // ik edges, 32 KiB from there. It is sized for occupancy and for the
+    // bitmap spans of the long rows, not for the longest row's table:
+    // 32 KiB keeps 6 blocks of 256 threads per SM and holds the bitmap of
+    // any span up to 2^18 values, which covers most long rows of a
+    // degree-ordered graph. Rows that fit neither bitmap nor table in it use
+    // a per-CTA region of global scratch of fwords words.
     const size_t hash_bytes = (size_t)cta_buckets * (kSlots + 1) * sizeof(uint32_t);
     const long smem_env = set.trust_cta_smem != TG_SETTING_AUTO ? set.trust_cta_smem
                           : ik.nnz >= kLargeEdges                ? 32768
@@ -485,16 +412,8 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     const uint64_t fall_ctas = fwords ? (uint64_t)env->sm_count * (2048 / 128) : 0;
     const bool need_glob = maxdeg > cta_max;
 
-    // Off by default (R = warp_max): trust_spanroute = R also sends rows
-    // longer than R whose spans are too wide for a warp's bitmap to the CTA
-    // tier. It was slower at every R tried
-    // (docs/decisions/2026-11-21-trust-settings.md): such rows probe a warp's hash
-    // table faster than a CTA walks their few neighbours.
-    long span_route = set.trust_spanroute != TG_SETTING_AUTO ? set.trust_spanroute : warp_max;
-    if (span_route < 1) span_route = 1;
-    if (span_route > warp_max) span_route = warp_max;
     // Rows in each list are bounded by the edges they hold.
-    const uint64_t cta_cap = (uint64_t)std::min<int64_t>(nrows, ik.nnz / (span_route + 1) + 1);
+    const uint64_t cta_cap = (uint64_t)std::min<int64_t>(nrows, ik.nnz / (warp_max + 1) + 1);
     const uint64_t glob_cap = need_glob ? (uint64_t)std::min<int64_t>(nrows, ik.nnz / (cta_max + 1) + 1) : 0;
     const size_t head = 256;
     const size_t list_bytes = align256(cta_cap * 4) + align256(glob_cap * 4);
@@ -542,17 +461,17 @@ cudaError_t tg_kernel_trust(const tg_dblock *ij_, const tg_dblock *ik_, const tg
     const uint64_t wblocks = ((uint64_t)nrows + kWarps - 1) / kWarps;
     if (wblocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     const bool use_bitmap = set.trust_bitmap != 0;
-    warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)span_route,
-                                                                  (int)cta_max, use_bitmap, lists, d_count);
+    warp_tier<<<(unsigned)wblocks, kWarps * 32, 0, env->stream>>>(ij, ik, jk, (int)warp_max, (int)cta_max,
+                                                                  use_bitmap, lists, d_count);
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
     const long cta_threads = set.trust_cta_threads;
     if (cta_threads == 128)
-        return launch_cta<128>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+        return launch_cta<128>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
                                gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
     if (cta_threads == 512)
-        return launch_cta<512>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+        return launch_cta<512>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
                                gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
-    return launch_cta<256>(ij, ik, jk, lists, maxdeg > span_route, cta_shared, cta_cap, need_glob, glob_grid, gtab,
+    return launch_cta<256>(ij, ik, jk, lists, maxdeg > warp_max, cta_shared, cta_cap, need_glob, glob_grid, gtab,
                            gwords, gfall, fwords, fall_ctas, use_bitmap, env, d_count);
 }

@@ -1,10 +1,11 @@
 // WETRIC: wedge-parallel triangle counting.
 //
 // Paper: J. Spaan, K.-H. Chen, D. A. Bader, A.-L. Varbanescu, "Wedge-Parallel
-// Triangle Counting for GPUs" (2025). Every thread evaluates a fixed number of
-// wedges (the spread), wedges are found from prefix sums instead of being
-// stored, threads of a block cooperate so that neighbouring threads evaluate
-// neighbouring wedges, and dense rows are looked up in a bitmap.
+// Triangle Counting for GPUs" (2025). Wedges are found from prefix sums
+// instead of being stored (section 3), every thread evaluates a fixed number
+// of wedges (the spread, section 5.2), threads of a block cooperate so that
+// neighbouring threads evaluate neighbouring wedges (section 5.3), and dense
+// rows are looked up in a bitmap (the adjacency matrix, section 5.4).
 //
 // Preconditions: three CSR blocks with rows sorted ascending and without
 // duplicates (tg_internal.cuh). Nothing else is assumed: the kernel is exact
@@ -18,17 +19,15 @@
 // Differences from the original, all of which keep the count exact:
 // - Wedges hang off edges, not vertices, and each edge enumerates only the
 //   part of the shorter list that lies inside the value range of the other
-//   (the "mixed" style). For the whole forward graph this is at most the
-//   original's C(d, 2) wedges per vertex and usually fewer; for blocks of a
-//   2D partition, where J-local and K-local ids are not comparable, it is what
-//   makes an ordering-free kernel affordable.
+//   (section 4.1's "mixed" style). For the whole forward graph this is at
+//   most the original's C(d, 2) wedges per vertex and usually fewer; for
+//   blocks of a 2D partition, where J-local and K-local ids are not
+//   comparable, it is what makes an ordering-free kernel affordable.
 // - A block takes a fixed run of edges, scans their wedge counts in shared
 //   memory and walks its own wedges round by round. There is no global
-//   prefix array, no binary search over it and no host synchronisation.
-//   Balance by wedges comes from chunks: a block with more than one chunk of
-//   wedges keeps the first, stores its per-edge state once and lists the
-//   other chunks, which a second launch of one resident grid walks (the
-//   paper's static wedge-to-thread mapping, applied only where it is needed).
+//   prefix array, no binary search over it and no host synchronisation;
+//   blocks of uneven wedge counts are balanced by the hardware, which hands
+//   blocks to multiprocessors as they free up.
 // - The dense-tail bitmap is chosen per row of jk by density (the span of the
 //   row's values against its length), which covers the tail of a
 //   degree-ordered graph without knowing that the graph is one. Its words sit
@@ -44,12 +43,7 @@
 //   cheapest of the three ways.
 #include "tg_internal.cuh"
 
-#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 namespace {
 
@@ -120,23 +114,6 @@ __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_
     return lo;
 }
 
-// row_of by a whole warp (every lane with the same arguments): 32 probes
-// per step, so a search over n rows costs log32(n) dependent loads instead
-// of log2(n); it runs once per block, on the block's critical path.
-__device__ __forceinline__ int64_t row_of_warp(const uint64_t *rp, int64_t lo, int64_t hi, uint64_t e) {
-    const int lane = threadIdx.x & 31;
-    while (hi - lo > 1) {
-        const int64_t step = (hi - lo + 31) >> 5;
-        const int64_t p = lo + lane * step;
-        const bool le = p < hi && __ldg(rp + p) <= e; // a prefix of the lanes; lane 0 always
-        const unsigned m = __ballot_sync(0xffffffffu, le);
-        const int64_t nlo = lo + (int64_t)(31 - __clz(m)) * step;
-        hi = min(nlo + step, hi);
-        lo = nlo;
-    }
-    return lo;
-}
-
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 4 };
 
 // wedge_kernel options (tg_kernel_wetric).
@@ -193,32 +170,12 @@ __device__ __forceinline__ void grid_dependency_wait() {
 #endif
 }
 
-// What a heavy block leaves to the chunk kernel: its per-edge state, so the
-// setup is not repeated, and chunk descriptors (slot << 32 | chunk index).
-struct alignas(16) Rec {
-    uint64_t pre, iter, sbase;
-    uint32_t slen, mode;
-};
-
-struct Split {
-    unsigned long long *ctl; // [0] slots taken, [1] chunk entries taken; zeroed per call
-    uint64_t *total;         // per slot: the block's wedge count
-    Rec *rec;                // per slot: kThreads records
-    uint64_t *chunk;         // descriptors; ~0 marks an entry to skip
-    uint64_t slots, cap;
-    uint64_t wedges;         // wedges per chunk; 0: blocks keep all their wedges
-};
-
 template <int S>
 struct Shared {
     // Warp scans (one barrier) rather than the default raking (two, and a
     // serial pass by one warp): the scan sits on every block's critical path.
     typedef cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
-    typedef cub::BlockReduce<unsigned long long, kThreads> Reduce;
-    union {
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage reduce;
-    } tmp;
+    typename Scan::TempStorage scan;
     uint64_t pre[kThreads + 1]; // exclusive prefix of wedges per edge
     uint64_t iter[kThreads];    // first element to enumerate
     uint64_t sbase[kThreads];   // run to search in, or bitmap word base
@@ -226,8 +183,7 @@ struct Shared {
     uint8_t mode[kThreads];
     uint16_t k[kThreads * S];   // edge of each wedge slot in a round
     uint64_t rpc[kThreads];     // rowptr of the block's rows, when they are few
-    int64_t rows[2];
-    uint64_t pub[3];            // slot (or ~0), first chunk entry, entries
+    int64_t rows[2];            // the rows of the block's first and last edges
 };
 
 // Word off of edge k's overlap (kAnd; w its wedge): v's bitmap word
@@ -322,17 +278,17 @@ __device__ __forceinline__ void spread(Shared<S> &sm, uint64_t r0, uint64_t we) 
     __syncthreads();
 }
 
-// Evaluates wedges [wb, we) of the block's wedge space (the prefix in sm.pre
-// over E edges, sm.pre[E] being the block's total). Every thread of the
-// block must call it with the same bounds.
+// Evaluates the block's wedges [0, we) (the prefix in sm.pre over E edges,
+// sm.pre[E] = we being the block's total). Every thread of the block must
+// call it with the same we.
 template <int S, int E>
-__device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t wb, uint64_t we,
+__device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t we,
                                                    const uint32_t *__restrict__ ikc,
                                                    const uint32_t *__restrict__ jkc,
                                                    const uint32_t *__restrict__ bm) {
     const int t = threadIdx.x;
     unsigned long long found = 0;
-    for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
+    for (uint64_t r0 = 0; r0 < we; r0 += (uint64_t)kThreads * S) {
         spread<S, E>(sm, r0, we);
         // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
         // threads take neighbouring wedges, which share an edge and so read
@@ -437,14 +393,14 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls,
 // lanes that found one, or, when a bitmap intersection found several, the
 // difference of an inclusive scan of the counts across the warp.
 template <int S, int E, int L>
-__device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared &ls, uint64_t wb, uint64_t we,
+__device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared &ls, uint64_t we,
                                                          const uint32_t *__restrict__ ikc,
                                                          const uint32_t *__restrict__ jkc,
                                                          const uint32_t *__restrict__ bm, const Loc &loc) {
     const int t = threadIdx.x;
     const int lane = t & 31;
     unsigned long long found = 0;
-    for (uint64_t r0 = wb; r0 < we; r0 += (uint64_t)kThreads * S) {
+    for (uint64_t r0 = 0; r0 < we; r0 += (uint64_t)kThreads * S) {
         spread<S, E>(sm, r0, we);
 #pragma unroll
         for (int j = 0; j < S; j++) {
@@ -522,18 +478,17 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
     return false;
 }
 
-// E edges per block: fewer edges shorten the longest block, which bounds
-// the kernel on small subtasks; more amortise the block's setup on large ones.
-// A block whose wedges exceed one chunk keeps the first chunk and leaves the
-// rest to chunk_kernel, which spreads them over the whole GPU: the longest
-// block no longer bounds the kernel (soc-Epinions1's dense tail).
-// C: the block's setup with short dependent-load chains (rows found by a
-// warp and from shared memory, the four clip bounds searched in lockstep);
-// 0: one search after the other, with fewer live registers.
-// L: 0 counts only; 1 per vertex, 2 per vertex and edge (Loc, walk_local).
-template <int S, int E, int MB, int C, int L = 0>
+// Counts the wedges of edges [E * blockIdx.x, E * (blockIdx.x + 1)) of ij
+// into *out (one atomic per warp), and in the per-vertex modes into loc.
+// S: wedges per thread and round (the spread); E: edges per block (at most
+// kThreads; fewer shorten the longest block, more amortise its setup); MB:
+// blocks per multiprocessor the registers must allow (1: no cap); L: 0
+// counts only, 1 per vertex, 2 per vertex and edge (Loc, walk_local).
+// bmp.bits may still be being written by the bitmap build this launch
+// overlaps: it is read only after grid_dependency_wait.
+template <int S, int E, int MB, int L = 0>
 __global__ void __launch_bounds__(kThreads, MB)
-wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts, Loc loc, unsigned long long *out) {
+wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, unsigned long long *out) {
     typedef typename Shared<S>::Scan Scan;
     __shared__ Shared<S> sm;
 
@@ -543,22 +498,15 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
     // The block's edges lie in rows r0 .. rlast: two loads from the
-    // edge-row index when the slot has one, else warp 0 finds the first
-    // edge's row and warp 1 the last one's.
+    // edge-row index when the slot has one, else thread 0 searches the
+    // first edge's row and thread 1 the last one's.
     int64_t r0, rlast;
     if (E == (1 << TG_EROW_SHIFT) && ij.erow) {
         r0 = __ldg(ij.erow + blockIdx.x);
         rlast = __ldg(ij.erow + blockIdx.x + 1);
     } else {
-        if constexpr (C != 0) {
-            if (t < 64) {
-                const int64_t r = row_of_warp(ij.rp, 0, ij.nrows, t < 32 ? e0 : e1 - 1);
-                if ((t & 31) == 0) sm.rows[t >> 5] = r;
-            }
-        } else {
-            if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
-            if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
-        }
+        if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
+        if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
         __syncthreads();
         r0 = sm.rows[0];
         rlast = sm.rows[1];
@@ -566,7 +514,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     // Few rows (the usual case): their rowptr entries are loaded once, side
     // by side, and each edge finds its row in shared memory.
     const int64_t span = rlast - r0 + 1;
-    const bool cached = (C != 0 || (opts & kOptRowCache)) && span <= kThreads;
+    const bool cached = (opts & kOptRowCache) && span <= kThreads;
     if (cached) {
         if (t < span) sm.rpc[t] = __ldg(ij.rp + r0 + t);
         __syncthreads();
@@ -605,18 +553,13 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
                 const uint32_t jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
                 if (ilo <= jhi && jlo <= ihi) {
                     // Only the overlap of the two value ranges can hold common
-                    // elements; enumerate the shorter clipped list. The four
-                    // bounds are searched in lockstep (independent loads in
-                    // flight together); a bound not needed starts as an empty
-                    // range at its answer. Every element before the lower
-                    // bound is below jlo <= jhi, so the upper bound may be
-                    // searched from the row's start.
-                    uint64_t pa0, pa1, pb0, pb1;
+                    // elements (section 4.1's mixed style: enumerate the
+                    // shorter clipped list, look it up in the other).
                     const bool hb = has_bitmap(bmp, b1 - b0, jlo, jhi);
                     // With v's bitmap an element of u costs one lookup, so
                     // v's list is rarely the one to enumerate: its clip
                     // bounds (two searches) are skipped and it is not.
-                    const bool skipb = C == 0 && hb && (opts & kOptSkipB);
+                    const bool skipb = hb && (opts & kOptSkipB);
                     // Both rows with bitmaps and u's list long enough: an
                     // intersection of words that beats looking up all of
                     // u's list (an upper bound of its clipped part) needs
@@ -630,37 +573,15 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
                                               bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
                     }
                     if (!picked) {
-                        if constexpr (C != 0) {
-                        uint64_t l0 = a0, h0 = ilo >= jlo ? a0 : a1; // first ik >= jlo
-                        uint64_t l1 = ihi <= jhi ? a1 : a0, h1 = a1; // first ik > jhi
-                        uint64_t l2 = b0, h2 = jlo >= ilo ? b0 : b1; // first jk >= ilo
-                        uint64_t l3 = jhi <= ihi ? b1 : b0, h3 = b1; // first jk > ihi
-                        while (l0 < h0 || l1 < h1 || l2 < h2 || l3 < h3) {
-                            const uint64_t m0 = l0 + ((h0 - l0) >> 1), m1 = l1 + ((h1 - l1) >> 1);
-                            const uint64_t m2 = l2 + ((h2 - l2) >> 1), m3 = l3 + ((h3 - l3) >> 1);
-                            const uint32_t v0 = l0 < h0 ? __ldg(ik.c + m0) : 0u;
-                            const uint32_t v1 = l1 < h1 ? __ldg(ik.c + m1) : 0u;
-                            const uint32_t v2 = l2 < h2 ? __ldg(jk.c + m2) : 0u;
-                            const uint32_t v3 = l3 < h3 ? __ldg(jk.c + m3) : 0u;
-                            if (l0 < h0) { if (v0 < jlo) l0 = m0 + 1; else h0 = m0; }
-                            if (l1 < h1) { if (v1 <= jhi) l1 = m1 + 1; else h1 = m1; }
-                            if (l2 < h2) { if (v2 < ilo) l2 = m2 + 1; else h2 = m2; }
-                            if (l3 < h3) { if (v3 <= ihi) l3 = m3 + 1; else h3 = m3; }
-                        }
-                        pa0 = l0;
-                        pa1 = l1;
-                        pb0 = l2;
-                        pb1 = l3;
-                        } else {
-                            pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
-                            pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
-                            if (skipb) {
-                                pb0 = b0;
-                                pb1 = b1;
-                            } else {
-                                pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
-                                pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
-                            }
+                        // The clip bounds: a bound the other range does not
+                        // cut is the row's end, without a search; the upper
+                        // bound is searched from the lower one.
+                        const uint64_t pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
+                        const uint64_t pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
+                        uint64_t pb0 = b0, pb1 = b1;
+                        if (!skipb) {
+                            pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
+                            pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
                         }
                         const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
                         // Cost per wedge: a fixed part (find, load) plus one load
@@ -713,51 +634,17 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     sm.slen[t] = slen;
     sm.mode[t] = mode;
     uint64_t excl, total;
-    Scan(sm.tmp.scan).ExclusiveSum(cnt, excl, total);
+    Scan(sm.scan).ExclusiveSum(cnt, excl, total);
     sm.pre[t] = excl;
     if (t == 0) sm.pre[kThreads] = total;
 
-    uint64_t own = total;
-    if (sp.wedges && total > sp.wedges) {
-        if (t == 0) {
-            uint64_t slot = ~0ull, base = 0, nch = 0;
-            const uint64_t s = atomicAdd(sp.ctl, 1ull);
-            if (s < sp.slots) {
-                nch = (total - 1) / sp.wedges; // chunks after the first
-                base = atomicAdd(sp.ctl + 1, (unsigned long long)nch);
-                if (base + nch <= sp.cap) slot = s;
-            }
-            sm.pub[0] = slot;
-            sm.pub[1] = base;
-            sm.pub[2] = nch;
-        }
-        __syncthreads();
-        const uint64_t slot = sm.pub[0], base = sm.pub[1], nch = sm.pub[2];
-        if (slot != ~0ull) {
-            Rec r;
-            r.pre = excl;
-            r.iter = iter;
-            r.sbase = sbase;
-            r.slen = slen;
-            r.mode = mode;
-            sp.rec[slot * kThreads + t] = r;
-            if (t == 0) sp.total[slot] = total;
-            for (uint64_t i = t; i < nch; i += kThreads) sp.chunk[base + i] = (slot << 32) | (i + 1);
-            own = sp.wedges;
-        } else {
-            // No room left: entries this block took inside the list are
-            // marked to skip, and the block walks all its wedges itself.
-            const uint64_t end = min(base + nch, sp.cap);
-            for (uint64_t i = base + t; i < end; i += kThreads) sp.chunk[i] = ~0ull;
-        }
-    }
     __syncthreads();
 
     // Everything above reads the blocks only; from here the bitmaps are
     // read, so wait for the build this launch may overlap (see launch_wedges).
     if (bmp.bits) grid_dependency_wait();
     if constexpr (L == 0) {
-        unsigned long long found = walk<S, E>(sm, 0, own, ik.c, jk.c, bmp.bits);
+        unsigned long long found = walk<S, E>(sm, total, ik.c, jk.c, bmp.bits);
         // One atomic per warp: a block-wide reduction would end the block with
         // one more barrier.
         for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
@@ -768,7 +655,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
         ls.xbase[t] = xbase;
         for (int i = t; i < kHot; i += kThreads) ls.hot[i] = 0;
         __syncthreads();
-        unsigned long long found = walk_local<S, E, L>(sm, ls, 0, own, ik.c, jk.c, bmp.bits, loc);
+        unsigned long long found = walk_local<S, E, L>(sm, ls, total, ik.c, jk.c, bmp.bits, loc);
         __syncthreads();
         // The block's sums: each edge's count to its u and v (and to the
         // edge), the hot counts to their vertices.
@@ -787,41 +674,12 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, Split sp, unsigned opts,
     }
 }
 
-// Chunks left by heavy blocks, in grid-stride order: each loads its block's
-// records and walks its range of that block's wedges.
-template <int S, int E, int MB, int C>
-__global__ void __launch_bounds__(kThreads, MB)
-chunk_kernel(Blk ik, Blk jk, const uint32_t *__restrict__ bm, Split sp, unsigned long long *out) {
-    typedef typename Shared<S>::Reduce Reduce;
-    __shared__ Shared<S> sm;
-    const int t = threadIdx.x;
-    const uint64_t n = min((uint64_t)sp.ctl[1], sp.cap);
-    unsigned long long found = 0;
-    for (uint64_t g = blockIdx.x; g < n; g += gridDim.x) {
-        const uint64_t d = sp.chunk[g];
-        if (d == ~0ull) continue;
-        const uint64_t slot = d >> 32, c = d & 0xffffffffull;
-        const Rec r = sp.rec[slot * kThreads + t];
-        sm.pre[t] = r.pre;
-        sm.iter[t] = r.iter;
-        sm.sbase[t] = r.sbase;
-        sm.slen[t] = r.slen;
-        sm.mode[t] = (uint8_t)r.mode;
-        const uint64_t total = sp.total[slot];
-        if (t == 0) sm.pre[kThreads] = total;
-        __syncthreads();
-        const uint64_t wb = c * sp.wedges;
-        found += walk<S, E>(sm, wb, min(wb + sp.wedges, total), ik.c, jk.c, bm);
-        __syncthreads();
-    }
-    const unsigned long long sum = Reduce(sm.tmp.reduce).Sum(found);
-    if (t == 0 && sum) atomicAdd(out, sum);
-}
-
-// MB: blocks per SM the registers must allow (1: no constraint).
-template <int S, int E, int MB = 1, int C = 1, int L = 0>
-cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split &sp, tg_kernel_env *env,
-                          unsigned opts, unsigned long long *d_count, bool overlap, const Loc &loc = Loc{}) {
+// Launches wedge_kernel over ij's edges on env's stream. overlap: the
+// launch follows the bitmap build on the stream and may start before the
+// build ends (programmatic dependent launch, sm_90 and later).
+template <int S, int E, int MB = 1, int L = 0>
+cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_env *env, unsigned opts,
+                          unsigned long long *d_count, bool overlap, const Loc &loc = Loc{}) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     cudaLaunchConfig_t cfg = {};
@@ -832,52 +690,34 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, const Split
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = overlap ? 1 : 0; // overlap: right after the bitmap build
-    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, C, L>, ij, ik, jk, bmp, self, sp, opts, loc, d_count);
+    cfg.numAttrs = overlap ? 1 : 0;
+    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L>, ij, ik, jk, bmp, self, opts, loc, d_count);
     if (err == cudaSuccess) err = cudaGetLastError();
-    if (err != cudaSuccess || !sp.wedges) return err;
-    // As many blocks as fit at once; chunks are of equal size, so a static
-    // grid stride balances them.
-    static int per_sm = 0;
-    if (per_sm == 0) {
-        int n = 0;
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, chunk_kernel<S, E, MB, C>, kThreads, 0);
-        if (err != cudaSuccess) return err;
-        per_sm = n > 0 ? n : 1;
-    }
-    const unsigned grid = (unsigned)(per_sm * (env->sm_count > 0 ? env->sm_count : 1));
-    chunk_kernel<S, E, MB, C><<<grid, kThreads, 0, env->stream>>>(ik, jk, bmp.bits, sp, d_count);
-    return cudaGetLastError();
+    return err;
 }
 
 } // namespace
 
-// Parameters come from the blocks' sizes, which the host already knows, so
-// choosing them costs no device round trip: the bitmap (density ratio 256,
-// rows of at least 4 elements; the slot's index when it has one, else built
-// here 4 rows per warp) when jk has rows of 32 or more, spread 4 below 2^22
-// ij edges and 8 above, 256 edges per block, registers for 6 blocks per SM
-// below 2^21 ij edges and 8 above, no chunks, the clip searches one after
-// the other, v's clip skipped when v has a bitmap, and when ik is jk the
-// bitmap intersections at a cost of 4 per word and 5 per four-word chunk
-// against 3 per element looked up, for u lists of 8 or more (taken without
-// any clip search when they beat all of u's list).
-// docs/decisions/2026-11-21-wetric-settings.md has the measurements. The
-// settings wetric_* (tg_settings, trigrid.h)
-// override each choice: spread (4, 8, 16, 32), bitmap (0 = off, else the
-// ratio), bmmin (shortest row with a bitmap), edges (64 or 256), lb (8 or
-// 6, else no register cap), clip (1: the short-chain setup), fillrpw (rows
-// per warp of the bitmap build, 1 to 32), rounds (rounds per chunk, 0 =
-// blocks keep all their wedges) and, to test the fallbacks, slots and cap
-// (heavy blocks and chunk entries allowed), andcost and and4cost (0 = off),
-// andmin, and erow, skipb, skipa, rowcache, overlap (0 = off).
-//
+// The host side of one subtask. Every choice comes from the blocks' sizes,
+// which the host already knows, so none costs a device round trip; the
+// settings wetric_* (tg_settings, trigrid.h; docs/kernels.md's table)
+// override each. The defaults:
+// - bitmaps (section 5.4) of density ratio 256 for rows of at least 4
+//   elements when jk has rows of 32 or more: the slot's index when it was
+//   built by the same rule, else built here in scratch, 4 rows per warp,
+//   overlapping the wedge kernel's setup;
+// - spread (section 5.2) 4 below 2^22 ij edges, 8 from there; 256 edges per
+//   block; registers capped for 6 blocks per SM below 2^21 ij edges, 8 from
+//   there;
+// - v's clip skipped when v has a bitmap, and when ik is jk the bitmap
+//   intersections at a cost of 4 per word and 5 per four-word chunk against
+//   3 per element looked up, for u lists of 8 or more (taken without any
+//   clip search when they beat all of u's list).
 // The per-vertex mode (loc set) runs the same kernel with the per-vertex
-// walk, which names the triangles of a bitmap intersection bit by bit, and
-// no chunks; per-edge counts go without bitmaps and their intersections, so
-// that every hit is a search that gives both positions. Spread as above,
-// registers for 6 blocks per SM (the per-block counts take 10 KiB of shared
-// memory), the clip searches one after the other.
+// walk, which names the triangles of a bitmap intersection bit by bit;
+// per-edge counts go without bitmaps and their intersections, so that every
+// hit is a search that gives both positions. Spread as above, registers for
+// 6 blocks per SM (the per-block counts take 10 KiB of shared memory).
 static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const tg_dblock *jk_,
                               tg_kernel_env *env, unsigned long long *d_count, const tg_local *loc) {
     if (!ij_ || !ik_ || !jk_ || !env || !d_count) return cudaErrorInvalidValue;
@@ -889,45 +729,14 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     if (ij.nnz <= 0 || ik.nnz <= 0 || jk.nnz <= 0 || ij.nrows <= 0 || ik.nrows <= 0 || jk.nrows <= 0)
         return cudaSuccess;
 
-    // The bitmap pays for its single build launch when jk has rows long
-    // enough for binary search to hurt, small subtasks included
-    // (soc-Epinions1: 0.069 against 0.089 ms).
+    // Bitmaps pay for their build when jk has rows long enough for a binary
+    // search to take several steps.
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     if (set.wetric_bitmap != TG_SETTING_AUTO) ratio = set.wetric_bitmap;
     if (ratio < 0 || (loc && loc->eij)) ratio = 0;
-    // Spread 4 below 2^22 ij edges (rmat20 2.63 against 2.71 ms at 8,
-    // soc-Epinions1 0.0357 against 0.0377), 8 above (rmat22 19.1 against
-    // 19.6); 16 was slower everywhere.
     long spread = set.wetric_spread != TG_SETTING_AUTO ? set.wetric_spread : ij.nnz < (1 << 22) ? 4 : 8;
     if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
-    // 256 edges per block measured faster than 64 on every graph tried
-    // (docs/decisions/2026-11-21-wetric-settings.md), small ones included.
     const long epb = set.wetric_edges == 64 ? 64 : 256;
-    // Splitting heavy blocks into chunks measured slower on every graph
-    // (soc-Epinions1 0.096 against 0.089 ms at 2 rounds, rmat23 96.0 against
-    // 95.5): blocks of 256 edges are already balanced enough there, and the
-    // memset and second launch cost more than the tail they remove. Kept,
-    // exact and tested, for subtasks with a single huge hub row.
-    long rounds = set.wetric_rounds;
-    if (rounds < 0 || loc) rounds = 0;
-
-    const uint64_t nb = ((uint64_t)ij.nnz + epb - 1) / epb;
-    Split sp{};
-    uint64_t split_bytes = 0;
-    if (rounds > 0) {
-        sp.wedges = (uint64_t)kThreads * spread * rounds;
-        sp.slots = set.wetric_slots != TG_SETTING_AUTO ? (uint64_t)set.wetric_slots : std::min<uint64_t>(nb, 8192);
-        sp.cap = set.wetric_cap != TG_SETTING_AUTO ? (uint64_t)set.wetric_cap
-                                                   : std::min<uint64_t>(4 * nb + 65536, 1u << 22);
-        if (sp.slots < 1) sp.slots = 1;
-        if (sp.cap < 1) sp.cap = 1;
-        split_bytes = 256 + ((sp.slots * 8 + 255) & ~255ull) + sp.slots * kThreads * sizeof(Rec) + sp.cap * 8;
-        split_bytes = (split_bytes + 255) & ~255ull; // the bitmaps after it take 16-byte loads
-    }
-    // Rows per warp of the bitmap build: 4 (soc-Epinions1 0.053 ms against
-    // 0.060 at 1 and 0.063 at 32; rmat22 25.5 against 25.7 at 1; 8 and 2
-    // in between): few rows per warp launch more warps that mostly find
-    // no bitmap row, many serialise long rows side by side.
     long rpw = set.wetric_fillrpw;
     if (rpw < 1 || rpw > 32) rpw = 1;
     Bm bmp{nullptr, nullptr, (uint64_t)ratio, (uint32_t)set.wetric_bmmin,
@@ -948,72 +757,40 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
         bmp.and4_cost = a4 > 0 && (prebuilt || (bmp.rw & 3) == 0) ? (uint32_t)a4 : 0;
     }
     // Every row with a bitmap has span <= ratio * len, so it fits in the
-    // rw * len words from rowptr * rw.
-    // A pad of kBmPad words on each side: kAnd reads one word before a row's
-    // first and one after its last (masked away).
+    // rw * len words from rowptr * rw. A pad of kBmPad words on each side:
+    // kAnd and kAnd4 read words before a row's first and after its last
+    // (masked away).
     const uint64_t bm_bytes = ratio > 0 && !prebuilt ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
 
     // Host-side setup ends here (the compute capability below is cached).
-    {
-        cudaError_t err = env->begin(env);
-        if (err != cudaSuccess) return err;
-    }
-    char *scr = nullptr;
-    if (split_bytes + bm_bytes > 0) {
-        void *p = nullptr;
-        cudaError_t err = env->scratch(env, 0, split_bytes + bm_bytes, &p);
-        if (err == cudaErrorMemoryAllocation && bm_bytes > 0) {
-            // Without the bitmap the count is the same, only slower.
-            cudaGetLastError();
-            ratio = 0;
-            bmp.ratio = 0;
-            err = split_bytes ? env->scratch(env, 0, split_bytes, &p) : cudaSuccess;
-        }
-        if (err == cudaErrorMemoryAllocation) {
-            // Nor does splitting change it.
-            cudaGetLastError();
-            split_bytes = 0;
-            sp = Split{};
-            err = cudaSuccess;
-            p = nullptr;
-        }
-        if (err != cudaSuccess) return err;
-        scr = (char *)p;
-    }
-    if (split_bytes) {
-        sp.ctl = (unsigned long long *)scr;
-        sp.total = (uint64_t *)(scr + 256);
-        sp.rec = (Rec *)(scr + 256 + ((sp.slots * 8 + 255) & ~255ull));
-        sp.chunk = (uint64_t *)((char *)sp.rec + sp.slots * kThreads * sizeof(Rec));
-        cudaError_t err = cudaMemsetAsync(sp.ctl, 0, 2 * sizeof(unsigned long long), env->stream);
-        if (err != cudaSuccess) return err;
-    }
+    cudaError_t err = env->begin(env);
+    if (err != cudaSuccess) return err;
     if (prebuilt) {
         bmp.bits = own.bits;
         bmp.off = own.off;
-    } else if (ratio > 0) {
-        uint32_t *bits = (uint32_t *)(scr + split_bytes) + kBmPad;
-        bmp.bits = bits;
-        cudaError_t err = tg_bitmap_fill(jk_, (uint32_t)ratio, bmp.minlen, bmp.rw, nullptr, bits, true, (int)rpw,
-                                         env->stream);
-        if (err != cudaSuccess) return err;
+    } else if (bm_bytes > 0) {
+        void *p = nullptr;
+        err = env->scratch(env, 0, bm_bytes, &p);
+        if (err == cudaErrorMemoryAllocation) {
+            // Without the bitmaps the count is the same, only slower.
+            cudaGetLastError();
+            ratio = 0;
+            bmp.ratio = 0;
+        } else if (err != cudaSuccess) {
+            return err;
+        } else {
+            uint32_t *bits = (uint32_t *)p + kBmPad;
+            bmp.bits = bits;
+            err = tg_bitmap_fill(jk_, (uint32_t)ratio, bmp.minlen, bmp.rw, nullptr, bits, true, (int)rpw, env->stream);
+            if (err != cudaSuccess) return err;
+        }
     }
-    cudaError_t err;
     const bool small = ij.nnz < (1 << 21);
-    // Registers capped for 8 blocks of 256 threads per SM (32 registers)
-    // from 2^21 ij edges, for 6 (40) below.
     const long lb = set.wetric_lb != TG_SETTING_AUTO ? set.wetric_lb : small ? 6 : 8;
-    // The clip searches one after the other (C = 0) on every graph since
-    // the edge-row index: short dependent-load chains (C = 1) measured
-    // slower (soc-Epinions1 0.044 against 0.041 ms, rmat22 23.9 against
-    // 22.0); wetric_clip = 1 selects them.
-    const bool shortc = set.wetric_clip != 0;
     unsigned opts = 0;
     if (set.wetric_skipb != 0) opts |= kOptSkipB;
     if (set.wetric_rowcache != 0) opts |= kOptRowCache;
     if (set.wetric_skipa != 0) opts |= kOptSkipA;
-    // The wedge kernel overlaps the bitmap build (programmatic dependent
-    // launch, sm_90 and later): wetric_overlap = 0 turns it off.
     // The device's compute capability, asked once per device (host time
     // inside the timed call otherwise).
     static int majors[64];
@@ -1026,44 +803,34 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     } else if (env->device >= 0 && env->device < 64) {
         majors[env->device] = major;
     }
-    const bool overlap = ratio > 0 && !prebuilt && major >= 9 && set.wetric_overlap != 0;
+    // The wedge kernel overlaps the bitmap build it follows (sm_90 and later).
+    const bool overlap = bmp.bits && !prebuilt && major >= 9 && set.wetric_overlap != 0;
     if (loc) {
         const uint64_t kcols = (uint64_t)ik_->ncols;
         const Loc lc{loc->vi, loc->vj, loc->vk, loc->eij, loc->eik, loc->ejk, kcols > kHot ? kcols - kHot : 0};
-#define WETRIC_LOCAL(S_, L_) launch_wedges<S_, 256, 6, 0, L_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap, lc)
+#define WETRIC_LOCAL(S_, L_) launch_wedges<S_, 256, 6, L_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap, lc)
         if (loc->eij)
-            err = spread == 4 ? WETRIC_LOCAL(4, 2) : WETRIC_LOCAL(8, 2);
-        else
-            err = spread == 4 ? WETRIC_LOCAL(4, 1) : WETRIC_LOCAL(8, 1);
+            return spread == 4 ? WETRIC_LOCAL(4, 2) : WETRIC_LOCAL(8, 2);
+        return spread == 4 ? WETRIC_LOCAL(4, 1) : WETRIC_LOCAL(8, 1);
 #undef WETRIC_LOCAL
-        return err;
     }
-    if ((lb == 8 || lb == 6) && epb == 256 && (spread == 4 || spread == 8 || spread == 16)) {
-#define WETRIC_L(S_, MB_, C_) launch_wedges<S_, 256, MB_, C_>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap)
-#define WETRIC_C(S_, MB_) (shortc ? WETRIC_L(S_, MB_, 1) : WETRIC_L(S_, MB_, 0))
-        if (spread == 16)
-            err = lb == 8 ? WETRIC_C(16, 8) : WETRIC_C(16, 6);
-        else if (spread == 4)
-            err = lb == 8 ? WETRIC_C(4, 8) : WETRIC_C(4, 6);
-        else
-            err = lb == 8 ? WETRIC_C(8, 8) : WETRIC_C(8, 6);
-#undef WETRIC_C
-#undef WETRIC_L
-    } else if (epb == 64) {
-        switch (spread) {
-        case 4: err = launch_wedges<4, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        case 16: err = launch_wedges<16, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        default: err = launch_wedges<8, 64>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        }
-    } else {
-        switch (spread) {
-        case 4: err = launch_wedges<4, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        case 16: err = launch_wedges<16, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        case 32: err = launch_wedges<32, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        default: err = launch_wedges<8, 256>(ij, ik, jk, bmp, self, sp, env, opts, d_count, overlap); break;
-        }
+#define WETRIC(S_, E_, MB_) launch_wedges<S_, E_, MB_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap)
+    if ((lb == 8 || lb == 6) && epb == 256 && spread != 32) {
+        if (spread == 4) return lb == 8 ? WETRIC(4, 256, 8) : WETRIC(4, 256, 6);
+        if (spread == 16) return lb == 8 ? WETRIC(16, 256, 8) : WETRIC(16, 256, 6);
+        return lb == 8 ? WETRIC(8, 256, 8) : WETRIC(8, 256, 6);
     }
-    return err;
+    // No register cap (wetric_lb = 1), or the settings' other shapes.
+    if (epb == 64) {
+        if (spread == 4) return WETRIC(4, 64, 1);
+        if (spread == 16) return WETRIC(16, 64, 1);
+        return WETRIC(8, 64, 1);
+    }
+    if (spread == 4) return WETRIC(4, 256, 1);
+    if (spread == 16) return WETRIC(16, 256, 1);
+    if (spread == 32) return WETRIC(32, 256, 1);
+    return WETRIC(8, 256, 1);
+#undef WETRIC
 }
 
 cudaError_t tg_kernel_wetric(const tg_dblock *ij, const tg_dblock *ik, const tg_dblock *jk, tg_kernel_env *env,

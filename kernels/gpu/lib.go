@@ -17,7 +17,7 @@ import (
 
 // ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 12
+const ABIVersion = 13
 
 // Options configure Open and the counters made from the Library.
 type Options struct {

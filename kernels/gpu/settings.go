@@ -15,12 +15,12 @@ import (
 // beside the field; the library checks values (tg_ctx_set_settings).
 var settingNames = [...]string{
 	"slot_bitmap",
-	"trix_ratio", "trix_window", "trix_spread", "trix_minb", "trix_range", "trix_generic",
-	"grouptc_ratio", "grouptc_window", "grouptc_spread", "grouptc_minb", "grouptc_range", "grouptc_generic",
-	"trust_warpmax", "trust_cta_smem", "trust_cta_vc", "trust_cta_threads", "trust_bitmap", "trust_spanroute",
-	"wetric_erow", "wetric_bitmap", "wetric_spread", "wetric_edges", "wetric_rounds", "wetric_slots", "wetric_cap",
-	"wetric_fillrpw", "wetric_bmmin", "wetric_andcost", "wetric_andmin", "wetric_and4cost", "wetric_lb",
-	"wetric_clip", "wetric_skipb", "wetric_rowcache", "wetric_skipa", "wetric_overlap",
+	"trix_ratio", "trix_window", "trix_spread", "trix_minb",
+	"grouptc_ratio", "grouptc_window", "grouptc_spread", "grouptc_minb",
+	"trust_warpmax", "trust_cta_smem", "trust_cta_threads", "trust_bitmap",
+	"wetric_erow", "wetric_bitmap", "wetric_spread", "wetric_edges", "wetric_fillrpw", "wetric_bmmin",
+	"wetric_andcost", "wetric_andmin", "wetric_and4cost", "wetric_lb",
+	"wetric_skipb", "wetric_rowcache", "wetric_skipa", "wetric_overlap",
 	"ranges_dense",
 }
 

@@ -1,6 +1,9 @@
 package gpu
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -76,6 +79,30 @@ func TestSettingsReference(t *testing.T) {
 			t.Errorf("%s: NewCounter succeeded", s)
 		} else if !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want it to say %q", s, err, msg)
+		}
+	}
+}
+
+// docs/kernels.md's settings tables name every setting the library takes,
+// and no other.
+func TestSettingsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "kernels.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile("^\\| `([a-z]+_[a-z0-9_]+)` \\|")
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := name.FindStringSubmatch(line); m != nil {
+			documented[m[1]] = true
+			if settingIndex(m[1]) < 0 {
+				t.Errorf("docs/kernels.md documents %s, which is not a setting", m[1])
+			}
+		}
+	}
+	for _, n := range settingNames {
+		if !documented[n] {
+			t.Errorf("docs/kernels.md has no table row for setting %s", n)
 		}
 	}
 }

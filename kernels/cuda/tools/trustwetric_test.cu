@@ -10,8 +10,7 @@
 //
 // Build and run (device machine): make -C kernels/cuda conformance, which
 // builds tools/twt and runs "twt random" and "twt check" on CHECK_GRAPHS.
-// (polak, trix and grouptc are timed beside them for the auto policy; with
-// -DTWT_NO_TRIX_GROUPTC only polak is, and trix.cu, grouptc.cu are left out.)
+// (polak, trix and grouptc are checked and timed beside them.)
 // Variants name tg_settings fields (trigrid.h): "wetric_spread=16".
 // Use:
 //   twt check FILE...            CPU-checked P = 1..4 on edge-list files
@@ -420,13 +419,9 @@ struct KernelDef {
     tg_kernel_fn fn;
 };
 static const KernelDef kKernels[] = {{"trust", tg_kernel_trust}, {"wetric", tg_kernel_wetric}};
-#ifdef TWT_NO_TRIX_GROUPTC
-static const KernelDef kAll[] = {{"polak", tg_kernel_polak}, {"trust", tg_kernel_trust}, {"wetric", tg_kernel_wetric}};
-#else
 static const KernelDef kAll[] = {{"polak", tg_kernel_polak},     {"trix", tg_kernel_trix},
                                  {"grouptc", tg_kernel_grouptc}, {"trust", tg_kernel_trust},
                                  {"wetric", tg_kernel_wetric}};
-#endif
 static const int kNumAll = (int)(sizeof kAll / sizeof kAll[0]);
 
 // Sets the settings of "name=value name=value ..." over the defaults; an
@@ -561,62 +556,49 @@ static void check_random(Runner &r) {
         a.upload(ij); b.upload(ik); d.upload(jk);
         for (const KernelDef &k : kKernels) {
             // Each code path: bitmap forced on, both block shapes, every
-            // spread, both CTA sizes, everything through the CTA tier with
-            // each combination mode, hash tables instead of bitmaps.
+            // spread and register cap, every CTA size, everything through
+            // the CTA tier, hash tables instead of bitmaps.
             const char *cfgs[] = {"",
                                   "wetric_bitmap=64",
                                   "wetric_bitmap=64 wetric_edges=64",
                                   "wetric_spread=4",
                                   "wetric_spread=8",
+                                  "wetric_spread=16",
                                   "wetric_spread=32 wetric_bitmap=64",
-                                  "wetric_rounds=0",
-                                  "wetric_rounds=0 wetric_bitmap=64",
-                                  "wetric_rounds=1 wetric_spread=4",
-                                  "wetric_rounds=1 wetric_spread=4 wetric_bitmap=64 wetric_bmmin=2",
-                                  "wetric_rounds=1 wetric_spread=4 wetric_edges=64",
-                                  "wetric_rounds=1 wetric_spread=4 wetric_slots=1",
-                                  "wetric_rounds=1 wetric_spread=4 wetric_cap=3",
-                                  "wetric_rounds=1 wetric_spread=4 wetric_slots=2 wetric_cap=1",
-                                  "wetric_rounds=3 wetric_spread=16 wetric_bitmap=32",
-                                  "wetric_lb=1 wetric_rounds=1 wetric_bitmap=64",
+                                  "wetric_spread=4 wetric_edges=64",
+                                  "wetric_spread=16 wetric_edges=64 wetric_bitmap=32",
+                                  "wetric_spread=4 wetric_bitmap=64 wetric_bmmin=2",
+                                  "wetric_lb=1 wetric_bitmap=64",
                                   "wetric_lb=1 wetric_spread=16",
-                                  "wetric_spread=16 wetric_rounds=1",
+                                  "wetric_lb=1 wetric_spread=4 wetric_erow=0",
                                   "wetric_bitmap=0",
-                                  "wetric_clip=0",
-                                  "wetric_clip=0 wetric_bitmap=64",
+                                  "wetric_erow=0",
+                                  "wetric_erow=0 wetric_bitmap=64",
                                   "wetric_spread=4 wetric_lb=6", "wetric_spread=4 wetric_bitmap=64 wetric_lb=8",
                                   "wetric_skipb=0", "wetric_rowcache=0 wetric_spread=8", "wetric_rowcache=0 wetric_skipb=0 wetric_bitmap=64",
                                   "wetric_skipa=0", "wetric_skipa=0 wetric_rowcache=0 wetric_bitmap=64",
-                                  "wetric_spread=4 wetric_lb=8 wetric_clip=1 wetric_rounds=1",
                                   "wetric_lb=6 wetric_bitmap=64",
-                                  "wetric_lb=6 wetric_spread=16 wetric_rounds=1",
-                                  "wetric_lb=6 wetric_clip=0 wetric_bitmap=64 wetric_fillrpw=32",
-                                  "wetric_lb=6 wetric_clip=0 wetric_spread=16",
+                                  "wetric_lb=6 wetric_spread=16",
+                                  "wetric_lb=6 wetric_bitmap=64 wetric_fillrpw=32",
                                   "wetric_fillrpw=1 wetric_bitmap=64",
                                   "wetric_fillrpw=32 wetric_bitmap=64 wetric_bmmin=2",
                                   "wetric_fillrpw=5 wetric_bitmap=32 wetric_bmmin=1 wetric_spread=16",
+                                  "wetric_overlap=0 wetric_bitmap=64",
                                   "trust_cta_threads=512",
                                   "trust_warpmax=1",
-                                  "trust_warpmax=1 trust_cta_vc=0",
-                                  "trust_warpmax=1 trust_cta_vc=1",
                                   "trust_bitmap=0",
                                   "trust_warpmax=1 trust_bitmap=0",
-                                  "trust_warpmax=1 trust_bitmap=0 trust_cta_vc=0",
-                                  "trust_warpmax=1 trust_cta_threads=512 trust_cta_vc=1",
-                                  "trust_warpmax=1 trust_cta_vc=2",
+                                  "trust_warpmax=1 trust_cta_threads=512",
                                   "trust_warpmax=1 trust_cta_threads=128",
                                   "trust_warpmax=1 trust_cta_threads=128 trust_bitmap=0",
-                                  "trust_cta_threads=128 trust_cta_vc=2",
                                   "trust_warpmax=8",
                                   "trust_warpmax=1 trust_cta_smem=1024",
                                   "trust_warpmax=1 trust_cta_smem=1024 trust_bitmap=0",
-                                  "trust_warpmax=1 trust_cta_smem=1024 trust_cta_vc=2",
                                   "trust_warpmax=1 trust_cta_smem=1024 trust_cta_threads=512",
                                   "trust_warpmax=1 trust_cta_smem=0",
                                   "trust_cta_smem=32768 trust_warpmax=4",
-                                  "trust_spanroute=1",
-                                  "trust_spanroute=1 trust_warpmax=128 trust_cta_smem=1024",
-                                  "trust_spanroute=1 trust_warpmax=128 trust_cta_smem=32768"};
+                                  "trust_warpmax=128 trust_cta_smem=1024",
+                                  "trust_warpmax=128 trust_cta_smem=32768"};
             for (const char *cf : cfgs) {
                 apply_settings(cf);
                 uint64_t got = r.run(k.fn, &a.d, &b.d, &d.d);
@@ -628,9 +610,8 @@ static void check_random(Runner &r) {
         }
         // polak, and the search kernels' settings one by one.
         expect((std::string("random ") + c.name).c_str(), "polak", r.run(tg_kernel_polak, &a.d, &b.d, &d.d), want);
-#ifndef TWT_NO_TRIX_GROUPTC
         const char *isect[] = {"", "ratio=1", "ratio=0", "window=0", "window=64", "spread=4", "spread=16",
-                               "minb=1", "range=1", "generic=1", "generic=1 range=1 spread=4 window=0"};
+                               "minb=1", "minb=1 spread=4 window=0"};
         for (const KernelDef &k : {KernelDef{"trix", tg_kernel_trix}, KernelDef{"grouptc", tg_kernel_grouptc}}) {
             for (const char *cf : isect) {
                 char spec[160] = "";
@@ -648,7 +629,6 @@ static void check_random(Runner &r) {
                 expect(what, k.name, got, want);
             }
         }
-#endif
         // The same block as all three (P = 1 shape) on an unordered block.
         if (c.ni == c.nj && c.nj == c.nk && c.ni > 0) {
             HostCSR sq = random_block(rng, c.ni, c.ni, c.dik, -1, 0, -1);
@@ -656,12 +636,9 @@ static void check_random(Runner &r) {
             DevBlock s;
             s.upload(sq);
             for (const KernelDef &k : kAll) expect("random square, one block thrice", k.name, r.run(k.fn, &s.d, &s.d, &s.d), w2);
-            apply_settings("wetric_rounds=1 wetric_spread=4 wetric_bitmap=64 wetric_bmmin=2");
-            expect("random square, one block thrice, chunks", "wetric", r.run(tg_kernel_wetric, &s.d, &s.d, &s.d), w2);
-            apply_settings("");
             // ik and jk one block: the word-at-a-time bitmap intersection,
-            // forced (cost 1, any length), with and without chunks and with
-            // a dense row, against a different ij too.
+            // forced (cost 1, any length), at several spreads and register
+            // caps and with a dense row, against a different ij too.
             HostCSR sd = random_block(rng, c.ni, c.ni, c.dik, -1, 0, c.ni > 2 ? 1 : -1);
             HostCSR ij2 = random_block(rng, c.ni, c.ni, c.dij, -1, 0, -1);
             DevBlock sdd, ijd;
@@ -670,18 +647,18 @@ static void check_random(Runner &r) {
             const uint64_t w3 = cpu_subtask(sd, sd, sd), w4 = cpu_subtask(ij2, sd, sd), w5 = cpu_subtask(ij2, sq, sq);
             const char *andcfgs[] = {"wetric_bitmap=256 wetric_bmmin=2 wetric_andcost=1 wetric_andmin=1",
                                      "wetric_bitmap=32 wetric_bmmin=1 wetric_andcost=1 wetric_andmin=1",
-                                     "wetric_bitmap=1024 wetric_bmmin=2 wetric_andcost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=1024 wetric_bmmin=2 wetric_andcost=1 wetric_andmin=1 wetric_spread=4",
                                      "wetric_bitmap=256 wetric_andcost=2 wetric_spread=16",
-                                     "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=6 wetric_clip=0",
+                                     "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=6",
                                      "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1",
                                      "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1 wetric_overlap=0",
-                                     "wetric_bitmap=1024 wetric_bmmin=1 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=1024 wetric_bmmin=1 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4",
                                      "wetric_bitmap=512 wetric_and4cost=1 wetric_andcost=1 wetric_andmin=2 wetric_spread=16",
-                                     "wetric_bitmap=128 wetric_and4cost=2 wetric_andcost=0 wetric_andmin=1 wetric_lb=6 wetric_clip=0",
+                                     "wetric_bitmap=128 wetric_and4cost=2 wetric_andcost=0 wetric_andmin=1 wetric_lb=6",
                                      // the default rule's ratio and minimum length, so that a prebuilt index serves
                                      "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1",
                                      "wetric_bitmap=256 wetric_and4cost=1 wetric_andmin=1",
-                                     "wetric_bitmap=256 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4 wetric_rounds=1",
+                                     "wetric_bitmap=256 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4",
                                      "wetric_bitmap=256 wetric_and4cost=1 wetric_andcost=1 wetric_andmin=1 wetric_spread=4 wetric_lb=6",
                                      "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=8",
                                      "wetric_bitmap=256 wetric_andcost=1 wetric_and4cost=1 wetric_andmin=1 wetric_skipa=0",
@@ -733,42 +710,28 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
     printf("graph %s: n=%lld m=%lld maxdeg=%lld%s%llu\n", name, (long long)g.nrows, (long long)g.c.size(),
            (long long)d.d.max_degree, have ? " triangles=" : " (no cpu count) ", (unsigned long long)want);
     const Variant vars[] = {
-        {"polak", ""},
-#ifndef TWT_NO_TRIX_GROUPTC
-        {"trix", ""}, {"grouptc", ""},
-#endif
+        {"polak", ""}, {"trix", ""}, {"grouptc", ""},
         {"trust", ""}, {"trust", "trust_warpmax=16"}, {"trust", "trust_warpmax=32"},
         {"trust", "trust_warpmax=64"}, {"trust", "trust_warpmax=128"},
         {"trust", "trust_cta_smem=0"}, {"trust", "trust_cta_smem=16384"}, {"trust", "trust_cta_smem=32768"},
-        {"trust", "trust_cta_vc=1"}, {"trust", "trust_cta_vc=2"}, {"trust", "trust_bitmap=0"},
-        {"wetric", ""}, {"wetric", "wetric_clip=0"}, {"wetric", "wetric_lb=6"},
-        {"wetric", "wetric_lb=6 wetric_clip=0"}, {"wetric", "wetric_spread=8"},
-        {"wetric", "wetric_spread=8 wetric_clip=0"}, {"wetric", "wetric_spread=8 wetric_lb=6"},
-        {"wetric", "wetric_spread=8 wetric_lb=6 wetric_clip=0"},
-        {"wetric", "wetric_spread=16"}, {"wetric", "wetric_spread=16 wetric_clip=0"},
-        {"wetric", "wetric_spread=16 wetric_lb=6"}, {"wetric", "wetric_spread=16 wetric_lb=6 wetric_clip=0"},
-        {"wetric", "wetric_lb=1"}, {"wetric", "wetric_spread=4"},
-        {"wetric", "wetric_fillrpw=1"}, {"wetric", "wetric_fillrpw=32"}, {"wetric", "wetric_bitmap=0"},
+        {"trust", "trust_cta_threads=128"}, {"trust", "trust_cta_threads=512"}, {"trust", "trust_bitmap=0"},
+        {"wetric", ""}, {"wetric", "wetric_lb=6"}, {"wetric", "wetric_lb=8"}, {"wetric", "wetric_lb=1"},
+        {"wetric", "wetric_spread=4"}, {"wetric", "wetric_spread=8"}, {"wetric", "wetric_spread=16"},
+        {"wetric", "wetric_spread=4 wetric_lb=6"}, {"wetric", "wetric_spread=4 wetric_lb=8"},
+        {"wetric", "wetric_spread=8 wetric_lb=6"}, {"wetric", "wetric_spread=8 wetric_lb=8"},
+        {"wetric", "wetric_spread=16 wetric_lb=6"}, {"wetric", "wetric_spread=16 wetric_lb=8"},
+        {"wetric", "wetric_edges=64"},
+        {"wetric", "wetric_fillrpw=1"}, {"wetric", "wetric_fillrpw=2"}, {"wetric", "wetric_fillrpw=32"},
+        {"wetric", "wetric_bitmap=0"}, {"wetric", "wetric_bitmap=128"}, {"wetric", "wetric_bitmap=512"},
+        {"wetric", "wetric_bitmap=1024"}, {"wetric", "wetric_bmmin=2"},
         {"wetric", "wetric_overlap=0"}, {"wetric", "wetric_overlap=0 wetric_fillrpw=32"},
-        {"wetric", "wetric_fillrpw=32"}, {"wetric", "wetric_fillrpw=2"}, {"wetric", "wetric_fillrpw=4"},
-        {"wetric", "wetric_overlap=0 wetric_and4cost=4"}, {"wetric", "wetric_and4cost=4"},
         {"wetric", "wetric_andcost=0 wetric_and4cost=0"}, {"wetric", "wetric_and4cost=0"},
         {"wetric", "wetric_and4cost=0 wetric_andcost=3"}, {"wetric", "wetric_andcost=3"},
-        {"wetric", "wetric_and4cost=4"}, {"wetric", "wetric_and4cost=5"}, {"wetric", "wetric_and4cost=8"},
-        {"wetric", "wetric_and4cost=11"}, {"wetric", "wetric_andcost=0 wetric_and4cost=5"},
-        {"wetric", "wetric_andcost=3 wetric_and4cost=5"}, {"wetric", "wetric_andmin=2"},
-        {"wetric", "wetric_andmin=32"}, {"wetric", "wetric_andmin=16"}, {"wetric", "wetric_and4cost=6 wetric_lb=6"},
-        {"wetric", "wetric_lb=6"}, {"wetric", "wetric_bitmap=128"}, {"wetric", "wetric_bitmap=512"},
-        {"wetric", "wetric_bitmap=1024"}, {"wetric", "wetric_bmmin=4"},
-        {"wetric", "wetric_erow=0"}, {"wetric", "wetric_lb=8"}, {"wetric", "wetric_clip=1"},
-        {"wetric", "wetric_lb=8 wetric_clip=1"}, {"wetric", "wetric_spread=16 wetric_lb=8"},
-        {"wetric", "wetric_clip=0 wetric_lb=6"}, {"wetric", "wetric_clip=0 wetric_lb=8"},
-        {"wetric", "wetric_clip=0 wetric_lb=6 wetric_spread=4"}, {"wetric", "wetric_clip=0 wetric_lb=8 wetric_spread=4"},
-        {"wetric", "wetric_clip=0 wetric_lb=6 wetric_spread=16"}, {"wetric", "wetric_clip=0 wetric_lb=8 wetric_spread=16"},
-        {"wetric", "wetric_skipb=0"}, {"wetric", "wetric_rowcache=0"}, {"wetric", "wetric_skipa=0"},
-        {"wetric", "wetric_spread=8"}, {"wetric", "wetric_spread=4"}, {"wetric", "wetric_skipa=0 wetric_spread=8"},
-        {"wetric", "wetric_skipa=0 wetric_spread=4"}, {"wetric", "wetric_lb=6"}, {"wetric", "wetric_lb=8"},
-        {"wetric", ""},
+        {"wetric", "wetric_and4cost=4"}, {"wetric", "wetric_and4cost=8"}, {"wetric", "wetric_and4cost=11"},
+        {"wetric", "wetric_andcost=0 wetric_and4cost=5"}, {"wetric", "wetric_andmin=2"},
+        {"wetric", "wetric_andmin=16"}, {"wetric", "wetric_andmin=32"},
+        {"wetric", "wetric_erow=0"}, {"wetric", "wetric_skipb=0"}, {"wetric", "wetric_rowcache=0"},
+        {"wetric", "wetric_skipa=0"}, {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
     const char *only = getenv("TWT_ONLY");
@@ -782,13 +745,9 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         apply_settings(v.env);
         tg_kernel_fn fn = strcmp(v.kernel, "trust") == 0    ? tg_kernel_trust
                           : strcmp(v.kernel, "wetric") == 0 ? tg_kernel_wetric
-#ifdef TWT_NO_TRIX_GROUPTC
-                                                            : tg_kernel_polak;
-#else
                           : strcmp(v.kernel, "polak") == 0  ? tg_kernel_polak
                           : strcmp(v.kernel, "trix") == 0   ? tg_kernel_trix
                                                             : tg_kernel_grouptc;
-#endif
         uint64_t c0 = r.run(fn, &d.d, &d.d, &d.d); // warm-up
         std::vector<float> t(reps);
         bool same = true;
