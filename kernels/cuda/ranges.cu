@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "tg_core.cuh"
+#include "tg_profile.h"
 
 namespace {
 
@@ -114,8 +115,10 @@ __device__ __forceinline__ void report(unsigned long long found, unsigned long l
     if ((threadIdx.x & 31) == 0 && bad) atomicOr(&words[0], 2ull);
 }
 
-#ifdef TG_RANGES_PROFILE
-// Adds a warp's profile counters to words[8, 16) (tg_ranges_count prints them).
+#ifdef TG_PROFILE
+// The measuring build (tg_profile.h): the count kernel adds the items of
+// each way (prof[0, 8)) to words[8, 16) of the range's check words, and
+// range_profile times the range's kernels and prints a line a range.
 __device__ __forceinline__ void report_profile(const unsigned long long *prof, unsigned long long *words) {
     for (int i = 0; i < 8; i++) {
         unsigned long long x = prof[i];
@@ -123,6 +126,38 @@ __device__ __forceinline__ void report_profile(const unsigned long long *prof, u
         if ((threadIdx.x & 31) == 0 && x) atomicAdd(&words[8 + i], x);
     }
 }
+
+// Built before the range's window and count kernels are enqueued on st;
+// report runs after them, once ev_stop is recorded.
+struct range_profile {
+    cudaEvent_t k0 = nullptr, k1 = nullptr;
+    range_profile(cudaStream_t st, unsigned long long *words) {
+        cudaEventCreate(&k0);
+        cudaEventCreate(&k1);
+        cudaMemsetAsync(words + 8, 0, 8 * sizeof(unsigned long long), st);
+        cudaEventRecord(k0, st);
+    }
+    ~range_profile() {
+        cudaEventDestroy(k0);
+        cudaEventDestroy(k1);
+    }
+    void report(const tg_ctx *ctx, cudaStream_t st, const unsigned long long *words, uint64_t hb, uint64_t nrows,
+                uint64_t ncols, uint64_t nwords, uint64_t nentries) {
+        unsigned long long pw[8];
+        cudaEventRecord(k1, st);
+        cudaMemcpyAsync(pw, words + 8, sizeof pw, cudaMemcpyDeviceToHost, st);
+        cudaStreamSynchronize(st);
+        float all = 0, kern = 0;
+        cudaEventElapsedTime(&all, ctx->ev_start, ctx->ev_stop);
+        cudaEventElapsedTime(&kern, k0, k1);
+        fprintf(stderr,
+                "ranges-profile hb=%llu rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
+                "p0=%llu p1=%llu p2=%llu p3=%llu p4=%llu p5=%llu p6=%llu p7=%llu\n",
+                (unsigned long long)hb, (unsigned long long)nrows, (unsigned long long)ncols,
+                (unsigned long long)nwords, (unsigned long long)nentries, all, kern, pw[0], pw[1], pw[2], pw[3], pw[4],
+                pw[5], pw[6], pw[7]);
+    }
+};
 #endif
 
 // Each row's first column at or above hb (the window's base): hs[x] is its
@@ -352,9 +387,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
     for (uint32_t i = lane; i <= W; i += 32) B[i] = 0;
     __syncwarp();
     unsigned long long found = 0, bad = 0;
-#ifdef TG_RANGES_PROFILE
-    unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#endif
+    TG_PROF(unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0});
     for (uint64_t e = (uint64_t)blockIdx.x * nw + wib; e < nent; e += (uint64_t)gridDim.x * nw) {
         const tg_range_row r = ent[e];
         if (!entry_ok(r, nnz)) {
@@ -409,9 +442,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
             const uint32_t lo = s[0], hi = s[tl - 1], lg = 32 - __clz(tl);
             // The tile's lo columns: [0, loEnd).
             const uint32_t loEnd = nlo > t0 ? min(tl, nlo - t0) : 0;
-#ifdef TG_RANGES_PROFILE
-            if (lane == 0) prof[7] += 1;
-#endif
+            TG_PROF(if (lane == 0) prof[7] += 1);
             for (uint32_t j0 = 0; j0 < r.seg && j0 < t0 + tl; j0 += 32) {
                 const uint32_t j = j0 + lane;
                 Group gl = {0, kWalkV, 0, 0, 0}, gh = {0, kWalkHi, 0, 0, 0};
@@ -473,10 +504,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
                         }
                     }
                 }
-#ifdef TG_RANGES_PROFILE
-                prof[gl.how] += gl.n;
-                prof[gh.how == kWalkHi ? 3 : gh.how == kAndHi ? 4 : gh.how == kBitmapV ? 5 : 6] += gh.n;
-#endif
+                TG_PROF(prof[gl.how] += gl.n);
+                TG_PROF(prof[gh.how == kWalkHi ? 3 : gh.how == kAndHi ? 4 : gh.how == kBitmapV ? 5 : 6] += gh.n);
                 found += count_groups(with_items(gl), s, tl, lo, hi, B, hb, rcols, bm);
                 found += count_groups(with_items(gh), s, tl, lo, hi, B, hb, rcols, bm);
             }
@@ -495,9 +524,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) ranges_count(const tg
         __syncwarp();
     }
     report(found, bad, words);
-#ifdef TG_RANGES_PROFILE
-    report_profile(prof, words);
-#endif
+    TG_PROF(report_profile(prof, words));
 }
 
 int32_t need_ranges(tg_ctx *ctx, const char *fn, char *err, uint64_t errlen) {
@@ -660,13 +687,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint32_t *rows, uint64_t b
         ranges_fill_bitmaps<<<(unsigned)((nrows + 255) / 256), 256, 0, st>>>(off, rcols, dbmoff, nrows, bm);
         TG_STEP(cudaGetLastError(), "bitmap kernel");
     }
-#ifdef TG_RANGES_PROFILE
-    cudaEvent_t pk0, pk1;
-    cudaEventCreate(&pk0);
-    cudaEventCreate(&pk1);
-    cudaMemsetAsync(words + 8, 0, 8 * sizeof(unsigned long long), st);
-    cudaEventRecord(pk0, st);
-#endif
+    TG_PROF(range_profile prof(st, words));
     const uint32_t W = (uint32_t)ctx->set.ranges_dense;
     const uint64_t hb = window_base(rg.nvert, first, W);
     if (nrows > 0) {
@@ -690,28 +711,7 @@ extern "C" int32_t tg_ranges_count(tg_ctx *ctx, const uint32_t *rows, uint64_t b
         TG_STEP(cudaGetLastError(), "count kernel");
     }
     TG_STEP(cudaEventRecord(ctx->ev_stop, st), "timing");
-#ifdef TG_RANGES_PROFILE
-    {
-        unsigned long long pw[8];
-        cudaEventRecord(pk1, st);
-        cudaMemcpyAsync(pw, words + 8, sizeof pw, cudaMemcpyDeviceToHost, st);
-        cudaStreamSynchronize(st);
-        float all = 0, kern = 0;
-        cudaEventElapsedTime(&all, ctx->ev_start, ctx->ev_stop);
-        cudaEventElapsedTime(&kern, pk0, pk1);
-        // p0-p2: the lo items walked, searched, looked up in v's bitmap;
-        // p3-p6: the hi items walked, ANDed, looked up, searched; p7 the
-        // tiles.
-        fprintf(stderr,
-                "ranges-profile hb=%llu rows=%llu cols=%llu bmwords=%llu entries=%llu all_ms=%.3f count_ms=%.3f "
-                "p0=%llu p1=%llu p2=%llu p3=%llu p4=%llu p5=%llu p6=%llu p7=%llu\n",
-                (unsigned long long)hb, (unsigned long long)nrows,
-                (unsigned long long)ncols, (unsigned long long)nwords,
-                (unsigned long long)nentries, all, kern, pw[0], pw[1], pw[2], pw[3], pw[4], pw[5], pw[6], pw[7]);
-        cudaEventDestroy(pk0);
-        cudaEventDestroy(pk1);
-    }
-#endif
+    TG_PROF(prof.report(ctx, st, words, hb, nrows, ncols, nwords, nentries));
     TG_STEP(cudaMemcpyAsync(ctx->h_count, words, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, st),
                "read count");
     TG_STEP(cudaStreamSynchronize(st), "count");

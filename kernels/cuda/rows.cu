@@ -6,16 +6,14 @@
 #include <vector>
 
 #include "tg_core.cuh"
+#include "tg_profile.h"
 #include "tg_rows.h"
 
 static_assert(sizeof(tg_ctx::rows) / sizeof(tg_ctx::rows[0]) == TG_ROWS_SETS, "one buffer set per TG_ROWS_SETS");
 
-// Built with -DTG_ROWS_TRACE, the library adds up where tg_count_rows'
-// host time goes and prints it to stderr when the context is destroyed
-// (a measuring build, never the shipped one).
-#ifdef TG_ROWS_TRACE
-#include <chrono>
-#include <vector>
+#ifdef TG_PROFILE
+// The measuring build's sums over every call of the process (tg_profile.h
+// states what it prints).
 namespace {
 struct rows_trace {
     double enqueue = 0, wait = 0, launch = 0, tail = 0, setup = 0, copy_ms = 0, kernel_ms = 0;
@@ -29,6 +27,7 @@ struct rows_trace {
     std::vector<cudaEvent_t> ev;
     cudaEvent_t base = nullptr;
 } g_trace;
+
 cudaEvent_t trace_ev(size_t i) {
     while (g_trace.ev.size() <= i) {
         cudaEvent_t e;
@@ -37,17 +36,81 @@ cudaEvent_t trace_ev(size_t i) {
     }
     return g_trace.ev[i];
 }
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+
+// The bytes of rows [lo, hi) of a block: offsets and columns.
+double trace_bytes(const uint64_t *rowptr, uint64_t lo, uint64_t hi) {
+    return (double)(hi - lo + 1) * 8 + 4.0 * (double)(rowptr[hi] - rowptr[lo]);
+}
+
+// A call starts on the kernels' stream st.
+void trace_call_begin(cudaStream_t st) {
+    if (!g_trace.base) cudaEventCreate(&g_trace.base);
+    cudaEventRecord(g_trace.base, st);
+}
+
+// Range r's copy starts on the copy stream.
+void trace_copy_begin(int64_t r, cudaStream_t copy) {
+    const int64_t s = r % TG_ROWS_SETS;
+    if (!g_trace.c0[s]) cudaEventCreate(&g_trace.c0[s]), cudaEventCreate(&g_trace.c1[s]);
+    cudaEventRecord(g_trace.c0[s], copy);
+    cudaEventRecord(trace_ev(4 * (size_t)r), copy);
+}
+
+// Range r's copy of bytes is enqueued.
+void trace_copy_end(int64_t r, cudaStream_t copy, double bytes) {
+    cudaEventRecord(g_trace.c1[r % TG_ROWS_SETS], copy);
+    cudaEventRecord(trace_ev(4 * (size_t)r + 1), copy);
+    g_trace.bytes += bytes;
+}
+
+// Range r's copy is done: adds its GPU time.
+void trace_copied(int64_t r) {
+    float cms = 0;
+    cudaEventElapsedTime(&cms, g_trace.c0[r % TG_ROWS_SETS], g_trace.c1[r % TG_ROWS_SETS]);
+    g_trace.copy_ms += cms;
+}
+
+// Records event i of the call's timeline on st (4 r + 2: range r's kernel
+// starts; 4 r + 3: it ends).
+void trace_mark(size_t i, cudaStream_t st) { cudaEventRecord(trace_ev(i), st); }
+
+// A call of n ranges is done on the kernels' stream: adds the copies' time
+// beside the kernels and the call's span, and prints the timeline of the
+// first two calls of four ranges or more.
+void trace_call_end(cudaStream_t copy, int64_t n) {
+    cudaStreamSynchronize(copy);
+    std::vector<float> t((size_t)n * 4);
+    for (size_t i = 0; i < t.size(); i++) cudaEventElapsedTime(&t[i], g_trace.base, g_trace.ev[i]);
+    for (int64_t r = 0; r < n; r++) {
+        const float c0 = t[4 * r], c1 = t[4 * r + 1];
+        for (int64_t q = 0; q < n; q++) {
+            const float lo = std::max(c0, t[4 * q + 2]), hi = std::min(c1, t[4 * q + 3]);
+            if (hi > lo) g_trace.overlap_ms += hi - lo;
+        }
+    }
+    g_trace.span_ms += t[4 * (n - 1) + 3];
+    if (g_trace.shown < 2 && n >= 4) {
+        g_trace.shown++;
+        fprintf(stderr, "tg_count_rows timeline (ms from the call's start; copy c, kernel k):");
+        for (int64_t r = 0; r < std::min<int64_t>(n, 12); r++)
+            fprintf(stderr, " [%ld c %.3f-%.3f k %.3f-%.3f]", (long)r, t[4 * r], t[4 * r + 1], t[4 * r + 2],
+                    t[4 * r + 3]);
+        fprintf(stderr, "\n");
+    }
+}
+
+void trace_print() {
+    if (!g_trace.calls) return;
+    fprintf(stderr,
+            "tg_count_rows trace: %ld calls, %ld ranges, %ld reallocs; host s: setup %.4f enqueue %.4f wait %.4f "
+            "launch %.4f tail %.4f; gpu: copies %.4f s (%.2f GB, %.1f GB/s), kernels %.4f s, copies beside "
+            "kernels %.4f s, calls' GPU span %.4f s\n",
+            g_trace.calls, g_trace.ranges, g_trace.reallocs, g_trace.setup, g_trace.enqueue, g_trace.wait,
+            g_trace.launch, g_trace.tail, g_trace.copy_ms / 1e3, g_trace.bytes / 1e9,
+            g_trace.bytes / 1e6 / (g_trace.copy_ms > 0 ? g_trace.copy_ms : 1), g_trace.kernel_ms / 1e3,
+            g_trace.overlap_ms / 1e3, g_trace.span_ms / 1e3);
 }
 } // namespace
-#define TRACE_AT(var) const double var = now_s()
-#define TRACE_ADD(field, since) (g_trace.field += now_s() - (since))
-#define TRACE_INC(field) (g_trace.field++)
-#else
-#define TRACE_AT(var)
-#define TRACE_ADD(field, since)
-#define TRACE_INC(field)
 #endif
 
 namespace {
@@ -74,7 +137,7 @@ uint64_t held_bytes(const tg_ctx *ctx) { return ctx->rows_held ? TG_ROWS_SETS * 
 // sizes them for budget.
 cudaError_t reserve_sets(tg_ctx *ctx, uint64_t need, uint64_t budget) {
     if (ctx->rows_held && ctx->rows_cap >= need) return cudaSuccess;
-    TRACE_INC(reallocs);
+    TG_PROF(g_trace.reallocs++);
     free_sets(ctx);
     const uint64_t cap = tg_rows_set_cap(need, budget);
     for (auto &s : ctx->rows) {
@@ -203,17 +266,7 @@ bool tg_drop_row_buffers(tg_ctx *ctx) {
 }
 
 void tg_rows_destroy(tg_ctx *ctx) {
-#ifdef TG_ROWS_TRACE
-    if (g_trace.calls)
-        fprintf(stderr,
-                "tg_count_rows trace: %ld calls, %ld ranges, %ld reallocs; host s: setup %.4f enqueue %.4f wait %.4f "
-                "launch %.4f tail %.4f; gpu: copies %.4f s (%.2f GB, %.1f GB/s), kernels %.4f s, copies beside "
-                "kernels %.4f s, calls' GPU span %.4f s\n",
-                g_trace.calls, g_trace.ranges, g_trace.reallocs, g_trace.setup, g_trace.enqueue, g_trace.wait,
-                g_trace.launch, g_trace.tail, g_trace.copy_ms / 1e3, g_trace.bytes / 1e9,
-                g_trace.bytes / 1e6 / (g_trace.copy_ms > 0 ? g_trace.copy_ms : 1), g_trace.kernel_ms / 1e3,
-                g_trace.overlap_ms / 1e3, g_trace.span_ms / 1e3);
-#endif
+    TG_PROF(trace_print());
     free_sets(ctx);
     tg_ctx_free(ctx, ctx->rows_check);
     ctx->rows_check = nullptr;
@@ -251,12 +304,14 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     char where[96];
     unsigned long long *counts = ctx->rows_check + 8 * TG_ROWS_SETS;
     range_bufs bufs[TG_ROWS_SETS];
+    // what may be where itself: the message is built in a buffer of its own.
     const auto fail = [&](cudaError_t ce, const char *what) {
-        snprintf(where, sizeof where, "tg_count_rows: %s", what);
+        char msg[128];
+        snprintf(msg, sizeof msg, "tg_count_rows: %s", what);
         cudaStreamSynchronize(ctx->copy);
         cudaStreamSynchronize(ctx->rows_stream);
         cudaStreamSynchronize(ctx->stream);
-        return tg_cuda_status(ce, err, errlen, where);
+        return tg_cuda_status(ce, err, errlen, msg);
     };
     const auto enqueue = [&](int64_t r) -> cudaError_t {
         auto &s = ctx->rows[r % TG_ROWS_SETS];
@@ -265,11 +320,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         unsigned long long *chk = ctx->rows_check + 8 * (r % TG_ROWS_SETS);
         cudaError_t ce = cudaSuccess;
         if (r >= TG_ROWS_SETS) ce = cudaStreamWaitEvent(ctx->copy, s.done, 0); // range r - TG_ROWS_SETS's kernel read these
-#ifdef TG_ROWS_TRACE
-        if (!g_trace.c0[r % TG_ROWS_SETS]) cudaEventCreate(&g_trace.c0[r % TG_ROWS_SETS]), cudaEventCreate(&g_trace.c1[r % TG_ROWS_SETS]);
-        cudaEventRecord(g_trace.c0[r % TG_ROWS_SETS], ctx->copy);
-        cudaEventRecord(trace_ev(4 * (size_t)r), ctx->copy);
-#endif
+        TG_PROF(trace_copy_begin(r, ctx->copy));
         range_bufs &bf = bufs[r % TG_ROWS_SETS];
         bf = carve(s.arena, sp.rows, sp.a, sp.b, sp.two);
         range_copy a = sp.ij, b = sp.ik;
@@ -279,12 +330,8 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         b.d_cols = bf.ik_cols;
         if (ce == cudaSuccess) ce = copy_range(a, rg.lo, rg.hi, ctx->copy);
         if (sp.two && ce == cudaSuccess) ce = copy_range(b, rg.lo, rg.hi, ctx->copy);
-#ifdef TG_ROWS_TRACE
-        cudaEventRecord(g_trace.c1[r % TG_ROWS_SETS], ctx->copy);
-        cudaEventRecord(trace_ev(4 * (size_t)r + 1), ctx->copy);
-        g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(a.rowptr[rg.hi] - a.rowptr[rg.lo]);
-        if (sp.two) g_trace.bytes += (double)(rg.hi - rg.lo + 1) * 8 + 4.0 * (double)(b.rowptr[rg.hi] - b.rowptr[rg.lo]);
-#endif
+        TG_PROF(trace_copy_end(r, ctx->copy,
+                               trace_bytes(a.rowptr, rg.lo, rg.hi) + (sp.two ? trace_bytes(b.rowptr, rg.lo, rg.hi) : 0)));
         // The checks run on their own stream, of the highest priority, so
         // that neither the next copy nor the check waits for SMs the
         // counting kernel holds.
@@ -304,15 +351,10 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         float ms = 0;
         cudaError_t ce = cudaEventElapsedTime(&ms, ctx->rows[r % TG_ROWS_SETS].k0, ctx->rows[r % TG_ROWS_SETS].k1);
         if (kernel_ms) kernel_ms[ranges[r].sub] += ms;
-#ifdef TG_ROWS_TRACE
-        g_trace.kernel_ms += ms;
-#endif
+        TG_PROF(g_trace.kernel_ms += ms);
         return ce;
     };
-#ifdef TG_ROWS_TRACE
-    if (!g_trace.base) cudaEventCreate(&g_trace.base);
-    cudaEventRecord(g_trace.base, ctx->stream);
-#endif
+    TG_PROF(trace_call_begin(ctx->stream));
     if ((e = cudaMemsetAsync(counts, 0, (size_t)nsubs * sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return fail(e, "memset");
     // The copies run TG_ROWS_SETS - 1 ranges ahead of the kernel.
@@ -320,24 +362,18 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
     for (int64_t r = 0; r < std::min<int64_t>(ahead, n); r++)
         if ((e = enqueue(r)) != cudaSuccess) return fail(e, "copy a row range");
     for (int64_t r = 0; r < n; r++) {
-        TRACE_AT(t_enq);
+        TG_PROF_AT(t_enq);
         if (r + ahead < n && (e = enqueue(r + ahead)) != cudaSuccess) return fail(e, "copy a row range");
-        TRACE_ADD(enqueue, t_enq);
-        TRACE_INC(ranges);
+        TG_PROF_ADD(g_trace.enqueue, t_enq);
+        TG_PROF(g_trace.ranges++);
         auto &s = ctx->rows[r % TG_ROWS_SETS];
         const row_range &rg = ranges[r];
         const sub_plan &sp = subs[rg.sub];
-        TRACE_AT(t_wait);
+        TG_PROF_AT(t_wait);
         if ((e = cudaEventSynchronize(s.checked)) != cudaSuccess) return fail(e, "copy or check a row range");
-        TRACE_ADD(wait, t_wait);
-#ifdef TG_ROWS_TRACE
-        {
-            float cms = 0;
-            cudaEventElapsedTime(&cms, g_trace.c0[r % TG_ROWS_SETS], g_trace.c1[r % TG_ROWS_SETS]);
-            g_trace.copy_ms += cms;
-        }
-#endif
-        TRACE_AT(t_launch);
+        TG_PROF_ADD(g_trace.wait, t_wait);
+        TG_PROF(trace_copied(r));
+        TG_PROF_AT(t_launch);
         const unsigned long long *h = ctx->rows_h_check + 8 * (r % TG_ROWS_SETS);
         if (h[0] != 0 || (sp.two && h[4] != 0)) {
             cudaStreamSynchronize(ctx->copy);
@@ -372,9 +408,7 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         }
         const tg_dblock *pij = &bij, *pik = sp.two ? &bik : &bij;
         if ((e = cudaEventRecord(s.k0, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
-#ifdef TG_ROWS_TRACE
-        cudaEventRecord(trace_ev(4 * (size_t)r + 2), ctx->stream);
-#endif
+        TG_PROF(trace_mark(4 * (size_t)r + 2, ctx->stream));
         if (bij.nnz > 0 && pik->nnz > 0) {
             if ((e = tg_edge_rows(&bij, bf.erow, ctx->stream)) != cudaSuccess) return fail(e, "edge-row index");
             bij.erow = bf.erow;
@@ -395,13 +429,11 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
             }
         }
         if ((e = cudaEventRecord(s.k1, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
-#ifdef TG_ROWS_TRACE
-        cudaEventRecord(trace_ev(4 * (size_t)r + 3), ctx->stream);
-#endif
+        TG_PROF(trace_mark(4 * (size_t)r + 3, ctx->stream));
         if ((e = cudaEventRecord(s.done, ctx->stream)) != cudaSuccess) return fail(e, "cudaEventRecord");
-        TRACE_ADD(launch, t_launch);
+        TG_PROF_ADD(g_trace.launch, t_launch);
     }
-    TRACE_AT(t_tail);
+    TG_PROF_AT(t_tail);
     if ((e = cudaMemcpyAsync(ctx->rows_h_check + 8 * TG_ROWS_SETS, counts, (size_t)nsubs * sizeof(unsigned long long),
                              cudaMemcpyDeviceToHost, ctx->stream)) != cudaSuccess)
         return fail(e, "copy result");
@@ -409,31 +441,9 @@ static int32_t count_ranges(tg_ctx *ctx, tg_kernel_fn fn, const char *kname, con
         snprintf(where, sizeof where, "kernel %s (run)", kname);
         return fail(e, where);
     }
-    TRACE_ADD(tail, t_tail);
-    TRACE_INC(calls);
-#ifdef TG_ROWS_TRACE
-    {
-        cudaStreamSynchronize(ctx->copy);
-        std::vector<float> t((size_t)n * 4);
-        for (size_t i = 0; i < t.size(); i++) cudaEventElapsedTime(&t[i], g_trace.base, g_trace.ev[i]);
-        for (int64_t r = 0; r < n; r++) {
-            const float c0 = t[4 * r], c1 = t[4 * r + 1];
-            for (int64_t q = 0; q < n; q++) {
-                const float lo = std::max(c0, t[4 * q + 2]), hi = std::min(c1, t[4 * q + 3]);
-                if (hi > lo) g_trace.overlap_ms += hi - lo;
-            }
-        }
-        g_trace.span_ms += t[4 * (n - 1) + 3];
-        if (g_trace.shown < 2 && n >= 4) {
-            g_trace.shown++;
-            fprintf(stderr, "tg_count_rows timeline (ms from the call's start; copy c, kernel k):");
-            for (int64_t r = 0; r < std::min<int64_t>(n, 12); r++)
-                fprintf(stderr, " [%ld c %.3f-%.3f k %.3f-%.3f]", (long)r, t[4 * r], t[4 * r + 1], t[4 * r + 2],
-                        t[4 * r + 3]);
-            fprintf(stderr, "\n");
-        }
-    }
-#endif
+    TG_PROF_ADD(g_trace.tail, t_tail);
+    TG_PROF(g_trace.calls++);
+    TG_PROF(trace_call_end(ctx->copy, n));
     for (int64_t r = std::max<int64_t>(n - TG_ROWS_SETS, 0); r < n; r++)
         if ((e = kernel_time(r)) != cudaSuccess) return fail(e, "cudaEventElapsedTime");
     for (int32_t i = 0; i < nsubs; i++) triangles[i] = (uint64_t)ctx->rows_h_check[8 * TG_ROWS_SETS + i];
@@ -488,7 +498,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     if (jk->nnz == 0) return TG_OK;
     const int32_t slots[3] = {slot_jk, slot_jk, slot_jk};
     const tg_active_guard guard(ctx, slots);
-    TRACE_AT(t_setup);
+    TG_PROF_AT(t_setup);
     if ((e = make_events(ctx)) != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: set-up");
     // The budget: what is free with the sets' buffers given back, less a
     // sixteenth of the limit for the kernel's scratch.
@@ -531,7 +541,7 @@ extern "C" int32_t tg_count_rows(tg_ctx *ctx, int32_t kernel, int32_t slot_jk, c
     }
     if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_count_rows: row-range buffers");
     if (parts) *parts = (int64_t)ranges.size();
-    TRACE_ADD(setup, t_setup);
+    TG_PROF_ADD(g_trace.setup, t_setup);
     return count_ranges(ctx, fn, tg_kernel_name(kernel), jk, plans.data(), nsubs, ranges.data(), (int64_t)ranges.size(),
                         triangles, kernel_ms, err, errlen);
 }
