@@ -12,42 +12,6 @@ import (
 	"google.golang.org/grpc"
 )
 
-// BenchmarkSchedulerCore measures the pure scheduler: 64 workers pulling
-// one subtask at a time and answering at once.
-func BenchmarkSchedulerCore(b *testing.B) {
-	for _, p := range []int{16, 32} {
-		b.Run(fmt.Sprintf("P=%d", p), func(b *testing.B) {
-			tasks := testTasks(p)
-			for b.Loop() {
-				s, _ := NewScheduler(DefaultSchedulerConfig())
-				s.AddJob(JobSpec{ID: "j", Subtasks: tasks})
-				var queue []Decision
-				for w := range 64 {
-					id := api.WorkerID(fmt.Sprintf("w%d", w))
-					s.WorkerJoined(api.Hello{Worker: id})
-					queue = append(queue, s.Pull(id, 1)...)
-				}
-				done := false
-				for len(queue) > 0 && !done {
-					d := queue[0]
-					queue = queue[1:]
-					switch d.Kind {
-					case DecideAssign:
-						queue = append(queue, s.Result(api.Result{Ref: d.Ref, Attempt: d.Attempt, Worker: d.Worker, Triangles: 1})...)
-						queue = append(queue, s.Pull(d.Worker, 1)...)
-					case DecideJobDone:
-						done = true
-					}
-				}
-				if !done {
-					b.Fatal("job not done")
-				}
-			}
-			b.ReportMetric(float64(len(tasks)*b.N)/b.Elapsed().Seconds(), "subtasks/s")
-		})
-	}
-}
-
 // BenchmarkServerThroughput measures the whole gRPC path on loopback: 64
 // workers, each with its own connection and Work stream, that answer every
 // assignment at once (no counting) and pull one more per result.

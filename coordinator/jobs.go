@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
@@ -256,7 +257,7 @@ func (s *Server) prepared(id api.JobID, p *prepared, err error) {
 }
 
 func (s *Server) addToScheduler(j *jobInfo, settled map[int]uint64) {
-	ds, err := s.sched.AddJob(JobSpec{ID: j.rec.ID, Subtasks: j.rec.Subtasks, Store: j.rec.Store,
+	ds, err := s.sched.AddJob(scheduler.JobSpec{ID: j.rec.ID, Subtasks: j.rec.Subtasks, Store: j.rec.Store,
 		Kernel: j.rec.Spec.Kernel, PerVertex: j.rec.PerVertex, PerEdge: j.rec.PerEdge, Settled: settled})
 	if err != nil {
 		s.endJob(j, api.JobFailed, 0, err)
@@ -380,7 +381,7 @@ func (s *Server) restore() error {
 	// Workers found faulty in any recorded job stay refused.
 	for _, r := range recs {
 		for _, f := range r.Faulty {
-			if s.sched.faulty[f.Worker] == nil {
+			if s.sched.Fault(f.Worker) == nil {
 				s.log.Warn("worker found faulty before the restart; it gets no more work", "worker", f.Worker, "job", r.ID)
 			}
 			s.apply(s.sched.Quarantine(f.Worker, fmt.Errorf("found faulty in job %s: %s", r.ID, f.Reason)))

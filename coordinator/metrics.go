@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 )
 
 // metrics are the coordinator's Prometheus metrics, all prefixed
@@ -70,9 +71,9 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) decision(d Decision) {
+func (m *metrics) decision(d scheduler.Decision) {
 	switch d.Kind {
-	case DecideAssign:
+	case scheduler.DecideAssign:
 		w := string(d.Worker)
 		m.assigned.WithLabelValues(w).Inc()
 		if d.Speculative {
@@ -80,13 +81,13 @@ func (m *metrics) decision(d Decision) {
 		} else if d.Attempt > 1 {
 			m.requeued.WithLabelValues(w).Inc()
 		}
-	case DecideSubtaskDone:
+	case scheduler.DecideSubtaskDone:
 		m.settled.Inc()
-	case DecideSubtaskReopened:
+	case scheduler.DecideSubtaskReopened:
 		m.reopened.Inc()
-	case DecideWorkerFaulty:
+	case scheduler.DecideWorkerFaulty:
 		m.faulty.Inc()
-	case DecideIgnore:
+	case scheduler.DecideIgnore:
 		m.ignored.Inc()
 	}
 }
@@ -110,11 +111,7 @@ func (m *metrics) jobEnded(state api.JobState) { m.jobs.WithLabelValues(state.St
 
 // gauges refreshes the gauges from the scheduler; Run goroutine only.
 func (m *metrics) gauges(s *Server) {
-	running, workers := 0, 0
-	for _, w := range s.sched.workers {
-		running += len(w.running)
-		workers++
-	}
+	load := s.sched.Load()
 	queued, active := 0, 0
 	for _, id := range s.order {
 		j := s.jobs[id]
@@ -122,12 +119,12 @@ func (m *metrics) gauges(s *Server) {
 			continue
 		}
 		active++
-		if sj := s.sched.jobs[id]; sj != nil && !sj.state.Finished() {
-			queued += len(sj.tasks) - sj.settled
+		if n, ok := s.sched.Unsettled(id); ok {
+			queued += n
 		}
 	}
-	m.queued.Set(float64(max(queued-running, 0)))
-	m.running.Set(float64(running))
-	m.workers.Set(float64(workers))
+	m.queued.Set(float64(max(queued-load.Running, 0)))
+	m.running.Set(float64(load.Running))
+	m.workers.Set(float64(load.Workers))
 	m.jobsActive.Set(float64(active))
 }

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 )
 
 // storedValue returns a copy of the value stored under the bucket path
@@ -74,14 +75,14 @@ func flipEach(t *testing.T, dir string, pristine []byte, off, n int, check func(
 func resumeTotal(t *testing.T, id api.JobID, r JobRecord) uint64 {
 	t.Helper()
 	h := newHarness(t)
-	h.add(JobSpec{ID: id, Subtasks: r.Subtasks, Settled: r.Settled})
+	h.add(scheduler.JobSpec{ID: id, Subtasks: r.Subtasks, Settled: r.Settled})
 	h.join("w")
 	if len(r.Settled) == len(r.Subtasks) {
 		t.Fatalf("every subtask resumed as settled")
 	}
 	var total uint64
 	for _, a := range assigned(h.pull("w", len(r.Subtasks)), "w") {
-		if d, ok := find(h.ok(a, "w", truth(a.Ref.Index)), DecideJobDone); ok {
+		if d, ok := find(h.ok(a, "w", truth(a.Ref.Index)), scheduler.DecideJobDone); ok {
 			total = d.Total
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/partition"
 )
 
@@ -32,13 +33,13 @@ func TestStateWriteReopenResume(t *testing.T) {
 	}
 	// A first coordinator settles half the subtasks, and one is reopened.
 	s := newHarness(t)
-	s.add(JobSpec{ID: "j1", Subtasks: tasks})
+	s.add(scheduler.JobSpec{ID: "j1", Subtasks: tasks})
 	s.join("a")
 	as := assigned(s.pull("a", len(tasks)/2), "a")
 	var changes []SettledChange
 	for _, a := range as {
 		for _, d := range s.ok(a, "a", truth(a.Ref.Index)) {
-			if d.Kind == DecideSubtaskDone {
+			if d.Kind == scheduler.DecideSubtaskDone {
 				changes = append(changes, SettledChange{Ref: d.Ref, Triangles: d.Triangles})
 			}
 		}
@@ -78,7 +79,7 @@ func TestStateWriteReopenResume(t *testing.T) {
 	}
 	// A restarted coordinator counts only the rest and gets the exact total.
 	h := newHarness(t)
-	h.add(JobSpec{ID: got.ID, Subtasks: got.Subtasks, Settled: got.Settled})
+	h.add(scheduler.JobSpec{ID: got.ID, Subtasks: got.Subtasks, Settled: got.Settled})
 	h.join("b")
 	rest := assigned(h.pull("b", len(tasks)), "b")
 	if len(rest) != len(tasks)-len(got.Settled) {
@@ -89,7 +90,7 @@ func TestStateWriteReopenResume(t *testing.T) {
 		if _, ok := got.Settled[a.Ref.Index]; ok {
 			t.Fatalf("settled subtask %d counted again", a.Ref.Index)
 		}
-		if d, ok := find(h.ok(a, "b", truth(a.Ref.Index)), DecideJobDone); ok {
+		if d, ok := find(h.ok(a, "b", truth(a.Ref.Index)), scheduler.DecideJobDone); ok {
 			total = d.Total
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/partition"
@@ -21,12 +22,12 @@ import (
 )
 
 // Per-vertex jobs: the server adds the partial counts of each subtask's
-// winning attempt (DecideSubtaskDone) to the job's sums, takes them back
-// out when the scheduler reopens or overturns the subtask, and once the
-// job is done writes the sums, in the input's ids, as binary counts files
-// (counts.WriteVertices, counts.WriteEdges) under the counts directory,
-// which FetchCounts serves. The job is reported done only once its files
-// are written and have passed counts.Check against its total.
+// winning attempt (scheduler.DecideSubtaskDone) to the job's sums, takes
+// them back out when the scheduler reopens or overturns the subtask, and
+// once the job is done writes the sums, in the input's ids, as binary
+// counts files (counts.WriteVertices, counts.WriteEdges) under the counts
+// directory, which FetchCounts serves. The job is reported done only once
+// its files are written and have passed counts.Check against its total.
 //
 // With StateDir set, the partials of settled subtasks and the files of
 // a finished job survive a restart (pervertex_persist.go).
@@ -193,16 +194,16 @@ func (s *Server) removeTempCounts() {
 	}
 }
 
-// settleCounts applies a DecideSubtaskDone or DecideSubtaskReopened to its
-// job's sums; an error fails the job (never a silently partial result).
-// Run goroutine only.
-func (s *Server) settleCounts(d Decision) {
+// settleCounts applies a scheduler.DecideSubtaskDone or
+// DecideSubtaskReopened to its job's sums; an error fails the job (never
+// a silently partial result). Run goroutine only.
+func (s *Server) settleCounts(d scheduler.Decision) {
 	j := s.jobs[d.Job]
 	if j == nil || j.sums == nil || j.state.Final() {
 		return
 	}
 	var err error
-	if d.Kind == DecideSubtaskDone {
+	if d.Kind == scheduler.DecideSubtaskDone {
 		if err = j.sums.settle(d.Ref.Index, d.Partial); err == nil {
 			if perr := s.savePartial(d.Job, d.Ref.Index, d.Triangles, d.Partial); perr != nil {
 				s.log.Error("saving a subtask's partial counts; a restart would count it again", "job", d.Job, "subtask", d.Ref.Index, "err", perr)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -20,7 +21,7 @@ import (
 type Config struct {
 	// Scheduler tunes the scheduling core (leases in ticks, attempts,
 	// speculation, verification).
-	Scheduler SchedulerConfig
+	Scheduler scheduler.Config
 	// StateDir holds the job database (StateFile) and the shards of jobs
 	// submitted as graph files (jobs/ID/). A restarted coordinator with
 	// the same StateDir resumes its unfinished jobs without recounting
@@ -75,11 +76,11 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
-// DefaultConfig returns the defaults: DefaultSchedulerConfig, 100 ms
+// DefaultConfig returns the defaults: scheduler.DefaultConfig, 100 ms
 // ticks (so 10 s leases), 1 s heartbeats, state in memory.
 func DefaultConfig() Config {
 	return Config{
-		Scheduler:         DefaultSchedulerConfig(),
+		Scheduler:         scheduler.DefaultConfig(),
 		TickInterval:      100 * time.Millisecond,
 		HeartbeatInterval: time.Second,
 		ChunkSize:         1 << 20,
@@ -141,7 +142,7 @@ func (c *Config) Validate() error {
 // Lease is the lease as a duration.
 func (c *Config) Lease() time.Duration { return time.Duration(c.Scheduler.LeaseTicks) * c.TickInterval }
 
-// Server is the coordinator: it owns the Scheduler (one goroutine, Run,
+// Server is the coordinator: it owns the scheduler (one goroutine, Run,
 // feeds it every event and carries out its decisions), the job database,
 // and the gRPC services Cluster (workers) and Jobs (clients).
 type Server struct {
@@ -160,11 +161,11 @@ type Server struct {
 	runOnce  sync.Once
 
 	// Owned by the Run goroutine.
-	sched    *Scheduler
+	sched    *scheduler.Scheduler
 	jobs     map[api.JobID]*jobInfo
 	order    []api.JobID
 	sessions map[api.WorkerID]*session
-	pending  []Decision
+	pending  []scheduler.Decision
 	runCtx   context.Context
 	finished []api.JobID // finished jobs still in the scheduler, oldest first
 	// unrecorded are the ended jobs whose final record failed to be
@@ -181,8 +182,16 @@ type Server struct {
 	tmpCounts string
 }
 
-// ErrStopped is returned to calls made when the server is not running.
-var ErrStopped = errors.New("coordinator: stopped")
+// Errors the Server returns. ErrUnknownJob and ErrJobCanceled are the
+// scheduler's, so that errors.Is holds whichever of the two said it.
+var (
+	// ErrStopped is returned to calls made when the server is not running.
+	ErrStopped = errors.New("coordinator: stopped")
+	// ErrUnknownJob: the server has no job of that id.
+	ErrUnknownJob = scheduler.ErrUnknownJob
+	// ErrJobCanceled is a cancelled job's error.
+	ErrJobCanceled = scheduler.ErrJobCanceled
+)
 
 // NewServer opens the state (if any), restores its jobs and returns a
 // server that serves once Run is called.
@@ -190,7 +199,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sched, err := NewScheduler(cfg.Scheduler)
+	sched, err := scheduler.New(cfg.Scheduler)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +370,7 @@ func (s *Server) WorkerGone(id api.WorkerID, reason string) {
 	})
 }
 
-func (s *Server) apply(ds []Decision) { s.pending = append(s.pending, ds...) }
+func (s *Server) apply(ds []scheduler.Decision) { s.pending = append(s.pending, ds...) }
 
 // openStore opens a job's store by its URL.
 func openStore(url string) (storage.Store, error) { return storage.Open(url) }

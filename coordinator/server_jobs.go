@@ -13,6 +13,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
@@ -130,7 +131,7 @@ func (s *Server) Cancel(ctx context.Context, id api.JobID) error {
 			j.waitWorkers = false
 			s.endJob(j, api.JobCancelled, 0, ErrJobCanceled)
 		default:
-			var ds []Decision
+			var ds []scheduler.Decision
 			if ds, err = s.sched.CancelJob(id); err == nil {
 				s.apply(ds)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 )
 
 // flush carries out the pending decisions: settled subtasks and job ends
@@ -20,9 +21,9 @@ func (s *Server) flush() {
 	var changes []SettledChange
 	for _, d := range ds {
 		switch d.Kind {
-		case DecideSubtaskDone:
+		case scheduler.DecideSubtaskDone:
 			changes = append(changes, SettledChange{Ref: d.Ref, Triangles: d.Triangles})
-		case DecideSubtaskReopened:
+		case scheduler.DecideSubtaskReopened:
 			changes = append(changes, SettledChange{Ref: d.Ref, Forget: true})
 		}
 	}
@@ -37,21 +38,21 @@ func (s *Server) flush() {
 	for _, d := range ds {
 		s.met.decision(d)
 		switch d.Kind {
-		case DecideAssign:
+		case scheduler.DecideAssign:
 			if _, ok := batches[d.Worker]; !ok {
 				order = append(order, d.Worker)
 			}
 			batches[d.Worker] = append(batches[d.Worker], d.Assignment)
 			touched[d.Job] = true
-		case DecideCancel:
+		case scheduler.DecideCancel:
 			if sess := s.sessions[d.Worker]; sess != nil {
 				sess.send(s, &pb.CoordinatorMessage{Msg: &pb.CoordinatorMessage_Cancel{
 					Cancel: pb.EncodeCancel(api.Cancel{Ref: d.Ref, Attempt: d.Attempt, Reason: "no longer needed"})}})
 			}
-		case DecideSubtaskDone, DecideSubtaskReopened:
+		case scheduler.DecideSubtaskDone, scheduler.DecideSubtaskReopened:
 			s.settleCounts(d)
 			touched[d.Job] = true
-		case DecideJobDone:
+		case scheduler.DecideJobDone:
 			if j := s.jobs[d.Job]; j != nil {
 				if j.rec.PerVertex && !j.state.Final() {
 					s.finishCounts(j, d.Total) // ends the job once its files are written
@@ -59,15 +60,15 @@ func (s *Server) flush() {
 				}
 				s.endJob(j, api.JobDone, d.Total, nil)
 			}
-		case DecideJobFailed:
+		case scheduler.DecideJobFailed:
 			if j := s.jobs[d.Job]; j != nil {
 				s.endJob(j, api.JobFailed, 0, d.Err)
 			}
-		case DecideJobCancelled:
+		case scheduler.DecideJobCancelled:
 			if j := s.jobs[d.Job]; j != nil {
 				s.endJob(j, api.JobCancelled, 0, d.Err)
 			}
-		case DecideWorkerFaulty:
+		case scheduler.DecideWorkerFaulty:
 			s.log.Warn("worker found faulty; it gets no more work", "worker", d.Worker, "err", d.Err)
 			if j := s.jobs[d.Job]; j != nil {
 				j.faulty = append(j.faulty, api.FaultyWorker{Worker: d.Worker, Reason: api.TruncateText(d.Err.Error(), api.MaxErrorLen)})
@@ -76,7 +77,7 @@ func (s *Server) flush() {
 			if sess := s.sessions[d.Worker]; sess != nil {
 				s.endSession(sess, "found faulty")
 			}
-		case DecideIgnore:
+		case scheduler.DecideIgnore:
 			s.log.Debug("event ignored", "worker", d.Worker, "job", d.Job, "subtask", d.Ref.Index, "attempt", d.Attempt, "reason", d.Reason)
 		}
 	}

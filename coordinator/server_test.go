@@ -24,6 +24,7 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/kernels"
@@ -505,7 +506,7 @@ func TestServerForgetsOldFinishedJobs(t *testing.T) {
 			t.Fatalf("job %s: %+v", id, st)
 		}
 	}
-	var kept []JobStatus
+	var kept []scheduler.JobStatus
 	ts.s.call(ctx, func() { kept = ts.s.sched.Jobs() })
 	if len(kept) != 1 || kept[0].ID != "second" {
 		t.Fatalf("scheduler keeps %+v, want only the second job", kept)

@@ -128,7 +128,7 @@ func (s *Server) Work(stream pb.Cluster_WorkServer) error {
 	sess.heard.Store(time.Now().UnixNano())
 	var refused, inUse error
 	if err := s.call(ctx, func() {
-		if why := s.sched.faulty[h.Worker]; why != nil {
+		if why := s.sched.Fault(h.Worker); why != nil {
 			refused = why
 			return
 		}

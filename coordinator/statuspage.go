@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 )
 
 // StatusHandler serves a read-only status page for people: "/" lists the
@@ -39,7 +40,7 @@ type workerView struct {
 
 type jobView struct {
 	Job      api.JobStatus
-	Subtasks []SubtaskStatus
+	Subtasks []scheduler.SubtaskStatus
 }
 
 func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request) {

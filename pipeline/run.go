@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
-	"github.com/trigrid/trigrid/coordinator"
+	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/counts"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/worker"
@@ -45,14 +45,14 @@ type RunResult struct {
 	Device *DeviceReport
 }
 
-// RunLocal counts tasks in this process: the coordinator's Scheduler
-// hands them out to one local worker per slot of cfg.Slots, through the
-// same api messages a network would carry. Blocks come from src (store
-// is "" then) or from the store URL each worker opens (src nil). The
-// scheduler keeps (I, J) fixed across K per worker, so neighbouring
-// subtasks share cached blocks. An attempt that fails fails the run with
-// an error naming the subtask and the reason (there is no other machine
-// to retry on).
+// RunLocal counts tasks in this process: the coordinator's scheduler
+// (package coordinator/scheduler) hands them out to one local worker per
+// slot of cfg.Slots, through the same api messages a network would carry.
+// Blocks come from src (store is "" then) or from the store URL each
+// worker opens (src nil). The scheduler keeps (I, J) fixed across K per
+// worker, so neighbouring subtasks share cached blocks. An attempt that
+// fails fails the run with an error naming the subtask and the reason
+// (there is no other machine to retry on).
 func RunLocal(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg Config) (*RunResult, error) {
 	return runLocal(ctx, src, store, tasks, cfg, nil)
 }
@@ -68,10 +68,10 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		return nil, errors.New("pipeline: local run: no block source and no store")
 	}
 	start := time.Now()
-	sc := coordinator.DefaultSchedulerConfig()
+	sc := scheduler.DefaultConfig()
 	sc.MaxAttempts = 1
 	sc.NoSpeculation = true
-	sched, err := coordinator.NewScheduler(sc)
+	sched, err := scheduler.New(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 			return nil, err
 		}
 	}
-	spec := coordinator.JobSpec{ID: localJob, Subtasks: tasks, Store: store, GroupJK: cfg.groupJK}
+	spec := scheduler.JobSpec{ID: localJob, Subtasks: tasks, Store: store, GroupJK: cfg.groupJK}
 	if sums != nil {
 		spec.PerVertex, spec.PerEdge = true, sums.PerEdge()
 	}
@@ -174,7 +174,7 @@ type localEvent struct {
 
 // localRun owns the scheduler: only loop touches it after the start.
 type localRun struct {
-	sched    *coordinator.Scheduler
+	sched    *scheduler.Scheduler
 	events   chan localEvent
 	loopDone chan struct{} // closed when loop returns
 	conns    map[api.WorkerID]*localConn
@@ -259,14 +259,14 @@ func (l *localRun) record(r api.Result) {
 }
 
 // apply carries out the scheduler's decisions.
-func (l *localRun) apply(ds []coordinator.Decision) {
+func (l *localRun) apply(ds []scheduler.Decision) {
 	for _, d := range ds {
 		switch d.Kind {
-		case coordinator.DecideAssign:
+		case scheduler.DecideAssign:
 			if c := l.conns[d.Worker]; c != nil {
 				c.deliver(d.Assignment)
 			}
-		case coordinator.DecideSubtaskDone:
+		case scheduler.DecideSubtaskDone:
 			x := d.Ref.Index
 			if !l.have[x] {
 				l.settled++
@@ -275,19 +275,19 @@ func (l *localRun) apply(ds []coordinator.Decision) {
 			l.have[x] = true
 			l.results[x].Triangles = d.Triangles
 			l.settlePartial(x, d.Partial)
-		case coordinator.DecideSubtaskReopened:
+		case scheduler.DecideSubtaskReopened:
 			if l.have[d.Ref.Index] {
 				l.settled--
 			}
 			l.have[d.Ref.Index] = false
 			l.settlePartial(d.Ref.Index, nil)
-		case coordinator.DecideJobDone:
+		case scheduler.DecideJobDone:
 			l.done, l.total = true, d.Total
-		case coordinator.DecideJobFailed, coordinator.DecideJobCancelled:
+		case scheduler.DecideJobFailed, scheduler.DecideJobCancelled:
 			l.done, l.err = true, d.Err
-		case coordinator.DecideWorkerFaulty:
+		case scheduler.DecideWorkerFaulty:
 			l.cfg.Logger.Error("local worker outvoted", "worker", d.Worker, "err", d.Err)
-		case coordinator.DecideIgnore:
+		case scheduler.DecideIgnore:
 			l.cfg.Logger.Debug("scheduler ignored an event", "worker", d.Worker, "reason", d.Reason)
 		}
 	}

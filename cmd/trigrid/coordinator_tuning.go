@@ -31,7 +31,7 @@ func (f *tuningFlags) add(cmd *cobra.Command) {
 	fl.Float64Var(&f.speculateAfter, "speculate-after", s.SpeculateAfter, "share of a job's subtasks done before stragglers are re-offered, in (0, 1]")
 	fl.Float64Var(&f.speculateFactor, "speculate-factor", s.SpeculateFactor, "an attempt running this many times past its estimate is a straggler (at least 1)")
 	fl.Int64Var(&f.speculateMinTicks, "speculate-min-ticks", s.SpeculateMinTicks, "attempts younger than this many ticks are never re-offered")
-	fl.Int64Var(&f.recountWaitTicks, "recount-wait-ticks", coordinator.DefaultRecountWaitTicks, "ticks a verification copy or recount waits for a qualifying worker before its job fails")
+	fl.Int64Var(&f.recountWaitTicks, "recount-wait-ticks", s.RecountWaitTicks, "ticks a verification copy or recount waits for a qualifying worker before its job fails")
 	fl.IntVar(&f.fetchConcurrency, "fetch-concurrency", d.FetchConcurrency, "shard fetches served at once, each holding one shard in memory; more wait")
 	fl.StringVar(&f.chunkSize, "chunk-size", strconv.Itoa(d.ChunkSize), "data size of one shard-fetch chunk, e.g. 1MiB (at most 4MiB)")
 	fl.IntVar(&f.sendQueue, "send-queue", d.SendQueue, "messages that may wait for one worker's stream; a worker this far behind is disconnected and its attempts requeued")

@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of coordinator/testdata/*.txt")
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of coordinator/scheduler/testdata/*.txt")
 
 // TestSchedulerScripts runs the scripts in testdata/: each block is one
 // command, "----", and the decisions it must produce (see runScriptCommand
@@ -82,7 +82,7 @@ func runScriptCommand(t *testing.T, hp **harness, line string) (string, error) {
 	var ds []Decision
 	switch f[0] {
 	case "config":
-		*hp = newHarness(t, func(c *SchedulerConfig) {
+		*hp = newHarness(t, func(c *Config) {
 			for _, kv := range f[1:] {
 				k, v, _ := strings.Cut(kv, "=")
 				n, _ := strconv.ParseInt(v, 10, 64)

@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"maps"
@@ -130,5 +130,33 @@ func (s *Scheduler) Workers() []WorkerStatus {
 	return out
 }
 
-// Faulty returns the workers found faulty (connected or not) and why.
-func (s *Scheduler) Faulty() map[api.WorkerID]error { return maps.Clone(s.faulty) }
+// Fault returns why worker id gets no more work (its count was outvoted,
+// or it was quarantined), or nil when it is sound.
+func (s *Scheduler) Fault(id api.WorkerID) error { return s.faulty[id] }
+
+// Load is how much the scheduler holds out now.
+type Load struct {
+	// Workers are the connected workers; Running the attempts out at
+	// them.
+	Workers, Running int
+}
+
+// Load returns the scheduler's load. It costs one step per connected
+// worker, so that a caller may read it after every event.
+func (s *Scheduler) Load() Load {
+	l := Load{Workers: len(s.workerList)}
+	for _, w := range s.workerList {
+		l.Running += len(w.running)
+	}
+	return l
+}
+
+// Unsettled returns how many of job id's subtasks are not settled yet;
+// false when the job has finished or is unknown. It costs one step.
+func (s *Scheduler) Unsettled(id api.JobID) (int, bool) {
+	j := s.jobs[id]
+	if j == nil || j.state.Finished() {
+		return 0, false
+	}
+	return len(j.tasks) - j.settled, true
+}

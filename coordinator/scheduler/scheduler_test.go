@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"errors"
@@ -17,13 +17,13 @@ type harness struct {
 	all []Decision
 }
 
-func newHarness(t *testing.T, opts ...func(*SchedulerConfig)) *harness {
+func newHarness(t *testing.T, opts ...func(*Config)) *harness {
 	t.Helper()
-	cfg := DefaultSchedulerConfig()
+	cfg := DefaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := NewScheduler(cfg)
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestSchedulerLeaseExpiryAndHeartbeat(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 5; c.NoSpeculation = true })
+			h := newHarness(t, func(c *Config) { c.LeaseTicks = 5; c.NoSpeculation = true })
 			h.add(JobSpec{ID: "j", Subtasks: testTasks(1)})
 			h.join("a", "b")
 			a := assigned(h.pull("a", 1), "a")[0]
@@ -271,7 +271,7 @@ func TestSchedulerDuplicateResultsIgnored(t *testing.T) {
 }
 
 func TestSchedulerSpeculation(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 3 })
+	h := newHarness(t, func(c *Config) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 3 })
 	tasks := testTasks(2) // 8 subtasks
 	h.add(JobSpec{ID: "j", Subtasks: tasks})
 	h.join("a", "b")
@@ -306,7 +306,7 @@ func TestSchedulerSpeculation(t *testing.T) {
 		t.Fatalf("status %+v", js)
 	}
 	// speculation never doubles a subtask before SpeculateAfter is reached
-	h2 := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1 })
+	h2 := newHarness(t, func(c *Config) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1 })
 	h2.add(JobSpec{ID: "j", Subtasks: tasks[:2]})
 	h2.join("a", "b", "c")
 	h2.pull("a", 1)
@@ -320,7 +320,7 @@ func TestSchedulerSpeculation(t *testing.T) {
 }
 
 func TestSchedulerDisagreementRecount(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1; c.SpeculateAfter = 0.5 })
+	h := newHarness(t, func(c *Config) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1; c.SpeculateAfter = 0.5 })
 	tasks := testTasks(1)[:1]
 	for range 3 {
 		tasks = append(tasks, partition.Subtask{I: 0, J: 0, K: 0, Work: 1})
@@ -393,7 +393,7 @@ func hasReopen(ds []Decision, idx int) bool {
 }
 
 func TestSchedulerNoMajorityFails(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.Verify = true })
+	h := newHarness(t, func(c *Config) { c.Verify = true })
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(1)})
 	h.join("a", "b", "c")
 	a := assigned(h.pull("a", 1), "a")[0]
@@ -421,7 +421,7 @@ func TestSchedulerNoMajorityFails(t *testing.T) {
 }
 
 func TestSchedulerVerifyAgrees(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.Verify = true })
+	h := newHarness(t, func(c *Config) { c.Verify = true })
 	tasks := testTasks(2)
 	h.add(JobSpec{ID: "j", Subtasks: tasks})
 	h.join("a", "b")
@@ -640,7 +640,7 @@ func TestSchedulerRestoredSubtasks(t *testing.T) {
 }
 
 func TestSchedulerRecountStarves(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.Verify = true; c.RecountWaitTicks = 10 })
+	h := newHarness(t, func(c *Config) { c.Verify = true; c.RecountWaitTicks = 10 })
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(1)})
 	h.join("a")
 	a := assigned(h.pull("a", 2), "a")
@@ -656,21 +656,21 @@ func TestSchedulerRecountStarves(t *testing.T) {
 }
 
 func TestSchedulerConfigValidate(t *testing.T) {
-	for _, c := range []SchedulerConfig{
+	for _, c := range []Config{
 		{LeaseTicks: -1}, {MaxAttempts: -2}, {SpeculateAfter: 2}, {SpeculateFactor: 0.5}, {RecountWaitTicks: -1},
 	} {
-		if _, err := NewScheduler(c); err == nil {
+		if _, err := New(c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	s, err := NewScheduler(SchedulerConfig{})
-	if err != nil || s.Config() != DefaultSchedulerConfig() {
-		t.Fatalf("zero config: %v %+v", err, s.Config())
+	var c Config
+	if err := c.Validate(); err != nil || c != DefaultConfig() {
+		t.Fatalf("zero config: %v %+v", err, c)
 	}
 }
 
 func TestSchedulerPartialOfWinner(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.Verify = true })
+	h := newHarness(t, func(c *Config) { c.Verify = true })
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(1), PerVertex: true, PerEdge: true})
 	h.join("a", "b")
 	a := assigned(h.pull("a", 1), "a")[0]
@@ -688,7 +688,7 @@ func TestSchedulerPartialOfWinner(t *testing.T) {
 }
 
 func TestSchedulerStalledWorkerWakes(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.LeaseTicks = 2; c.NoSpeculation = true })
+	h := newHarness(t, func(c *Config) { c.LeaseTicks = 2; c.NoSpeculation = true })
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(2)[:3]})
 	h.join("a", "b")
 	a := assigned(h.pull("a", 1), "a")[0]

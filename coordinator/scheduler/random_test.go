@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"fmt"
@@ -23,12 +23,12 @@ type flight struct {
 // total, counted once.
 func randomRun(seed uint64, verify bool, caught *int) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	cfg := DefaultSchedulerConfig()
+	cfg := DefaultConfig()
 	cfg.LeaseTicks = int64(3 + rng.IntN(10))
 	cfg.MaxAttempts = 1000 // errors are random here, not a subtask's fault
 	cfg.SpeculateMinTicks = int64(1 + rng.IntN(4))
 	cfg.Verify = verify
-	s, err := NewScheduler(cfg)
+	s, err := New(cfg)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"fmt"
@@ -6,51 +6,6 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 )
-
-// Scheduler is the pure scheduling core; see the package comment in
-// scheduler.go and SchedulerConfig.
-type Scheduler struct {
-	cfg         SchedulerConfig
-	now         int64
-	jobs        map[api.JobID]*job
-	order       []*job // every job in submission order
-	workers     map[api.WorkerID]*worker
-	workerOrder []api.WorkerID // connected workers in join order
-	workerList  []*worker      // the same, for the hot loops
-	faulty      map[api.WorkerID]error
-	out         []Decision
-}
-
-// NewScheduler returns an empty scheduler at tick 0.
-func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return &Scheduler{
-		cfg:     cfg,
-		jobs:    make(map[api.JobID]*job),
-		workers: make(map[api.WorkerID]*worker),
-		faulty:  make(map[api.WorkerID]error),
-	}, nil
-}
-
-// Now is the current tick.
-func (s *Scheduler) Now() int64 { return s.now }
-
-// Config returns the validated configuration.
-func (s *Scheduler) Config() SchedulerConfig { return s.cfg }
-
-func (s *Scheduler) emit(d Decision) { s.out = append(s.out, d) }
-
-func (s *Scheduler) flush() []Decision {
-	out := s.out
-	s.out = nil
-	return out
-}
-
-func (s *Scheduler) ignore(w api.WorkerID, ref api.SubtaskRef, attempt int, format string, args ...any) {
-	s.emit(Decision{Kind: DecideIgnore, Worker: w, Job: ref.Job, Ref: ref, Attempt: attempt, Reason: fmt.Sprintf(format, args...)})
-}
 
 // AddJob queues a job behind the others (FIFO; a later job's subtasks go
 // to workers the earlier jobs have nothing for).

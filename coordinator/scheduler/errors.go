@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"fmt"

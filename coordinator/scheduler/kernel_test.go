@@ -1,4 +1,4 @@
-package coordinator
+package scheduler
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestSchedulerKernelMatching(t *testing.T) {
 // with an error naming the kernel and the kernels the workers have; a
 // worker with it joining in time lets the job go on.
 func TestSchedulerNoWorkerHasKernel(t *testing.T) {
-	h := newHarness(t, func(c *SchedulerConfig) { c.RecountWaitTicks = 10 })
+	h := newHarness(t, func(c *Config) { c.RecountWaitTicks = 10 })
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(1), Kernel: "wetric"})
 	h.rec(h.s.WorkerJoined(api.Hello{Worker: "c", Slots: 1, Kernels: []string{"merge", "hash"}}))
 	if as := assigned(h.pull("c", 4), "c"); len(as) != 0 {
@@ -55,7 +55,7 @@ func TestSchedulerNoWorkerHasKernel(t *testing.T) {
 		t.Fatalf("decisions %+v", ds)
 	}
 
-	h2 := newHarness(t, func(c *SchedulerConfig) { c.RecountWaitTicks = 10 })
+	h2 := newHarness(t, func(c *Config) { c.RecountWaitTicks = 10 })
 	h2.add(JobSpec{ID: "j", Subtasks: testTasks(1), Kernel: "wetric"})
 	h2.rec(h2.s.WorkerJoined(api.Hello{Worker: "c", Slots: 1, Kernels: []string{"merge"}}))
 	h2.pull("c", 4)
