@@ -12,7 +12,7 @@ import (
 )
 
 // deviceLib opens the real CUDA library named by $TRIGRID_CUDA_LIB, or
-// skips: these tests need a GPU (scripts/gpu-check.sh runs them).
+// skips: these tests need a GPU (scripts/device.sh check runs them).
 func deviceLib(t *testing.T) *Library {
 	t.Helper()
 	path := os.Getenv(EnvLibrary)
