@@ -14,7 +14,10 @@
 // and shard fetches, clients' jobs), with Prometheus metrics and a status
 // page.
 //
-// Dependency rule: coordinator imports api and the packages below it
-// (partition, storage, graph/edgeio), never worker or pipeline; the
-// command injects the pipeline's partitioner through Config.Partitioner.
+// Dependency rule: coordinator imports api and the packages below it that
+// hold data and stores (partition, storage, counts), and never imports
+// graph, kernels, worker or pipeline itself; a test keeps it so
+// (deps_test.go). It reads no graph file and loads no CSR array: the
+// command hands it a Partitioner, a CountsReader and the kernel names a
+// job may give (Config).
 package coordinator

@@ -13,55 +13,9 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/coordinator/scheduler"
-	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 )
-
-// PartitionRequest asks a Partitioner to cut a graph file into shards.
-type PartitionRequest struct {
-	// Graph is the path of the edge file on the coordinator.
-	Graph  string
-	Scheme storage.Scheme
-	// P is the number of groups; 0 asks the partitioner to choose the
-	// smallest P whose subtasks fit Budget bytes of device memory.
-	P      int
-	Budget int64
-	// Store receives the shards and the manifest.
-	Store storage.Store
-	// Read says how the graph file is parsed: the job's format and
-	// whether lines that are not edges are skipped.
-	Read edgeio.ReadOptions
-}
-
-// Partitioner reads, cleans and orients a graph file and writes its
-// shards and manifest into req.Store, returning the manifest. The command
-// wires the project's one read -> clean -> orient pipeline here.
-type Partitioner func(ctx context.Context, req PartitionRequest) (*storage.Manifest, error)
-
-// DefaultPartitioner partitions with package partition alone: with P set,
-// partition.PartitionFile; with P 0, it loads the graph, chooses P for
-// Budget and partitions it (without an id map).
-func DefaultPartitioner(ctx context.Context, req PartitionRequest) (*storage.Manifest, error) {
-	cfg := partition.Config{Scheme: req.Scheme, P: req.P}
-	if req.P > 0 {
-		if _, err := partition.PartitionFile(ctx, req.Graph, req.Read, req.Store, cfg); err != nil {
-			return nil, err
-		}
-	} else {
-		fwd, _, stats, _, err := partition.LoadGraph(ctx, req.Graph, req.Read, 0)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.P, err = partition.ChoosePForGraph(fwd, req.Scheme, req.Budget, partition.MemModel{}, 0); err != nil {
-			return nil, fmt.Errorf("%s: choosing P for %d bytes: %w", req.Graph, req.Budget, err)
-		}
-		if _, err := partition.PartitionGraph(ctx, fwd, stats, req.Store, cfg); err != nil {
-			return nil, err
-		}
-	}
-	return storage.ReadManifest(ctx, req.Store)
-}
 
 // jobInfo is the server's record of a job; owned by the Run goroutine.
 type jobInfo struct {
@@ -188,6 +142,9 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 			return nil, err
 		}
 	} else {
+		if s.cfg.Partitioner == nil {
+			return nil, errNoPartitioner
+		}
 		scheme, err := storage.ParseScheme(spec.Scheme)
 		if err != nil {
 			return nil, err
@@ -210,11 +167,8 @@ func (s *Server) prepare(ctx context.Context, id api.JobID, spec api.JobSpec, bu
 		} else {
 			p.store = storage.NewMemStore()
 		}
-		ro, err := readOptions(spec)
-		if err != nil {
-			return nil, err
-		}
-		p.manifest, err = s.cfg.Partitioner(ctx, PartitionRequest{Graph: spec.Graph, Scheme: scheme, P: spec.Partitions, Budget: budget, Store: p.store, Read: ro})
+		p.manifest, err = s.cfg.Partitioner.Partition(ctx, PartitionRequest{Graph: spec.Graph, Scheme: scheme, P: spec.Partitions,
+			Budget: budget, Store: p.store, Read: readOptions(spec)})
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/coordinator/scheduler"
 	"github.com/trigrid/trigrid/counts"
-	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 )
@@ -136,15 +135,13 @@ func (js *jobSums) reopen(idx int) error {
 	return js.sums.Remove(t.I, t.J, t.K, old)
 }
 
-// write checks the sums against the job's total and writes the counts
-// files into dir.
-func (js *jobSums) write(ctx context.Context, dir string, total uint64) error {
+// write has r read the counts from the sums and the job's blocks, checks
+// them against the job's total and writes the counts files into dir.
+func (js *jobSums) write(ctx context.Context, r CountsReader, dir string, total uint64) error {
 	if len(js.added) != len(js.tasks) {
 		return fmt.Errorf("per-vertex counts of %d of %d subtasks", len(js.added), len(js.tasks))
 	}
-	c, err := js.sums.Counts(ctx, js.ids, manifestEdges(js.m), func(ctx context.Context, i, j int) (*graph.CSR, error) {
-		return storage.LoadShard(ctx, js.store, js.m, i, j)
-	})
+	c, err := r.ReadCounts(ctx, CountsRequest{Store: js.store, Manifest: js.m, Sums: js.sums, IDs: js.ids})
 	if err != nil {
 		return err
 	}
@@ -244,6 +241,11 @@ func (s *Server) finishCounts(j *jobInfo, total uint64) {
 		fail(errors.New("its sums were lost"))
 		return
 	}
+	reader := s.cfg.CountsReader
+	if reader == nil { // a job resumed by a coordinator without one
+		fail(errors.New("this coordinator has no counts reader"))
+		return
+	}
 	j.sums = nil
 	dir, err := s.countsDir(id)
 	if err != nil {
@@ -254,7 +256,7 @@ func (s *Server) finishCounts(j *jobInfo, total uint64) {
 	go func() {
 		// On an error the saved partials stay: failing the job removes
 		// them, a shutdown keeps them for the restart.
-		err := js.write(ctx, dir, total)
+		err := js.write(ctx, reader, dir, total)
 		var sums map[string]uint64
 		if err == nil {
 			sums, err = hashCountsFiles(dir, perEdge)

@@ -54,7 +54,7 @@ func TestPartialFile(t *testing.T) {
 func TestJobSumsReplace(t *testing.T) {
 	ctx := context.Background()
 	store := storage.NewMemStore()
-	m, err := DefaultPartitioner(ctx, PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
+	m, err := testPartitioner{}.Partition(ctx, PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestJobSumsReplace(t *testing.T) {
 	if total, at := sum(); total != 0 {
 		t.Fatalf("after reopening: %d triangles at %v", total, at)
 	}
-	if err := js.write(ctx, t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "of 8 subtasks") {
+	if err := js.write(ctx, testCounts{}, t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "of 8 subtasks") {
 		t.Fatalf("writing with subtasks missing: %v", err)
 	}
 

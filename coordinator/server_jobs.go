@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -14,79 +12,7 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/coordinator/scheduler"
-	"github.com/trigrid/trigrid/graph/edgeio"
-	"github.com/trigrid/trigrid/kernels"
-	"github.com/trigrid/trigrid/kernels/gpu"
-	"github.com/trigrid/trigrid/storage"
 )
-
-// checkSpec refuses, when it is submitted, a job that could not run:
-// not exactly one of a graph file and a shard store, P out of range, an
-// unknown scheme, kernel or format, reading options with a shard store,
-// and a graph file or shard directory that is not within the data
-// directories. It sets spec's graph path or store URL to the one to open
-// (absolute, links resolved) and a graph's empty scheme to hash.
-func (s *Server) checkSpec(spec *api.JobSpec) error {
-	if (spec.Graph == "") == (spec.Shards == "") {
-		return errors.New("coordinator: a job needs exactly one of a graph file and a shard store")
-	}
-	if spec.Partitions < 0 || spec.Partitions > api.MaxPartitions {
-		return fmt.Errorf("coordinator: partitions %d out of range 0..%d", spec.Partitions, api.MaxPartitions)
-	}
-	if err := checkKernel(spec.Kernel); err != nil {
-		return err
-	}
-	if spec.Shards != "" {
-		if spec.Format != "" || spec.SkipBadLines {
-			return errors.New("coordinator: a format and skipping bad lines apply to a graph file; a shard store was read when it was partitioned")
-		}
-		u, err := storeURL(spec.Shards, s.dataDirs)
-		if err != nil {
-			return err
-		}
-		spec.Shards = u
-		return nil
-	}
-	if spec.Scheme == "" {
-		spec.Scheme = "hash"
-	}
-	if _, err := storage.ParseScheme(spec.Scheme); err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
-	if _, err := readOptions(*spec); err != nil {
-		return err
-	}
-	real, err := graphPath(spec.Graph, s.dataDirs)
-	if err != nil {
-		return err
-	}
-	spec.Graph = real
-	return nil
-}
-
-// checkKernel refuses a kernel name that is neither "" (each worker's
-// own) nor one of trigrid's CPU or GPU kernels, naming those.
-func checkKernel(name string) error {
-	cpu, dev := kernels.CPUKernelNames(), gpu.Kernels()
-	if name == "" || slices.Contains(cpu, name) || slices.Contains(dev, name) {
-		return nil
-	}
-	return fmt.Errorf("coordinator: unknown kernel %q (CPU kernels: %s; GPU kernels: %s)",
-		api.TruncateText(name, 64), strings.Join(cpu, ", "), strings.Join(dev, ", "))
-}
-
-// readOptions returns how a job's graph file is read.
-func readOptions(spec api.JobSpec) (edgeio.ReadOptions, error) {
-	ro := edgeio.ReadOptions{SkipBadLines: spec.SkipBadLines}
-	if spec.Format != "" {
-		f, err := edgeio.ParseFormat(spec.Format)
-		if err != nil {
-			return ro, fmt.Errorf("coordinator: %w", err)
-		}
-		ro.Format = f
-	}
-	return ro, nil
-}
 
 // Status returns a job's status.
 func (s *Server) Status(ctx context.Context, id api.JobID) (api.JobStatus, error) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/api/pb"
-	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -47,7 +46,7 @@ func writeStore(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DefaultPartitioner(context.Background(), PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store}); err != nil {
+	if _, err := (testPartitioner{}).Partition(context.Background(), PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,18 +129,26 @@ func TestServerGraphRefusalHidesWhatIsOutside(t *testing.T) {
 	}
 }
 
-// A job's reading options reach the partitioner.
+// recordingPartitioner is testPartitioner that notes how it was asked to
+// read.
+type recordingPartitioner struct {
+	testPartitioner
+	mu  sync.Mutex
+	got []ReadOptions
+}
+
+func (p *recordingPartitioner) Partition(ctx context.Context, req PartitionRequest) (*storage.Manifest, error) {
+	p.mu.Lock()
+	p.got = append(p.got, req.Read)
+	p.mu.Unlock()
+	return p.testPartitioner.Partition(ctx, req)
+}
+
+// A job's reading options reach the partitioner, which refuses what it
+// cannot read when the job is submitted.
 func TestServerSubmitCarriesReadOptions(t *testing.T) {
-	var mu sync.Mutex
-	var got []edgeio.ReadOptions
-	ts := startServer(t, func(c *Config) {
-		c.Partitioner = func(ctx context.Context, req PartitionRequest) (*storage.Manifest, error) {
-			mu.Lock()
-			got = append(got, req.Read)
-			mu.Unlock()
-			return DefaultPartitioner(ctx, req)
-		}
-	})
+	rp := &recordingPartitioner{}
+	ts := startServer(t, func(c *Config) { c.Partitioner = rp })
 	jobs := pb.NewJobsClient(dial(t, ts.addr))
 	if _, err := jobs.Submit(context.Background(), &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Format: "edgelist", SkipBadLines: true}); err != nil {
 		t.Fatal(err)
@@ -151,9 +158,9 @@ func TestServerSubmitCarriesReadOptions(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
+		rp.mu.Lock()
+		n := len(rp.got)
+		rp.mu.Unlock()
 		if n > 0 {
 			break
 		}
@@ -162,9 +169,40 @@ func TestServerSubmitCarriesReadOptions(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !got[0].SkipBadLines || got[0].Format != edgeio.FormatEdgeList {
-		t.Errorf("the partitioner was asked to read with %+v", got[0])
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.got[0] != (ReadOptions{Format: "edgelist", SkipBadLines: true}) {
+		t.Errorf("the partitioner was asked to read with %+v", rp.got[0])
+	}
+}
+
+// A coordinator handed no partitioner takes shard stores only, one handed
+// no counts reader takes no per-vertex jobs, and one handed no kernel
+// names takes any kernel; each refusal comes when the job is submitted.
+func TestServerRefusesWhatItWasNotHanded(t *testing.T) {
+	data := t.TempDir()
+	shards := filepath.Join(data, "shards")
+	writeStore(t, shards)
+	ts := startServer(t, func(c *Config) {
+		c.Partitioner, c.CountsReader, c.Kernels = nil, nil, KernelNames{}
+		c.DataDirs = []string{filepath.Dir(testGraph), data}
+	})
+	ctx := context.Background()
+	for _, c := range []struct {
+		spec api.JobSpec
+		want string
+	}{
+		{api.JobSpec{Graph: testGraph, Partitions: 2}, "submit a shard store"},
+		{api.JobSpec{Shards: shards, PerVertex: true}, "counts reader"},
+		{api.JobSpec{Shards: shards, PerEdge: true}, "counts reader"},
+	} {
+		if _, err := ts.s.Submit(ctx, c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want a refusal saying %q", c.spec, err, c.want)
+		}
+	}
+	for _, k := range []string{"", "merge", "nosuch"} {
+		if _, err := ts.s.Submit(ctx, api.JobSpec{Shards: shards, Kernel: k}); err != nil {
+			t.Errorf("kernel %q refused with no kernel names given: %v", k, err)
+		}
 	}
 }

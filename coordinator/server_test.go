@@ -69,6 +69,7 @@ func startServer(t testing.TB, opts ...func(*Config)) *testServer {
 	cfg.Scheduler.LeaseTicks = 1000
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg.DataDirs = []string{filepath.Dir(testGraph)}
+	cfg.Partitioner, cfg.CountsReader, cfg.Kernels = testPartitioner{}, testCounts{}, testKernels()
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -654,7 +655,7 @@ func TestServerDamagedShardFailsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := DefaultPartitioner(context.Background(), PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
+	m, err := testPartitioner{}.Partition(context.Background(), PartitionRequest{Graph: testGraph, Scheme: storage.SchemeHash, P: 2, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

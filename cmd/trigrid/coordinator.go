@@ -19,9 +19,9 @@ import (
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/internal/cluster"
-	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/pipeline"
-	"github.com/trigrid/trigrid/storage"
 )
 
 type coordinatorFlags struct {
@@ -163,7 +163,9 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	}
 	cfg.Version = version
 	cfg.Logger = logger
-	cfg.Partitioner = pipelinePartitioner(logger)
+	cfg.Partitioner = pipeline.Partitioner{Logger: logger}
+	cfg.CountsReader = pipeline.ShardCounts{}
+	cfg.Kernels = coordinator.KernelNames{CPU: kernels.CPUKernelNames(), GPU: gpu.Kernels()}
 	if f.state == "" {
 		logger.Warn("no --state: jobs live in memory and are lost when the coordinator stops")
 	}
@@ -282,23 +284,6 @@ func forwardMembership(ctx context.Context, events <-chan cluster.Event, srv *co
 				srv.MemberGone(api.WorkerID(e.Node.Name), e.Node.Meta.Instance, "membership: "+e.Kind.String())
 			}
 		}
-	}
-}
-
-// pipelinePartitioner cuts a submitted graph file with the pipeline every
-// command shares (read -> clean -> orient, id map kept), reading it as
-// the job says (format, bad lines). A job with P 0 gets the smallest P
-// whose subtasks fit req.Budget, the workers' device memory.
-func pipelinePartitioner(logger *slog.Logger) coordinator.Partitioner {
-	return func(ctx context.Context, req coordinator.PartitionRequest) (*storage.Manifest, error) {
-		cfg := pipeline.DefaultConfig()
-		cfg.Logger = logger
-		cfg.Budget = req.Budget
-		cfg.Read.Format, cfg.Read.SkipBadLines = req.Read.Format, req.Read.SkipBadLines
-		if _, err := pipeline.PartitionFile(ctx, req.Graph, req.Store, cfg, partition.Config{Scheme: req.Scheme, P: req.P, Logger: logger}); err != nil {
-			return nil, err
-		}
-		return storage.ReadManifest(ctx, req.Store)
 	}
 }
 
