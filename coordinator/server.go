@@ -233,17 +233,6 @@ func (s *Server) call(ctx context.Context, f func()) error {
 	}
 }
 
-// WorkerGone tells the scheduler a worker is gone (membership declared it
-// dead or it left): its attempts are requeued and its stream, if still
-// open, is closed. It does not block.
-func (s *Server) WorkerGone(id api.WorkerID, reason string) {
-	go s.post(context.Background(), func() {
-		if sess := s.sessions[id]; sess != nil {
-			s.endSession(sess, reason)
-		}
-	})
-}
-
 func (s *Server) apply(ds []scheduler.Decision) { s.pending = append(s.pending, ds...) }
 
 // openStore opens a job's store by its URL.

@@ -260,15 +260,3 @@ func (s *Server) badMessage(sess *session, err error) error {
 	s.log.Warn("worker sent an invalid message; closing its stream", "worker", sess.id, "err", err)
 	return status.Errorf(codes.InvalidArgument, "coordinator: invalid message from %s: %v", sess.id, err)
 }
-
-// MemberGone is WorkerGone for membership news of one worker process:
-// it ends the session under id only when that session is of instance (or
-// instance is ""), so news of a process that has since been replaced
-// under the same name leaves its successor alone. It does not block.
-func (s *Server) MemberGone(id api.WorkerID, instance, reason string) {
-	go s.post(context.Background(), func() {
-		if sess := s.sessions[id]; sess != nil && (instance == "" || sess.instance == instance) {
-			s.endSession(sess, reason)
-		}
-	})
-}
