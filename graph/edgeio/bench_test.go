@@ -115,7 +115,7 @@ func BenchmarkReadBinary(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				n := 0
-				_, err := streamReader(context.Background(), bytes.NewReader(data), "b.bin", -1, ReadOptions{}, func(e []graph.Edge) error {
+				_, err := streamReader(context.Background(), bytes.NewReader(data), "b.bin", -1, nil, ReadOptions{}, func(e []graph.Edge) error {
 					n += len(e)
 					return nil
 				})

@@ -113,6 +113,7 @@ type binFileHeader struct {
 	width uint64 // bytes per id
 	m     uint64 // edges
 	size  int64  // file bytes
+	watch *fileWatch
 }
 
 // openBinaryFile opens path when it is an uncompressed binary edge list
@@ -145,7 +146,7 @@ func openBinaryFile(path string, opts ReadOptions) (*os.File, binFileHeader, boo
 		f.Close()
 		return nil, binFileHeader{}, false
 	}
-	return f, binFileHeader{width: width, m: m, size: fi.Size()}, true
+	return f, binFileHeader{width: width, m: m, size: fi.Size(), watch: watchFile(f, fi)}, true
 }
 
 // readSegments reads the edges of f in segments of binSegment edges on
@@ -156,6 +157,9 @@ func openBinaryFile(path string, opts ReadOptions) (*os.File, binFileHeader, boo
 func readSegments(ctx context.Context, f *os.File, path string, h binFileHeader, opts ReadOptions,
 	decode func(lo, hi uint64, b []byte), into ...func(lo, hi uint64) []byte) error {
 	m, pair := h.m, 2*h.width
+	if opts.midRead != nil {
+		opts.midRead()
+	}
 	w := opts.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
@@ -214,6 +218,9 @@ func readSegments(ctx context.Context, f *os.File, path string, h binFileHeader,
 		opts.Progress(h.size, h.size)
 	}
 	<-finished
+	if ctx.Err() == nil && h.watch.changed() {
+		return changedError(path)
+	}
 	if firstErr != nil {
 		return firstErr
 	}

@@ -10,7 +10,7 @@ import (
 type ParseError struct {
 	Path   string // file name as given (or "stdin")
 	Line   int64
-	Text   string // the offending line, truncated if long
+	Text   string // the offending line (or field), truncated if long; "" names none
 	Reason string
 	// BadLine is true when ReadOptions.SkipBadLines would have skipped the
 	// line instead of failing.
@@ -21,6 +21,9 @@ func (e *ParseError) Error() string {
 	hint := ""
 	if e.BadLine {
 		hint = " (use --skip-bad-lines to skip such lines)"
+	}
+	if e.Text == "" {
+		return fmt.Sprintf("graph/edgeio: %s:%d: %s%s", e.Path, e.Line, e.Reason, hint)
 	}
 	return fmt.Sprintf("graph/edgeio: %s:%d: %q: %s%s", e.Path, e.Line, e.Text, e.Reason, hint)
 }

@@ -1,7 +1,6 @@
 package edgeio
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,8 +10,8 @@ import (
 type Format int
 
 const (
-	// FormatAuto detects the format from the content (Matrix Market banner,
-	// binary magic) and then the file extension.
+	// FormatAuto detects the format from the content (banners, magic
+	// bytes, layouts) and then the file extension.
 	FormatAuto Format = iota
 	// FormatEdgeList is `u v [ignored...]` per line, separated by spaces,
 	// tabs or commas. Writing uses one space.
@@ -23,6 +22,22 @@ const (
 	FormatMTX
 	// FormatBin is trigrid's binary edge list (docs/formats.md).
 	FormatBin
+	// FormatMETIS is a METIS (and Chaco) graph file: a header `n m [fmt
+	// [ncon]]`, then line i lists the neighbours of vertex i (1-based).
+	// Read only.
+	FormatMETIS
+	// FormatAdjList is `v n1 n2 ...` per line: v's neighbours, ids as in
+	// an edge list. Read only.
+	FormatAdjList
+	// FormatDIMACS is a DIMACS graph: `p sp n m` and `a u v w` arcs (or
+	// `p edge n m` and `e u v` edges), 1-based. Read only.
+	FormatDIMACS
+	// FormatSG is the GAP benchmark suite's serialized graph (.sg). Read
+	// only.
+	FormatSG
+	// FormatWSG is FormatSG with a 32-bit weight after each neighbour
+	// (.wsg). Read only.
+	FormatWSG
 )
 
 var formatNames = [...]string{
@@ -31,6 +46,11 @@ var formatNames = [...]string{
 	FormatTSV:      "tsv",
 	FormatMTX:      "mtx",
 	FormatBin:      "bin",
+	FormatMETIS:    "metis",
+	FormatAdjList:  "adjlist",
+	FormatDIMACS:   "dimacs",
+	FormatSG:       "sg",
+	FormatWSG:      "wsg",
 }
 
 // String returns the name ParseFormat accepts.
@@ -51,13 +71,22 @@ func ParseFormat(s string) (Format, error) {
 	return FormatAuto, fmt.Errorf("graph/edgeio: unknown format %q (valid: %s)", s, strings.Join(formatNames[:], ", "))
 }
 
-func (f Format) valid() bool { return f >= FormatAuto && f <= FormatBin }
+func (f Format) valid() bool { return f >= FormatAuto && f <= FormatWSG }
 
-// Compression names as they appear in ReadStats and WriteOptions.
+// writable reports the formats Write writes.
+func (f Format) writable() bool { return f >= FormatAuto && f <= FormatBin }
+
+// binary reports the formats that are not text.
+func (f Format) binary() bool { return f == FormatBin || f == FormatSG || f == FormatWSG }
+
+// Compression names as they appear in ReadStats and WriteOptions. Only
+// gzip and zstd are written.
 const (
-	compNone = ""
-	compGzip = "gzip"
-	compZstd = "zstd"
+	compNone  = ""
+	compGzip  = "gzip"
+	compZstd  = "zstd"
+	compBzip2 = "bzip2"
+	compXz    = "xz"
 )
 
 // parseCompression accepts the names a user might reasonably type.
@@ -77,13 +106,12 @@ func parseCompression(s string) (string, error) {
 // returns the compression it implies.
 func splitCompression(name string) (base, comp string) {
 	lower := strings.ToLower(name)
-	switch {
-	case strings.HasSuffix(lower, ".gz"):
-		return name[:len(name)-3], compGzip
-	case strings.HasSuffix(lower, ".zst"):
-		return name[:len(name)-4], compZstd
-	case strings.HasSuffix(lower, ".zstd"):
-		return name[:len(name)-5], compZstd
+	for _, s := range []struct{ suffix, comp string }{
+		{".gz", compGzip}, {".zst", compZstd}, {".zstd", compZstd}, {".bz2", compBzip2}, {".xz", compXz},
+	} {
+		if strings.HasSuffix(lower, s.suffix) {
+			return name[:len(name)-len(s.suffix)], s.comp
+		}
 	}
 	return name, compNone
 }
@@ -99,38 +127,18 @@ func formatFromName(name string) Format {
 		return FormatBin
 	case ".tsv", ".tab":
 		return FormatTSV
-	case ".txt", ".el", ".edges", ".edgelist", ".csv", ".snap", ".dat", ".tsv2", ".wel", ".net", ".graph":
+	case ".txt", ".el", ".edges", ".edgelist", ".csv", ".snap", ".dat", ".tsv2", ".wel", ".net":
 		return FormatEdgeList
-	}
-	return FormatAuto
-}
-
-var (
-	gzipMagic = []byte{0x1f, 0x8b}
-	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-	mmBanner  = []byte("%%matrixmarket")
-)
-
-// sniffCompression looks at the first bytes of the raw file.
-func sniffCompression(head []byte) string {
-	switch {
-	case bytes.HasPrefix(head, gzipMagic):
-		return compGzip
-	case bytes.HasPrefix(head, zstdMagic):
-		return compZstd
-	}
-	return compNone
-}
-
-// sniffFormat looks at the first bytes of the decompressed content; a
-// banner or magic is decisive, anything else leaves the decision to the
-// extension.
-func sniffFormat(head []byte) Format {
-	if len(head) >= len(mmBanner) && bytes.EqualFold(head[:len(mmBanner)], mmBanner) {
-		return FormatMTX
-	}
-	if bytes.HasPrefix(head, binMagic[:]) {
-		return FormatBin
+	case ".graph", ".metis":
+		return FormatMETIS
+	case ".adjlist", ".adj":
+		return FormatAdjList
+	case ".gr", ".dimacs", ".col":
+		return FormatDIMACS
+	case ".sg":
+		return FormatSG
+	case ".wsg":
+		return FormatWSG
 	}
 	return FormatAuto
 }

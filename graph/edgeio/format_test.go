@@ -2,13 +2,14 @@ package edgeio
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 )
 
 func TestParseFormat(t *testing.T) {
-	for _, f := range []Format{FormatAuto, FormatEdgeList, FormatTSV, FormatMTX, FormatBin} {
+	for _, f := range []Format{FormatAuto, FormatEdgeList, FormatTSV, FormatMTX, FormatBin, FormatMETIS, FormatAdjList, FormatDIMACS, FormatSG, FormatWSG} {
 		got, err := ParseFormat(f.String())
 		if err != nil || got != f {
 			t.Errorf("ParseFormat(%q) = %v, %v", f.String(), got, err)
@@ -32,6 +33,9 @@ func TestFormatFromName(t *testing.T) {
 		"a.bin": FormatBin, "a.tgb.zst": FormatBin,
 		"a.tsv": FormatTSV, "a.txt": FormatEdgeList, "a.el": FormatEdgeList, "a.edges.gz": FormatEdgeList,
 		"a.csv": FormatEdgeList, "a.snap": FormatEdgeList, "noext": FormatAuto, "-": FormatAuto,
+		"a.graph": FormatMETIS, "a.graph.bz2": FormatMETIS, "a.metis.xz": FormatMETIS, "a.adjlist": FormatAdjList,
+		"a.adj.gz": FormatAdjList, "a.gr": FormatDIMACS, "a.col": FormatDIMACS, "a.sg": FormatSG, "a.wsg.zst": FormatWSG,
+		"a.tar.gz": FormatAuto,
 	}
 	for name, want := range tests {
 		if got := formatFromName(name); got != want {
@@ -111,5 +115,36 @@ func TestEmptyInputs(t *testing.T) {
 		if err != nil || len(got) != 0 || st.Compression != comp {
 			t.Errorf("empty %s: %d edges, %+v, %v", comp, len(got), st, err)
 		}
+	}
+}
+
+// TestWriteReadOnly: the formats that are only read are not written, so
+// that no file named .graph or .sg holds an edge list.
+func TestWriteReadOnly(t *testing.T) {
+	for _, f := range []Format{FormatMETIS, FormatAdjList, FormatDIMACS, FormatSG, FormatWSG} {
+		var b bytes.Buffer
+		if err := Write(&b, ed(1, 2), WriteOptions{Format: f}); err == nil || !strings.Contains(err.Error(), "read, not written") {
+			t.Errorf("%v: got %v", f, err)
+		}
+	}
+	if err := WriteFile(t.TempDir()+"/g.graph", ed(1, 2), WriteOptions{}); err == nil {
+		t.Error("an edge list was written to g.graph")
+	}
+}
+
+// TestCompressedFixtures: bzip2, xz and a KONECT-like tar.bz2 made by
+// the bzip2, xz and tar programs are read; a zip is refused.
+func TestCompressedFixtures(t *testing.T) {
+	for _, tc := range []struct{ file, comp, member string }{
+		{"tri.txt.bz2", compBzip2, ""}, {"tri.txt.xz", compXz, ""}, {"konect-tri.tar.bz2", compBzip2, "tri/out.tri"},
+	} {
+		got, st, err := ReadFile(t.Context(), "testdata/"+tc.file, ReadOptions{})
+		if err != nil || !reflect.DeepEqual(got, ed(1, 2, 2, 3, 3, 1)) || st.Compression != tc.comp || st.Member != tc.member {
+			t.Errorf("%s: %v, %+v, %v", tc.file, got, st, err)
+		}
+	}
+	var re *RefusedError
+	if _, _, err := ReadFile(t.Context(), "testdata/tri.zip", ReadOptions{}); !errors.As(err, &re) || re.Kind != "a zip archive" {
+		t.Errorf("zip: %v", err)
 	}
 }

@@ -95,3 +95,46 @@ func TestMistypedFirstLine(t *testing.T) {
 		t.Fatalf("the message does not say why the line is no header: %v", err)
 	}
 }
+
+// TestHeaderNeedsEdges: a line is skipped as a header only when edges
+// follow it, and never when it holds control bytes. A file whose only
+// content is such a line is an error naming its line (or, with
+// SkipBadLines, one bad line), not a graph without edges.
+func TestHeaderNeedsEdges(t *testing.T) {
+	tests := []struct {
+		name, in, file string
+		format         Format
+		line           int64
+	}{
+		{"header only", "source target\n", "h.txt", FormatAuto, 1},
+		{"header, comments after", "# c\nsrc,dst\n# more\n\n", "h.csv", FormatAuto, 2},
+		{"one-line description", `edges (1,2) (2,3) (3,1)`, "e.txt", FormatAuto, 1},
+		{"one line forced", `nodes=3;edges=1-2,2-3,3-1`, "g.dat", FormatTSV, 1},
+		{"binary forced", "\x89\x01\x02garbage\x00\x7f", "b.dat", FormatEdgeList, 1},
+		{"escape in header", "\x1b[1mfrom to\n1 2\n", "h.txt", FormatEdgeList, 1},
+		{"nul in header", "from\x00to\n1 2\n", "h.txt", FormatEdgeList, 1},
+	}
+	for _, tc := range tests {
+		for _, ck := range chunkings {
+			t.Run(fmt.Sprintf("%s/chunk%d-w%d", tc.name, ck.size, ck.workers), func(t *testing.T) {
+				opts := ReadOptions{Format: tc.format, chunkSize: ck.size, Workers: ck.workers}
+				_, _, err := readString(t, tc.in, tc.file, opts)
+				var pe *ParseError
+				if !errors.As(err, &pe) || pe.Line != tc.line || !pe.BadLine {
+					t.Fatalf("got %v, want a bad line %d", err, tc.line)
+				}
+				opts.SkipBadLines = true
+				_, st, err := readString(t, tc.in, tc.file, opts)
+				if err != nil || st.HeaderLines != 0 || st.Header != "" || st.BadLines < 1 {
+					t.Fatalf("with SkipBadLines: %+v, %v", st, err)
+				}
+			})
+		}
+	}
+	// On the parallel reader too: a file of one header line and padding.
+	in := "src dst\n" + strings.Repeat("\n", 3<<16)
+	path := writeBytes(t, "big.txt", []byte(in))
+	if _, _, err := ReadFile(t.Context(), path, ReadOptions{chunkSize: 1 << 16}); err == nil || !strings.Contains(err.Error(), "big.txt:1:") {
+		t.Fatalf("parallel reader: got %v", err)
+	}
+}

@@ -210,8 +210,15 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 
 // looksLikeHeader accepts a line whose first field starts with something
 // other than a digit or sign: "FromNodeId ToNodeId", "src,dst". "1 x" or
-// "-1 2" are bad edges, not headers.
+// "-1 2" are bad edges, not headers, and so is a line holding a control
+// byte other than tab and CR (NUL, ESC, DEL...): binary data, or UTF-16
+// text, is no column header.
 func looksLikeHeader(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 && c != '\t' && c != '\r') || c == 0x7f {
+			return false
+		}
+	}
 	for _, c := range b {
 		if c == ' ' || c == '\t' || c == '\r' {
 			continue

@@ -103,6 +103,9 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := col.finish(); err != nil {
+		return err
+	}
 	if p.mtx && uint64(col.entries) != p.nnz {
 		return &ParseError{Path: name, Line: p.sizeLine, Text: p.sizeText,
 			Reason: fmt.Sprintf("size line declares %d entries but the file has %d", p.nnz, col.entries)}
@@ -120,7 +123,8 @@ type collector struct {
 	st          *ReadStats
 	lines       int64 // lines before the next chunk
 	seenContent bool
-	entries     int64 // Matrix Market entries, good or bad
+	entries     int64       // Matrix Market entries, good or bad
+	header      *ParseError // the line skipped as a header, if any
 }
 
 // admit takes the next chunk's result (data is its text, read only on
@@ -134,6 +138,7 @@ func (col *collector) admit(res *chunkResult, data []byte) error {
 		case !col.seenContent && !res.mistyped:
 			st.HeaderLines++
 			st.HeaderLine, st.Header = h.Line, h.Text
+			col.header = h
 		case !col.seenContent && !p.skipBad:
 			h.Reason += "; a first line of digits with one stray character is taken for a mistyped edge, not a header"
 			return h
@@ -167,6 +172,25 @@ func (col *collector) admit(res *chunkResult, data []byte) error {
 	st.BadLines += res.bad
 	st.Edges += int64(res.n())
 	return nil
+}
+
+// finish ends a read: a line skipped as a header was one only if edges
+// follow it. Without any, it was the file's only content (a one-line file
+// of another format, as a JSON array or GraphML on one line), and it is a
+// bad line: an error, or skipped and counted with SkipBadLines.
+func (col *collector) finish() error {
+	st := col.st
+	if st.HeaderLines == 0 || st.Edges > 0 {
+		return nil
+	}
+	st.HeaderLines, st.HeaderLine, st.Header = 0, 0, ""
+	if col.p.skipBad {
+		st.BadLines++
+		return nil
+	}
+	h := col.header
+	h.Reason += "; a first line that is not an edge is skipped as a column header only when edges follow it"
+	return h
 }
 
 // readChunks fills chunks with whole lines and sends them, in order, to the

@@ -2,17 +2,21 @@ package edgeio
 
 import (
 	"bufio"
+	"bytes"
+	"compress/bzip2"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -42,6 +46,10 @@ type ReadOptions struct {
 	// chunkSize overrides the text chunk size; tests set it tiny to put
 	// chunk boundaries everywhere.
 	chunkSize int
+	// midRead, if not nil, is called by the parallel readers once the
+	// file is measured (a text file's lines counted), before its edges are
+	// read; tests change the file there.
+	midRead func()
 	// keepBatches lets fn keep the text batches it is given: each chunk's
 	// edges go to a new slice, sized by the chunk's line count, instead of
 	// a buffer reused for the next chunk.
@@ -50,11 +58,13 @@ type ReadOptions struct {
 
 // ReadStats describes what a read saw.
 type ReadStats struct {
-	Path        string
-	Format      Format
-	Compression string // "", "gzip", "zstd"
-	Bytes       int64  // bytes read from the file (compressed size)
-	Lines       int64  // text lines seen (0 for binary)
+	Path   string
+	Format Format
+	// Compression is "", "gzip", "zstd", "bzip2" or "xz"; nested layers
+	// are joined outermost first ("gzip+xz").
+	Compression string
+	Bytes       int64 // bytes read from the file (compressed size)
+	Lines       int64 // text lines seen (0 for binary)
 	Edges       int64
 	Comments    int64
 	// HeaderLines is 1 when the first line that is neither blank nor a
@@ -65,8 +75,15 @@ type ReadStats struct {
 	HeaderLine  int64
 	Header      string
 	BadLines    int64
-	// DeclaredVertices is max(rows, cols) of a Matrix Market size line, else 0.
+	// DeclaredVertices is the vertex count a file declares: max(rows,
+	// cols) of a Matrix Market size line, n of a METIS or DIMACS header,
+	// the nodes of a GAP graph; else 0.
 	DeclaredVertices uint64
+	// Archive is "tar" when the graph is a member of a tar archive, and
+	// Member is then that member's name (OUTER/INNER for a member of an
+	// archive inside the archive).
+	Archive string
+	Member  string
 }
 
 const (
@@ -111,7 +128,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]gr
 	opts.keepBatches = true // see ReadFile
 	var parts [][]graph.Edge
 	var n int
-	st, err := streamReader(ctx, r, name, -1, opts, func(b []graph.Edge) error {
+	st, err := streamReader(ctx, r, name, -1, nil, opts, func(b []graph.Edge) error {
 		parts = append(parts, b)
 		n += len(b)
 		return nil
@@ -128,7 +145,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]gr
 // size. An error from fn stops the read and is returned as is.
 func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []graph.Edge) error) (ReadStats, error) {
 	if path == "-" {
-		return streamReader(ctx, os.Stdin, "-", -1, opts, fn)
+		return streamReader(ctx, os.Stdin, "-", -1, nil, opts, fn)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -136,10 +153,12 @@ func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []
 	}
 	defer f.Close()
 	size := int64(-1)
+	var watch *fileWatch
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
+		watch = watchFile(f, fi)
 	}
-	return streamReader(ctx, f, path, size, opts, fn)
+	return streamReader(ctx, f, path, size, watch, opts, fn)
 }
 
 // countingReader counts the raw bytes read and remembers the raw source's
@@ -166,7 +185,7 @@ func displayName(name string) string {
 	return name
 }
 
-func streamReader(ctx context.Context, r io.Reader, name string, size int64, opts ReadOptions, fn func([]graph.Edge) error) (st ReadStats, err error) {
+func streamReader(ctx context.Context, r io.Reader, name string, size int64, watch *fileWatch, opts ReadOptions, fn func([]graph.Edge) error) (st ReadStats, err error) {
 	st.Path = name
 	dn := displayName(name)
 	if !opts.Format.valid() {
@@ -174,99 +193,161 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, opt
 	}
 	// fn's own errors are returned untouched; remembering them tells them
 	// apart from errors about the content.
-	var fnErr error
-	userFn := fn
-	fn = func(b []graph.Edge) error {
-		fnErr = userFn(b)
-		return fnErr
+	rd := &contentReader{ctx: ctx, opts: opts, st: &st}
+	rd.fn = func(b []graph.Edge) error {
+		rd.fnErr = fn(b)
+		return rd.fnErr
 	}
 	cr := &countingReader{r: r}
+	rd.cr = cr
 	defer func() { st.Bytes = cr.n.Load() }()
-	progress := func() {}
+	rd.progress = func() {}
 	if opts.Progress != nil {
-		progress = func() { opts.Progress(cr.n.Load(), size) }
+		rd.progress = func() { opts.Progress(cr.n.Load(), size) }
 	}
-
-	raw := bufio.NewReaderSize(cr, sniffSize)
-	head, _ := raw.Peek(4)
-	st.Compression = sniffCompression(head)
-	var content io.Reader = raw
-	switch st.Compression {
-	case compGzip:
-		zr, err := gzip.NewReader(raw)
-		if err != nil {
-			return st, decompressError(dn, st.Compression, cr, err)
+	// A file that changed while it was read gives no count, whatever was
+	// read: this is checked last, over any other outcome but fn's errors
+	// and a cancelled read.
+	defer func() {
+		if watch != nil && (err == nil || (err != rd.fnErr && ctx.Err() == nil)) && watch.changed() {
+			err = changedError(dn)
 		}
-		defer zr.Close()
-		content = zr
-	case compZstd:
-		zr, err := zstd.NewReader(raw, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return st, fmt.Errorf("graph/edgeio: %s: zstd: %w", dn, err)
-		}
-		defer zr.Close()
-		content = zr
-	}
-	// Errors of the decompressor are relabelled once, here, whichever
-	// stage of the read meets them.
+	}()
+	// Errors of a decompressor are relabelled once, here, whichever stage
+	// of the read meets them.
 	defer func() {
 		var de *decompressErr
 		if errors.As(err, &de) {
 			err = decompressError(dn, st.Compression, cr, de.err)
 		}
 	}()
-	if st.Compression != compNone {
-		content = &errTagger{r: content}
-	}
+	return st, rd.read(bufio.NewReaderSize(cr, sniffSize), name, dn, size, 0)
+}
 
-	br := bufio.NewReaderSize(content, sniffSize)
-	if opts.Format != FormatBin {
-		skipBOM(br)
+// contentReader reads one input through its layers: compression, a tar
+// archive, then the format.
+type contentReader struct {
+	ctx      context.Context
+	opts     ReadOptions
+	st       *ReadStats
+	fn       func([]graph.Edge) error
+	fnErr    error
+	progress func()
+	cr       *countingReader
+}
+
+// maxLayers bounds the compressions and archives nested in one input.
+const maxLayers = 4
+
+// read reads br, whose first bytes decide what it is: compressed, a tar
+// archive or a graph file. name gives the extension, dn names it in
+// messages and size is its bytes when known (-1 otherwise).
+func (rd *contentReader) read(br *bufio.Reader, name, dn string, size int64, depth int) error {
+	st, opts := rd.st, rd.opts
+	head, perr := br.Peek(sniffSize)
+	if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
+		return fmt.Errorf("graph/edgeio: %s: reading: %w", dn, perr)
 	}
-	head, perr := br.Peek(len(mmBanner))
-	if len(head) == 0 && perr != nil {
-		if perr == io.EOF {
-			st.Format = orDefault(opts.Format, formatFromName(name))
-			progress()
-			return st, nil // empty file: an empty graph
+	if comp := sniffCompression(head); comp != compNone || isTar(head) {
+		if depth == maxLayers {
+			return fmt.Errorf("graph/edgeio: %s: more than %d layers of compression and archives", dn, maxLayers)
 		}
-		return st, fmt.Errorf("graph/edgeio: %s: reading: %w", dn, perr)
+		if comp == compNone {
+			return rd.readTar(br, dn, depth+1)
+		}
+		if st.Compression != compNone {
+			comp = st.Compression + "+" + comp
+		}
+		st.Compression = comp
+		zr, closeZ, err := decompressor(comp[strings.LastIndexByte(comp, '+')+1:], br)
+		if err != nil {
+			return decompressError(dn, comp, rd.cr, err)
+		}
+		defer closeZ()
+		return rd.read(bufio.NewReaderSize(&errTagger{r: zr}, sniffSize), name, dn, -1, depth+1)
 	}
-	format := opts.Format
-	if format == FormatAuto {
-		format = sniffFormat(head)
+	if !opts.Format.binary() && bytes.HasPrefix(head, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+		head = head[len(utf8BOM):]
+		size -= int64(len(utf8BOM))
 	}
-	if format == FormatAuto {
-		format = orDefault(FormatAuto, formatFromName(name))
+	if len(head) == 0 {
+		st.Format = orDefault(opts.Format, formatFromName(name))
+		rd.progress()
+		return nil // empty input: an empty graph
+	}
+	format, err := detectFormat(head, name, dn, size, opts.Format)
+	if err != nil {
+		return err
 	}
 	st.Format = format
-	defer progress()
-
-	switch format {
-	case FormatBin:
-		err = readBinary(ctx, br, dn, opts, &st, fn, progress)
-	case FormatMTX:
-		var p *lineParser
-		var lines int64
-		tr := bufio.NewReaderSize(newCRReader(br), sniffSize)
-		p, lines, err = readMTXHeader(tr, dn, &st)
-		if err == nil {
-			p.skipBad = opts.SkipBadLines
-			err = runText(ctx, tr, dn, p, lines, opts, &st, fn, progress)
-		}
-	default:
-		p := &lineParser{skipBad: opts.SkipBadLines}
-		err = runText(ctx, newCRReader(br), dn, p, 0, opts, &st, fn, progress)
-	}
-	if st.Compression != compNone && err != nil && err != fnErr && ctx.Err() == nil {
+	defer rd.progress()
+	err = rd.readFormat(br, dn, format)
+	if st.Compression != compNone && st.Archive == "" && err != nil && err != rd.fnErr && rd.ctx.Err() == nil {
 		// A corrupt stream decompresses to garbage before its checksum is
 		// reached, so a format error in compressed input may be a symptom:
 		// read on to the checksum and report the cause if there is one.
-		if derr := drain(ctx, br); derr != nil {
-			return st, derr
+		// (Not through an archive member, which may be sparse: its holes
+		// read as zeros of any length.)
+		if derr := drain(rd.ctx, br); derr != nil {
+			return derr
 		}
 	}
-	return st, err
+	return err
+}
+
+// readFormat reads a graph file of the given format from br.
+func (rd *contentReader) readFormat(br *bufio.Reader, dn string, format Format) error {
+	ctx, opts, st, fn, progress := rd.ctx, rd.opts, rd.st, rd.fn, rd.progress
+	switch format {
+	case FormatBin:
+		return readBinary(ctx, br, dn, opts, st, fn, progress)
+	case FormatSG, FormatWSG:
+		return readGAP(ctx, br, dn, format == FormatWSG, opts, st, fn, progress)
+	case FormatMETIS:
+		return readMETIS(ctx, newCRReader(br), dn, opts, st, fn, progress)
+	case FormatAdjList:
+		return readAdjList(ctx, newCRReader(br), dn, opts, st, fn, progress)
+	case FormatDIMACS:
+		return readDIMACS(ctx, newCRReader(br), dn, opts, st, fn, progress)
+	case FormatMTX:
+		tr := bufio.NewReaderSize(newCRReader(br), sniffSize)
+		p, lines, err := readMTXHeader(tr, dn, st)
+		if err != nil {
+			return err
+		}
+		p.skipBad = opts.SkipBadLines
+		return runText(ctx, tr, dn, p, lines, opts, st, fn, progress)
+	}
+	p := &lineParser{skipBad: opts.SkipBadLines}
+	return runText(ctx, newCRReader(br), dn, p, 0, opts, st, fn, progress)
+}
+
+// decompressor undoes comp on r; closeZ releases it.
+func decompressor(comp string, r io.Reader) (zr io.Reader, closeZ func(), err error) {
+	switch comp {
+	case compGzip:
+		z, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, func() { z.Close() }, nil
+	case compZstd:
+		z, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, z.Close, nil
+	case compBzip2:
+		return bzip2.NewReader(r), func() {}, nil
+	case compXz:
+		z, err := xz.NewReader(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown compression %q", comp)
 }
 
 func drain(ctx context.Context, r io.Reader) error {

@@ -27,6 +27,7 @@ func refParse(text string, skipBad bool) refResult {
 		lines = lines[:len(lines)-1]
 	}
 	content := false
+	headerLine := 0
 	for i, l := range lines {
 		r.lines++
 		t := strings.TrimLeft(l, " \t\r")
@@ -49,8 +50,9 @@ func refParse(text string, skipBad bool) refResult {
 		switch {
 		case ok:
 			r.edges = append(r.edges, graph.Edge{U: u, V: v})
-		case !content && !strings.ContainsAny(t[:1], "0123456789-+") && !refMistyped(f):
+		case !content && !strings.ContainsAny(t[:1], "0123456789-+") && !refMistyped(f) && !refControl(l):
 			r.headers++
+			headerLine = i + 1
 		case skipBad:
 			r.bad++
 		default:
@@ -61,7 +63,22 @@ func refParse(text string, skipBad bool) refResult {
 		}
 		content = true
 	}
+	// A header is one only when edges follow it.
+	if r.headers > 0 && len(r.edges) == 0 {
+		r.headers = 0
+		if skipBad {
+			r.bad++
+		} else {
+			r.badLine = int64(headerLine)
+		}
+	}
 	return r
+}
+
+// refControl reports a control byte other than tab and CR: a line with
+// one is no header.
+func refControl(l string) bool {
+	return strings.ContainsFunc(l, func(r rune) bool { return (r < 0x20 && r != '\t' && r != '\r') || r == 0x7f })
 }
 
 // refMistyped reports fields whose first two hold exactly one rune that

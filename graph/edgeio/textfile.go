@@ -77,27 +77,28 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 2*int64(size) {
 		return nil, nil, st, false, nil
 	}
-	head := make([]byte, len(mmBanner)+len(utf8BOM))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, nil, st, false, nil
-	}
-	if sniffCompression(head) != compNone {
+	head := make([]byte, sniffSize)
+	nh, _ := f.ReadAt(head, 0)
+	head = head[:nh]
+	if sniffCompression(head) != compNone || isTar(head) {
 		return nil, nil, st, false, nil
 	}
 	base := int64(0)
 	if bytes.HasPrefix(head, utf8BOM) {
 		base = int64(len(utf8BOM))
 	}
-	format := opts.Format
-	if format == FormatAuto {
-		format = sniffFormat(head[base:])
-	}
-	if format == FormatAuto {
-		format = orDefault(FormatAuto, formatFromName(path))
-	}
-	if format != FormatEdgeList && format != FormatTSV {
+	// What the streaming reader would not read as an edge list, or would
+	// refuse, is left to it.
+	format, err := detectFormat(head[base:], path, path, fi.Size()-base, opts.Format)
+	if err != nil || (format != FormatEdgeList && format != FormatTSV) {
 		return nil, nil, st, false, nil
 	}
+	watch := watchFile(f, fi)
+	defer func() {
+		if ok && err != errWide && ctx.Err() == nil && watch.changed() {
+			edges, p32, err = nil, nil, changedError(path)
+		}
+	}()
 	chunks, err := cutLines(f, base, fi.Size(), int64(size))
 	if err == errNotFast {
 		return nil, nil, st, false, nil
@@ -112,10 +113,7 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 	var total int64
 	lone := false
 	if err := forChunks(ctx, f, chunks, nw, nil, func(c *textChunk, b []byte) error {
-		c.lines = int64(bytes.Count(b, newline))
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			c.lines++
-		}
+		c.lines = runLines(b)
 		if cr := bytes.Count(b, []byte{'\r'}); cr > 0 && bytes.Count(b, []byte{'\r', '\n'}) != cr {
 			lone = true
 		}
@@ -125,6 +123,9 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 	}
 	if lone {
 		return nil, nil, st, false, nil
+	}
+	if opts.midRead != nil {
+		opts.midRead()
 	}
 	for i := range chunks {
 		chunks[i].off = total
@@ -144,6 +145,9 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 		progress = func() { opts.Progress(base+done.Load(), fi.Size()) }
 	}
 	err = forChunks(ctx, f, chunks, nw, progress, func(c *textChunk, b []byte) error {
+		if runLines(b) != c.lines {
+			return changedError(path) // the run was counted from other bytes
+		}
 		if narrow {
 			c.res.p32 = out32[2*c.off : 2*c.off : 2*(c.off+c.lines)]
 		} else {
@@ -154,12 +158,17 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 			return errWide
 		}
 		if (len(c.res.edges) > 0 && &c.res.edges[0] != &out[c.off]) || (len(c.res.p32) > 0 && &c.res.p32[0] != &out32[2*c.off]) {
-			return fmt.Errorf("graph/edgeio: internal error: lines %d to %d parsed to more edges than lines", c.off+1, c.off+c.lines)
+			// The lines were counted in an earlier read of the same
+			// bytes: they are other bytes now.
+			return changedError(path)
 		}
 		done.Add(c.end - c.start)
 		return nil
 	})
 	if err == errWide {
+		return nil, nil, st, true, err
+	}
+	if errors.Is(err, ErrChanged) {
 		return nil, nil, st, true, err
 	}
 	if err != nil {
@@ -177,10 +186,23 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 			return nil, nil, st, true, err
 		}
 	}
+	if err := col.finish(); err != nil {
+		return nil, nil, st, true, err
+	}
 	if narrow {
 		return nil, closeGaps(out32, 2, chunks), st, true, nil
 	}
 	return closeGaps(out, 1, chunks), nil, st, true, nil
+}
+
+// runLines counts the lines of a run: its '\n's, and one more for a last
+// line without one.
+func runLines(b []byte) int64 {
+	n := int64(bytes.Count(b, newline))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 // cutLines cuts [base, size) of f into runs of whole lines of about size

@@ -24,6 +24,7 @@ import (
 type WriteOptions struct {
 	// Format: FormatEdgeList (space), FormatTSV (tab), FormatMTX, FormatBin;
 	// FormatAuto means the file extension decides (edge list for Write).
+	// The other formats are read only: writing them is an error.
 	Format Format
 	// Compression: "", "none", "gzip" or "zstd"; empty means the file
 	// extension decides in WriteFile (".gz", ".zst").
@@ -104,6 +105,9 @@ func Write(w io.Writer, edges []graph.Edge, opts WriteOptions) (err error) {
 	}
 	if !opts.Format.valid() {
 		return fmt.Errorf("graph/edgeio: invalid format %d", int(opts.Format))
+	}
+	if !opts.Format.writable() {
+		return fmt.Errorf("graph/edgeio: %s is read, not written: write edgelist, tsv, mtx or bin", opts.Format)
 	}
 	var closer io.Closer
 	switch comp {
