@@ -55,7 +55,7 @@ func readEdges(ctx context.Context, path string, cfg *Config, rep *Report) ([]gr
 // began at t.
 func noteRead(rep *Report, rs edgeio.ReadStats, t time.Time) {
 	rep.Input = &Input{Format: rs.Format.String(), Compression: rs.Compression, Bytes: rs.Bytes, Lines: rs.Lines, RawEdges: rs.Edges,
-		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices}
+		Header: rs.Header, HeaderLine: rs.HeaderLine, DeclaredVertices: rs.DeclaredVertices, Archive: rs.Archive, Member: rs.Member}
 	rep.removed().BadLines = rs.BadLines
 	rep.Seconds.Read = since(t)
 }

@@ -59,10 +59,10 @@ type Removed struct {
 	Duplicates  uint64 `json:"duplicates"`
 	IsolatedIDs uint64 `json:"isolated_ids"`
 	BadLines    int64  `json:"bad_lines"`
-	// UnusedDeclaredIDs counts the ids that a Matrix Market size line
-	// declares (Input.DeclaredVertices) but no entry uses: vertices without
-	// edges, which the count leaves out like isolated ids. Zero for other
-	// formats.
+	// UnusedDeclaredIDs counts the ids that the file declares
+	// (Input.DeclaredVertices: a Matrix Market size line, a METIS or DIMACS
+	// header, a GAP graph) but no edge uses: vertices without edges, which
+	// the count leaves out like isolated ids. Zero for other formats.
 	UnusedDeclaredIDs uint64 `json:"unused_declared_ids,omitempty"`
 }
 
@@ -78,9 +78,14 @@ type Input struct {
 	// empty when no line was skipped as a header.
 	Header     string `json:"header,omitempty"`
 	HeaderLine int64  `json:"header_line,omitempty"`
-	// DeclaredVertices is max(rows, cols) of a Matrix Market size line;
-	// zero for other formats.
+	// DeclaredVertices is the vertex count the file declares: max(rows,
+	// cols) of a Matrix Market size line, n of a METIS or DIMACS header,
+	// the vertices of a GAP graph; zero for other formats.
 	DeclaredVertices uint64 `json:"declared_vertices,omitempty"`
+	// Archive is "tar" when the graph was a member of a tar archive, and
+	// Member that member's name.
+	Archive string `json:"archive,omitempty"`
+	Member  string `json:"member,omitempty"`
 	// Staged: the edge list went to the device while the file was read.
 	Staged bool `json:"staged,omitempty"`
 }

@@ -60,7 +60,7 @@ standard input. The output format follows OUT's extension or --to.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&inFormat, "format", "auto", "input format: auto, edgelist, tsv, mtx, bin")
+	cmd.Flags().StringVar(&inFormat, "format", "auto", "input format: auto, edgelist, tsv, mtx, bin, metis, adjlist, dimacs, sg, wsg")
 	cmd.Flags().StringVar(&outFormat, "to", "auto", "output format: auto (from OUT's extension), edgelist, tsv, mtx, bin")
 	cmd.Flags().StringVar(&compress, "compress", "", "output compression: gzip or zstd (default: from the extension)")
 	cmd.Flags().BoolVar(&skipBad, "skip-bad-lines", false, "skip lines that are not edges (counted in the report)")

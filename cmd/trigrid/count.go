@@ -40,7 +40,7 @@ type loadFlags struct {
 }
 
 func (f *loadFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.format, "format", "auto", "input format: auto (extension and content), edgelist, tsv, mtx, bin")
+	cmd.Flags().StringVar(&f.format, "format", "auto", "input format: auto (content, then extension), edgelist, tsv, mtx, bin, metis, adjlist, dimacs, sg, wsg")
 	cmd.Flags().BoolVar(&f.skipBad, "skip-bad-lines", false, "skip lines that are not edges (counted in the report)")
 	cmd.Flags().StringVar(&f.order, "order", "degree", "vertex order for orientation: degree, degeneracy")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "CPU worker goroutines (0 = all cores)")
@@ -167,6 +167,7 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		if err != nil {
 			return err
 		}
+		noteNoEdges(cmd.ErrOrStderr(), path, rep)
 		f.device.annotate(rep)
 		if err := printReport(out, rep, f.asJSON, f.device.settings); err != nil {
 			return err
@@ -220,7 +221,7 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	if r := rep.Removed; r != nil {
 		removed := removedText(r.SelfLoops, r.Duplicates, r.IsolatedIDs, r.BadLines)
 		if r.UnusedDeclaredIDs > 0 && rep.Input != nil {
-			removed += fmt.Sprintf("; %s unused (the size line declares %s)", nouns(r.UnusedDeclaredIDs, "declared id"), commas(rep.Input.DeclaredVertices))
+			removed += fmt.Sprintf("; %s unused (the file declares %s)", nouns(r.UnusedDeclaredIDs, "declared id"), commas(rep.Input.DeclaredVertices))
 		}
 		row("removed", removed)
 	} else {
@@ -232,6 +233,9 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 		in := fmt.Sprintf("%s, %s, %s", rep.Input.Format, humanBytes(rep.Input.Bytes), nouns(uint64(rep.Input.RawEdges), "raw edge"))
 		if rep.Input.Compression != "" {
 			in = rep.Input.Compression + " " + in
+		}
+		if rep.Input.Member != "" {
+			in += fmt.Sprintf(", %s member %s", rep.Input.Archive, rep.Input.Member)
 		}
 		row("input", in)
 	}

@@ -82,7 +82,7 @@ func TestCountUnusedDeclaredIDs(t *testing.T) {
 		t.Fatalf("%d vertices + %d isolated + %d unused != %d declared", rep.Vertices, rep.Removed.IsolatedIDs, rep.Removed.UnusedDeclaredIDs, declared)
 	}
 	out, _, err := run(t, "count", "--progress", "none", "--device", "cpu", f)
-	if err != nil || !strings.Contains(out, fmt.Sprintf("%s unused (the size line declares %s)", nouns(want, "declared id"), commas(declared))) {
+	if err != nil || !strings.Contains(out, fmt.Sprintf("%s unused (the file declares %s)", nouns(want, "declared id"), commas(declared))) {
 		t.Fatalf("report lacks the unused ids (%v):\n%s", err, out)
 	}
 	if rep := countJSON(t, "--partitions", "2", f); rep.Removed.UnusedDeclaredIDs != want || rep.Triangles != 48260 {
