@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,25 +62,19 @@ func sweepSpills(dir string, log *slog.Logger) {
 // Runs are coded compactly (fixed byte width per frame, sorted keys as
 // varint gaps; see runs.go) by the goroutines that produce them.
 //
-// Memory: O(n) arrays stay resident: the id set (a bitmap of 1.5 bits per
-// id value when ids are dense, else 8 bytes per vertex), degrees (4 bytes
-// per vertex per worker in pass 2), ranks (4) and the id map by rank (8),
-// and for the range scheme a degree copy and a bucket map (4 + 2). The
-// spill buffers and the buckets in flight are sized by WorkMem (at most
-// MemLimit); the blocks of pass 4 use what MemLimit leaves. The limit must
-// hold the arrays plus a few MiB of buffers; it is
-// checked as soon as n is known and refused with an error naming the
-// shortfall. The caller sets the Go runtime's soft memory limit
-// (debug.SetMemoryLimit) to MemLimit for the run, so the collector keeps
-// the heap within it; a library leaves process-wide settings alone.
+// Memory: see extmem.go. Besides the spill buffers and buckets, O(n)
+// arrays stay resident: the id set (a bitmap of about 3 bits per id value
+// when ids are dense, else 8 bytes per vertex), degrees (4 bytes per
+// vertex per pass 2 worker), ranks (4) and the id map by rank (8), and for
+// the range scheme a degree copy and a bucket map (4 + 2).
 
 const (
 	// minSpillPairs keeps spills from degenerating into tiny frames.
 	minSpillPairs = 1 << 12
 	// pass1Share: pass 1 holds four pair buffers (two being filled or
-	// handed over, two of bucketing/sorting scratch) of limit/pass1Share
-	// bytes each, leaving room for the id set, encode buffers and the
-	// collector's slack.
+	// handed over, two of bucketing/sorting scratch) of work/pass1Share
+	// bytes each (pass1Plan.work), leaving the rest of the work memory to
+	// the id set.
 	pass1Share = 12
 	// bucketBytes is the working memory per edge of a pass 2/3 bucket:
 	// the loaded pair (16 bytes), reused in place for keys and sort
@@ -94,11 +87,21 @@ type extRun struct {
 	cfg     *Config
 	path    string
 	limit   int64
-	work    int64 // Config.WorkMem: what buffers and buckets are sized by
 	workers int
 	// estEdges bounds the input's edges from its size (see spillSizes).
 	estEdges int64
 	capPairs int // pairs per pass 1 buffer
+
+	// The memory plan (extmem.go): room is what the run may hold at any
+	// time; spillers are pass 1's spilling goroutines.
+	model    extModel
+	room     int64
+	spillers int
+	idBudget int64
+	index    int64        // what pass 1's run index was planned to hold
+	pairs    *runSet      // pass 1's runs, whose index checkIDs watches
+	idPeak   atomic.Int64 // the id set's peakBytes, published by pass 1's spiller
+	loopMem  atomic.Int64 // the self-loop ids pass 1 holds
 
 	cst  graph.CleanStats
 	rs   edgeio.ReadStats
@@ -114,6 +117,18 @@ type extRun struct {
 
 func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, store storage.Store, cfg Config) (*Summary, error) {
 	clock := newClock()
+	rc, est, err := inputCost(path, ro)
+	if err != nil {
+		return nil, err
+	}
+	m := extModel{p: cfg.P, workers: cfg.Workers, cores: cores(), read: rc, est: est}
+	if cfg.WorkMem != min(cfg.MemLimit, DefaultWorkMem) {
+		m.workMem = cfg.WorkMem // given, not check's default
+	}
+	pl, ok := m.plan1(cfg.MemLimit)
+	if !ok {
+		return nil, &MemLimitError{Limit: cfg.MemLimit, Least: m.least(), P: cfg.P, Workers: cfg.Workers, Cores: m.cores}
+	}
 	sweepSpills(cfg.TempDir, cfg.Logger)
 	sd, err := spill.Create(cfg.TempDir, SpillPrefix)
 	if err != nil {
@@ -121,36 +136,23 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	}
 	defer sd.Remove()
 	dir := sd.Path()
-	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, work: cfg.WorkMem, workers: cfg.Workers,
-		ids: newIDSet(cfg.MemLimit / 8)}
-	if ro.Workers == 0 {
-		ro.Workers = cfg.Workers
+	x := &extRun{ctx: ctx, cfg: &cfg, path: path, limit: cfg.MemLimit, workers: cfg.Workers,
+		estEdges: pl.est, capPairs: pl.capPairs, model: m, room: roomOf(cfg.MemLimit), spillers: pl.spillers,
+		idBudget: pl.idBudget, index: pl.index, ids: newIDSet(pl.idBudget / 2)}
+	if ro.Workers == 0 || ro.Workers > pl.readers {
+		ro.Workers = pl.readers
 	}
-
-	// At most one edge per 4 input bytes (the densest text; binary is
-	// 8+). Standard input has no size: plan for four edges per byte of
-	// the limit, an input several times the memory given; a larger one
-	// makes fuller buckets than planned.
-	est := 4 * cfg.MemLimit
-	if path != "-" {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, fmt.Errorf("partition: %w", err)
-		}
-		est = fi.Size() / 4
-		if len(path) > 3 && (path[len(path)-3:] == ".gz" || path[len(path)-4:] == ".zst") {
-			est *= 8
-		}
+	if rc.perWorker > 0 && pl.readers < cfg.Workers || pl.spillers < cfg.Workers {
+		cfg.Logger.Info("the memory limit leaves room for fewer goroutines in pass 1", "limit", cfg.MemLimit,
+			"readers", pl.readers, "spillers", pl.spillers, "workers", cfg.Workers)
 	}
-	x.estEdges = est
-	var nb int
-	x.capPairs, nb = spillSizes(est, x.work, x.workers)
-	pairs, err := newRunSet(dir, "pairs", nb, codecFixed)
+	pairs, err := newRunSet(dir, "pairs", pl.buckets, codecFixed)
 	if err != nil {
 		return nil, err
 	}
 	pairs.log = cfg.Logger
 	defer pairs.close()
+	x.pairs = pairs
 	if err := x.pass1(ro, pairs); err != nil {
 		return nil, err
 	}
@@ -162,26 +164,24 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	}
 	x.kb = uint(bits.Len64(uint64(max(n-1, 1))))
 	x.kmask = 1<<x.kb - 1
-	fixed := x.ids.bytes() + (4*int64(x.workers)+16)*n
-	if cfg.Scheme == storage.SchemeRange {
-		fixed += 6 * n
-	}
-	if need := fixed + minSpillPairs*bucketBytes*int64(x.workers); need > cfg.MemLimit {
-		return nil, fmt.Errorf("partition: %s: memory limit %d bytes cannot hold the per-vertex arrays of %d vertices (~%d bytes) plus buffers; raise it to at least %d",
-			path, cfg.MemLimit, n, fixed, need+64<<20)
+	sh := x.shapeAfterPass1(pairs)
+	if need := sh.need(1); need > x.room {
+		return nil, x.limitError(sh, fmt.Sprintf("its %d vertices", n))
 	}
 
-	compact, err := newRunSet(dir, "compact", nb, codecDelta)
+	compact, err := newRunSet(dir, "compact", pairs.buckets, codecDelta)
 	if err != nil {
 		return nil, err
 	}
 	compact.log = cfg.Logger
 	defer compact.close()
-	if err := x.pass2(pairs, compact); err != nil {
+	if err := x.pass2(pairs, compact, sh); err != nil {
 		return nil, err
 	}
 	pairs.close()
 	clock.mark("pass2-dedupe")
+	sh.maxCompact = compact.largest()
+	sh.compactIndex = compact.indexBytes()
 
 	// Rank by (degree, compact id): a counting sort by degree is stable in
 	// compact id.
@@ -205,7 +205,7 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		x.deg = nil
 		g := newRangeGrid(degRank, cfg.P)
 		degRank = nil
-		if err = x.countGrid(compact, rank, g); err == nil {
+		if err = x.countGrid(compact, rank, g, sh); err == nil {
 			b, fold := g.bounds(cfg.P)
 			l, err = NewFoldedLayout(n, cfg.P, fold, b)
 		}
@@ -222,29 +222,39 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	}
 	blocks.log = cfg.Logger
 	defer blocks.close()
-	if err := x.pass3(compact, rank, l, blocks); err != nil {
+	if err := x.pass3(compact, rank, l, blocks, sh); err != nil {
 		return nil, err
 	}
 	compact.close()
 	rank = nil
 	clock.mark("pass3-route")
 
-	// Pass 4: blocks in parallel as far as memory allows: a block needs
-	// its keys (8 B/edge) twice (sort), its CSR (4 B/edge + 8 B/row) and
-	// the encoded shard.
+	// Pass 4: blocks in parallel as far as memory allows.
+	sh.blocksIndex = blocks.indexBytes()
+	sh.blockNeed, sh.encoders = 0, 0
+	calls, big := int64(1), int64(0) // the id map's section, then each block's two
+	if uvarintLen(2*sh.maxID)*n > zstdBlockBytes {
+		big++
+	}
 	var biggest int64
 	for i := range p {
 		for j := range p {
-			need := 24*blocks.count[i*p+j] + 8*l.GroupSize(i)
-			biggest = max(biggest, need)
+			m := blocks.count[i*p+j]
+			if m == 0 {
+				continue
+			}
+			rows := l.GroupSize(i)
+			biggest = max(biggest, m)
+			sh.blockNeed = max(sh.blockNeed, blockBytes(rows, m))
+			calls += 2
+			big += bigSections(rows, m, l.GroupSize(j))
 		}
 	}
-	free := cfg.MemLimit - 12*n // the id map and forward degrees stay for the manifest
-	if biggest > free {
-		return nil, fmt.Errorf("partition: %s: the largest block needs ~%d bytes, more than the %d bytes left of the memory limit; use a larger P or limit",
-			path, biggest, free)
+	sh.encoders = encoderBytes(m.cores, calls, big)
+	par := sh.fit(sh.pass4Need, cfg.Workers)
+	if par < 1 {
+		return nil, x.limitError(sh, fmt.Sprintf("its largest block, of %d edges", biggest))
 	}
-	par := int(min(int64(cfg.Workers), max(free/max(biggest, 1), 1)))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	idm := startIDMap(ctx, store, idsByRank)
@@ -271,6 +281,14 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		return nil, err
 	}
 	return sum, nil
+}
+
+// blockBytes is what pass 4 holds for a block of rows rows and edges
+// edges: its keys twice (the load and the sort), its CSR, its encoded
+// sections (up to 5 bytes an edge and a row, in slices grown by append,
+// and their compressed copy) and a frame buffer.
+func blockBytes(rows, edges int64) int64 {
+	return 24*edges + 24*rows + 2*frameBufBytes
 }
 
 // spillSizes returns the pairs per pass 1 buffer and the bucket count of
@@ -319,9 +337,16 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 				continue
 			}
 			x.ids.add(buf, a, b)
+			peak := x.ids.peakBytes(2 * capPairs)
+			x.idPeak.Store(peak)
+			if err := x.checkIDs(peak, x.loopMem.Load()); err != nil {
+				fail(err)
+				free <- buf[:0]
+				continue
+			}
 			start := bucketizePairs(buf, a, out.buckets)
 			free <- buf[:0]
-			err := parallelFor(x.ctx, out.buckets, x.workers, func(k int) {
+			err := parallelFor(x.ctx, out.buckets, x.spillers, func(k int) {
 				if err := out.put(k, a[start[k]:start[k+1]]); err != nil {
 					fail(err)
 				}
@@ -356,6 +381,10 @@ func (x *extRun) pass1(ro edgeio.ReadOptions, out *runSet) error {
 		if len(loops) > 1<<16 {
 			slices.Sort(loops)
 			loops = slices.Compact(loops)
+			x.loopMem.Store(8 * int64(cap(loops)))
+			if err := x.checkIDs(x.idPeak.Load(), 8*int64(cap(loops))); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -400,17 +429,17 @@ func bucketizePairs(buf, dst []uint64, buckets int) []int {
 	return start
 }
 
-// forBuckets runs fn over the buckets of in on x.workers goroutines, each
+// forBuckets runs fn over the buckets of in on workers goroutines, each
 // with its own load buffer (grown to the largest bucket it meets), and
 // returns the first error.
-func (x *extRun) forBuckets(in *runSet, fn func(w, b int, data []uint64) error) error {
+func (x *extRun) forBuckets(in *runSet, workers int, fn func(w, b int, data []uint64) error) error {
 	var (
 		mu    sync.Mutex
 		first error
 		next  atomic.Int64
 	)
 	var wg sync.WaitGroup
-	for w := range min(x.workers, in.buckets) {
+	for w := range max(min(workers, in.buckets), 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -452,11 +481,13 @@ func (x *extRun) forBuckets(in *runSet, fn func(w, b int, data []uint64) error) 
 // pass2 dedupes each bucket, maps to compact ids and counts degrees; the
 // compact pairs are spilled sorted as cu<<32|cv (cu < cv) in the same
 // buckets.
-func (x *extRun) pass2(in, out *runSet) error {
+func (x *extRun) pass2(in, out *runSet, sh *extShape) error {
 	n := x.ids.len()
-	degs := make([][]uint32, min(x.workers, in.buckets))
+	workers := sh.fit(sh.pass2Need, min(x.workers, in.buckets))
+	x.noteFewer("dedupe", workers)
+	degs := make([][]uint32, workers)
 	var done atomic.Int64
-	err := x.forBuckets(in, func(w, b int, pairs []uint64) error {
+	err := x.forBuckets(in, workers, func(w, b int, pairs []uint64) error {
 		if degs[w] == nil {
 			degs[w] = make([]uint32, n)
 		}
@@ -502,7 +533,7 @@ func (x *extRun) pass2(in, out *runSet) error {
 // edge's cell is (lower bucket, higher bucket) of its endpoints whichever
 // way it is oriented: one bucket per compact id, looked up once per
 // endpoint, replaces the rank and bucket lookups of each endpoint.
-func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
+func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid, sh *extShape) error {
 	nb := g.buckets()
 	if nb == 0 {
 		return nil
@@ -511,19 +542,13 @@ func (x *extRun) countGrid(in *runSet, rank []uint32, g *rangeGrid) error {
 	for c, r := range rank {
 		bucket[c] = g.bucket[r]
 	}
-	// One cell matrix per worker if they fit a quarter of the limit, else
-	// one shared matrix and one bucket at a time.
-	workers := min(x.workers, in.buckets)
-	shared := int64(len(g.cells))*8*int64(workers) > x.limit/4
+	// One cell matrix per goroutine, as many as the memory holds.
+	workers := max(sh.fit(sh.gridNeed, min(x.workers, in.buckets)), 1)
+	x.noteFewer("grid", workers)
 	cells := make([][]uint64, workers)
 	cells[0] = g.cells
-	var mu sync.Mutex
-	err := x.forBuckets(in, func(w, _ int, keys []uint64) error {
-		if shared {
-			w = 0
-			mu.Lock()
-			defer mu.Unlock()
-		} else if cells[w] == nil {
+	err := x.forBuckets(in, workers, func(w, _ int, keys []uint64) error {
+		if cells[w] == nil {
 			cells[w] = make([]uint64, len(g.cells))
 		}
 		c := cells[w]
@@ -549,11 +574,16 @@ func blockKeyBits(l *Layout) uint {
 
 // pass3 routes every forward edge to its block as local row<<cb | local
 // col (cb = blockKeyBits).
-func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet) error {
+func (x *extRun) pass3(in *runSet, rank []uint32, l *Layout, out *runSet, sh *extShape) error {
 	p := l.P
 	cb := blockKeyBits(l)
+	workers := sh.fit(sh.pass3Need, min(x.workers, in.buckets))
+	if workers < 1 {
+		return x.limitError(sh, fmt.Sprintf("its largest bucket, of %d edges", sh.maxC()))
+	}
+	x.noteFewer("route", workers)
 	var done atomic.Int64
-	return x.forBuckets(in, func(_, _ int, keys []uint64) error {
+	return x.forBuckets(in, workers, func(_, _ int, keys []uint64) error {
 		defer x.cfg.progress("route", done.Add(1), int64(in.buckets))
 		blk := make([]uint32, len(keys))
 		for k, key := range keys {
@@ -731,4 +761,70 @@ func rankByDegree(deg []uint32) ([]uint32, storage.GraphStats) {
 		start[d]++
 	}
 	return rank, st
+}
+
+// shapeAfterPass1 is the run's memory shape once pass 1 has read the
+// input.
+func (x *extRun) shapeAfterPass1(pairs *runSet) *extShape {
+	var total int64
+	for _, c := range pairs.count {
+		total += c
+	}
+	return &extShape{p: x.cfg.P, cores: x.model.cores, rangeScheme: x.cfg.Scheme == storage.SchemeRange, room: x.room,
+		n: x.ids.len(), maxID: x.ids.maxID(), idBytes: x.ids.bytes(), pairsIndex: pairs.indexBytes(),
+		buckets: pairs.buckets, pairs: total, maxBucket: pairs.largest()}
+}
+
+// limitError is the *MemLimitError of a limit that cannot hold sh on one
+// goroutine; input names what of the input needs more. Its least is for a
+// run from the start: one with a larger limit plans fewer, larger buckets.
+func (x *extRun) limitError(sh *extShape, input string) error {
+	est := sh.withPass4Estimate()
+	least := max(limitFor(sh.need(1)), limitFor(est.need(1)), x.model.least())
+	for range 4 {
+		pl, _ := x.model.plan1(least)
+		t := sh.withPass4Estimate()
+		t.room = roomOf(least)
+		scale := float64(sh.buckets) / float64(max(pl.buckets, 1))
+		t.buckets = pl.buckets
+		t.maxBucket = int64(float64(sh.maxBucket) * scale)
+		t.maxCompact = int64(float64(sh.maxCompact) * scale)
+		t.compactIndex, t.blocksIndex = 0, 0
+		next := limitFor(t.need(1))
+		if next <= least {
+			break
+		}
+		least = next
+	}
+	return &MemLimitError{Limit: x.limit, Least: max(least, x.limit+1<<20), P: x.cfg.P, Workers: x.cfg.Workers,
+		Cores: x.model.cores, Input: input}
+}
+
+// checkIDs fails pass 1 once the id set (peak, idSet.peakBytes), the
+// self-loop ids (loops bytes) and the run index beyond its plan (an input
+// larger than its size promised) outgrow what the plan gave them.
+func (x *extRun) checkIDs(peak, loops int64) error {
+	index := max(x.pairs.frameBytes()-x.index, 0)
+	over := peak + loops + index - x.idBudget
+	if over <= 0 {
+		return nil
+	}
+	what := "its ids, not numbered densely"
+	switch {
+	case index > max(peak, loops):
+		what = fmt.Sprintf("its edges (more than the %d planned for)", x.estEdges)
+	case loops > peak:
+		what = "its self-loops"
+	}
+	return &MemLimitError{Limit: x.limit, Least: limitFor(roomOf(x.limit) + 2*over), P: x.cfg.P, Workers: x.cfg.Workers,
+		Cores: x.model.cores, Input: what}
+}
+
+// noteFewer logs a phase that runs on fewer goroutines than the workers
+// for the memory limit.
+func (x *extRun) noteFewer(phase string, workers int) {
+	if workers < x.workers {
+		x.cfg.Logger.Info("the memory limit leaves room for fewer goroutines", "phase", phase, "goroutines", workers,
+			"workers", x.workers, "limit", x.limit)
+	}
 }

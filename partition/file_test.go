@@ -135,7 +135,8 @@ func TestExternalMatchesInMemory(t *testing.T) {
 						t.Fatal(err)
 					}
 					ext := storage.NewMemStore()
-					cfg.MemLimit = 8 << 20 // far below what the run would like: many spills
+					// Buffers far below what the run would like: many spills.
+					cfg.MemLimit, cfg.WorkMem = 1<<30, 1<<20
 					cfg.TempDir = t.TempDir()
 					se, err := PartitionFile(ctx, path, edgeio.ReadOptions{}, ext, cfg)
 					if err != nil {

@@ -25,10 +25,39 @@ type idSet struct {
 	n        int64
 }
 
-// newIDSet allows the bitmap (and its prefix counts, 1.5 bits per id
-// value) up to budget bytes.
+// newIDSet allows the bitmap up to budget bytes at its peak (peakBytes):
+// the bitmap as it grows, the copy a growth makes and the prefix counts,
+// at most 20/64 bytes per id value.
 func newIDSet(budget int64) *idSet {
-	return &idSet{dense: true, maxDense: uint64(max(budget, 0)) * 16 / 3 &^ 63}
+	return &idSet{dense: true, maxDense: uint64(max(budget, 0)) * 32 / 11 &^ 63}
+}
+
+// peakBytes bounds what the set holds while it takes batch more ids: the
+// bitmap with a copy as large (a growth) and its prefix counts, or the
+// sorted ids with the merge that the batch makes.
+func (s *idSet) peakBytes(batch int) int64 {
+	if s.dense {
+		maxW, c := int64(s.maxWords()), int64(cap(s.bits))
+		if c < maxW {
+			c += maxW
+		}
+		return 8*c + 4*(maxW+1)
+	}
+	return 8*int64(cap(s.sorted)) + 8*int64(len(s.sorted)+batch)
+}
+
+// maxWords is the most words of the bitmap.
+func (s *idSet) maxWords() int { return int((s.maxDense + 63) >> 6) }
+
+// maxID bounds the largest id (after freeze).
+func (s *idSet) maxID() uint64 {
+	if !s.dense {
+		if len(s.sorted) == 0 {
+			return 0
+		}
+		return s.sorted[len(s.sorted)-1]
+	}
+	return 64 * uint64(len(s.bits))
 }
 
 // add inserts ids; a and b are scratch of len(ids) for the sorted mode.
@@ -42,8 +71,10 @@ func (s *idSet) add(ids, a, b []uint64) {
 			}
 			w := int(id >> 6)
 			if w >= len(s.bits) {
-				s.bits = slices.Grow(s.bits, w+1-len(s.bits))
-				s.bits = s.bits[:min(cap(s.bits), int((s.maxDense+63)>>6))]
+				// Grown by a quarter at a time, never past maxDense.
+				nb := make([]uint64, min(max(w+1, cap(s.bits)*5/4+64), s.maxWords()))
+				copy(nb, s.bits)
+				s.bits = nb
 			}
 			s.bits[w] |= 1 << (id & 63)
 		}

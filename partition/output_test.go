@@ -97,7 +97,7 @@ func TestInterruptedPartitionLeavesNothing(t *testing.T) {
 	if err := edgeio.WriteFile(path, rmatEdges(11, 8, 9), edgeio.WriteOptions{Format: edgeio.FormatBin}); err != nil {
 		t.Fatal(err)
 	}
-	for _, limit := range []int64{0, 16 << 20} {
+	for _, limit := range []int64{0, 1 << 30} {
 		for _, after := range []int64{1, 3} {
 			ctx, cancel := context.WithCancel(context.Background())
 			inner, err := storage.Open(t.TempDir())

@@ -24,7 +24,7 @@ func TestPartitionReportsEveryStage(t *testing.T) {
 		want  []string
 	}{
 		{0, []string{"read", "clean", "orient", "split", "write"}},
-		{64 << 20, []string{"read", "dedupe", "rank", "route", "write"}},
+		{1 << 30, []string{"read", "dedupe", "rank", "route", "write"}},
 	} {
 		var mu sync.Mutex
 		var stages []string

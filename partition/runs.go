@@ -27,10 +27,11 @@ type runSet struct {
 	log     *slog.Logger
 	f       *os.File
 
-	mu    sync.Mutex
-	size  int64
-	segs  [][]runSeg // segs[b] lists bucket b's frames
-	count []int64    // elements per bucket
+	mu     sync.Mutex
+	size   int64
+	segs   [][]runSeg // segs[b] lists bucket b's frames
+	count  []int64    // elements per bucket
+	frames int64
 }
 
 type runSeg struct {
@@ -79,6 +80,7 @@ func (r *runSet) put(b int, data []uint64) error {
 		r.size += int64(len(out))
 		r.segs[b] = append(r.segs[b], runSeg{off: off, len: int64(len(out)), n: k})
 		r.count[b] += int64(k)
+		r.frames++
 		r.mu.Unlock()
 		if _, err := r.f.WriteAt(out, off); err != nil {
 			return fmt.Errorf("partition: spill %s: %w", r.f.Name(), err)
@@ -214,4 +216,30 @@ func (r *runSet) close() {
 	r.f.Close()
 	os.Remove(r.f.Name())
 	r.f = nil
+}
+
+// largest is the elements of r's largest bucket.
+func (r *runSet) largest() int64 {
+	var m int64
+	for _, c := range r.count {
+		m = max(m, c)
+	}
+	return m
+}
+
+// indexBytes is the memory of r's frame index.
+func (r *runSet) indexBytes() int64 {
+	n := 32 * int64(len(r.segs))
+	for _, s := range r.segs {
+		n += 24 * int64(cap(s))
+	}
+	return n
+}
+
+// frameBytes bounds the memory of r's frame index as frames are added
+// (segBytes a frame).
+func (r *runSet) frameBytes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return segBytes * r.frames
 }

@@ -420,7 +420,7 @@ func TestPartitionFileMatchesStreaming(t *testing.T) {
 			if _, err := PartitionFile(ctx, path, mem, testConfig(nil), pc); err != nil {
 				t.Fatal(err)
 			}
-			pc.MemLimit = 64 << 20
+			pc.MemLimit = 4 << 30
 			if _, err := PartitionFile(ctx, path, ext, testConfig(nil), pc); err != nil {
 				t.Fatal(err)
 			}

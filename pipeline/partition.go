@@ -1,8 +1,15 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
@@ -18,6 +25,14 @@ import (
 // file is read; its Order must be degree. pc.P = 0 chooses the smallest P
 // whose largest subtask fits cfg.Budget under cfg.Model, from the loaded
 // graph; it needs a positive Budget and no MemLimit.
+//
+// pc.MemLimit bounds this process's resident memory (`trigrid partition
+// --mem-limit`): what the process holds when the call begins, with room for
+// pages of the binary still to be touched, is set aside, the partitioner
+// gets the rest, and the Go runtime's soft memory limit is lowered for the
+// call to the limit less the process's mapped files, so that the collector
+// keeps the heap where the partitioner planned it. A limit below the least
+// that works is an error naming --mem-limit and that least.
 func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Config, pc partition.Config) (*partition.Summary, error) {
 	cfg.fill()
 	if pc.P == 0 && (pc.MemLimit > 0 || cfg.Budget <= 0) {
@@ -26,7 +41,26 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 	if pc.MemLimit > 0 {
 		ro := cfg.Read
 		ro.Progress = nil
-		return partition.PartitionFile(ctx, path, ro, store, pc)
+		limit := pc.MemLimit
+		// Freed memory goes back first, so that what the process holds
+		// is what it uses.
+		debug.FreeOSMemory()
+		resident, files := processMemory()
+		held := resident + binaryMargin
+		pc.MemLimit = max(limit-held, 1)
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(limit-files-binaryMargin, 1<<20)))
+		sum, err := partition.PartitionFile(ctx, path, ro, store, pc)
+		var me *partition.MemLimitError
+		if errors.As(err, &me) {
+			least := me.Least + (held+1<<20-1)&^(1<<20-1)
+			if me.Input == "" {
+				return nil, fmt.Errorf("--mem-limit %s is below the least the partitioner works in (%d MiB for P=%d on %s)",
+					sizeText(limit), least>>20, me.P, me.On())
+			}
+			return nil, fmt.Errorf("--mem-limit %s is below the least that partitions %s: %d MiB (for %s, P=%d on %s)",
+				sizeText(limit), path, least>>20, me.Input, me.P, me.On())
+		}
+		return sum, err
 	}
 	start := time.Now()
 	cfg.Order = graph.OrderDegree
@@ -49,4 +83,63 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 	clean := graph.CleanStats{InputEdges: uint64(in.RawEdges), Vertices: rep.Vertices, Edges: rep.Edges, SelfLoops: rm.SelfLoops,
 		Duplicates: rm.Duplicates, IsolatedIDs: rm.IsolatedIDs}
 	return partition.PartitionLoaded(ctx, fwd, ids, stats, clean, start, store, pc)
+}
+
+// binaryMargin is room for pages of the binary that a run has yet to touch
+// (code and tables first used by it), beside those mapped when it starts.
+const binaryMargin = 8 << 20
+
+// processMemory is this process's resident memory and the part of it that
+// maps files (the binary), from /proc/self/status; where that cannot be
+// read, the Go runtime's memory and a guess of 32 MiB for the binary.
+func processMemory() (resident, files int64) {
+	if f, err := os.Open("/proc/self/status"); err == nil {
+		defer f.Close()
+		var rss, file, shmem int64
+		found := 0
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			if !ok {
+				continue
+			}
+			fields := strings.Fields(v)
+			if len(fields) == 0 {
+				continue
+			}
+			n, err := strconv.ParseInt(fields[0], 10, 64)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "VmRSS":
+				rss, found = n<<10, found+1
+			case "RssFile":
+				file, found = n<<10, found+1
+			case "RssShmem":
+				shmem = n << 10
+			}
+		}
+		if found == 2 {
+			return rss, file + shmem
+		}
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	const guess = 32 << 20
+	return int64(s[0].Value.Uint64()-s[1].Value.Uint64()) + guess, guess
+}
+
+// sizeText writes a size as flags take it: whole GiB, MiB or KiB with
+// their unit, else bytes.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		unit  string
+		bytes int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.bytes && n%u.bytes == 0 {
+			return fmt.Sprintf("%d%s", n/u.bytes, u.unit)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

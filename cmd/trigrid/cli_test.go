@@ -197,7 +197,7 @@ func TestPipelinesAgree(t *testing.T) {
 		if err != nil || !strings.Contains(out, "P=4") {
 			t.Errorf("info: %v\n%s", err, out)
 		}
-		for _, lim := range []string{"64MiB", "0"} {
+		for _, lim := range []string{"4GiB", "0"} {
 			other := filepath.Join(dir, "shards-"+s+"-"+lim)
 			if _, _, err := run(t, "partition", "--progress", "none", "-P", "4", "--scheme", s, "--mem-limit", lim, "-o", other, bin); err != nil {
 				t.Fatal(err)

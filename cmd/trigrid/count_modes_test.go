@@ -44,7 +44,7 @@ func TestPartitionStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mem := range []string{"0", "64MiB"} {
+	for _, mem := range []string{"0", "4GiB"} {
 		r, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)

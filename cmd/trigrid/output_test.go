@@ -91,7 +91,7 @@ func dirNames(t *testing.T, dir string) []string {
 func TestPartitionForceFailureKeepsOld(t *testing.T) {
 	g := write(t, "k5.txt", k5Edges)
 	bad := badGraph(t)
-	for _, lim := range []string{"0", "64MiB"} {
+	for _, lim := range []string{"0", "4GiB"} {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "shards")
 		args := []string{"partition", "--progress", "none", "--mem-limit", lim, "--tmp-dir", t.TempDir(), "-o", dir}
@@ -131,7 +131,7 @@ func startFIFOPartition(t *testing.T, out string, extra ...string) (*proc, *os.F
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
-	args := append([]string{"partition", "--progress", "none", "-P", "2", "--mem-limit", "64MiB", "--tmp-dir", tmp, "-o", out}, extra...)
+	args := append([]string{"partition", "--progress", "none", "-P", "2", "--mem-limit", "4GiB", "--tmp-dir", tmp, "-o", out}, extra...)
 	p := startTrigrid(t, bin, append(args, fifo)...)
 	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
 	if err != nil {

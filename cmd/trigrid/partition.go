@@ -27,10 +27,12 @@ func newPartitionCommand() *cobra.Command {
 hash (TRUST) or range (TriX) scheme, and store each non-empty block as a
 compressed, checksummed shard plus a manifest in DIR (a path or file:// URL).
 The partitioner streams the input and spills compressed runs to --tmp-dir,
-never holding more than --mem-limit in memory, so graphs larger than the
-machine's memory can be partitioned; its shards are byte-identical to those of
-an in-memory split. Its buffers take at most 256 MiB (the fastest size
-measured); the rest of the limit only holds per-vertex arrays. Without
+its process's resident memory never above --mem-limit, so graphs larger than
+the machine's memory can be partitioned; its shards are byte-identical to those
+of an in-memory split. Its buffers take at most 256 MiB (the fastest size
+measured); the rest of the limit holds the per-vertex arrays, the blocks being
+written and the shard encoders (one per core). A limit below the least the
+partitioner works in is refused, naming that least. Without
 --mem-limit, an uncompressed input small enough to need under 1 GiB (at most
 an eighth of the machine) is split in memory, which is faster for it; any
 other streams with half of the machine's memory as its limit.
@@ -112,7 +114,7 @@ partitionings of runs that were killed outright.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "shard directory or store URL (required)")
 	cmd.Flags().StringVar(&scheme, "scheme", "hash", "2D partitioning scheme: hash (TRUST) or range (TriX)")
 	cmd.Flags().IntVarP(&p, "partitions", "P", 4, "number of vertex groups: P x P blocks, P^3 subtasks")
-	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "memory the partitioner may hold, e.g. 1GiB (default: in memory for small uncompressed inputs, else half of this machine's memory, of which buffers use at most 256 MiB; 0 = read the whole graph into memory)")
+	cmd.Flags().StringVar(&memLimit, "mem-limit", "", "the partitioning process's peak resident memory, e.g. 1GiB (default: in memory for small uncompressed inputs, else half of this machine's memory, of which buffers use at most 256 MiB; 0 = read the whole graph into memory)")
 	cmd.Flags().StringVar(&tmpDir, "tmp-dir", "", "directory for the partitioner's run files (default: the system's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&force, "force", false, "replace the partitioning already in the output directory once the new one is complete (a directory holding other files is still refused)")

@@ -21,7 +21,7 @@ const messyEdges = "# c\n1 2\n2 1\n2 3\n3 1\n5 5\n1 2\n3 4\n4 1\n"
 func TestCountShardsReportsRecordedFigures(t *testing.T) {
 	f := write(t, "messy.txt", messyEdges)
 	dir := t.TempDir()
-	for _, memLimit := range []string{"0", "64MiB"} {
+	for _, memLimit := range []string{"0", "4GiB"} {
 		if _, stderr, err := run(t, "partition", "--progress", "none", "-P", "2", "--force", "--mem-limit", memLimit, "-o", dir, f); err != nil {
 			t.Fatalf("partition --mem-limit %s: %v\n%s", memLimit, err, stderr)
 		}

@@ -128,7 +128,7 @@ func TestPartitionSignals(t *testing.T) {
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Skip("mkfifo:", err)
 			}
-			p := startTrigrid(t, bin, "partition", "--progress", "none", "-P", "2", "--mem-limit", "64MiB",
+			p := startTrigrid(t, bin, "partition", "--progress", "none", "-P", "2", "--mem-limit", "4GiB",
 				"--tmp-dir", tmp, "-o", out, fifo)
 			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
 			if err != nil {
@@ -158,7 +158,7 @@ func TestPartitionSignals(t *testing.T) {
 					t.Fatal("SIGKILL: no spill directory left to find (the test would prove nothing)")
 				}
 				small := write(t, "k4.txt", "0 1\n0 2\n0 3\n1 2\n1 3\n2 3\n")
-				next := startTrigrid(t, bin, "partition", "--progress", "none", "-P", "2", "--mem-limit", "64MiB",
+				next := startTrigrid(t, bin, "partition", "--progress", "none", "-P", "2", "--mem-limit", "4GiB",
 					"--tmp-dir", tmp, "-o", filepath.Join(dir, "out2"), small)
 				if got := next.wait(t, 30*time.Second); got != 0 {
 					t.Fatalf("next run: status %d\n%s", got, next.stderr.String())
@@ -201,7 +201,7 @@ func TestPartitionSignalWhileWriting(t *testing.T) {
 		sig      syscall.Signal
 		want     int
 		memLimit string
-	}{{syscall.SIGINT, 130, "256MiB"}, {syscall.SIGTERM, 143, "0"}} {
+	}{{syscall.SIGINT, 130, "4GiB"}, {syscall.SIGTERM, 143, "0"}} {
 		t.Run(fmt.Sprintf("%v/mem-limit=%s", tc.sig, tc.memLimit), func(t *testing.T) {
 			tmp, out := filepath.Join(dir, "tmp-"+tc.memLimit), filepath.Join(dir, "out-"+tc.memLimit)
 			if err := os.Mkdir(tmp, 0o755); err != nil {
