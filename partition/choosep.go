@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/storage"
@@ -25,7 +26,14 @@ import (
 // (RowSplit; the GPU counter does) needs only the largest block, as JK, with
 // one row of IJ and one of IK: P is then the smallest that fits whole if
 // any does, else the smallest that fits in row ranges, and only a budget
-// below that is an error, which gives the least budget that would do.
+// below that is an error (*BudgetError), which gives the least budget that
+// would do and the P it chooses.
+//
+// P goes up to UsefulP: beyond it blocks average fewer than minBlockEdges
+// edges, and the P^3 subtasks cost more in their fixed work than smaller
+// blocks save in memory (a budget just above a subtask's fixed reserve
+// would otherwise choose a P of hundreds for a small graph, whose billions
+// of subtasks never finish).
 
 // MemModel is the memory model of one subtask where it is counted.
 type MemModel struct {
@@ -40,6 +48,50 @@ type MemModel struct {
 	// RowSplit says the counter counts a subtask that does not fit whole in
 	// row ranges of IJ and IK against the whole JK.
 	RowSplit bool
+}
+
+// minBlockEdges is the fewest edges the blocks of the largest useful P
+// average.
+const minBlockEdges = 1024
+
+// UsefulP is the largest P considered for a graph of edges forward edges:
+// the largest whose blocks average at least minBlockEdges edges, at least
+// 1 and at most maxP.
+func UsefulP(edges int64) int {
+	p := int(math.Sqrt(float64(max(edges, 0)) / minBlockEdges))
+	for int64(p+1)*int64(p+1)*minBlockEdges <= edges {
+		p++
+	}
+	for p > 1 && int64(p)*int64(p)*minBlockEdges > edges {
+		p--
+	}
+	return min(max(p, 1), maxP)
+}
+
+// BudgetError is the error of a budget per subtask that no P up to
+// UsefulP fits.
+type BudgetError struct {
+	Budget int64
+	// Least is the least budget that fits, and P the P it chooses.
+	Least int64
+	P     int
+	// Fixed is the model's reserve every subtask needs, Edges the graph's.
+	Fixed, Edges int64
+	// Estimated: Least comes from the graph's totals, not its blocks.
+	Estimated bool
+}
+
+func (e *BudgetError) Error() string {
+	about := ""
+	if e.Estimated {
+		about = "about "
+	}
+	if e.Budget <= e.Fixed {
+		return fmt.Sprintf("partition: a budget of %d bytes per subtask leaves no room for blocks beside the fixed reserve of %d bytes (kernel scratch and context) that every subtask needs: the least that fits is %s%d bytes (P=%d)",
+			e.Budget, e.Fixed, about, e.Least, e.P)
+	}
+	return fmt.Sprintf("partition: no P fits the blocks of %d edges in %d bytes per subtask: the least that fits is %s%d bytes (P=%d)",
+		e.Edges, e.Budget, about, e.Least, e.P)
 }
 
 // HostModel is the model of the CPU kernels, and what a zero MemModel
@@ -95,17 +147,14 @@ func estimate(vertices, edges int64, p int, rangeScheme bool) BlockStat {
 	return BlockStat{Rows: rows, Edges: int64(largest) + 1}
 }
 
-// ChooseP returns the smallest P (up to maxP) for which a subtask of a graph
-// with the given vertices and edges fits budget bytes whole under the
-// model; with RowSplit, when none does, the smallest P whose subtasks fit
-// in row ranges (maxRow bounds a row's edges). The error of a budget no P
-// fits names the cause and the least budget.
+// ChooseP returns the smallest P (up to UsefulP) for which a subtask of a
+// graph with the given vertices and edges fits budget bytes whole under
+// the model; with RowSplit, when none does, the smallest P whose subtasks
+// fit in row ranges (maxRow bounds a row's edges). A budget no P fits is a
+// *BudgetError giving the least budget, estimated from the totals.
 func ChooseP(vertices, edges, maxRow int64, rangeScheme bool, budget int64, model MemModel) (int, error) {
 	m := model.withDefaults()
-	if m.ScratchFixed >= budget {
-		return 0, fmt.Errorf("partition: a budget of %d bytes per subtask leaves no room for blocks beside the fixed reserve of %d bytes (kernel scratch and context) that every subtask needs",
-			budget, m.ScratchFixed)
-	}
+	top := UsefulP(edges)
 	whole := func(p int) int64 {
 		b := estimate(vertices, edges, p, rangeScheme)
 		if p == 1 {
@@ -113,22 +162,33 @@ func ChooseP(vertices, edges, maxRow int64, rangeScheme bool, budget int64, mode
 		}
 		return m.subtaskBytes([3]BlockStat{b, b, b})
 	}
-	for p := 1; p <= maxP; p++ {
-		if whole(p) <= budget {
-			return p, nil
-		}
-	}
-	least := whole(maxP)
+	split := func(p int) int64 { return m.rowSplitBytes(estimate(vertices, edges, p, rangeScheme), maxRow) }
+	need := whole
 	if m.RowSplit {
-		for p := 1; p <= maxP; p++ {
-			if m.rowSplitBytes(estimate(vertices, edges, p, rangeScheme), maxRow) <= budget {
+		need = func(p int) int64 { return min(whole(p), split(p)) }
+	}
+	if m.ScratchFixed < budget {
+		for p := 1; p <= top; p++ {
+			if whole(p) <= budget {
 				return p, nil
 			}
 		}
-		least = m.rowSplitBytes(estimate(vertices, edges, maxP, rangeScheme), maxRow)
+		if m.RowSplit {
+			for p := 1; p <= top; p++ {
+				if split(p) <= budget {
+					return p, nil
+				}
+			}
+		}
 	}
-	return 0, fmt.Errorf("partition: no P up to %d fits %d edges in %d bytes per subtask: the least that fits is about %d bytes (blocks of %d edges, %d bytes fixed)",
-		maxP, edges, budget, least, estimate(vertices, edges, maxP, rangeScheme).Edges, m.ScratchFixed)
+	e := &BudgetError{Budget: budget, Least: need(top), P: top, Fixed: m.ScratchFixed, Edges: edges, Estimated: true}
+	for p := 1; p < top; p++ {
+		if need(p) <= e.Least {
+			e.P = p
+			break
+		}
+	}
+	return 0, e
 }
 
 // FitsBudget reports whether every subtask of a partition with the given
@@ -159,10 +219,11 @@ func largest3(p int, stat func(i, j int) BlockStat, m MemModel) [3]BlockStat {
 }
 
 // ChoosePForGraph starts from ChooseP's estimate and raises P (by one,
-// then by an eighth) until the real blocks of fwd under scheme fit (FitsBudget, or with RowSplit the
-// largest block with one row of IJ and IK), measuring block sizes with one
-// pass over the edges per candidate. A budget too small for any P is an
-// error giving the least budget measured.
+// then by an eighth, up to UsefulP) until the real blocks of fwd under
+// scheme fit (FitsBudget, or with RowSplit the largest block with one row
+// of IJ and IK), measuring block sizes with one pass over the edges per
+// candidate. A budget too small for any P is a *BudgetError giving the
+// least budget measured and the P that budget chooses.
 func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model MemModel, workers int) (int, error) {
 	m := model.withDefaults()
 	var maxRow int64
@@ -187,27 +248,40 @@ func ChoosePForGraph(fwd *graph.CSR, scheme storage.Scheme, budget int64, model 
 		}
 		return n, nil
 	}
-	p, err := ChooseP(fwd.NumRows(), fwd.NumEdges(), maxRow, scheme == storage.SchemeRange, budget, m)
-	if err != nil {
+	top := UsefulP(fwd.NumEdges())
+	choose := func(budget int64) (int, int64, error) {
+		p, err := ChooseP(fwd.NumRows(), fwd.NumEdges(), maxRow, scheme == storage.SchemeRange, budget, m)
+		if err != nil {
+			p = top // the estimate is rough: the largest P decides
+		}
+		least := int64(-1)
+		// P grows by an eighth at a time (by one while small): each
+		// candidate is a pass over the edges, and blocks shrink with P^2.
+		for ; ; p = min(max(p+1, p+p/8), top) {
+			n, err := need(p)
+			if err != nil {
+				return 0, 0, err
+			}
+			if n <= budget {
+				return p, 0, nil
+			}
+			if least < 0 || n < least {
+				least = n
+			}
+			if p == top {
+				return 0, least, nil
+			}
+		}
+	}
+	p, least, err := choose(budget)
+	if err != nil || p > 0 {
+		return p, err
+	}
+	e := &BudgetError{Budget: budget, Least: least, Fixed: m.ScratchFixed, Edges: fwd.NumEdges()}
+	if e.P, _, err = choose(least); err != nil {
 		return 0, err
 	}
-	least := int64(-1)
-	// P grows by an eighth at a time (by one while small): each candidate
-	// is a pass over the edges, and blocks shrink with P^2.
-	for ; p <= maxP; p = min(max(p+1, p+p/8), maxP+1) {
-		n, err := need(p)
-		if err != nil {
-			return 0, err
-		}
-		if n <= budget {
-			return p, nil
-		}
-		if least < 0 || n < least {
-			least = n
-		}
-	}
-	return 0, fmt.Errorf("partition: no P up to %d fits the blocks of %d edges in %d bytes per subtask: the least that fits is %d bytes",
-		maxP, fwd.NumEdges(), budget, least)
+	return 0, e
 }
 
 // blockEdgeCounts counts the edges of every block of l, P x P row-major,

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,12 +52,23 @@ func TestChooseP(t *testing.T) {
 }
 
 // A budget below the fixed reserve says so; a budget that no P fits gives
-// the least budget, and that budget then chooses a P.
+// the least budget and the P it chooses, and that budget then chooses that
+// P; a byte less chooses none.
 func TestChoosePErrors(t *testing.T) {
 	fwd := refForward(rmatEdges(10, 8, 3))
 	_, err := ChoosePForGraph(fwd, storage.SchemeHash, 1<<20, MemModel{}, 2)
 	if err == nil || !strings.Contains(err.Error(), "beside the fixed reserve of 1048576 bytes") {
 		t.Errorf("budget at the reserve: %v", err)
+	}
+	var be *BudgetError
+	if !errors.As(err, &be) || be.Least <= 1<<20 || be.P < 1 || be.P > UsefulP(fwd.NumEdges()) {
+		t.Fatalf("budget at the reserve: %#v", err)
+	}
+	if p, err := ChoosePForGraph(fwd, storage.SchemeHash, be.Least, MemModel{}, 2); err != nil || p != be.P {
+		t.Errorf("the least budget %d: P=%d, %v; the error said P=%d", be.Least, p, err, be.P)
+	}
+	if _, err := ChoosePForGraph(fwd, storage.SchemeHash, be.Least-1, MemModel{}, 2); err == nil {
+		t.Errorf("a byte below the least budget %d chose a P", be.Least)
 	}
 	gpuish := MemModel{BlockBytes: func(rows, edges int64) int64 { return 256 * ((8*(rows+1)+255)/256 + (4*max(edges, 1)+255)/256) }, ScratchFixed: 256}
 	for _, sc := range schemes {
@@ -70,7 +82,7 @@ func TestChoosePErrors(t *testing.T) {
 	sc := storage.SchemeHash
 	split := gpuish
 	split.RowSplit = true
-	small := int64(4 << 10)
+	small := int64(16 << 10)
 	pw, errWhole := ChoosePForGraph(fwd, sc, small, gpuish, 2)
 	ps, errSplit := ChoosePForGraph(fwd, sc, small, split, 2)
 	if errSplit != nil {
@@ -90,6 +102,18 @@ func TestChoosePErrors(t *testing.T) {
 	}
 	if _, err := ChoosePForGraph(fwd, sc, least, split, 2); err != nil {
 		t.Errorf("the least budget %d: %v", least, err)
+	}
+}
+
+// UsefulP keeps blocks at minBlockEdges edges or more on average.
+func TestUsefulP(t *testing.T) {
+	for _, tc := range []struct {
+		edges int64
+		want  int
+	}{{0, 1}, {1000, 1}, {4096, 2}, {4095, 1}, {1 << 20, 32}, {1<<20 - 1, 31}, {1 << 50, maxP}} {
+		if got := UsefulP(tc.edges); got != tc.want {
+			t.Errorf("UsefulP(%d) = %d, want %d", tc.edges, got, tc.want)
+		}
 	}
 }
 

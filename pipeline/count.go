@@ -162,9 +162,17 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 // countForward counts the forward graph fwd with counter: whole when its
 // device holds it, else in row ranges with its columns in host memory
 // (kernels.RangeCounter) as cfg.RowRanges says, else in blocks as `count
-// --partitions 0` does.
+// --partitions 0` does. On the CPU, cfg.DeviceLimit bounds a subtask as a
+// GPU's memory does: a graph whose whole count does not fit it (under
+// partition.HostModel) is counted in blocks as `count --partitions 0`
+// does.
 func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
-	if limit, ok := deviceLimit(counter); ok && !fitsWhole(fwd, limit) {
+	limit, onGPU := deviceLimit(counter)
+	if !onGPU && cfg.DeviceLimit > 0 && !fitsHost(fwd, cfg.DeviceLimit) {
+		closeCounter(counter, cfg.Logger)
+		return countAsBlocks(ctx, path, fwd, cfg.DeviceLimit, partition.HostModel(), cfg, rep, start)
+	}
+	if onGPU && !fitsWhole(fwd, limit) {
 		if rc, ok := counter.(kernels.RangeCounter); ok && wantsRowRanges(cfg.RowRanges) {
 			err := countInRanges(ctx, fwd, rc, cfg, rep)
 			if err == nil {
@@ -179,7 +187,7 @@ func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kern
 		// As `count --partitions 0` would: the counter's context gives
 		// way to the subtasks' counters.
 		closeCounter(counter, cfg.Logger)
-		return countAsBlocks(ctx, path, fwd, limit, cfg, rep, start)
+		return countAsBlocks(ctx, path, fwd, limit, GPUMemModel(), cfg, rep, start)
 	}
 	if err := countWhole(ctx, fwd, counter, cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -325,6 +333,15 @@ func deviceLimit(counter kernels.Counter) (uint64, bool) {
 	return limit, limit > 0
 }
 
+// fitsHost reports whether a subtask budget of limit bytes holds the whole
+// forward graph under partition.HostModel, the CPU kernels' memory.
+func fitsHost(fwd *graph.CSR, limit uint64) bool {
+	whole := func(int, int) partition.BlockStat {
+		return partition.BlockStat{Rows: fwd.NumRows(), Edges: fwd.NumEdges()}
+	}
+	return partition.FitsBudget(1, whole, int64(min(limit, 1<<62)), partition.HostModel())
+}
+
 // fitsWhole reports whether a device of limit bytes holds the whole
 // forward graph with its index and the kernel's scratch (a sixteenth), as
 // counting it whole wants; a graph that does not is counted in blocks.
@@ -335,12 +352,13 @@ func fitsWhole(fwd *graph.CSR, limit uint64) bool {
 }
 
 // countAsBlocks counts fwd, which a device of limit bytes does not hold
-// whole, as `count --partitions 0` does: P chosen for the device, the
-// blocks split on the host, the subtasks streamed through the device.
-func countAsBlocks(ctx context.Context, path string, fwd *graph.CSR, limit uint64, cfg *Config, rep *Report, start time.Time) (*Report, error) {
+// whole under model, as `count --partitions 0` does: P chosen for the
+// device, the blocks split on the host, the subtasks streamed through the
+// device.
+func countAsBlocks(ctx context.Context, path string, fwd *graph.CSR, limit uint64, model partition.MemModel, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	cfg.Logger.Info("the graph does not fit the device whole; counting it in blocks", "graph_bytes",
 		gpu.BlockBytes(fwd.NumRows(), fwd.NumEdges()), "limit", limit)
-	cfg.P, cfg.Budget, cfg.Model = 0, int64(limit), GPUMemModel()
+	cfg.P, cfg.Budget, cfg.Model = 0, int64(limit), model
 	if cfg.Scheme == 0 {
 		cfg.Scheme = storage.SchemeHash
 	}

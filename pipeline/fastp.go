@@ -87,7 +87,8 @@ func hashTasks(p int) []partition.Subtask {
 	return ts
 }
 
-// fastP is the P from pFit (the smallest that fits) up to 2 pFit whose
+// fastP is the P from pFit (the smallest that fits) up to 2 pFit (and
+// partition.UsefulP) whose
 // modelled count phase is the shortest; a larger P must win by a quarter,
 // since the model leaves out what grows with P (partitioning) and its
 // rates are rough.
@@ -96,7 +97,7 @@ func fastP(m SpeedModel, n, e int64, pFit int, budget int64) int {
 		return pFit // nothing to compare with (and P^3 subtasks to model)
 	}
 	best, bestSec := pFit, m.seconds(n, e, pFit, budget)
-	for p := pFit + 1; p <= 2*pFit && p <= maxFastP; p++ {
+	for p := pFit + 1; p <= 2*pFit && p <= maxFastP && p <= partition.UsefulP(e); p++ {
 		if s := m.seconds(n, e, p, budget); s < 0.75*bestSec {
 			best, bestSec = p, s
 		}

@@ -128,7 +128,7 @@ func splitOnHost(ctx context.Context, path string, fwd *graph.CSR, cfg *Config, 
 		}
 		p, err = partition.ChoosePForGraph(fwd, cfg.Scheme, cfg.Budget, cfg.Model, cfg.Workers)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: choosing P: %w", path, err)
+			return nil, 0, budgetError(path, cfg, err)
 		}
 		pFit = p
 		if oneDevice(cfg) && cfg.Scheme == storage.SchemeHash {
@@ -142,8 +142,59 @@ func splitOnHost(ctx context.Context, path string, fwd *graph.CSR, cfg *Config, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := checkHostBudget(part, cfg); err != nil {
+		return nil, 0, err
+	}
 	rep.Seconds.Partition = since(t)
 	return part, pFit, nil
+}
+
+// checkHostBudget holds the subtasks of a partition counted on the CPU to
+// --device-mem-limit (cfg.DeviceLimit) under partition.HostModel, as a
+// GPU's memory holds its own: a P given whose subtasks do not fit is an
+// error naming the least that does for that P.
+func checkHostBudget(part *partition.Partition, cfg *Config) error {
+	if cfg.DeviceLimit == 0 || anyDevice(cfg) {
+		return nil
+	}
+	p, m := part.P(), partition.HostModel()
+	stat := func(i, j int) partition.BlockStat {
+		b := part.Block(i, j)
+		return partition.BlockStat{Rows: b.NumRows(), Edges: b.NumEdges()}
+	}
+	budget := int64(min(cfg.DeviceLimit, 1<<62))
+	if partition.FitsBudget(p, stat, budget, m) {
+		return nil
+	}
+	lo, hi := budget, 2*budget
+	for !partition.FitsBudget(p, stat, hi, m) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; partition.FitsBudget(p, stat, mid, m) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return fmt.Errorf("--device-mem-limit %s is below the least that can count this graph: %d bytes (P=%d)",
+		sizeText(budget), hi, p)
+}
+
+// budgetError words a choice of P that failed: a budget no P fits names
+// the least that does, as --device-mem-limit when that flag set the budget
+// (cfg.DeviceLimit), else as the device's memory.
+func budgetError(path string, cfg *Config, err error) error {
+	var be *partition.BudgetError
+	if !errors.As(err, &be) {
+		return fmt.Errorf("%s: choosing P: %w", path, err)
+	}
+	if cfg.DeviceLimit > 0 && int64(cfg.DeviceLimit) == be.Budget {
+		return fmt.Errorf("--device-mem-limit %s is below the least that can count this graph: %d bytes (P=%d)",
+			sizeText(be.Budget), be.Least, be.P)
+	}
+	return fmt.Errorf("%s: choosing P: the device's memory, %s a subtask, is below the least that can count this graph: %d bytes (P=%d)",
+		path, sizeText(be.Budget), be.Least, be.P)
 }
 
 // CountShards counts a partitioned graph from its store, every subtask in

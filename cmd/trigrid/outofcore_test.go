@@ -71,7 +71,7 @@ func TestOutOfCoreThroughDeviceLibrary(t *testing.T) {
 
 // statedLeast reads the least memory an out-of-memory error states, or 0.
 func statedLeast(msg string) int64 {
-	for _, says := range []string{"the least that fits is ", "the least that fits is about ", "needs at least "} {
+	for _, says := range []string{"the least that fits is ", "the least that fits is about ", "needs at least ", "the least that can count this graph: "} {
 		if i := strings.Index(msg, says); i >= 0 {
 			var n int64
 			if _, err := fmt.Sscanf(msg[i+len(says):], "%d", &n); err == nil {
