@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/atomicfile"
 )
 
 // WriteOptions tune a write. The zero value writes a space-separated edge
@@ -63,34 +63,16 @@ func WriteFileContext(ctx context.Context, path string, edges []graph.Edge, opts
 	if opts.Format == FormatAuto {
 		opts.Format = formatFromName(base)
 	}
-	dir, file := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+file+".tmp*")
-	if err != nil {
-		return fmt.Errorf("graph/edgeio: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+	// The temporary file beside path is swept by the next write into the
+	// directory if this process dies; a new file gets 0666 less the umask,
+	// a replaced one keeps its mode, and a symlink is written through.
+	err = atomicfile.Write(path, func(f *os.File) error {
+		if err := Write(ctxWriter{ctx, f}, edges, opts); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
 		}
-	}()
-	if err := Write(ctxWriter{ctx, f}, edges, opts); err != nil {
-		return fmt.Errorf("graph/edgeio: writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; an edge file is ordinary data.
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("graph/edgeio: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("graph/edgeio: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("graph/edgeio: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("graph/edgeio: %w", err)
 	}
 	return nil
