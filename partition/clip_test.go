@@ -166,3 +166,9 @@ func clippedCount(ij, ik, jk *graph.CSR, off int64) uint64 {
 	}
 	return n
 }
+
+// clipExact reports whether TailOffset is exact for (j, k): only folded
+// ranges with k != j fall back to keeping everything.
+func clipExact(scheme storage.Scheme, fold, j, k int) bool {
+	return scheme == storage.SchemeHash || fold <= 1 || j == k
+}

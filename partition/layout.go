@@ -61,12 +61,6 @@ func NewHashLayout(n int64, p int) (*Layout, error) {
 	return l, nil
 }
 
-// NewRangeLayout returns a range layout of one contiguous range per group
-// over the given P+1 group starts.
-func NewRangeLayout(n int64, bounds []uint64) (*Layout, error) {
-	return NewFoldedLayout(n, len(bounds)-1, 1, bounds)
-}
-
 // NewFoldedLayout returns a range layout of p groups, each made of fold
 // ranges: bounds holds the fold*p+1 range starts, and range r belongs to
 // group storage.RangeGroup(r, p).

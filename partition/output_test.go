@@ -4,69 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/storage"
 )
-
-func TestPrepareOutput(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "g.bin")
-	edges := rmatEdges(10, 8, 4)
-	if err := edgeio.WriteFile(path, edges, edgeio.WriteOptions{Format: edgeio.FormatBin}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := storage.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := PrepareOutput(ctx, store, false, nil); err != nil {
-		t.Fatalf("empty store: %v", err)
-	}
-	if _, err := PartitionFile(ctx, path, edgeio.ReadOptions{}, store, Config{Scheme: storage.SchemeHash, P: 4}); err != nil {
-		t.Fatal(err)
-	}
-	old, _ := store.List(ctx)
-	if err := PrepareOutput(ctx, store, false, nil); !errors.Is(err, ErrOutputNotEmpty) {
-		t.Fatalf("non-empty store without replace: %v", err)
-	}
-	if now, _ := store.List(ctx); !slices.Equal(now, old) {
-		t.Fatalf("a refused prepare changed the store: %v -> %v", old, now)
-	}
-	// Replace, then a smaller P: no shard of the old partitioning remains
-	// and the count is the reference.
-	if err := PrepareOutput(ctx, store, true, nil); err != nil {
-		t.Fatal(err)
-	}
-	if now, _ := store.List(ctx); len(now) != 0 {
-		t.Fatalf("replace left %v", now)
-	}
-	if _, err := PartitionFile(ctx, path, edgeio.ReadOptions{}, store, Config{Scheme: storage.SchemeRange, P: 2}); err != nil {
-		t.Fatal(err)
-	}
-	names, _ := store.List(ctx)
-	for _, n := range names {
-		if n == storage.ShardName(3, 3) || n == storage.ShardName(0, 3) {
-			t.Fatalf("old shard %s survived", n)
-		}
-	}
-	if got, want := countStore(t, store), bruteCount(refForward(edges)); got != want {
-		t.Fatalf("count %d, reference %d", got, want)
-	}
-	// A foreign file is never deleted.
-	if err := store.Put(ctx, "notes.txt", []byte("mine")); err != nil {
-		t.Fatal(err)
-	}
-	if err := PrepareOutput(ctx, store, true, nil); err == nil {
-		t.Fatal("replace cleared a store holding a foreign file")
-	}
-	if after, _ := store.List(ctx); !slices.Contains(after, "notes.txt") || !slices.Contains(after, storage.ManifestName) {
-		t.Fatalf("refused replace removed files: %v", after)
-	}
-}
 
 // cancelAfterStore cancels the run after its n-th stored file, as an
 // interrupt in the middle of writing shards would.

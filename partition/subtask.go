@@ -71,12 +71,6 @@ func TailOffset(scheme storage.Scheme, p, fold, j, k int) int64 {
 	}
 }
 
-// clipExact reports whether TailOffset is exact for (j, k): only folded
-// ranges with k != j fall back to keeping everything.
-func clipExact(scheme storage.Scheme, fold, j, k int) bool {
-	return scheme == storage.SchemeHash || fold <= 1 || j == k
-}
-
 // TailOffset is the package's TailOffset for l's scheme, P and fold.
 func (l *Layout) TailOffset(j, k int) int64 { return TailOffset(l.Scheme, l.P, l.Fold, j, k) }
 

@@ -52,7 +52,8 @@ func TestHelloInstance(t *testing.T) {
 		return w
 	}
 	a, b := mk(), mk()
-	if a.Hello().Instance == "" || a.Hello().Instance != a.Hello().Instance || a.Hello().Instance == b.Hello().Instance {
-		t.Errorf("instances %q, %q, %q", a.Hello().Instance, a.Hello().Instance, b.Hello().Instance)
+	first, again := a.Hello().Instance, a.Hello().Instance
+	if first == "" || first != again || first == b.Hello().Instance {
+		t.Errorf("instances %q, %q, %q", first, again, b.Hello().Instance)
 	}
 }

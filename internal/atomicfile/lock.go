@@ -97,7 +97,8 @@ func TryLock(path, what string) (*Lock, error) {
 		}
 		host, _ := os.Hostname()
 		b, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second), What: what})
-		if err := f.Truncate(0); err == nil {
+		err = f.Truncate(0)
+		if err == nil {
 			_, err = f.WriteAt(append(b, '\n'), 0)
 		}
 		if err != nil {
