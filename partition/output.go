@@ -19,7 +19,6 @@ var ErrOutputNotEmpty = errors.New("output is not empty")
 // shardNameRE matches storage.ShardName's names.
 var shardNameRE = regexp.MustCompile(`^shard-[0-9]{4,}-[0-9]{4,}\.tgs$`)
 
-
 // trackedStore records the files a run stores, so that a run that fails or
 // is cancelled can take them back (undo) and leave no half-written
 // partitioning behind.
