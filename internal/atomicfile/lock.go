@@ -75,7 +75,7 @@ func TryLock(path, what string) (*Lock, error) {
 		if err := lockFile(f); err != nil {
 			defer f.Close()
 			if errors.Is(err, errWouldBlock) {
-				return nil, &LockedError{Path: path, Holder: readHolder(f)}
+				return nil, &LockedError{Path: path, Holder: awaitHolder(f)}
 			}
 			return nil, fmt.Errorf("%s: lock: %w", path, err)
 		}
@@ -122,6 +122,19 @@ func samePath(f *os.File, path string) bool {
 	}
 	b, err := os.Stat(path)
 	return err == nil && os.SameFile(a, b)
+}
+
+// awaitHolder reads the holder of a lock just taken by another: the holder
+// writes its name right after locking, so an empty file is read again for
+// a short while before the holder is given up as unknown (nil).
+func awaitHolder(f *os.File) *Holder {
+	for range 50 {
+		if h := readHolder(f); h != nil {
+			return h
+		}
+		time.Sleep(4 * time.Millisecond)
+	}
+	return readHolder(f)
 }
 
 // readHolder reads the holder a lock file records, or nil.
