@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/trigrid/trigrid/api"
 )
@@ -144,7 +145,7 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		}
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("in use by another process (is another coordinator running with this --state?)")
 	}
 	return db, err
@@ -284,7 +285,7 @@ func (s *StateDB) RecordSettled(changes []SettledChange) error {
 func (s *StateDB) DeleteJob(id api.JobID) error {
 	return s.update(func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucketJobs).DeleteBucket([]byte(id))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
+		if errors.Is(err, berrors.ErrBucketNotFound) {
 			return nil
 		}
 		return err

@@ -49,7 +49,7 @@ func storedValue(t *testing.T, dir string, path ...[]byte) []byte {
 func onlyOffset(t *testing.T, b, pat []byte) int {
 	t.Helper()
 	off := bytes.Index(b, pat)
-	if off < 0 || bytes.Index(b[off+1:], pat) >= 0 {
+	if off < 0 || bytes.Contains(b[off+1:], pat) {
 		t.Fatalf("%x: want exactly one occurrence in the state file", pat)
 	}
 	return off
