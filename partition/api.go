@@ -13,8 +13,8 @@ import (
 // PartitionGraph cuts an oriented forward graph with cfg's scheme and P and
 // stores its shards and manifest in store, the manifest last. On an error
 // or cancellation the files it stored are removed again (when the store
-// is a storage.Remover). Call PrepareOutput first: a store that already
-// holds a partitioning would mix old and new shards.
+// is a storage.Remover). The store must hold no other partitioning (a
+// directory is made ready by OpenOutput): old and new shards would mix.
 func PartitionGraph(ctx context.Context, fwd *graph.CSR, stats storage.GraphStats, store storage.Store, cfg Config) (sum *Summary, err error) {
 	ts := &trackedStore{Store: store}
 	defer func() {

@@ -1,7 +1,6 @@
 package edgeio
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"io"
@@ -11,17 +10,6 @@ import (
 // utf8BOM is the byte-order mark some editors put before the first line of
 // a text file. It is not part of the first line.
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
-// skipBOM drops a UTF-8 byte-order mark at the start of br and reports
-// whether there was one.
-func skipBOM(br *bufio.Reader) bool {
-	head, _ := br.Peek(len(utf8BOM))
-	if !bytes.Equal(head, utf8BOM) {
-		return false
-	}
-	_, _ = br.Discard(len(utf8BOM))
-	return true
-}
 
 // crReader turns every CR that is not followed by LF into LF, so that
 // text with classic Mac line endings (CR alone) has one line per line
