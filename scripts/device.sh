@@ -205,7 +205,7 @@ EOF
 scripts/device.sh final [common options] [--max-scale N] [--divs] [--paths] [--verify-scale]
                         [--big-scales] [--modes] [--kernels]
   The release check in one call, within --timeout (default 540 s): the parts, in order,
-  datasets (check), partitions (SCALES "22 23" -P 4 hash and range, rmat 20 -P 4 --verify),
+  datasets (check), partitions (SCALES "22 23" -P 4 hash and range, rmat 18 -P 4 --verify),
   outofcore (--divs "4 20", --paths "blocks whole"), tests (check), bench, e2e, memcheck
   (check), conformance (check). A part is started only with its least time left; one left
   out is a SKIP and the exit status is then 3 (1 on any FAIL). Options as those suites'.
@@ -278,7 +278,7 @@ defaults() {
 	ST_PREPARED=0 ST_SUITES="" ST_KEEP=0
 	case $s in
 	final)
-		DIVS="4 20" BIG_SCALES=""
+		DIVS="4 20" BIG_SCALES="" VERIFY_SCALE=18
 		;;
 	esac
 }
@@ -389,6 +389,17 @@ parse() {
 	if [ "$s" = ab ]; then
 		case $AB_SUITE in bench | e2e | outofcore | partitions) ;; *) die "ab needs --suite bench, e2e, outofcore or partitions" ;; esac
 	fi
+	local parts
+	case $s in
+	check) parts="datasets tests memcheck conformance" ;;
+	pervertex) parts="tests memcheck bench counts" ;;
+	final) parts="datasets partitions outofcore tests bench e2e memcheck conformance" ;;
+	ab) parts=$AB_SUITE ;;
+	*) parts=$s ;;
+	esac
+	for x in ${SKIP_PARTS//,/ }; do
+		[[ " $parts " == *" $x "* ]] || die "--skip $x: $s has the parts $parts"
+	done
 }
 
 main() {

@@ -213,7 +213,9 @@ capped() { # NAME FILE WANT DIV PATH
 			say "     cap $cap bytes: P=${vals[1]:--} ranges=${vals[2]:--} count $(f3 "${vals[3]:-}") s total $(f3 "${vals[4]:-}") s peak ${vals[5]:-?} bytes"
 			return 0
 		fi
-		least=$(grep -oE '(the least that fits is (about )?|needs at least )[0-9]+' "$j.err" | grep -oE '[0-9]+$' | head -1)
+		# "the least that fits is (about) N", "needs at least N", "the least
+		# that can count this graph: N".
+		least=$(grep -oE 'least[a-z ]*:? *[0-9]+' "$j.err" | grep -oE '[0-9]+$' | head -1)
 		if [ -z "$least" ] || [ "$least" -le "$cap" ]; then
 			fail "$name" "cap $cap bytes: $(rcmsg $rc): $(tail -c 300 "$j.err" | tr '\n' ' ')" cap# "$cap"
 			return 1
