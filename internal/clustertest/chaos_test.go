@@ -62,6 +62,7 @@ func (e *jobError) Error() string { return "job " + e.state + ": " + e.msg }
 // SIGKILL a random worker at a random moment: the count stays exact. Two
 // rounds run by default, ten with the long tests.
 func TestChaosKillWorker(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	want := uint64(grqcTriangles)
 	rounds := 2
@@ -93,6 +94,7 @@ func TestStalledWorker(t *testing.T) {
 
 // A worker that joins mid-job gets work.
 func TestWorkerJoinsMidJob(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c, _ := startCluster(t, 1, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
@@ -113,6 +115,7 @@ func TestWorkerJoinsMidJob(t *testing.T) {
 // addresses: the job resumes, and subtasks settled before the kill are
 // not handed out again.
 func TestCoordinatorRestart(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c, _ := startCluster(t, 3, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
@@ -165,6 +168,7 @@ func TestCoordinatorRestart(t *testing.T) {
 // disagreement, and a third worker, started once the lie is told, breaks
 // the tie.
 func TestWrongCountCaught(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c := startCoordinator(t, "--verify")
 	liar := startWorker(t, c, "liar", "--fault-wrong-count", "5")
@@ -189,6 +193,7 @@ func TestWrongCountCaught(t *testing.T) {
 // SIGTERM drains a worker: it finishes or hands back what it holds, leaves
 // the cluster and exits 0, and the job still counts exactly.
 func TestWorkerDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c, ws := startCluster(t, 2, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)

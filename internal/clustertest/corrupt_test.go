@@ -13,6 +13,7 @@ import (
 // the workers read through FetchShard) fails the job with the shard
 // named, and no total is printed.
 func TestCorruptShard(t *testing.T) {
+	t.Parallel()
 	dir := partitionShards(t, grqc(t), 4, "hash")
 	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {

@@ -36,6 +36,7 @@ func checkDone(t *testing.T, r result, err error, stderr string, want uint64) {
 // shard store, exactly. Two of the workers read the shards from the store
 // directory, two fetch them from the coordinator.
 func TestCountFourWorkers(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	want := wholeCount(t, file)
 	if want != grqcTriangles {

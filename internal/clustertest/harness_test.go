@@ -170,6 +170,20 @@ func (p *proc) logLine(msg string, timeout time.Duration) map[string]any {
 	}
 }
 
+// logCount returns how many JSON log lines so far have msg as their msg.
+func (p *proc) logCount(msg string) int {
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
 // coord is a running coordinator and its addresses.
 type coord struct {
 	*proc
@@ -178,8 +192,14 @@ type coord struct {
 }
 
 // fastTimings make failure handling quick on loopback: 20 ms ticks, 0.6 s
-// leases, heartbeats every 100 ms.
-var fastTimings = []string{"--tick", "20ms", "--lease-ticks", "30", "--heartbeat", "100ms"}
+// leases, heartbeats every 100 ms, and gossip that notices a dead or
+// silent member in about a second (memberlist's LAN defaults take
+// several).
+var fastTimings = []string{"--tick", "20ms", "--lease-ticks", "30", "--heartbeat", "100ms", "--gossip-timing", "local"}
+
+// fastWorker is the worker's half of fastTimings; a test's own flags come
+// after it and win.
+var fastWorker = []string{"--gossip-timing", "local"}
 
 func startCoordinator(t testing.TB, extra ...string) *coord {
 	t.Helper()
@@ -208,7 +228,8 @@ func launchCoordinator(t testing.TB, args []string) *coord {
 func startWorker(t testing.TB, c *coord, name string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"worker", "--join", c.gossip, "--gossip", "127.0.0.1:0", "--name", name,
-		"--device", "cpu", "--log-format", "json"}, extra...)
+		"--device", "cpu", "--log-format", "json"}, fastWorker...)
+	args = append(args, extra...)
 	return start(t, name, args...)
 }
 

@@ -34,6 +34,7 @@ func workerLines(c *coord, msg string) map[string]int {
 // Three workers started on one host without --name (as srun starts one
 // task per GPU) take names of their own and count one job together.
 func TestWorkersOnOneHostWithoutNames(t *testing.T) {
+	t.Parallel()
 	c := startCoordinator(t)
 	for i := range 3 {
 		start(t, fmt.Sprintf("unnamed%d", i+1), "worker", "--join", c.gossip, "--gossip", "127.0.0.1:0",
@@ -53,6 +54,7 @@ func TestWorkersOnOneHostWithoutNames(t *testing.T) {
 // A second live worker under a name already in use is refused with an
 // error naming the cause; the first keeps its session and counts.
 func TestDuplicateWorkerNameRefused(t *testing.T) {
+	t.Parallel()
 	c := startCoordinator(t)
 	first := startWorker(t, c, "dup")
 	first.logLine("connected to the coordinator", 30*time.Second)

@@ -176,6 +176,7 @@ type perVertexResult struct {
 // per edge at P = 3 with both schemes; `submit` writes the files here,
 // and they equal `trigrid count`'s whole-graph files and a brute force.
 func TestPerVertexCluster(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	tri, sup := bruteCounts(t, file)
 	refV, refE, refAvg := inProcess(t, file)
@@ -257,6 +258,7 @@ func mapValues(m map[uint64]uint64) []uint64 {
 // counted again elsewhere and the files are still exact (each subtask's
 // partial added once, from the attempt that won).
 func TestPerVertexKillWorker(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	tri, sup := bruteCounts(t, file)
 	c, ws := startCluster(t, 3, nil, slowWorker...)
@@ -308,6 +310,7 @@ func TestPerVertexKillWorker(t *testing.T) {
 // the settled subtasks whose partials were saved keep them (they are not
 // counted again), `submit` reconnects and still writes exact files.
 func TestPerVertexCoordinatorRestart(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	tri, sup := bruteCounts(t, file)
 	c, _ := startCluster(t, 3, nil, slowWorker...)

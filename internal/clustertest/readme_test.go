@@ -18,6 +18,7 @@ import (
 // replaced by loopback, the ports by free ones, the paths by temporary
 // directories and the worker's GPU by the CPU. The count is exact.
 func TestReadmeClusterExample(t *testing.T) {
+	t.Parallel()
 	lines := readmeBlock(t, "## Many machines")
 	if len(lines) != 5 {
 		t.Fatalf("README's Many machines block has %d lines, want export, coordinator, worker, submit, status:\n%s", len(lines), strings.Join(lines, "\n"))

@@ -34,11 +34,18 @@ func freeGossipPort(t *testing.T) string {
 // A worker started before the coordinator retries its join with backoff
 // and counts once the coordinator is up.
 func TestWorkerStartsBeforeCoordinator(t *testing.T) {
+	t.Parallel()
 	gossip := freeGossipPort(t)
 	w := start(t, "early", "worker", "--join", gossip, "--gossip", "127.0.0.1:0", "--name", "early",
 		"--device", "cpu", "--log-format", "json", "--join-timeout", "30s")
-	w.logLine("joining the cluster failed; retrying", 10*time.Second)
-	time.Sleep(1500 * time.Millisecond)
+	// Three failed attempts show the worker backing off and retrying,
+	// not giving up.
+	waitFor(t, 10*time.Second, "a third join attempt", func() bool {
+		if w.exited() {
+			t.Fatalf("the worker gave up before the coordinator started: %v", w.err)
+		}
+		return w.logCount("joining the cluster failed; retrying") >= 3
+	})
 	if w.exited() {
 		t.Fatalf("the worker gave up before the coordinator started: %v", w.err)
 	}
@@ -57,6 +64,7 @@ func TestWorkerStartsBeforeCoordinator(t *testing.T) {
 // A worker whose join never succeeds gives up after --join-timeout with
 // an error naming the address.
 func TestWorkerJoinTimesOut(t *testing.T) {
+	t.Parallel()
 	gossip := freeGossipPort(t)
 	w := start(t, "lonely", "worker", "--join", gossip, "--gossip", "127.0.0.1:0", "--name", "lonely",
 		"--device", "cpu", "--log-format", "json", "--join-timeout", "1s")
@@ -72,6 +80,7 @@ func TestWorkerJoinTimesOut(t *testing.T) {
 // gossip address but another gRPC port: the workers follow it through
 // gossip and the job finishes exactly.
 func TestWorkerFollowsMovedCoordinator(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c, _ := startCluster(t, 2, nil, slowWorker...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
@@ -98,6 +107,7 @@ func TestWorkerFollowsMovedCoordinator(t *testing.T) {
 // A coordinator reads submitted graph files only under its --data-dir;
 // a path outside, or a link leading outside, is refused naming the path.
 func TestSubmitOutsideDataDir(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	data, other := filepath.Join(root, "data"), filepath.Join(root, "other")
 	for _, d := range []string{data, other} {
@@ -132,6 +142,7 @@ func TestSubmitOutsideDataDir(t *testing.T) {
 // CPU workers) is not handed to them; it fails naming the kernel and the
 // kernels they have.
 func TestJobKernelNoWorkerHasIt(t *testing.T) {
+	t.Parallel()
 	c, _ := startCluster(t, 1, []string{"--recount-wait-ticks", "25"})
 	r, stderr, err := submitWait(t, c, time.Minute, "--partitions", "2", "--kernel", "wetric", grqc(t))
 	if err == nil || r.Triangles != nil {

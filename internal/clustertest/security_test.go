@@ -13,6 +13,7 @@ import (
 // worker without the token, one without a client certificate and one with
 // the wrong gossip key; a worker with all three counts.
 func TestSecurityRefusals(t *testing.T) {
+	t.Parallel()
 	certs, err := testcerts.Write(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ func settledEntry(t *testing.T, path string) (job string, key, val []byte) {
 // restart) is exact and reports the subtask as recounted, as does
 // `status`.
 func TestCoordinatorRestartDamagedState(t *testing.T) {
+	t.Parallel()
 	file := grqc(t)
 	c, _ := startCluster(t, 3, nil, slowWorker...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -12,6 +12,7 @@ import (
 // hint to use --skip-bad-lines, and submit takes that hint: the job
 // resubmitted with it counts the graph without the line.
 func TestSubmitSkipBadLines(t *testing.T) {
+	t.Parallel()
 	c, _ := startCluster(t, 1, nil)
 	file := filepath.Join(t.TempDir(), "bad.txt")
 	if err := os.WriteFile(file, []byte("1 2\n2 3\nnot an edge\n3 1\n3 4\n"), 0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 // TLS, no certificate, TLS against none) fail saying so: submit and status
 // exit with the cause, a worker exits with it instead of retrying.
 func TestClientsSayWhyTLSFails(t *testing.T) {
+	t.Parallel()
 	certs, err := testcerts.Write(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
