@@ -120,7 +120,12 @@ func TestUsefulP(t *testing.T) {
 // blockEdgeCounts, on any number of workers, gives the edges of the
 // blocks that Split builds.
 func TestBlockEdgeCounts(t *testing.T) {
-	fwd := refForward(rmatEdges(12, 16, 7))
+	t.Parallel()
+	scale := 10
+	if testlong.Enabled() {
+		scale = 12
+	}
+	fwd := refForward(rmatEdges(scale, 16, 7))
 	for _, sc := range schemes {
 		for _, p := range []int{1, 3, 4} {
 			part, err := Split(fwd, sc, p, 2)

@@ -136,6 +136,7 @@ func TestFoldedLayoutRejects(t *testing.T) {
 // usable bounds: fold*P+1 non-decreasing starts from 0 to n, a fold in
 // 2..searchFolds for P > 1 and 1 for P = 1, and the same answer twice.
 func TestRangeSearchFolds(t *testing.T) {
+	t.Parallel()
 	fwd := refForward(rmatEdges(11, 8, 5))
 	for _, p := range testPs {
 		b, fold, err := RangeBounds(fwd, p, 2)

@@ -60,20 +60,27 @@ func checkPartition(t *testing.T, fwd *graph.CSR, part *Partition) {
 }
 
 func TestSplitCountsMatchWholeGraph(t *testing.T) {
+	t.Parallel()
 	graphs := []struct {
 		name string
 		fwd  *graph.CSR
 	}{
 		{"rmat10", refForward(rmatEdges(10, 8, 1))},
-		{"rmat12", refForward(rmatEdges(12, 16, 2))},
 		{"empty", &graph.CSR{Offsets: []uint64{0}}},
 		{"two-vertices", refForward([]graph.Edge{{U: 1, V: 2}})},
+	}
+	if testlong.Enabled() {
+		graphs = append(graphs, struct {
+			name string
+			fwd  *graph.CSR
+		}{"rmat12", refForward(rmatEdges(12, 16, 2))})
 	}
 	for _, g := range graphs {
 		want := bruteCount(g.fwd)
 		for _, sc := range schemes {
 			for _, p := range testPs {
 				t.Run(g.name+"/"+sc.String()+"/P"+itoa(p), func(t *testing.T) {
+					t.Parallel()
 					part, err := Split(g.fwd, sc, p, 2)
 					if err != nil {
 						t.Fatal(err)
@@ -120,6 +127,7 @@ func TestSplitDatasets(t *testing.T) {
 // (translating local ids back) and checks each real triangle appears
 // exactly once.
 func TestEachTriangleInOneSubtask(t *testing.T) {
+	t.Parallel()
 	fwd := refForward(rmatEdges(8, 8, 7))
 	// Independent triangle list from the whole graph.
 	want := map[[3]uint32]int{}
@@ -135,9 +143,14 @@ func TestEachTriangleInOneSubtask(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("test graph has no triangles")
 	}
+	ps := []int{2, 3}
+	if testlong.Enabled() {
+		ps = []int{2, 3, 4, 5, 8}
+	}
 	for _, sc := range schemes {
-		for _, p := range []int{2, 3, 4, 5, 8} {
+		for _, p := range ps {
 			t.Run(sc.String()+"/P"+itoa(p), func(t *testing.T) {
+				t.Parallel()
 				part, err := Split(fwd, sc, p, 2)
 				if err != nil {
 					t.Fatal(err)
@@ -180,6 +193,7 @@ func TestEachTriangleInOneSubtask(t *testing.T) {
 }
 
 func TestSubtaskOrderKeepsBaseBlock(t *testing.T) {
+	t.Parallel()
 	fwd := refForward(rmatEdges(10, 8, 3))
 	for _, sc := range schemes {
 		part, err := Split(fwd, sc, 4, 2)
@@ -221,6 +235,7 @@ func TestSubtaskOrderKeepsBaseBlock(t *testing.T) {
 }
 
 func TestBalanceRMAT(t *testing.T) {
+	t.Parallel()
 	scale := 13
 	if testlong.Enabled() {
 		scale = 16
