@@ -69,9 +69,13 @@ func TestForwardCompactedMatchesCleanThenOrient(t *testing.T) {
 			}
 		}
 	}
+	trials := 2
+	if testlong.Enabled() {
+		trials = 5
+	}
 	for _, sh := range edgeShapes() {
 		t.Run(sh.name, func(t *testing.T) {
-			for trial := 0; trial < 5; trial++ {
+			for range trials {
 				check(t, sh.make(rng))
 			}
 		})
