@@ -113,6 +113,7 @@ func TestBinaryErrors(t *testing.T) {
 }
 
 func TestBinaryBatches(t *testing.T) {
+	t.Parallel()
 	// More edges than one batch, so the batch loop and its remainder run.
 	n := binBatchEdges + 1234
 	edges := make([]graph.Edge, n)

@@ -16,6 +16,7 @@ import (
 // binary file, well-formed or not; malformed ones go to the streaming path
 // and keep its messages.
 func TestBinaryFileMatchesStream(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -155,6 +156,7 @@ func (r *pairsRecorder) Filled(lo, hi int) {
 // A PairsWatcher hears of every word of a 32-bit binary file once, after
 // it is read, and of nothing for files the parallel path declines.
 func TestReadBinaryPairs32Watched(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
 	edges := make([]graph.Edge, 3*binSegment+7)

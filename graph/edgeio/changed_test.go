@@ -57,8 +57,10 @@ var changes = []struct {
 // TestChangedWhileRead: a file changed during a read gives the error
 // that says so, never edges, on every reader.
 func TestChangedWhileRead(t *testing.T) {
+	t.Parallel()
 	for _, c := range changes {
 		t.Run("stream/"+c.name, func(t *testing.T) {
+			t.Parallel()
 			path := writeBytes(t, "g.txt", bigEdgeList(200000))
 			once := false
 			_, err := Stream(t.Context(), path, ReadOptions{chunkSize: 4096, Workers: 1}, func([]graph.Edge) error {
@@ -73,6 +75,7 @@ func TestChangedWhileRead(t *testing.T) {
 			}
 		})
 		t.Run("text/"+c.name, func(t *testing.T) {
+			t.Parallel()
 			path := writeBytes(t, "g.txt", bigEdgeList(50000))
 			opts := ReadOptions{chunkSize: 1 << 16, Workers: 2, midRead: func() { c.change(t, path) }}
 			if _, _, err := ReadFile(t.Context(), path, opts); !errors.Is(err, ErrChanged) {
@@ -83,6 +86,7 @@ func TestChangedWhileRead(t *testing.T) {
 			}
 		})
 		t.Run("bin/"+c.name, func(t *testing.T) {
+			t.Parallel()
 			edges := make([]graph.Edge, 100000)
 			for i := range edges {
 				edges[i] = graph.Edge{U: uint64(i), V: uint64(i + 1)}

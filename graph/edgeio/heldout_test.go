@@ -115,6 +115,7 @@ func heldOutForms(t *testing.T, edges []graph.Edge, g *simpleGraph) []heldOutFor
 // readers), ids mapped back where the form renumbers them, and the
 // triangles, counted by brute force, the published count.
 func TestHeldOutForms(t *testing.T) {
+	t.Parallel()
 	for _, h := range heldOutGraphs(t) {
 		t.Run(h.name, func(t *testing.T) {
 			var edges []graph.Edge
@@ -128,6 +129,7 @@ func TestHeldOutForms(t *testing.T) {
 			want := edgeSet(edges, nil)
 			for _, f := range heldOutForms(t, edges, g) {
 				t.Run(f.file, func(t *testing.T) {
+					t.Parallel()
 					path := writeBytes(t, f.file, f.data)
 					optsList := []ReadOptions{{}, {chunkSize: 4096, Workers: 3}}
 					if raceEnabled {

@@ -13,6 +13,7 @@ import (
 // each batch without copying it, so a batch that a reader reused would
 // show up here as wrong edges.
 func TestReadFileBatches(t *testing.T) {
+	t.Parallel()
 	edges := randomEdges(rand.New(rand.NewPCG(11, 12)), 20000, 1<<40)
 	for _, name := range []string{"g.txt", "g.tsv.gz", "g.mtx.zst", "g.bin.gz", "g.bin"} {
 		path := filepath.Join(t.TempDir(), name)

@@ -124,6 +124,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
 // TestReaderShapes reads through readers that return a few bytes at a
 // time or an error together with data, as pipes and stdin do.
 func TestReaderShapes(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	edges := randomEdges(rng, 5000, 1<<40)
 	for _, f := range []Format{FormatEdgeList, FormatMTX, FormatBin} {

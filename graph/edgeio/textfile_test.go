@@ -57,6 +57,7 @@ func messyText(rng *rand.Rand, lines int, bad bool) string {
 // line, text, reason) for the same first bad line; files it does not take
 // (lone CRs, lines too long for it) fall back without a trace.
 func TestReadTextFileMatchesStream(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 22))
 	dir := t.TempDir()
 	for k := range 60 {
