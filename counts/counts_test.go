@@ -246,6 +246,7 @@ func TestCSRDegrees(t *testing.T) {
 // Files of many batches, each formatted in parts: every row in order,
 // as one row at a time would write it, in every format.
 func TestWriteManyRows(t *testing.T) {
+	t.Parallel()
 	const n = 2*batchRows + 12345
 	rng := rand.New(rand.NewPCG(3, 4))
 	c := &Counts{OrigID: make([]uint64, n), Triangles: make([]uint64, n), Degree: make([]uint32, n), PerEdge: true}

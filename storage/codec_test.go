@@ -256,6 +256,7 @@ func TestDecodeShardErrors(t *testing.T) {
 // TestShardRatio holds the codec to its size target on an rmat graph: at
 // most 45% of the u64-offset, u32-column CSR, per block and in total.
 func TestShardRatio(t *testing.T) {
+	t.Parallel()
 	g := rmatForward(14, 16, 11)
 	for _, p := range []int{1, 4} {
 		var raw, enc int64
