@@ -92,6 +92,10 @@ type Config struct {
 	// host memory (StreamOn, kernels.RangeCounter), in blocks as
 	// `--partitions 0` does (StreamOff); StreamAuto counts in row ranges.
 	RowRanges StreamMode
+
+	// partitioned is set by CountFilePartitioned: the count is split into
+	// blocks (plan.Request.Partitioned).
+	partitioned bool
 	// CacheBytes bounds the decoded blocks each local worker keeps
 	// (worker.Config.CacheBytes): 0 means worker.DefaultCacheBytes,
 	// negative keeps none.

@@ -11,23 +11,18 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
 
 // CountFile counts the triangles of one graph file in this process: the
-// whole forward graph as one subtask on the first slot. When that slot's
-// counter is a kernels.DevicePreprocessor and the order is by degree, the
-// edges go to the device, which cleans, orients and counts them without a
-// round trip through host memory: in the input's own ids when it is a
-// kernels.IDPreprocessor (it compacts them too), else compacted on the
-// host. A graph larger than the device has its ids numbered on the host
-// (while the device starts, when cfg.DeviceLimit shows that it cannot take
-// them whole: compactEarly), is oriented by the device in pieces, which
-// maps the ids as it reads them, and counted in row ranges or blocks
-// (countForward). With cfg.Devices the
-// device is found and started while the file is read. Per-vertex counts
-// take countFilePerVertex.
+// whole forward graph as one subtask on the first slot, as plan.Choose
+// lays it out (rep.Plan). The device is found and started while the file
+// is read (cfg.Devices); the plan is chosen again as the input's size, the
+// counter and the forward graph become known, and where a step finds the
+// device too small, again without the capability that declined. Per-vertex
+// counts take countFilePerVertex.
 func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	if err := cfg.check(true); err != nil {
 		return nil, err
@@ -38,22 +33,8 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return countFilePerVertex(ctx, path, cfg, rep, start)
 	}
 	dev := startCounter(ctx, &cfg)
-	// A device that cleans the input's own ids takes 32-bit binary files
-	// as they are on disk: half the memory of edges, nothing decoded. The
-	// host, in degree order, compacts such pairs in place and builds the
-	// forward graph from them.
-	var in input
-	var err error
-	if cfg.Order == graph.OrderDegree {
-		in, err = readIDsStaged(ctx, path, dev, &cfg, rep)
-		defer releaseStage(in.staged, cfg.Logger)
-	} else {
-		in.edges, err = readEdges(dev.ctx, path, &cfg, rep)
-	}
-	var early *earlyIDs
-	if err == nil {
-		early, err = compactEarly(path, &in, dev, &cfg, rep)
-	}
+	in, g, early, err := readPlanned(ctx, path, dev, &cfg, rep)
+	defer releaseStage(in.staged, cfg.Logger)
 	t := time.Now()
 	counter, derr := dev.wait(&cfg)
 	rep.Seconds.DeviceWait = since(t)
@@ -66,54 +47,95 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	}
 	rep.Device = cfg.Device
 	rep.Kernel = counter.Name()
+	caps := capsOf(counter, dev, &cfg)
+	pl := choose(g, caps, &cfg, counter.Name(), rep)
 	if early != nil {
 		// A graph larger than the device: its ids were numbered while
 		// the device started; the device orients them (in pieces) and
 		// counts in row ranges or blocks.
-		fwd, _, err := orientEarly(ctx, path, early, counter, &cfg, rep, false)
+		fwd, _, err := orientEarly(ctx, path, early, pl, counter, &cfg, rep, false)
 		if err != nil {
 			return nil, err
 		}
-		return countForward(ctx, path, fwd, counter, &cfg, rep, start)
+		return countForward(ctx, path, fwd, g, caps, counter, &cfg, rep, start)
 	}
+	return countClean(ctx, path, &in, g, caps, pl, counter, &cfg, rep, start)
+}
+
+// readPlanned reads path as the plan before the device is made says
+// (staged while read, numbered early) and returns the input, its figures
+// and the ids numbered early (nil unless the plan numbers them).
+func readPlanned(ctx context.Context, path string, dev *pendingCounter, cfg *Config, rep *Report) (input, plan.GraphStats, *earlyIDs, error) {
+	req := planRequest(cfg, "")
+	pl := plan.Choose(plan.GraphStats{}, pendingCaps(dev, cfg), req)
+	var (
+		in  input
+		err error
+	)
+	if pl.Read == plan.ReadIDs {
+		in, err = readIDsStaged(ctx, path, dev, pl.Stage, cfg, rep)
+	} else {
+		in.edges, err = readEdges(dev.ctx, path, cfg, rep)
+	}
+	if err != nil {
+		return in, plan.GraphStats{}, nil, err
+	}
+	g := pairStats(inputPairs(&in))
+	g.Staged = in.staged != nil
+	if pl = plan.Choose(g, pendingCaps(dev, cfg), req); !pl.Early {
+		return in, g, nil, nil
+	}
+	early, err := compactEarly(path, &in, dev, cfg, rep)
+	return in, g, early, err
+}
+
+// countClean cleans, orients and counts in (consumed) as the plan pl says:
+// the device cleans and counts it resident (from its own ids, or
+// compacted by the host), or the host compacts it and the device orients
+// it, or the host builds the forward graph; countForward counts what is
+// not resident. A device that declines (DoesNotFit) is planned again
+// without that capability.
+func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, caps plan.DeviceCaps, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	var (
 		onDevice  *deviceCount
 		compacted *graph.Compacted
+		err       error
 	)
-	dp, isDP := counter.(kernels.DevicePreprocessor)
-	if isDP && cfg.Order == graph.OrderDegree {
-		if ip, ok := counter.(kernels.IDPreprocessor); ok {
-			onDevice, err = countIDsOnDevice(ctx, ip, &in, &cfg, rep)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			if onDevice != nil && !cfg.Verify {
-				finish(rep, start)
-				return rep, nil
-			}
+	if pl.Resident && pl.FromIDs {
+		onDevice, err = countIDsOnDevice(ctx, counter.(kernels.IDPreprocessor), in, cfg, rep)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if onDevice != nil && !cfg.Verify {
+			finish(rep, start)
+			return rep, nil
+		}
+		if onDevice == nil {
+			caps.PrepareIDs = false
+			pl = choose(g, caps, cfg, counter.Name(), rep)
 		}
 	}
-	if _, ok := counter.(kernels.RangeCounter); ok && onDevice == nil && cfg.Order == graph.OrderDegree && !cfg.Verify {
+	if onDevice == nil && pl.Clean == plan.Host && pl.Orient == plan.Device {
 		// A graph larger than the device: the host compacts its ids, the
 		// device orients them (in pieces), and counts it in row ranges or
 		// blocks.
-		fwd, _, err := forwardOfInput(ctx, path, &in, counter, false, &cfg, rep, false)
+		fwd, _, err := forwardOfInput(ctx, path, in, pl, counter, false, cfg, rep, false)
 		if err != nil {
 			return nil, err
 		}
-		return countForward(ctx, path, fwd, counter, &cfg, rep, start)
+		return countForward(ctx, path, fwd, g, caps, counter, cfg, rep, start)
 	}
 	var p32 []uint32 // the host's 32-bit pairs
-	if !isDP && in.p32 != nil {
-		p32, in = in.p32, input{}
+	if !caps.Prepare && in.p32 != nil {
+		p32, *in = in.p32, input{}
 	}
 	edges := in.toEdges(cfg.Workers)
-	in = input{}
-	if isDP && cfg.Order == graph.OrderDegree && onDevice == nil {
+	*in = input{}
+	if onDevice == nil && pl.Resident {
 		// Without --verify the compaction consumes edges (the pairs take
 		// their memory); --verify keeps them for an independent host clean.
 		consume := !cfg.Verify
-		onDevice, compacted, err = countOnDevice(ctx, dp, edges, consume, &cfg, rep)
+		onDevice, compacted, err = countOnDevice(ctx, counter.(kernels.DevicePreprocessor), edges, consume, cfg, rep)
 		if consume {
 			edges = nil
 		}
@@ -124,6 +146,10 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 			finish(rep, start)
 			return rep, nil
 		}
+		if onDevice == nil {
+			caps.Prepare = false
+			choose(g, caps, cfg, counter.Name(), rep)
+		}
 	}
 	host := *rep
 	if rep.Removed != nil {
@@ -133,11 +159,11 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 	var fwd *graph.CSR
 	switch {
 	case edges == nil && compacted != nil:
-		fwd, _, err = forwardOfCompacted(ctx, path, compacted, &cfg, &host, false)
+		fwd, _, err = forwardOfCompacted(ctx, path, compacted, cfg, &host, false)
 	case p32 != nil:
-		fwd, _, err = forwardOfIDs(ctx, path, p32, &cfg, &host, false)
+		fwd, _, err = forwardOfIDs(ctx, path, p32, cfg, &host, false)
 	default:
-		fwd, _, err = forwardOf(ctx, path, edges, &cfg, &host, false)
+		fwd, _, err = forwardOf(ctx, path, edges, cfg, &host, false)
 	}
 	edges, compacted = nil, nil
 	if err != nil {
@@ -156,38 +182,42 @@ func CountFile(ctx context.Context, path string, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 	*rep = host
-	return countForward(ctx, path, fwd, counter, &cfg, rep, start)
+	return countForward(ctx, path, fwd, g, caps, counter, cfg, rep, start)
 }
 
-// countForward counts the forward graph fwd with counter: whole when its
-// device holds it, else in row ranges with its columns in host memory
-// (kernels.RangeCounter) as cfg.RowRanges says, else in blocks as `count
-// --partitions 0` does. On the CPU, cfg.DeviceLimit bounds a subtask as a
-// GPU's memory does: a graph whose whole count does not fit it (under
-// partition.HostModel) is counted in blocks as `count --partitions 0`
-// does.
-func countForward(ctx context.Context, path string, fwd *graph.CSR, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
-	limit, onGPU := deviceLimit(counter)
-	if !onGPU && cfg.DeviceLimit > 0 && !fitsHost(fwd, cfg.DeviceLimit) {
-		closeCounter(counter, cfg.Logger)
-		return countAsBlocks(ctx, path, fwd, cfg.DeviceLimit, partition.HostModel(), cfg, rep, start)
-	}
-	if onGPU && !fitsWhole(fwd, limit) {
-		if rc, ok := counter.(kernels.RangeCounter); ok && wantsRowRanges(cfg.RowRanges) {
-			err := countInRanges(ctx, fwd, rc, cfg, rep)
-			if err == nil {
-				finish(rep, start)
-				return rep, nil
-			}
-			if !rc.DoesNotFit(err) {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			cfg.Logger.Info("a row of the graph does not fit the device; counting it in blocks", "err", err)
+// countForward counts the forward graph fwd (of input figures g) with
+// counter as the plan lays it out once its size is known: whole, in row
+// ranges with its columns in host memory (falling back to blocks where a
+// row does not fit), or in blocks as `count --partitions 0` does, sized by
+// the GPU's memory or, on the CPU, by cfg.DeviceLimit under
+// partition.HostModel.
+func countForward(ctx context.Context, path string, fwd *graph.CSR, g plan.GraphStats, caps plan.DeviceCaps, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
+	f := forwardStats(fwd, cfg)
+	f.Pairs, f.PrepBytes, f.Staged = g.Pairs, g.PrepBytes, g.Staged
+	pl := choose(f, caps, cfg, counter.Name(), rep)
+	switch pl.Layout {
+	case plan.Blocks:
+		limit, model := caps.Limit, GPUMemModel()
+		if pl.HostModel {
+			limit, model = cfg.DeviceLimit, partition.HostModel()
 		}
+		closeCounter(counter, cfg.Logger)
+		return countAsBlocks(ctx, path, fwd, limit, model, cfg, rep, start)
+	case plan.RowRanges:
+		rc := counter.(kernels.RangeCounter)
+		err := countInRanges(ctx, fwd, rc, cfg, rep)
+		if err == nil {
+			finish(rep, start)
+			return rep, nil
+		}
+		if !rc.DoesNotFit(err) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		cfg.Logger.Info("a row of the graph does not fit the device; counting it in blocks", "err", err)
 		// As `count --partitions 0` would: the counter's context gives
 		// way to the subtasks' counters.
 		closeCounter(counter, cfg.Logger)
-		return countAsBlocks(ctx, path, fwd, limit, GPUMemModel(), cfg, rep, start)
+		return countAsBlocks(ctx, path, fwd, caps.Limit, GPUMemModel(), cfg, rep, start)
 	}
 	if err := countWhole(ctx, fwd, counter, cfg, rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -336,8 +366,14 @@ func deviceLimit(counter kernels.Counter) (uint64, bool) {
 // fitsHost reports whether a subtask budget of limit bytes holds the whole
 // forward graph under partition.HostModel, the CPU kernels' memory.
 func fitsHost(fwd *graph.CSR, limit uint64) bool {
+	return fitsHostSize(fwd.NumRows(), fwd.NumEdges(), limit)
+}
+
+// fitsHostSize is fitsHost for a forward graph of rows rows and edges
+// edges.
+func fitsHostSize(rows, edges int64, limit uint64) bool {
 	whole := func(int, int) partition.BlockStat {
-		return partition.BlockStat{Rows: fwd.NumRows(), Edges: fwd.NumEdges()}
+		return partition.BlockStat{Rows: rows, Edges: edges}
 	}
 	return partition.FitsBudget(1, whole, int64(min(limit, 1<<62)), partition.HostModel())
 }

@@ -8,54 +8,35 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/plan"
 )
 
 // loadForBlocks is Load for a count that splits the forward graph into
-// blocks. In degree order the file is read as 32-bit pairs where its ids
-// allow (half the memory of edges). When the first slot's counter is a
-// kernels.IDOrienter the device compacts the input's own ids, cleans and
-// orients them, returning the forward graph and each forward id's input id
-// (orientIDsOnDevice); when the pairs do not fit it for that, or without
-// one, the host compacts the ids in the input's own memory (or, while the
-// device starts when cfg.DeviceLimit shows they cannot, numbers them for
-// the device to map: compactEarly). When the first slot's counter is a
-// kernels.DeviceOrienter the device then cleans and orients them,
-// returning the forward graph and the ranks that map it back to the input's
-// ids; without one, or when the graph does not fit the device for that, the
-// host builds the same forward graph from the compacted ids
-// (graph.ForwardCompacted). Input in 64-bit ids (or another order) on the
-// host takes Load's path. The counter is closed before it returns, so the
-// device memory is free for the subtasks. With cfg.Devices the device is
-// found and started while the file is read (cfg's Slots and Device are set
-// from it). With cfg.Verify on a device the host also builds the forward
-// graph from the input and the two must be equal, array for array.
+// blocks (a partitioned or per-vertex count), as plan.Choose says
+// (rep.Plan): the device compacts, cleans and orients the input's own ids
+// and hands back the forward graph with each forward id's input id
+// (orientIDsOnDevice), or splits it into its blocks too
+// (splitIDsOnDevice); or the host compacts the ids (in the input's own
+// memory, or while the device starts: compactEarly) and the device
+// orients them (orientCompacted); or the host builds the forward graph.
+// Where the device declines, the plan is chosen again without that
+// capability. The counter is closed before it returns, so the device
+// memory is free for the subtasks. With cfg.Devices the device is found
+// and started while the file is read (cfg's Slots and Device are set from
+// it). With cfg.Verify on a device the host also builds the forward graph
+// from the input and the two must be equal, array for array.
 //
-// With split, a count whose device can split the forward graph into its
-// blocks too (wantsDeviceSplit) does so (splitIDsOnDevice): split then
-// holds the partition and the counter, left open, that holds its blocks
-// resident, and the forward graph returned is nil unless --verify or the
-// range scheme needed it on the host.
+// With split, a plan whose device splits the forward graph into its
+// blocks (plan.Plan.DeviceSplit) leaves in split the partition and the
+// counter, left open, that holds its blocks resident, and the forward
+// graph returned is nil unless --verify or the range scheme needed it on
+// the host.
 func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, wantIDs bool, split *deviceSplit) (*graph.CSR, []uint64, error) {
 	dev := startCounter(ctx, cfg)
-	// --verify on a device keeps the input as edges for an independent
-	// host build.
-	keepEdges := cfg.Verify && dev.maybeDevice
-	var (
-		in   input
-		rerr error
-	)
-	if cfg.Order == graph.OrderDegree && !keepEdges {
-		in, rerr = readIDsStaged(ctx, path, dev, cfg, rep)
-		defer releaseStage(in.staged, cfg.Logger)
-	} else {
-		in.edges, rerr = readEdges(dev.ctx, path, cfg, rep)
-	}
-	var early *earlyIDs
-	if rerr == nil {
-		early, rerr = compactEarly(path, &in, dev, cfg, rep)
-	}
+	in, g, early, rerr := readPlanned(ctx, path, dev, cfg, rep)
+	defer releaseStage(in.staged, cfg.Logger)
 	var host *kernels.HostBlocks
-	if split != nil && rerr == nil && in.p32 != nil && mayDeviceSplit(cfg, dev) {
+	if split != nil && rerr == nil && in.p32 != nil && plan.Choose(g, pendingCaps(dev, cfg), planRequest(cfg, "")).DeviceSplit {
 		// The memory the blocks come back into is made while the device
 		// starts and builds the forward graph.
 		host = kernels.MakeHostBlocks(kernels.IDPairs{P32: in.p32}, cfg.P)
@@ -73,56 +54,61 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 			host.Discard()
 		}
 	}()
-	if ds, ok := counter.(kernels.DeviceSplitter); host != nil && (!ok || !wantsDeviceSplit(cfg, ds)) {
+	caps := capsOf(counter, dev, cfg)
+	pl := choose(g, caps, cfg, counter.Name(), rep)
+	if host != nil && !pl.DeviceSplit {
 		host.Discard() // several GPUs, or no device split: no use for it
 	}
 	if rerr != nil {
 		return nil, nil, rerr
 	}
 	if early != nil {
-		return orientEarly(ctx, path, early, counter, cfg, rep, wantIDs)
+		return orientEarly(ctx, path, early, pl, counter, cfg, rep, wantIDs)
 	}
-	_, onDevice := counter.(kernels.DeviceOrienter)
-	if cfg.Order != graph.OrderDegree || !onDevice && in.p32 == nil {
+	if pl.Read == plan.ReadEdges && !pl.FromIDs || pl.Orient == plan.Host && in.p32 == nil {
+		// Edges the host builds from as they are.
 		edges := in.toEdges(cfg.Workers)
 		in = input{}
 		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
 	}
-	if io, ok := counter.(kernels.IDOrienter); ok {
+	if pl.FromIDs {
 		var (
 			fwd  *graph.CSR
 			ids  []uint64
 			done bool
 		)
-		if dev, ok := counter.(kernels.DeviceSplitter); ok && split != nil && wantsDeviceSplit(cfg, dev) {
-			fwd, ids, done, err = splitIDsOnDevice(ctx, path, dev, &in, cfg, rep, wantIDs, host, split)
+		if pl.DeviceSplit && split != nil {
+			fwd, ids, done, err = splitIDsOnDevice(ctx, path, counter.(kernels.DeviceSplitter), &in, cfg, rep, wantIDs, host, split)
 			if err == nil && split.counter != nil {
 				keep = true
 			} else {
 				split.part, split.counter = nil, nil
 			}
 		} else {
-			fwd, ids, done, err = orientIDsOnDevice(ctx, path, io, &in, cfg, rep, wantIDs)
+			fwd, ids, done, err = orientIDsOnDevice(ctx, path, counter.(kernels.IDOrienter), &in, cfg, rep, wantIDs)
 		}
 		if done || err != nil {
 			return fwd, ids, err
 		}
+		caps.OrientIDs = false
+		pl = choose(g, caps, cfg, counter.Name(), rep)
 	}
 	host.Scanned() // no longer read: the pairs may change
-	return forwardOfInput(ctx, path, &in, counter, keepEdges, cfg, rep, wantIDs)
+	keepEdges := pl.Read == plan.ReadEdges && cfg.Verify
+	return forwardOfInput(ctx, path, &in, pl, counter, keepEdges, cfg, rep, wantIDs)
 }
 
 // forwardOfInput builds the forward graph of in, which the device could
 // not take whole from its own ids: the host compacts the ids (in their own
 // memory unless keepEdges, compactInput), then orientCompacted orients
-// them. in is consumed. With cfg.Verify the host also builds the forward
-// graph from the edges kept and the two must be equal.
-func forwardOfInput(ctx context.Context, path string, in *input, counter kernels.Counter, keepEdges bool, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+// them as pl says. in is consumed. With cfg.Verify the host also builds
+// the forward graph from the edges kept and the two must be equal.
+func forwardOfInput(ctx context.Context, path string, in *input, pl plan.Plan, counter kernels.Counter, keepEdges bool, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	c, edges, err := compactInput(path, in, keepEdges, cfg, rep)
 	if err != nil {
 		return nil, nil, err
 	}
-	return orientCompacted(ctx, path, c, edges, counter, cfg, rep, wantIDs)
+	return orientCompacted(ctx, path, c, edges, pl, counter, cfg, rep, wantIDs)
 }
 
 // compactInput compacts in's ids on the host, in their own memory unless
@@ -150,17 +136,16 @@ func compactInput(path string, in *input, keepEdges bool, cfg *Config, rep *Repo
 	return c, edges, nil
 }
 
-// orientCompacted builds the forward graph of the compacted c: counter's
-// device cleans and orients it when it is a kernels.DeviceOrienter (in
-// pieces when it does not fit whole), else, or when it does not fit even
-// so, the host does (graph.ForwardCompacted). With cfg.Verify the host
-// also builds the forward graph from edges (the input as read) and the two
-// must be equal.
-func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges []graph.Edge, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
-	orienter, onDevice := counter.(kernels.DeviceOrienter)
-	if !onDevice {
+// orientCompacted builds the forward graph of the compacted c where pl
+// orients: on counter's device (in pieces when it does not fit whole),
+// else, or when it does not fit even so, on the host
+// (graph.ForwardCompacted). With cfg.Verify the host also builds the
+// forward graph from edges (the input as read) and the two must be equal.
+func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges []graph.Edge, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	if pl.Orient != plan.Device {
 		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
 	}
+	orienter := counter.(kernels.DeviceOrienter)
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
 	fwd, rank, st, err := orienter.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))

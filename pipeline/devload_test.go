@@ -25,6 +25,7 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -505,6 +506,15 @@ func TestCountFileLargerThanDevice(t *testing.T) {
 			dm := rep.DeviceMemory
 			if ranges := dm != nil && dm.RowRanges > 0; ranges != c.ranges {
 				t.Fatalf("%s limit %d mode %v: counted in row ranges %v (%+v), want %v", path, c.limit, c.mode, ranges, dm, c.ranges)
+			}
+			wantLayout := plan.Whole
+			if c.ranges {
+				wantLayout = plan.RowRanges
+			} else if c.blocks {
+				wantLayout = plan.Blocks
+			}
+			if rep.Plan == nil || rep.Plan.Layout != wantLayout {
+				t.Fatalf("%s limit %d mode %v: plan %+v, want layout %s", path, c.limit, c.mode, rep.Plan, wantLayout)
 			}
 			if (c.ranges || c.blocks) && (dm.PeakBytes > uint64(c.limit) || c.ranges && dm.MappedBytes == 0) {
 				t.Fatalf("%s limit %d: device figures %+v", path, c.limit, dm)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
-	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
@@ -35,22 +34,6 @@ func (ds *deviceSplit) wait() {
 	if ds != nil && ds.released != nil {
 		ds.released()
 	}
-}
-
-// wantsDeviceSplit reports whether a count of cfg splits the forward graph
-// on ds's device: one GPU counts every subtask, P is given (not chosen
-// for a memory budget) and at most what the device splits, in degree
-// order. The blocks stay resident for the subtasks, so that none is
-// uploaded.
-func wantsDeviceSplit(cfg *Config, ds kernels.DeviceSplitter) bool {
-	return cfg.P >= 1 && cfg.P <= ds.MaxSplit() && cfg.Order == graph.OrderDegree && oneDevice(cfg)
-}
-
-// mayDeviceSplit is wantsDeviceSplit before the device is known: one
-// slot, or devices still to be found, and P within what a GPU splits.
-func mayDeviceSplit(cfg *Config, dev *pendingCounter) bool {
-	return dev.maybeDevice && cfg.P >= 1 && cfg.P <= gpu.MaxSplitP && cfg.Order == graph.OrderDegree &&
-		(cfg.Devices != nil || len(cfg.Slots) == 1)
 }
 
 // blockGroups is the device split's description of layout l.

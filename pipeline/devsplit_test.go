@@ -12,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/internal/testgraphs"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -58,6 +59,9 @@ func TestPartitionedDeviceSplit(t *testing.T) {
 						}
 						if verify != rep.Verified {
 							t.Fatalf("verified %v with --verify %v", rep.Verified, verify)
+						}
+						if pl := rep.Plan; pl == nil || !pl.DeviceSplit || !pl.FromIDs || pl.Layout != plan.Partitioned || pl.P != p {
+							t.Fatalf("plan %+v: want a device split of P %d from the input's ids", pl, p)
 						}
 					})
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/worker"
 )
 
@@ -142,28 +143,14 @@ type earlyIDs struct {
 }
 
 // compactEarly readies in's ids on the host as soon as they are read,
-// while dev's device starts, when the device could not clean them whole
-// anyway: the order is by degree, dev may be a GPU, cfg.DeviceLimit is
-// below the least the device needs to clean the pairs whole, from their
-// own ids or compacted (gpu.PreprocessMinBytes: two 8-byte keys a pair;
-// it would refuse them after its start, and the host compact them then,
-// with nothing beside it), and --verify, which keeps the input as read,
-// is off. 32-bit pairs are numbered (graph.MarkPairs) and left for the
-// device to map as it orients them in pieces (orientEarly), unless the
-// pieces would not take them at that limit (gpu.PiecesMayTake); other
-// input is compacted. It returns nil, with in intact, when it does not;
-// in is consumed when it does.
+// while dev's device starts, for a plan that numbers them early (the
+// device could not clean them whole anyway: plan.Plan.Early). 32-bit
+// pairs are numbered (graph.MarkPairs) and left for the device to map as
+// it orients them in pieces (orientEarly), unless the pieces would not
+// take them at cfg.DeviceLimit (gpu.PiecesMayTake); other input is
+// compacted. in is consumed.
 func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
-	if !dev.maybeDevice || cfg.DeviceLimit == 0 || cfg.Verify || cfg.Order != graph.OrderDegree || in.staged != nil {
-		return nil, nil
-	}
-	pairs := uint64(len(in.p32) / 2)
-	if in.p32 == nil {
-		pairs = uint64(len(in.edges))
-	}
-	if uint64(gpu.PreprocessMinBytes(pairs, 0)) <= cfg.DeviceLimit {
-		return nil, nil
-	}
+	pairs := inputPairs(in)
 	cfg.Logger.Debug("the pairs cannot fit the device whole: numbering their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
 	p32 := in.p32
 	if p32 == nil {
@@ -206,12 +193,13 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 }
 
 // orientEarly builds the forward graph of the ids compactEarly readied:
-// counter's device maps the marked ones as it orients them
-// (kernels.MarkedOrienter), else, or where it declines, the host rewrites
+// counter's device maps the marked ones as it orients them when pl says
+// so (plan.Plan.MapIDs), else, or where it declines, the host rewrites
 // them first (orientCompacted then).
-func orientEarly(ctx context.Context, path string, e *earlyIDs, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+func orientEarly(ctx context.Context, path string, e *earlyIDs, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	if m := e.marked; m != nil {
-		if mo, ok := counter.(kernels.MarkedOrienter); ok && m.Bits != nil {
+		if pl.MapIDs && m.Bits != nil {
+			mo := counter.(kernels.MarkedOrienter)
 			t := time.Now()
 			cfg.Progress.Start("order", "", -1)
 			fwd, rank, st, err := mo.OrientMarkedOnDevice(ctx, m)
@@ -234,7 +222,7 @@ func orientEarly(ctx context.Context, path string, e *earlyIDs, counter kernels.
 		rep.Seconds.Clean += since(t)
 		e.compacted = c
 	}
-	return orientCompacted(ctx, path, e.compacted, nil, counter, cfg, rep, wantIDs)
+	return orientCompacted(ctx, path, e.compacted, nil, pl, counter, cfg, rep, wantIDs)
 }
 
 // countIDsOnDevice compacts, cleans, orients and counts the input on the

@@ -28,6 +28,7 @@ func CountFilePartitioned(ctx context.Context, path string, cfg Config) (*Report
 	}
 	start := time.Now()
 	rep := &Report{File: path}
+	cfg.partitioned = true
 	perVertex := cfg.PerVertex.Wanted()
 	var split *deviceSplit
 	if cfg.P > 0 {

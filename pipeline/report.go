@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/trigrid/trigrid/counts"
+import (
+	"github.com/trigrid/trigrid/counts"
+	"github.com/trigrid/trigrid/plan"
+)
 
 // Report is the result of one count, for people (cmd formats it) and for
 // scripts (its JSON form is the contract of `trigrid count --json`).
@@ -51,6 +54,9 @@ type Report struct {
 	// Device is, for partitioned runs on GPUs, the device-memory
 	// high-water mark, the bytes copied to the devices and their idle share.
 	DeviceMemory *DeviceReport `json:"device_memory,omitempty"`
+	// Plan is how the count ran (plan.Choose), with the reason for each
+	// choice; nil for shards.
+	Plan *plan.Plan `json:"plan,omitempty"`
 }
 
 // Removed says what cleaning dropped.

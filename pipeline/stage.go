@@ -224,8 +224,8 @@ func (s *inputStage) finish(readErr error) kernels.IDStage {
 // GPU, the pairs of a 32-bit binary file go to it while they are read
 // (inputStage), and in.staged holds them there. The caller releases
 // in.staged (releaseStage).
-func readIDsStaged(ctx context.Context, path string, dev *pendingCounter, cfg *Config, rep *Report) (input, error) {
-	if !dev.maybeDevice {
+func readIDsStaged(ctx context.Context, path string, dev *pendingCounter, stage bool, cfg *Config, rep *Report) (input, error) {
+	if !stage {
 		return readIDs(dev.ctx, path, cfg, rep, nil)
 	}
 	s := newInputStage(ctx, dev, cfg.Logger, defaultStageSizes)

@@ -21,6 +21,7 @@ type countFlags struct {
 	load       loadFlags
 	device     deviceFlags
 	asJSON     bool
+	explain    bool
 	verify     bool
 	partitions int
 	scheme     string
@@ -84,9 +85,12 @@ undirected graph (symmetrize, drop self-loops and duplicates, compact ids),
 order and orient it, and count on a GPU or on the CPU. FILE may be '-' for
 standard input. With --partitions the graph is split into P x P blocks and
 counted as P^3 subtasks; with --shards the blocks come from a directory made by
-'trigrid partition'.`,
+'trigrid partition'. The report (and --json's "plan" object) says how the count
+ran and why; --explain prints that plan without counting, chosen from the
+file's size (an estimate: a count chooses again from the graph it read).`,
 		Example: `  trigrid count testdata/ca-GrQc.txt.gz
   trigrid count --json --kernel merge graph.mtx.gz
+  trigrid count --explain --device-mem-limit 8GiB graph.bin
   trigrid count --partitions 4 --scheme range graph.bin
   trigrid count --shards /data/graph.shards`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -96,6 +100,7 @@ counted as P^3 subtasks; with --shards the blocks come from a directory made by
 	f.load.add(cmd)
 	f.device.add(cmd)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per graph instead of the report")
+	cmd.Flags().BoolVar(&f.explain, "explain", false, "print how each FILE would be counted and why (from the file's size), without counting")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "recount with the slow reference kernel and fail on a mismatch")
 	cmd.Flags().IntVarP(&f.partitions, "partitions", "P", 1, "split into P x P blocks (1 = whole graph, 0 = smallest P that fits --device-mem-limit)")
 	cmd.Flags().StringVar(&f.rowRanges, "row-ranges", "auto", "one GPU, whole graph larger than its memory: count it in row ranges with its columns in host memory (on, and auto), or in blocks as --partitions 0 does (off)")
@@ -154,6 +159,9 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	if f.explain {
+		return explainCount(cmd, f, cfg, args)
+	}
 	if f.shards != "" {
 		rep, err := countShards(cmd, f, cfg)
 		if err != nil {
@@ -173,6 +181,34 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 			return err
 		}
 		cfg.Logger.Debug("report written", "file", path)
+	}
+	return nil
+}
+
+// explainCount prints the plan of a count of each path, counting none.
+func explainCount(cmd *cobra.Command, f *countFlags, cfg pipeline.Config, paths []string) error {
+	if f.shards != "" {
+		return fmt.Errorf("count --explain: give FILEs; a count of --shards has no plan to choose")
+	}
+	if f.partitions != 1 {
+		if err := f.partitionConfig(&cfg); err != nil {
+			return err
+		}
+	}
+	for _, path := range paths {
+		e, err := pipeline.Explain(cmd.Context(), path, cfg)
+		if err != nil {
+			return err
+		}
+		if f.asJSON {
+			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(e); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := io.WriteString(cmd.OutOrStdout(), e.String()); err != nil {
+			return err
+		}
 	}
 	return nil
 }
