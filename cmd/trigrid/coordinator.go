@@ -9,14 +9,18 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/coordinator"
 	"github.com/trigrid/trigrid/internal/cluster"
 	"github.com/trigrid/trigrid/kernels"
@@ -181,6 +185,14 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	}
 	g := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(api.MaxMessage))...)
 	srv.Register(g)
+	// The standard gRPC health service (Kubernetes' grpc probe, grpc
+	// health checkers): SERVING for "" and the cluster service while the
+	// coordinator runs, NOT_SERVING once it stops.
+	hs := health.NewServer()
+	for _, name := range []string{pb.Cluster_ServiceDesc.ServiceName, pb.Jobs_ServiceDesc.ServiceName} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	healthpb.RegisterHealthServer(g, hs)
 	grpcAddr := f.grpcAdvertise
 	if grpcAddr == "" {
 		grpcAddr = lis.Addr().String()
@@ -203,7 +215,9 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	runDone := make(chan error, 1)
 	go func() { runDone <- srv.Run(ctx) }()
 	serveDone := make(chan error, 1)
-	go func() { serveDone <- g.Serve(lis) }()
+	var serving atomic.Bool
+	serving.Store(true)
+	go func() { serveDone <- g.Serve(lis); serving.Store(false) }()
 	go forwardMembership(ctx, events, srv, logger)
 
 	var metricsSrv *http.Server
@@ -220,6 +234,14 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		metricsAddr = mlis.Addr().String()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
+		health := coordinator.HealthHandler(func(ctx context.Context) error {
+			if !serving.Load() {
+				return errors.New("gRPC not serving")
+			}
+			return srv.Ready(ctx)
+		})
+		mux.Handle("/healthz", health)
+		mux.Handle("/readyz", health)
 		mux.Handle("/", srv.StatusHandler())
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metricsSrv.Serve(mlis)
@@ -235,6 +257,8 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		runErr = fmt.Errorf("gRPC server: %w", err)
 	}
 	stop()
+	serving.Store(false)
+	hs.Shutdown()
 	logger.Info("coordinator stopping")
 	// A second signal skips the graceful part.
 	hard := make(chan os.Signal, 1)
