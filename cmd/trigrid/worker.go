@@ -45,6 +45,7 @@ type workerFlags struct {
 	findTimeout time.Duration
 	joinTimeout time.Duration
 	fetchShards bool
+	metrics     string
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -81,6 +82,7 @@ once.`,
 	fl.DurationVar(&f.drain, "drain-timeout", d.DrainTimeout, "on SIGINT/SIGTERM, how long running subtasks may finish before they are handed back")
 	fl.IntVar(&f.prefetch, "prefetch", d.Prefetch, "assignments per slot pulled ahead, their blocks loaded while the slot counts")
 	fl.StringVar(&f.cacheBytes, "cache", strconv.FormatInt(d.CacheBytes, 10), "decoded blocks kept between subtasks, e.g. 4GiB (negative: none)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve /healthz (alive), /readyz (connected to a coordinator) and Prometheus /metrics on this address, plain HTTP (\"\": off; beyond loopback only with --insecure)")
 	fl.BoolVar(&f.fetchShards, "fetch-shards", false, "always fetch shards from the coordinator, even when a job's store path opens here")
 	fl.DurationVar(&f.findTimeout, "find-timeout", time.Minute, "how long to look for the coordinator through gossip before giving up")
 	fl.DurationVar(&f.joinTimeout, "join-timeout", time.Minute, "how long to retry --join (with backoff, up to 5 s apart) before giving up, so a worker may start before the coordinator")
@@ -167,6 +169,16 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 		devices[i] = *d
 	}
 
+	var readiness workerReadiness
+	if f.metrics != "" {
+		hsrv, haddr, err := serveWorkerHTTP(f.metrics, f.insecure, readiness.ready)
+		if err != nil {
+			return err
+		}
+		defer hsrv.Close()
+		logger.Info("worker health and metrics", "addr", haddr)
+	}
+
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -213,6 +225,7 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 		return err
 	}
 	defer conn.Close()
+	readiness.set(conn.Connected)
 
 	cfg := worker.DefaultConfig()
 	cfg.ID = api.WorkerID(f.gossip.name)
