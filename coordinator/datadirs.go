@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/trigrid/trigrid/storage"
 )
 
 // resolveDataDirs returns the directories of Config.DataDirs made
@@ -71,7 +73,9 @@ func graphPath(path string, dirs []string) (string, error) {
 // directories as graphPath checks a graph file, and returns the URL to
 // open: a directory store (a plain path or a file:// URL) as the file://
 // URL of its directory, cleaned, made absolute and with links resolved;
-// a mem:// store, which lives in this process, as it is. A directory
+// a mem:// store, which lives in this process, as it is; an s3:// store,
+// which is no path of this machine and so not confined to the data
+// directories, as s3StoreURL checks it. A directory
 // outside the data directories, one that does not exist and a link
 // leading outside are refused with one message.
 func storeURL(raw string, dirs []string) (string, error) {
@@ -83,6 +87,8 @@ func storeURL(raw string, dirs []string) (string, error) {
 		switch strings.ToLower(scheme) {
 		case "mem":
 			return raw, nil
+		case "s3":
+			return s3StoreURL(raw)
 		case "file":
 			p, err := url.PathUnescape(rest)
 			if err != nil || p == "" {
@@ -137,4 +143,24 @@ func within(p string, dirs []string) bool {
 		return true
 	}
 	return false
+}
+
+// s3StoreURL checks a submitted s3:// store URL and returns it in its
+// canonical form. The data directories do not apply: the objects are on
+// a server, read with this coordinator's (and its workers') credentials
+// from their environment. For the same reason a submission may not say
+// which server that is (endpoint=, insecure=, style=): its credentials
+// would be sent wherever the URL points. The endpoint comes from the
+// coordinator's environment (TRIGRID_S3_ENDPOINT, AWS_ENDPOINT_URL).
+func s3StoreURL(raw string) (string, error) {
+	loc, err := storage.ParseS3URL(raw)
+	if err != nil {
+		return "", fmt.Errorf("coordinator: shard store %q: %w", raw, err)
+	}
+	for _, k := range storage.S3ConnectionOptions {
+		if loc.Options.Has(k) {
+			return "", fmt.Errorf("coordinator: shard store %q: a submitted s3:// URL may not choose the server (option %s); the coordinator and its workers reach S3 as their environment says (TRIGRID_S3_ENDPOINT, AWS_ENDPOINT_URL, TRIGRID_S3_INSECURE)", raw, k)
+		}
+	}
+	return loc.URL(), nil
 }

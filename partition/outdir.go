@@ -267,6 +267,9 @@ func (o *Output) Abort() {
 
 func (o *Output) release() {
 	o.done = true
+	if o.lock == nil { // OpenStoreOutput's
+		return
+	}
 	if err := o.lock.Unlock(); err != nil {
 		o.log.Warn("could not remove the output's lock file", "file", o.lock.Path(), "err", err)
 	}

@@ -86,8 +86,13 @@ func FetchShard(ctx context.Context, s Store, m *Manifest, i, j int) ([]byte, er
 	if !ok {
 		return nil, nil
 	}
+	// An object store names the object by its URL, so that the operator
+	// can find it without knowing the store's layout.
 	name := info.File
-	data, err := s.Get(ctx, name)
+	if o, ok := s.(interface{ ObjectURL(string) string }); ok {
+		name = o.ObjectURL(info.File)
+	}
+	data, err := s.Get(ctx, info.File)
 	if err != nil {
 		return nil, &ShardError{Shard: name, Reason: fmt.Sprintf("listed in the manifest but cannot be read from %s: %v", s.URL(), err), Err: err}
 	}

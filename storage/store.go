@@ -34,6 +34,10 @@ type Store interface {
 //	mem://name        a process-wide in-memory store; every Open of the
 //	                  same name returns the same store (tests, and one
 //	                  process running partition and count)
+//	s3://bucket/prefix the objects prefix/NAME of an S3 bucket (any
+//	                  S3-compatible server: see ParseS3URL and
+//	                  S3Location.settings for the options and the
+//	                  environment that say where it is)
 func Open(rawURL string) (Store, error) {
 	if rawURL == "" {
 		return nil, fmt.Errorf("storage: empty store URL")
@@ -59,8 +63,10 @@ func Open(rawURL string) (Store, error) {
 			return nil, fmt.Errorf("storage: store URL %q: mem:// needs a name", rawURL)
 		}
 		return namedMemStore(rest), nil
+	case "s3":
+		return newS3Store(rawURL)
 	}
-	return nil, fmt.Errorf("storage: unsupported store URL scheme %q in %q (supported: file://, mem://, or a plain path)", scheme, rawURL)
+	return nil, fmt.Errorf("storage: unsupported store URL scheme %q in %q (supported: file://, mem://, s3://, or a plain path)", scheme, rawURL)
 }
 
 // checkName refuses names that could leave the store's directory or clash

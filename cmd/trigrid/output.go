@@ -33,6 +33,16 @@ func openPartitionOutput(ctx context.Context, out string, force bool, what strin
 	if strings.HasPrefix(store.URL(), "mem://") {
 		return nil, fmt.Errorf("-o %s: an in-memory store ends with this process; give a directory", out)
 	}
+	if storage.IsS3(store) {
+		o, err := partition.OpenStoreOutput(ctx, store, force, log)
+		if errors.Is(err, partition.ErrOutputNotEmpty) {
+			return nil, fmt.Errorf("-o %s: %w; choose an empty prefix (--force cannot replace a partitioning in an object store)", out, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: %w", out, err)
+		}
+		return o, nil
+	}
 	dir, local := storage.LocalDir(store)
 	if !local {
 		return nil, fmt.Errorf("-o %s: not a directory store", out)
