@@ -37,11 +37,16 @@ func TestCPUDeviceMemLimit(t *testing.T) {
 		t.Errorf("a cap the graph fits: counted in blocks (partition %+v)", big.Partition)
 	}
 	re := regexp.MustCompile(`^--device-mem-limit 1KiB is below the least that can count this graph: (\d+) bytes \(P=(\d+)\)`)
-	// Without --partitions and with a P given by default; --partitions 0,
-	// which chooses P as no flag does, in the long run.
+	// Without --partitions and with a P given by default (under the race
+	// detector, where each count of this graph takes seconds, without
+	// --partitions only); --partitions 0, which chooses P as no flag
+	// does, in the long run.
 	extras := [][]string{nil, {"--partitions", "2"}}
-	if testlong.Enabled() {
+	switch {
+	case testlong.Enabled():
 		extras = append(extras, []string{"--partitions", "0"})
+	case raceEnabled:
+		extras = extras[:1]
 	}
 	for _, extra := range extras {
 		args := append([]string{"count", "--device", "cpu", "--progress", "none", "--device-mem-limit", "1KiB"}, extra...)
