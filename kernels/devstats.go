@@ -35,9 +35,3 @@ type DeviceStats struct {
 	// its kernel: the device runs none of the counter's kernels meanwhile.
 	Stalled time.Duration
 }
-
-// DeviceReporter is a counter that reports DeviceStats. They stay
-// available after the counter is closed.
-type DeviceReporter interface {
-	DeviceStats() DeviceStats
-}

@@ -9,7 +9,7 @@ import (
 	par "github.com/trigrid/trigrid/internal/parallel"
 )
 
-// HostBlocks is host memory that a device split (DeviceSplitter) copies
+// HostBlocks is host memory that a device split (Device.SplitOnDevice) copies
 // its blocks back into: offsets and columns, made and faulted in on all
 // cores by a goroutine of its own, started as soon as the input is read
 // so that it is ready by the time the device has built the forward graph.

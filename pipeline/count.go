@@ -102,7 +102,7 @@ func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, 
 		err       error
 	)
 	if pl.Resident && pl.FromIDs {
-		onDevice, err = countIDsOnDevice(ctx, counter.(kernels.IDPreprocessor), in, cfg, rep)
+		onDevice, err = countIDsOnDevice(ctx, counter.(kernels.Device), in, cfg, rep)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -135,7 +135,7 @@ func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, 
 		// Without --verify the compaction consumes edges (the pairs take
 		// their memory); --verify keeps them for an independent host clean.
 		consume := !cfg.Verify
-		onDevice, compacted, err = countOnDevice(ctx, counter.(kernels.DevicePreprocessor), edges, consume, cfg, rep)
+		onDevice, compacted, err = countOnDevice(ctx, counter.(kernels.Device), edges, consume, cfg, rep)
 		if consume {
 			edges = nil
 		}
@@ -239,7 +239,7 @@ type deviceCount struct {
 // so the caller can finish cleaning on the host. With consume the
 // compaction writes its pairs over edges, which the caller must not use
 // afterwards.
-func countOnDevice(ctx context.Context, dp kernels.DevicePreprocessor, edges []graph.Edge, consume bool, cfg *Config, rep *Report) (*deviceCount, *graph.Compacted, error) {
+func countOnDevice(ctx context.Context, dp kernels.Device, edges []graph.Edge, consume bool, cfg *Config, rep *Report) (*deviceCount, *graph.Compacted, error) {
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	compact := graph.Compact
@@ -312,7 +312,7 @@ func countWhole(ctx context.Context, fwd *graph.CSR, counter kernels.Counter, cf
 	cfg.Progress.Start("count", "edges", fwd.NumEdges())
 	res, err := counter.Count(ctx, kernels.Whole(fwd))
 	cfg.Progress.Done()
-	if dp, ok := counter.(kernels.DevicePreprocessor); ok && err != nil && dp.DoesNotFit(err) {
+	if dp, ok := counter.(kernels.Device); ok && err != nil && dp.DoesNotFit(err) {
 		return fmt.Errorf("count with %s: the graph does not fit the device (%w); use --partitions 0 to split it into subtasks that fit", counter.Name(), err)
 	}
 	if err != nil {

@@ -172,10 +172,12 @@ func TestVerifyCatchesAWrongKernel(t *testing.T) {
 	}
 }
 
-// fakeDevice is a DevicePreprocessor that cleans and orients on the host
-// (graph.Clean, graph.Orient) and can misreport.
+// fakeDevice is a kernels.Device that prepares compacted pairs resident
+// only: it cleans and orients on the host (graph.Clean, graph.Orient) and
+// can misreport.
 type fakeDevice struct {
 	kernels.Counter
+	kernels.NoDevice
 	fwd      *graph.CSR
 	prepared int
 	lie      bool // report one more wedge than there are
@@ -211,6 +213,8 @@ func (d *fakeDevice) CountResident(ctx context.Context) (kernels.Result, error) 
 }
 
 func (d *fakeDevice) DoesNotFit(err error) bool { return errors.Is(err, errTooBig) }
+
+func (d *fakeDevice) Caps() kernels.DeviceCaps { return kernels.DeviceCaps{Prepare: true} }
 
 func TestCountFileDevicePath(t *testing.T) {
 	ctx := context.Background()

@@ -78,14 +78,14 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 			done bool
 		)
 		if pl.DeviceSplit && split != nil {
-			fwd, ids, done, err = splitIDsOnDevice(ctx, path, counter.(kernels.DeviceSplitter), &in, cfg, rep, wantIDs, host, split)
+			fwd, ids, done, err = splitIDsOnDevice(ctx, path, counter.(kernels.Device), &in, cfg, rep, wantIDs, host, split)
 			if err == nil && split.counter != nil {
 				keep = true
 			} else {
 				split.part, split.counter = nil, nil
 			}
 		} else {
-			fwd, ids, done, err = orientIDsOnDevice(ctx, path, counter.(kernels.IDOrienter), &in, cfg, rep, wantIDs)
+			fwd, ids, done, err = orientIDsOnDevice(ctx, path, counter.(kernels.Device), &in, cfg, rep, wantIDs)
 		}
 		if done || err != nil {
 			return fwd, ids, err
@@ -145,7 +145,7 @@ func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges
 	if pl.Orient != plan.Device {
 		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
 	}
-	orienter := counter.(kernels.DeviceOrienter)
+	orienter := counter.(kernels.Device)
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)
 	fwd, rank, st, err := orienter.OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
@@ -218,7 +218,7 @@ func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fw
 // back the forward graph with each forward id's input id. done is false,
 // with no error, when the pairs do not fit the device; the caller then
 // compacts on the host, in still intact.
-func orientIDsOnDevice(ctx context.Context, path string, io kernels.IDOrienter, in *input, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
+func orientIDsOnDevice(ctx context.Context, path string, io kernels.Device, in *input, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
 	p := in.idPairs()
 	t := time.Now()
 	cfg.Progress.Start("order", "", -1)

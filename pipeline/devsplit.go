@@ -59,7 +59,7 @@ func blockGroups(l *partition.Layout) kernels.BlockGroups {
 // device (in is then intact). When the blocks do not fit beside the
 // forward graph, the forward graph comes back for the host to split
 // (ds.part nil).
-func splitIDsOnDevice(ctx context.Context, path string, dev kernels.DeviceSplitter, in *input, cfg *Config, rep *Report, wantIDs bool,
+func splitIDsOnDevice(ctx context.Context, path string, dev kernels.Device, in *input, cfg *Config, rep *Report, wantIDs bool,
 	host *kernels.HostBlocks, ds *deviceSplit) (*graph.CSR, []uint64, bool, error) {
 	p := in.idPairs()
 	t := time.Now()

@@ -93,7 +93,7 @@ type input struct {
 	p32   []uint32
 	// staged, when not nil, holds p32 on the device already
 	// (readIDsStaged); it is released by whoever read the input.
-	staged kernels.IDStage
+	staged *kernels.IDStage
 }
 
 // idPairs gives the input as a device takes its own ids: the 32-bit
@@ -166,7 +166,7 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 	defer prep.Wait()
 	prep.Go(func() {
 		<-dev.done
-		if op, ok := dev.counter.(kernels.OrientPreparer); ok && dev.err == nil {
+		if op, ok := dev.counter.(kernels.Device); ok && dev.err == nil && op.Caps().Orient {
 			op.PrepareOrient(p32)
 		}
 	})
@@ -199,7 +199,7 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 func orientEarly(ctx context.Context, path string, e *earlyIDs, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	if m := e.marked; m != nil {
 		if pl.MapIDs && m.Bits != nil {
-			mo := counter.(kernels.MarkedOrienter)
+			mo := counter.(kernels.Device)
 			t := time.Now()
 			cfg.Progress.Start("order", "", -1)
 			fwd, rank, st, err := mo.OrientMarkedOnDevice(ctx, m)
@@ -230,7 +230,7 @@ func orientEarly(ctx context.Context, path string, e *earlyIDs, pl plan.Plan, co
 // 32-bit pairs in their own memory when every id allows it (in then holds
 // the pairs). When the graph does not fit it returns a nil count and no
 // error, with in still holding the whole input.
-func countIDsOnDevice(ctx context.Context, ip kernels.IDPreprocessor, in *input, cfg *Config, rep *Report) (*deviceCount, error) {
+func countIDsOnDevice(ctx context.Context, ip kernels.Device, in *input, cfg *Config, rep *Report) (*deviceCount, error) {
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
 	var p kernels.IDPairs

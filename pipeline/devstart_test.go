@@ -17,15 +17,20 @@ import (
 	"github.com/trigrid/trigrid/worker"
 )
 
-// fakeIDDevice is an IDPreprocessor that cleans the input's own ids on the
-// host and can misreport the ids seen only in self-loops; graphs it cannot
-// take go to the fakeDevice beneath (compacted on the host).
+// fakeIDDevice is a kernels.Device that also prepares the input's own
+// ids: it cleans them on the host and can misreport the ids seen only in
+// self-loops; graphs it cannot take go to the fakeDevice beneath
+// (compacted on the host).
 type fakeIDDevice struct {
 	fakeDevice
 	idPrepared  int
 	idTooSmall  bool
 	lieIsolated bool
 	widths      []int // id width of each call
+}
+
+func (d *fakeIDDevice) Caps() kernels.DeviceCaps {
+	return kernels.DeviceCaps{Prepare: true, PrepareIDs: true}
 }
 
 func (d *fakeIDDevice) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {

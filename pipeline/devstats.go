@@ -50,7 +50,7 @@ type DeviceReport struct {
 // deviceTally keeps the counters a run makes that report device figures.
 type deviceTally struct {
 	mu       sync.Mutex
-	counters []kernels.DeviceReporter
+	counters []kernels.Device
 }
 
 // wrap makes slot's counters known to the tally.
@@ -58,7 +58,7 @@ func (d *deviceTally) wrap(slot worker.Slot) worker.Slot {
 	next := slot.NewCounter
 	slot.NewCounter = func(kernel string) (kernels.Counter, error) {
 		c, err := next(kernel)
-		if dr, ok := c.(kernels.DeviceReporter); ok && err == nil {
+		if dr, ok := c.(kernels.Device); ok && err == nil {
 			d.mu.Lock()
 			d.counters = append(d.counters, dr)
 			d.mu.Unlock()

@@ -1,7 +1,7 @@
 // Package pipeline runs trigrid's work in one process: read -> clean ->
 // orient for every command (Load, one statistics shape in Report), the
 // whole-graph count (CountFile, with the device fast path of counters
-// that are kernels.DevicePreprocessors), in-memory partitioning for
+// that are a kernels.Device), in-memory partitioning for
 // `trigrid partition` (PartitionFile), and the in-process run of a
 // partitioned count (CountFilePartitioned, CountShards): the coordinator's
 // Scheduler wired to one local worker per device through the same

@@ -15,16 +15,12 @@ func capsOf(counter kernels.Counter, dev *pendingCounter, cfg *Config) plan.Devi
 	d := plan.DeviceCaps{Known: true, Devices: len(cfg.Slots), MaybeGPU: dev.maybeDevice,
 		ContextBytes: gpu.ContextBytes, IndexShare: DefaultSpeedModel().IndexShare}
 	d.Limit, d.GPU = deviceLimit(counter)
-	_, d.Prepare = counter.(kernels.DevicePreprocessor)
-	_, d.PrepareIDs = counter.(kernels.IDPreprocessor)
-	_, d.Stage = counter.(kernels.IDStager)
-	_, d.Orient = counter.(kernels.DeviceOrienter)
-	_, d.OrientIDs = counter.(kernels.IDOrienter)
-	_, d.OrientMarked = counter.(kernels.MarkedOrienter)
-	_, d.Ranges = counter.(kernels.RangeCounter)
-	if ds, ok := counter.(kernels.DeviceSplitter); ok {
-		d.MaxSplit = ds.MaxSplit()
+	if dv, ok := counter.(kernels.Device); ok {
+		c := dv.Caps()
+		d.Prepare, d.PrepareIDs, d.Stage = c.Prepare, c.PrepareIDs, c.Stage
+		d.Orient, d.OrientIDs, d.OrientMarked, d.MaxSplit = c.Orient, c.OrientIDs, c.OrientMarked, c.MaxSplit
 	}
+	_, d.Ranges = counter.(kernels.RangeCounter)
 	if !oneDevice(cfg) {
 		d.MaxSplit = 0 // the device split is for one GPU counting every subtask
 	}

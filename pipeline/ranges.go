@@ -52,7 +52,7 @@ func countInRanges(ctx context.Context, fwd *graph.CSR, rc kernels.RangeCounter,
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
 	dm := &DeviceReport{RowRanges: st.Ranges, MappedBytes: uint64(st.MappedBytes), CopiedBytes: uint64(st.ResidentBytes),
 		CallSeconds: rep.Seconds.Count - st.Setup.Seconds() - st.Prepare.Seconds() - st.Pin.Seconds()}
-	if dr, ok := rc.(kernels.DeviceReporter); ok {
+	if dr, ok := rc.(kernels.Device); ok {
 		dm.PeakBytes = dr.DeviceStats().PeakBytes
 	}
 	if rep.Seconds.Count > 0 {

@@ -34,7 +34,7 @@ var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20, workers: 1}
 
 // inputStage sends a 32-bit binary file's pairs to the device while the
 // file is still being read: when the device is ready before the read ends
-// and its counter is a kernels.IDStager, each piece of the pairs that the
+// and its counter stages ids (kernels.Device), each piece of the pairs that the
 // read has completed is handed to the device (pinned in place and copied
 // by the copy engine) while the read goes on. It watches the read through
 // edgeio.PairsWatcher.
@@ -57,7 +57,7 @@ type inputStage struct {
 	err    error // staging failed
 
 	// Set by the uploader, read after done is closed.
-	stage kernels.IDStage
+	stage *kernels.IDStage
 }
 
 // newInputStage starts the uploader, which waits for dev's counter; the
@@ -131,8 +131,8 @@ func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 	case <-ctx.Done():
 		return
 	}
-	st, ok := dev.counter.(kernels.IDStager)
-	if dev.err != nil || !ok {
+	st, ok := dev.counter.(kernels.Device)
+	if dev.err != nil || !ok || !st.Caps().Stage {
 		return
 	}
 	select { // a 32-bit binary file's read begins, or another read ends
@@ -164,7 +164,7 @@ func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 
 // work takes ready pieces and hands them to the device until none is left
 // to take, the read failed or staging failed.
-func (s *inputStage) work(stage kernels.IDStage, pairs []uint32, pieces int) {
+func (s *inputStage) work(stage *kernels.IDStage, pairs []uint32, pieces int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
@@ -194,7 +194,7 @@ func (s *inputStage) work(stage kernels.IDStage, pairs []uint32, pieces int) {
 // failed, the device was not ready before it ended, does not stage ids,
 // or staging failed (then released and logged). The caller releases a
 // returned stage.
-func (s *inputStage) finish(readErr error) kernels.IDStage {
+func (s *inputStage) finish(readErr error) *kernels.IDStage {
 	s.mu.Lock()
 	s.failed = readErr != nil
 	close(s.ended)
@@ -240,7 +240,7 @@ func readIDsStaged(ctx context.Context, path string, dev *pendingCounter, stage 
 }
 
 // releaseStage releases st (nil is a no-op), logging a failure.
-func releaseStage(st kernels.IDStage, log *slog.Logger) {
+func releaseStage(st *kernels.IDStage, log *slog.Logger) {
 	if st == nil {
 		return
 	}

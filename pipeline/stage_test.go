@@ -15,10 +15,12 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-// fakeStager is an IDStager and its IDStage in one: it records what it is
-// handed and checks that every word was read before it came.
+// fakeStager is a kernels.Device that stages ids, and its IDStage's add
+// and release: it records what it is handed and checks that every word
+// was read before it came.
 type fakeStager struct {
 	kernels.Counter
+	kernels.NoDevice
 	want      []uint32 // the words as read
 	piece     int      // pieces after the first start at addresses aligned to it
 	failStage error
@@ -31,12 +33,14 @@ type fakeStager struct {
 	bad      string
 }
 
-func (f *fakeStager) StageIDs(words int) (kernels.IDStage, error) {
+func (f *fakeStager) Caps() kernels.DeviceCaps { return kernels.DeviceCaps{Stage: true} }
+
+func (f *fakeStager) StageIDs(words int) (*kernels.IDStage, error) {
 	if f.failStage != nil {
 		return nil, f.failStage
 	}
 	f.words = words
-	return f, nil
+	return kernels.NewIDStage(f, f.Add, f.Release), nil
 }
 
 func (f *fakeStager) Add(ids []uint32, lo, hi int) error {
@@ -229,7 +233,7 @@ func TestStagedDevicePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeCounter(counter, log)
-	d, err := countIDsOnDevice(ctx, counter.(kernels.IDPreprocessor), &in, &cfg, rep)
+	d, err := countIDsOnDevice(ctx, counter.(kernels.Device), &in, &cfg, rep)
 	if err != nil || d == nil {
 		t.Fatalf("count from staged ids: %v (%v)", err, d)
 	}
@@ -255,7 +259,7 @@ func TestStagedDevicePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeCounter(counter, log)
-	dfwd, ids, done, err := orientIDsOnDevice(ctx, path, counter.(kernels.IDOrienter), &in, &cfg, rep, true)
+	dfwd, ids, done, err := orientIDsOnDevice(ctx, path, counter.(kernels.Device), &in, &cfg, rep, true)
 	if err != nil || !done || tally.counts()[1] != 1 {
 		t.Fatalf("orient from staged ids: %v (done %v, tallies %v)", err, done, tally.counts())
 	}
@@ -307,7 +311,7 @@ func TestStagedIDsDeclinedThenOriented(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeCounter(counter, log)
-	if _, _, done, err := orientIDsOnDevice(ctx, path, counter.(kernels.IDOrienter), &in, &cfg, rep, false); done || err != nil {
+	if _, _, done, err := orientIDsOnDevice(ctx, path, counter.(kernels.Device), &in, &cfg, rep, false); done || err != nil {
 		t.Fatalf("staged ids not declined: done %v, %v", done, err)
 	}
 	c, err := graph.CompactPairsInPlace(in.p32, graph.CleanOptions{Workers: 2})
@@ -320,7 +324,7 @@ func TestStagedIDsDeclinedThenOriented(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeCounter(oc, log)
-	fwd, _, _, err := oc.(kernels.DeviceOrienter).OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
+	fwd, _, _, err := oc.(kernels.Device).OrientOnDevice(ctx, c.Pairs, uint64(len(c.OrigID)))
 	if err != nil {
 		t.Fatalf("orienting the compacted pairs on the device: %v", err)
 	}

@@ -111,8 +111,8 @@ type Counter struct {
 }
 
 var (
-	_ kernels.Counter        = (*Counter)(nil)
-	_ kernels.DeviceReporter = (*Counter)(nil)
+	_ kernels.Counter = (*Counter)(nil)
+	_ kernels.Device  = (*Counter)(nil)
 )
 
 // NewCounter creates a context for kernel (one of Kernels()) on the

@@ -12,14 +12,15 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.DeviceSplitter = (*Counter)(nil)
-
 // MaxSplitP is the largest P tg_split_blocks takes (MaxSplit): its P*P
 // blocks go into distinct slots.
 const MaxSplitP = 4
 
-// MaxSplit implements kernels.DeviceSplitter.
-func (c *Counter) MaxSplit() int { return MaxSplitP }
+// Caps implements kernels.Device: every step, splits up to MaxSplitP.
+func (c *Counter) Caps() kernels.DeviceCaps {
+	return kernels.DeviceCaps{Prepare: true, PrepareIDs: true, Stage: true, Orient: true, OrientIDs: true,
+		OrientMarked: true, MaxSplit: MaxSplitP}
+}
 
 // idPairsArg is p as tg_prep_ids takes it: the first id, the id width and
 // the number of pairs.
@@ -75,7 +76,7 @@ func (c *Counter) hasFree(need int64) (free, limit uint64, ok bool) {
 	return free, limit, limit == 0 || uint64(max(need, 0)) <= free
 }
 
-// KeepIDsOnDevice implements kernels.DeviceSplitter (tg_prep_ids_out, or
+// KeepIDsOnDevice implements kernels.Device (tg_prep_ids_out, or
 // tg_prep_ids_input from staged ids, copying back only the input ids,
 // when wanted; the pairs are page-locked for their upload as
 // OrientIDsOnDevice does): the forward graph stays
@@ -129,15 +130,15 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	pr := c.madeResident(&st, ms)
 	c.slots[residentSlot] = slot{loaded: true}
 	if !wantIDs {
-		return nil, kernels.PrepStats(pr.Stats), nil
+		return nil, pr.Stats, nil
 	}
 	if pr.Stats.Vertices > out.maxV {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, out.maxV)
 	}
-	return out.orig[:pr.Stats.Vertices], kernels.PrepStats(pr.Stats), nil
+	return out.orig[:pr.Stats.Vertices], pr.Stats, nil
 }
 
-// ForwardOut implements kernels.DeviceSplitter (tg_block_out of the
+// ForwardOut implements kernels.Device (tg_block_out of the
 // resident slot).
 func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error) {
 	if err := ctx.Err(); err != nil {
@@ -195,7 +196,7 @@ func groupSizes(g kernels.BlockGroups, n int64) ([]int64, error) {
 	return sizes, nil
 }
 
-// SplitOnDevice implements kernels.DeviceSplitter (tg_split_blocks, then
+// SplitOnDevice implements kernels.Device (tg_split_blocks, then
 // tg_block_out of every block). Block (i, j) goes into slot i*P+j, the
 // resident slot among them when P*P slots take them all. The host copies
 // go into two arrays made, faulted in and registered while the device

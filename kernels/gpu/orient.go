@@ -8,11 +8,6 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var (
-	_ kernels.DeviceOrienter = (*Counter)(nil)
-	_ kernels.MarkedOrienter = (*Counter)(nil)
-)
-
 // PreprocessMinBytes is the least device memory tg_preprocess takes for
 // npairs pairs over n vertices (kernels/cuda/preprocess.cu): two 8-byte
 // buffers per pair, its counters, four vertex arrays (degrees and ranks of
@@ -27,7 +22,7 @@ func PreprocessMinBytes(npairs, n uint64) int64 {
 	return b + BlockBytes(int64(n), 0)
 }
 
-// OrientOnDevice implements kernels.DeviceOrienter: Preprocess with the
+// OrientOnDevice implements kernels.Device: Preprocess with the
 // forward graph and the ranks copied back, after which the device copy is
 // freed. Pairs that do not fit the device for that (its free memory below
 // PreprocessMinBytes, or the library out of memory) are oriented in pieces
@@ -59,10 +54,10 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 		c.resident = false
 	}
 	c.mu.Unlock()
-	return p.Forward, p.Rank, kernels.PrepStats(p.Stats), nil
+	return p.Forward, p.Rank, p.Stats, nil
 }
 
-// OrientMarkedOnDevice implements kernels.MarkedOrienter: orientInPieces
+// OrientMarkedOnDevice implements kernels.Device: orientInPieces
 // of m's pairs, the device mapping their ids through m.Bits as it makes
 // their keys.
 func (c *Counter) OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (*graph.CSR, []uint32, kernels.PrepStats, error) {

@@ -8,9 +8,7 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.IDOrienter = (*Counter)(nil)
-
-// OrientIDsOnDevice implements kernels.IDOrienter (tg_prep_ids_out): the
+// OrientIDsOnDevice implements kernels.Device (tg_prep_ids_out): the
 // device compacts the input's own ids in p, cleans and orients, and the
 // forward graph comes back with ids[forward id] = input id; the device
 // copy is then freed. The host only bounds the vertices (the largest id
@@ -58,5 +56,5 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: the library reports %d vertices and %d edges, above the room for %d and %d", n, m, maxV, np)
 	}
 	fwd := &graph.CSR{Offsets: out.rowptr[:n+1], Cols: out.cols[:m], NCols: int64(n)}
-	return fwd, out.orig[:n], kernels.PrepStats(pr.Stats), nil
+	return fwd, out.orig[:n], pr.Stats, nil
 }

@@ -43,7 +43,7 @@ func checkOrientIDsOnce(t *testing.T, c *Counter, name string, edges []graph.Edg
 	p := idPairs(edges)
 	before := idPairs(edges)
 	held, _ := c.MemUsage()
-	var stage kernels.IDStage
+	var stage *kernels.IDStage
 	if staged {
 		p, stage = stageAll(t, c, p)
 	}

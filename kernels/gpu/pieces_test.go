@@ -103,7 +103,7 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 			}
 			ws := want.Stats
 			ws.IsolatedIDs = 0
-			if got := PrepStats(st); got != ws {
+			if got := st; got != ws {
 				t.Fatalf("n=%d cap %d: stats %+v, want %+v", tc.n, limit, got, ws)
 			}
 			if after, _ := c.MemUsage(); after != before {

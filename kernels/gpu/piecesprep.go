@@ -8,8 +8,6 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.OrientPreparer = (*Counter)(nil)
-
 // piecesHost is the host memory an orientation in pieces pins and makes
 // first, readied by PrepareOrient before the pairs are final.
 type piecesHost struct {
@@ -22,7 +20,7 @@ type piecesHost struct {
 	sreg   *Registration
 }
 
-// PrepareOrient implements kernels.OrientPreparer: when an orientation of
+// PrepareOrient implements kernels.Device: when an orientation of
 // pairs would go in pieces (the pairs do not fit the device whole, and the
 // runs would not be too many), it pins the pairs' memory and makes, faults
 // in and pins the second host array the pieces merge into, on goroutines of

@@ -8,8 +8,6 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.IDPreprocessor = (*Counter)(nil)
-
 // PrepareIDs builds on the device, into the slot CountResident counts, the
 // forward graph of p, whose ids are the input's own (tg_prep_ids): the
 // device compacts them (ascending input id, as graph.Compact), drops
@@ -99,7 +97,7 @@ func (c *Counter) emptyResident() {
 	c.resident = false
 }
 
-// PrepareResidentIDs implements kernels.IDPreprocessor.
+// PrepareResidentIDs implements kernels.Device.
 func (c *Counter) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {
 	if err := ctx.Err(); err != nil {
 		return kernels.PrepStats{}, err
@@ -108,5 +106,5 @@ func (c *Counter) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (ke
 	if err != nil {
 		return kernels.PrepStats{}, err
 	}
-	return kernels.PrepStats(pr.Stats), nil
+	return pr.Stats, nil
 }

@@ -80,7 +80,7 @@ func checkPrepareIDs(t *testing.T, lib *Library, name string, edges []graph.Edge
 	// 32-bit pairs also go to the device staged in pieces (stageAll).
 	for _, staged := range stagings(idPairs(edges)) {
 		p := idPairs(edges)
-		var stage kernels.IDStage
+		var stage *kernels.IDStage
 		if staged {
 			p, stage = stageAll(t, c, p)
 		}
@@ -94,7 +94,7 @@ func checkPrepareIDs(t *testing.T, lib *Library, name string, edges []graph.Edge
 			}
 		}
 		st := pr.Stats
-		wantSt := PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,
+		wantSt := kernels.PrepStats{Vertices: uint64(cs.Vertices), InputPairs: uint64(len(edges)), SelfLoops: cs.SelfLoops,
 			Duplicates: cs.Duplicates, Edges: uint64(cs.Edges), Wedges: os.Wedges, MaxDegree: uint64(os.MaxDegree),
 			MaxForward: uint64(os.MaxOutDegree), IsolatedIDs: cs.IsolatedIDs}
 		if st != wantSt {

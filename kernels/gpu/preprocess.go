@@ -9,28 +9,15 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-// PrepStats are the figures tg_preprocess reports (TG_PREP_* in trigrid.h).
-type PrepStats struct {
-	Vertices   uint64 // n, the compact id space
-	InputPairs uint64 // pairs given
-	SelfLoops  uint64 // dropped
-	Duplicates uint64 // non-loop pairs that added no new undirected edge
-	Edges      uint64 // undirected simple edges = forward edges
-	Wedges     uint64 // sum of d(d-1)/2 over undirected degrees
-	MaxDegree  uint64 // undirected
-	MaxForward uint64 // largest forward degree
-	// IsolatedIDs are the input ids seen only in self-loops (PrepareIDs
-	// only).
-	IsolatedIDs uint64
-}
-
 // Prepared is the outcome of GPU preprocessing.
 type Prepared struct {
 	// Forward is the forward CSR (rank order, rows sorted), when copied back.
 	Forward *graph.CSR
 	// Rank maps each compact id to its forward id, when copied back.
-	Rank  []uint32
-	Stats PrepStats
+	Rank []uint32
+	// Stats are the figures tg_preprocess reports (TG_PREP_* in
+	// trigrid.h).
+	Stats kernels.PrepStats
 	// GPUTime is the CUDA-event time of the whole device pipeline,
 	// transfers included.
 	GPUTime time.Duration
@@ -93,7 +80,7 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 // stats the library just returned and makes the Prepared for them.
 func (c *Counter) madeResident(st *[prepNStats]uint64, ms float64) *Prepared {
 	p := &Prepared{
-		Stats: PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
+		Stats: kernels.PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
 			Duplicates: st[prepDuplicates], Edges: st[prepEdges], Wedges: st[prepWedges],
 			MaxDegree: st[prepMaxDegree], MaxForward: st[prepMaxForward], IsolatedIDs: st[prepIsolated]},
 		GPUTime: time.Duration(ms * float64(time.Millisecond)),

@@ -7,9 +7,7 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.DevicePreprocessor = (*Counter)(nil)
-
-// PrepareResident implements kernels.DevicePreprocessor: Preprocess
+// PrepareResident implements kernels.Device: Preprocess
 // without copying the forward graph back.
 func (c *Counter) PrepareResident(ctx context.Context, pairs []uint32, n uint64) (kernels.PrepStats, error) {
 	if err := ctx.Err(); err != nil {
@@ -19,9 +17,9 @@ func (c *Counter) PrepareResident(ctx context.Context, pairs []uint32, n uint64)
 	if err != nil {
 		return kernels.PrepStats{}, err
 	}
-	return kernels.PrepStats(p.Stats), nil
+	return p.Stats, nil
 }
 
-// DoesNotFit implements kernels.DevicePreprocessor: err wraps
+// DoesNotFit implements kernels.Device: err wraps
 // ErrOutOfMemory.
 func (c *Counter) DoesNotFit(err error) bool { return errors.Is(err, ErrOutOfMemory) }

@@ -8,8 +8,6 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var _ kernels.IDStager = (*Counter)(nil)
-
 // stage is an edge list of 32-bit ids on its way into the context's input
 // buffer (tg_input_alloc, tg_input_copy_async), piece by piece, each piece
 // registered (page-locked in place) so that the copy engine reads it at
@@ -23,10 +21,10 @@ type stage struct {
 	regs  []*Registration
 }
 
-// StageIDs implements kernels.IDStager: it reserves the context's input
+// StageIDs implements kernels.Device: it reserves the context's input
 // buffer for words 32-bit ids (replacing an earlier stage's). An error
 // wrapping ErrOutOfMemory means the ids do not fit the device.
-func (c *Counter) StageIDs(words int) (kernels.IDStage, error) {
+func (c *Counter) StageIDs(words int) (*kernels.IDStage, error) {
 	if words < 0 || words%2 != 0 {
 		return nil, fmt.Errorf("gpu: stage ids: %d ids are no whole number of pairs", words)
 	}
@@ -45,10 +43,10 @@ func (c *Counter) StageIDs(words int) (kernels.IDStage, error) {
 	}
 	s := &stage{c: c, words: words, held: true}
 	c.input = s
-	return s, nil
+	return kernels.NewIDStage(s, s.Add, s.Release), nil
 }
 
-// Add implements kernels.IDStage. A piece of MinRegisterBytes or more is
+// Add is kernels.IDStage.Add. A piece of MinRegisterBytes or more is
 // registered first; one that cannot be is copied from pageable memory,
 // which is slower but the same.
 func (s *stage) Add(ids []uint32, lo, hi int) error {
@@ -85,7 +83,7 @@ func (s *stage) Add(ids []uint32, lo, hi int) error {
 	return nil
 }
 
-// Release implements kernels.IDStage.
+// Release is kernels.IDStage.Release.
 func (s *stage) Release() error {
 	c := s.c
 	var errs []error
@@ -116,7 +114,7 @@ func (s *stage) Release() error {
 // takeStage checks that p.Staged is a complete stage of c's and hands its
 // buffer to the library call about to consume it. c.mu is held.
 func (c *Counter) takeStage(p kernels.IDPairs) error {
-	s, ok := p.Staged.(*stage)
+	s, ok := p.Staged.Handle().(*stage)
 	switch {
 	case !ok || s.c != c:
 		return fmt.Errorf("staged ids belong to another device")

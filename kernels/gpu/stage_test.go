@@ -25,7 +25,7 @@ func stagings(p kernels.IDPairs) []bool {
 // order: pieces of 1M ids (4 MiB, registered) for large lists, else about
 // a fifth of the list, and a last piece of what is left. It returns p
 // with Staged set and the stage, which the caller releases.
-func stageAll(t *testing.T, c *Counter, p kernels.IDPairs) (kernels.IDPairs, kernels.IDStage) {
+func stageAll(t *testing.T, c *Counter, p kernels.IDPairs) (kernels.IDPairs, *kernels.IDStage) {
 	t.Helper()
 	s, err := c.StageIDs(len(p.P32))
 	if err != nil {
