@@ -11,15 +11,15 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/trigrid/trigrid/internal/s3test"
+	"github.com/trigrid/trigrid/internal/tests3"
 	"github.com/trigrid/trigrid/storage"
 )
 
-// These run against a real S3 server (s3test: SeaweedFS on 127.0.0.1),
+// These run against a real S3 server (tests3: SeaweedFS on 127.0.0.1),
 // as long tests.
 
 func TestS3StoreAgainstServer(t *testing.T) {
-	srv := s3test.Start(t, "trigrid-test")
+	srv := tests3.Start(t, "trigrid-test")
 	srv.Env(t)
 	ctx := t.Context()
 	s, err := storage.Open("s3://trigrid-test/runs/a")

@@ -8,15 +8,15 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/trigrid/trigrid/internal/s3test"
+	"github.com/trigrid/trigrid/internal/tests3"
 )
 
 // partition -o s3://..., then count --shards s3://... against a real S3
-// server (s3test: SeaweedFS on 127.0.0.1; a long test): the count is
+// server (tests3: SeaweedFS on 127.0.0.1; a long test): the count is
 // exact, a non-empty prefix and --force are refused, and a corrupted
 // object is an error naming its s3:// URL.
 func TestPartitionAndCountOnS3(t *testing.T) {
-	srv := s3test.Start(t, "trigrid-cli")
+	srv := tests3.Start(t, "trigrid-cli")
 	srv.Env(t)
 	graph := filepath.Join("..", "..", "testdata", "ca-GrQc.txt.gz")
 	url := "s3://trigrid-cli/ca-grqc/p3"

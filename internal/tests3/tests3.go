@@ -1,4 +1,4 @@
-// Package s3test starts a real S3-compatible server for tests: the S3
+// Package tests3 starts a real S3-compatible server for tests: the S3
 // gateway of SeaweedFS (`weed mini`, master, volume server, filer and S3
 // in one process), bound to 127.0.0.1 on free ports, with its data in a
 // temporary directory and one identity whose keys the test gets.
@@ -10,7 +10,7 @@
 // two cores, once per machine: later runs reuse it); else the test is
 // skipped, saying how to get one. The tests that use it are long tests
 // (testlong): the default `go test ./...` starts no server.
-package s3test
+package tests3
 
 import (
 	"context"
