@@ -121,7 +121,9 @@ func Build(bin string) error {
 	if _, err := os.Stat(goBin); err != nil {
 		goBin = "go"
 	}
-	out, err := exec.Command(goBin, "mod", "download", "-json", WeedModule+"@"+WeedVersion).Output()
+	dl := exec.Command(goBin, "mod", "download", "-json", WeedModule+"@"+WeedVersion)
+	dl.Dir = dir // outside any module, so no go.mod is consulted or touched
+	out, err := dl.Output()
 	if err != nil {
 		return fmt.Errorf("go mod download %s@%s: %w", WeedModule, WeedVersion, errOutput(err))
 	}
