@@ -71,7 +71,8 @@ Device call:
   here:  scripts/device.sh prepare        (prints the carry list: .dev/bin .dev/data)
   there: bash scripts/device.sh final     (OUT set by the call; carry .dev/bin and .dev/data)
 
-Environment: RUNS (timed runs, default 5), SCALES (rmat scales, as --scales), OUT (as --out);
+Environment: RUNS (timed runs, default 5), SCALES (rmat scales, as --scales), OUT (as --out),
+CUDA_ARCH (GPU generations the library is built for; default sm_90, the H200's);
 TMPDIR (work space; graphs go to /dev/shm when it has room).
 EOF
 }
