@@ -221,9 +221,15 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 	if err != nil {
 		return Result{}, err
 	}
-	// Sum the workers' private counts into the targets, the workers
-	// splitting each index space.
-	targets := [3][]uint64{acc.VI, acc.VJ, acc.VK}
+	sumPrivate(all, roles, [3][]uint64{acc.VI, acc.VJ, acc.VK}, privEdges, eRoles, eTargets)
+	res.KernelTime = time.Since(start)
+	return res, nil
+}
+
+// sumPrivate adds the workers' private per-vertex counts into targets
+// (roles) and, with privEdges, their per-edge counts into eTargets
+// (eRoles), the workers splitting each index space.
+func sumPrivate(all []*localWorker, roles localRoles, targets [3][]uint64, privEdges bool, eRoles localRoles, eTargets [3][]uint64) {
 	for r := range 3 {
 		if roles.of[r] != r {
 			continue
@@ -258,8 +264,6 @@ func countLocal(ctx context.Context, name string, t Subtask, acc *Local, opts CP
 			}
 		})
 	}
-	res.KernelTime = time.Since(start)
-	return res, nil
 }
 
 // Vertex roles of a triangle a < b < c in a subtask: a is I-local (an IJ

@@ -99,18 +99,8 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	if c.ctx == 0 {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: counter is closed")
 	}
-	// When each step ended, in seconds from the start (a debug line).
-	start := time.Now()
-	var tAlloc, tFirst, tLoop, listWait float64
-	var tFaulted, tPinned [2]atomic.Int64 // nanoseconds from the start, set by the goroutines
-	since := func() int64 { return int64(time.Since(start)) }
-	defer func() {
-		c.lib.logger.Debug("ranges: timeline", "allocated", tAlloc, "setup", st.Setup.Seconds(),
-			"faulted", []float64{float64(tFaulted[0].Load()) / 1e9, float64(tFaulted[1].Load()) / 1e9},
-			"pinned", []float64{float64(tPinned[0].Load()) / 1e9, float64(tPinned[1].Load()) / 1e9},
-			"listed_first", st.Prepare.Seconds(), "first_call", tFirst, "list_wait", listWait,
-			"counted", tLoop, "returned", time.Since(start).Seconds())
-	}()
+	r := &rangesRun{c: c, fwd: fwd, st: &st, start: time.Now()}
+	defer r.logTimeline()
 	c.releaseAll()
 	var used, limit uint64
 	c.lib.memUsage(c.ctx, &used, &limit, nil)
@@ -118,32 +108,16 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
 
-	// Two sides, each a range's entries (a row each at most) and its rows
-	// (offsets and bitmap offsets from the range's first, two words a row):
-	// the host lists the next range into one while the device counts from
-	// the other. They lie in the spare array (below) or in fresh pages
-	// (osmem): a make of them would clear them on one core first. The
-	// columns are pinned already when the pin
-	// registry holds them (the device oriented the graph in pieces). The
-	// pins are made in the background, in order: the columns (when not
-	// held) and the first side beside the set-up and the first range's
-	// listing, the second beside the first range's count.
-	cols := fwd.Cols
-	pinned := c.lib.pins.holdCols(fwd)
-	if pinned {
+	// The columns are pinned already when the pin registry holds them
+	// (the device oriented the graph in pieces).
+	r.cols = fwd.Cols
+	r.pinned = c.lib.pins.holdCols(fwd)
+	if r.pinned {
 		defer c.lib.pins.endLoad(fwd)
-	} else if len(cols)*4 < padBytes {
-		cols = append(make([]uint32, 0, padBytes/4), cols...)
+	} else if len(r.cols)*4 < padBytes {
+		r.cols = append(make([]uint32, 0, padBytes/4), r.cols...)
 	}
-	st.PinnedCols = pinned
-	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
-	capRows := max(2*(min(n, rangesRowsAtMost(area))+1), padBytes/4)
-	var (
-		ents  [2][]rangeRow
-		rows  [2][]uint32
-		frees []func()
-		regs  []*Registration // then made by the pins' goroutine, read after firstDone or secondDone
-	)
+	st.PinnedCols = r.pinned
 	// The sides, then the set-up's arrays, lie in the spare pinned array
 	// an orientation in pieces left while it has room (nothing to touch
 	// or pin), else in fresh pages, the sides pinned below. The spare goes
@@ -161,115 +135,15 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 			c.lib.releaseLogged(spare)
 		}
 	}()
-	arena := newHostArena(spare)
-	frees = append(frees, arena.free)
-	prepinned := arena.fits(2 * (arenaBytes[rangeRow](int(capEntries)) + arenaBytes[uint32](int(capRows))))
-	sides := arena
-	if !prepinned {
-		sides = newHostArena(nil) // all four in fresh pages, pinned below
-		frees = append(frees, sides.free)
-	}
-	for i := range 2 {
-		ents[i] = arenaAlloc[rangeRow](sides, int(capEntries))
-		rows[i] = arenaAlloc[uint32](sides, int(capRows))
-	}
-	st.PinnedSides = prepinned
-	tAlloc = time.Since(start).Seconds()
-	var (
-		colsErr    error
-		colsDone   = make(chan struct{})
-		firstErr   error
-		secondErr  error
-		firstDone  = make(chan struct{})
-		secondDone = make(chan struct{})
-		returned   atomic.Bool // the second side is not wanted
-	)
-	// A side's fresh pages are touched on all cores (faulted[i] closes
-	// then) before the listing writes them and before they are pinned: the
-	// pin would take their faults on the driver's one thread. Both are
-	// touched and pinned from the start, beside the set-up: a pin after it
-	// meets the first ranges' calls in the driver and slows the device
-	// (docs/decisions/2026-11-24-ranges-32-bit-rows-pinned-sides.md). The
-	// columns' pin does not wait for the touch.
-	faulted := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
-	go func() {
-		for i := range 2 {
-			if !prepinned {
-				prefault(ents[i])
-				prefault(rows[i])
-			}
-			tFaulted[i].Store(since())
-			close(faulted[i])
-		}
-	}()
-	go func() {
-		defer close(secondDone)
-		defer func() { <-faulted[1] }() // no touch outlives the pins
-		pin := func(r *Registration, err error) error {
-			if r != nil {
-				regs = append(regs, r)
-			}
-			return err
-		}
-		if len(cols) > 0 && !pinned {
-			colsErr = pin(registerSlice(c.lib, cols))
-		}
-		firstErr = colsErr
-		close(colsDone)
-		<-faulted[0]
-		if firstErr == nil && !prepinned {
-			firstErr = pin(registerSlice(c.lib, ents[0]))
-		}
-		if firstErr == nil && !prepinned {
-			firstErr = pin(registerSlice(c.lib, rows[0]))
-		}
-		tPinned[0].Store(since())
-		close(firstDone)
-		<-faulted[1]
-		if firstErr == nil && !prepinned && !returned.Load() {
-			secondErr = pin(registerSlice(c.lib, ents[1]))
-		}
-		if secondErr == nil && !prepinned && !returned.Load() {
-			secondErr = pin(registerSlice(c.lib, rows[1]))
-		}
-		tPinned[1].Store(since())
-	}()
+	r.allocSides(spare, n, area)
+	r.startPins()
 	// The host arrays go back (unpinned, then unmapped) once the pins are
 	// done: after a count in the background, c.mu still held, so that no
 	// call on the counter meets them; after an error before returning.
-	defer func() {
-		returned.Store(true)
-		giveBack := func() {
-			<-secondDone
-			for _, r := range regs {
-				c.lib.releaseLogged(r)
-			}
-			for _, free := range frees {
-				free()
-			}
-		}
-		if err == nil {
-			u := unlock
-			unlock = func() {}
-			go func() {
-				giveBack()
-				u()
-			}()
-			return
-		}
-		t := time.Now()
-		giveBack()
-		st.Pin += time.Since(t)
-	}()
-	wait := func(done chan struct{}, err *error) error {
-		t := time.Now()
-		<-done
-		st.Pin += time.Since(t)
-		return *err
-	}
+	defer func() { r.giveBack(err == nil, &unlock) }()
 
 	tSetup := time.Now()
-	ratio, bm, rb, err := rangeSetup(fwd, arena)
+	ratio, bm, rb, err := rangeSetup(fwd, r.arena)
 	if err != nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
@@ -284,22 +158,190 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	for k := 0; k+1 < len(bounds); k++ {
 		st.AreaBytes = max(st.AreaBytes, rangeBytes(fwd, bm, bounds[k], bounds[k+1]))
 	}
+	res, err = r.count(ctx, bounds, bm, rb, ratio, opts)
+	return res, st, err
+}
+
+// rangesRun is one CountInRanges: its host arrays (two sides, each a
+// range's entries and rows), their pins, and when each step ended (a
+// debug line). c.mu is held throughout.
+type rangesRun struct {
+	c     *Counter
+	fwd   *graph.CSR
+	st    *kernels.RangeStats
+	start time.Time
+	// When each step ended, in seconds from the start; tFaulted and
+	// tPinned in nanoseconds, set by the goroutines.
+	tAlloc, tFirst, tLoop, listWait float64
+	tFaulted, tPinned               [2]atomic.Int64
+
+	cols      []uint32 // fwd.Cols, or a padded copy (padBytes)
+	pinned    bool     // cols are pinned already (the pin registry's)
+	prepinned bool     // the sides lie in the spare pinned array
+	arena     *hostArena
+	ents      [2][]rangeRow
+	rows      [2][]uint32
+	frees     []func()
+	regs      []*Registration // made by the pins' goroutine, read after firstDone or secondDone
+
+	colsErr, firstErr, secondErr    error
+	colsDone, firstDone, secondDone chan struct{}
+	faulted                         [2]chan struct{} // a side's fresh pages are touched
+	returned                        atomic.Bool      // the second side is not wanted
+}
+
+// since is the time from the start in nanoseconds.
+func (r *rangesRun) since() int64 { return int64(time.Since(r.start)) }
+
+// logTimeline writes when each step ended at debug level.
+func (r *rangesRun) logTimeline() {
+	st := r.st
+	r.c.lib.logger.Debug("ranges: timeline", "allocated", r.tAlloc, "setup", st.Setup.Seconds(),
+		"faulted", []float64{float64(r.tFaulted[0].Load()) / 1e9, float64(r.tFaulted[1].Load()) / 1e9},
+		"pinned", []float64{float64(r.tPinned[0].Load()) / 1e9, float64(r.tPinned[1].Load()) / 1e9},
+		"listed_first", st.Prepare.Seconds(), "first_call", r.tFirst, "list_wait", r.listWait,
+		"counted", r.tLoop, "returned", time.Since(r.start).Seconds())
+}
+
+// allocSides makes the two sides, each a range's entries (a row each at
+// most) and its rows (offsets and bitmap offsets from the range's first,
+// two words a row), for a graph of n rows and a work area of area bytes:
+// the host lists the next range into one while the device counts from
+// the other. They lie in spare (nil: none) when it has room, else in fresh
+// pages (osmem): a make of them would clear them on one core first.
+func (r *rangesRun) allocSides(spare *Registration, n, area int64) {
+	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
+	capRows := max(2*(min(n, rangesRowsAtMost(area))+1), padBytes/4)
+	r.arena = newHostArena(spare)
+	r.frees = append(r.frees, r.arena.free)
+	r.prepinned = r.arena.fits(2 * (arenaBytes[rangeRow](int(capEntries)) + arenaBytes[uint32](int(capRows))))
+	sides := r.arena
+	if !r.prepinned {
+		sides = newHostArena(nil) // all four in fresh pages, pinned below
+		r.frees = append(r.frees, sides.free)
+	}
+	for i := range 2 {
+		r.ents[i] = arenaAlloc[rangeRow](sides, int(capEntries))
+		r.rows[i] = arenaAlloc[uint32](sides, int(capRows))
+	}
+	r.st.PinnedSides = r.prepinned
+	r.tAlloc = time.Since(r.start).Seconds()
+}
+
+// startPins touches and pins the host arrays in the background, in order:
+// the columns (when not held) and the first side beside the set-up and the
+// first range's listing (colsDone, then firstDone), the second beside the
+// first range's count (secondDone). A side's fresh pages are touched on
+// all cores (faulted[i] closes then) before the listing writes them and
+// before they are pinned: the pin would take their faults on the driver's
+// one thread. Both are touched and pinned from the start, beside the
+// set-up: a pin after it meets the first ranges' calls in the driver and
+// slows the device
+// (docs/decisions/2026-11-24-ranges-32-bit-rows-pinned-sides.md). The
+// columns' pin does not wait for the touch.
+func (r *rangesRun) startPins() {
+	r.colsDone, r.firstDone, r.secondDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	r.faulted = [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	go func() {
+		for i := range 2 {
+			if !r.prepinned {
+				prefault(r.ents[i])
+				prefault(r.rows[i])
+			}
+			r.tFaulted[i].Store(r.since())
+			close(r.faulted[i])
+		}
+	}()
+	go func() {
+		defer close(r.secondDone)
+		defer func() { <-r.faulted[1] }() // no touch outlives the pins
+		pin := func(reg *Registration, err error) error {
+			if reg != nil {
+				r.regs = append(r.regs, reg)
+			}
+			return err
+		}
+		if len(r.cols) > 0 && !r.pinned {
+			r.colsErr = pin(registerSlice(r.c.lib, r.cols))
+		}
+		r.firstErr = r.colsErr
+		close(r.colsDone)
+		<-r.faulted[0]
+		if r.firstErr == nil && !r.prepinned {
+			r.firstErr = pin(registerSlice(r.c.lib, r.ents[0]))
+		}
+		if r.firstErr == nil && !r.prepinned {
+			r.firstErr = pin(registerSlice(r.c.lib, r.rows[0]))
+		}
+		r.tPinned[0].Store(r.since())
+		close(r.firstDone)
+		<-r.faulted[1]
+		if r.firstErr == nil && !r.prepinned && !r.returned.Load() {
+			r.secondErr = pin(registerSlice(r.c.lib, r.ents[1]))
+		}
+		if r.secondErr == nil && !r.prepinned && !r.returned.Load() {
+			r.secondErr = pin(registerSlice(r.c.lib, r.rows[1]))
+		}
+		r.tPinned[1].Store(r.since())
+	}()
+}
+
+// giveBack releases the host arrays once the pins are done: after a count
+// (counted) in the background, taking over *unlock so that c.mu is held
+// until then; else before it returns, within st.Pin.
+func (r *rangesRun) giveBack(counted bool, unlock *func()) {
+	r.returned.Store(true)
+	giveBack := func() {
+		<-r.secondDone
+		for _, reg := range r.regs {
+			r.c.lib.releaseLogged(reg)
+		}
+		for _, free := range r.frees {
+			free()
+		}
+	}
+	if counted {
+		u := *unlock
+		*unlock = func() {}
+		go func() {
+			giveBack()
+			u()
+		}()
+		return
+	}
+	t := time.Now()
+	giveBack()
+	r.st.Pin += time.Since(t)
+}
+
+// wait waits for done, within st.Pin, and returns *err.
+func (r *rangesRun) wait(done chan struct{}, err *error) error {
+	t := time.Now()
+	<-done
+	r.st.Pin += time.Since(t)
+	return *err
+}
+
+// rangeListing is a listed range's entries and the columns they reach.
+type rangeListing struct{ entries, mapped int64 }
+
+// startLister lists the ranges of bounds ahead of the device, in order,
+// each into its side once the range before it there is counted (a send on
+// freed[side]): listed carries each range's listing, at most two listed
+// and not counted. opts.Listed is called after the last. stop ends it and
+// waits for its end, since it writes the sides.
+func (r *rangesRun) startLister(bounds []int64, bm []uint64, rb *rangeBuilder, opts kernels.RangeOptions) (listed chan rangeListing, freed [2]chan struct{}, stop func()) {
 	// list readies side k%2 for range k: its entries and its rows.
 	list := func(k int) (entries, mapped int64) {
 		if k < 2 {
-			<-faulted[k]
+			<-r.faulted[k]
 		}
-		entries, mapped = rb.build(k, ents[k%2])
-		rangeRows(fwd, bm, bounds[k], bounds[k+1], rows[k%2])
+		entries, mapped = rb.build(k, r.ents[k%2])
+		rangeRows(r.fwd, bm, bounds[k], bounds[k+1], r.rows[k%2])
 		return entries, mapped
 	}
-	// The host lists the ranges ahead of the device, in order, each into
-	// its side once the range before it there is counted (freed): listed
-	// carries each range's entries and the columns they reach. quit stops
-	// it; the deferred stop waits for its end, since it writes the sides.
-	type listing struct{ entries, mapped int64 }
-	listed := make(chan listing, 2) // at most two listed and not counted
-	freed := [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
+	listed = make(chan rangeListing, 2)
+	freed = [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
 	quit, lister := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(lister)
@@ -314,95 +356,112 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 			t := time.Now()
 			ne, m := list(k)
 			if k == 0 {
-				st.Prepare = time.Since(t)
+				r.st.Prepare = time.Since(t)
 			}
-			c.lib.logger.Debug("ranges: entries listed", "range", k, "entries", ne, "seconds", time.Since(t).Seconds())
-			listed <- listing{ne, m}
+			r.c.lib.logger.Debug("ranges: entries listed", "range", k, "entries", ne, "seconds", time.Since(t).Seconds())
+			listed <- rangeListing{ne, m}
 		}
 		if opts.Listed != nil {
 			opts.Listed()
 		}
 	}()
-	defer func() {
+	return listed, freed, func() {
 		close(quit)
 		<-lister
-	}()
-	// The work area is reserved and the kernels loaded (tg_ranges_begin)
-	// beside the first ranges' listing, once the columns are pinned; c.buf
-	// is the beginning's alone until it is received.
+	}
+}
+
+// begin reserves the work area and loads the kernels (tg_ranges_begin)
+// beside the first ranges' listing, once the columns are pinned; c.buf
+// is the beginning's alone until it returns. end frees the work area
+// (nil when begin failed).
+func (r *rangesRun) begin(ratio uint32) (end func(), err error) {
+	c, n := r.c, r.fwd.NumRows()
 	begun := make(chan error, 1)
 	go func() {
-		<-colsDone
-		if colsErr != nil {
-			begun <- colsErr
+		<-r.colsDone
+		if r.colsErr != nil {
+			begun <- r.colsErr
 			return
 		}
 		var colsPtr *uint32
-		if len(cols) > 0 {
-			colsPtr = &cols[0]
+		if len(r.cols) > 0 {
+			colsPtr = &r.cols[0]
 		}
-		rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(fwd.Cols)), uint64(n), uint64(st.AreaBytes), ratio, &c.buf[0], errBufLen)
+		rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(r.fwd.Cols)), uint64(n), uint64(r.st.AreaBytes), ratio, &c.buf[0], errBufLen)
 		begun <- status("tg_ranges_begin", rc, c.buf)
 	}()
-	berr := <-begun
-	if berr == nil {
-		defer func() {
-			rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
-			if err := status("tg_ranges_end", rc, c.buf); err != nil {
-				c.lib.logger.Warn("freeing the ranges' work area", "err", err)
-			}
-			c.notePeak()
-		}()
+	if err := <-begun; err != nil {
+		return nil, err
 	}
-	if err := wait(firstDone, &firstErr); err != nil {
-		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+	return func() {
+		rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
+		if err := status("tg_ranges_end", rc, c.buf); err != nil {
+			c.lib.logger.Warn("freeing the ranges' work area", "err", err)
+		}
+		c.notePeak()
+	}, nil
+}
+
+// count counts the ranges of bounds (bitmap offsets bm, entries built by
+// rb, bitmaps under ratio), the host listing each ahead of the device.
+func (r *rangesRun) count(ctx context.Context, bounds []int64, bm []uint64, rb *rangeBuilder, ratio uint32, opts kernels.RangeOptions) (res kernels.Result, err error) {
+	c, fwd, st := r.c, r.fwd, r.st
+	listed, freed, stop := r.startLister(bounds, bm, rb, opts)
+	defer stop()
+	end, berr := r.begin(ratio)
+	if berr == nil {
+		defer end()
+	}
+	if err := r.wait(r.firstDone, &r.firstErr); err != nil {
+		return kernels.Result{}, fmt.Errorf("gpu: count in ranges: %w", err)
 	}
 	if berr != nil {
-		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", berr)
+		return kernels.Result{}, fmt.Errorf("gpu: count in ranges: %w", berr)
 	}
 	tc := time.Now()
 	for k := 0; k+1 < len(bounds); k++ {
 		if err := ctx.Err(); err != nil {
-			return kernels.Result{}, st, err
+			return kernels.Result{}, err
 		}
 		t := time.Now()
 		l := <-listed
 		if k > 0 {
-			listWait += time.Since(t).Seconds()
+			r.listWait += time.Since(t).Seconds()
 		}
 		st.Entries += l.entries
 		st.MappedBytes += l.mapped*4 + l.entries*int64(unsafe.Sizeof(rangeRow{}))
 		if k == 1 {
-			if err := wait(secondDone, &secondErr); err != nil {
-				return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: %w", err)
+			if err := r.wait(r.secondDone, &r.secondErr); err != nil {
+				return kernels.Result{}, fmt.Errorf("gpu: count in ranges: %w", err)
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
 		var ep *rangeRow
 		if l.entries > 0 {
-			ep = &ents[k%2][0]
+			ep = &r.ents[k%2][0]
 		}
 		var tri uint64
 		var ms float64
 		if k == 0 {
-			tFirst = time.Since(start).Seconds()
+			r.tFirst = time.Since(r.start).Seconds()
 		}
-		rc := c.lib.rangesCount(c.ctx, &rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(l.entries), &tri, &ms, &c.buf[0], errBufLen)
+		rc := c.lib.rangesCount(c.ctx, &r.rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(l.entries), &tri, &ms, &c.buf[0], errBufLen)
 		freed[k%2] <- struct{}{}
 		if err := status("tg_ranges_count", rc, c.buf); err != nil {
-			return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
+			return kernels.Result{}, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
 		}
 		res.Triangles += tri
 		res.KernelTime += time.Duration(ms * float64(time.Millisecond))
 		st.ResidentBytes += (b-a+1)*8 + int64(fwd.Offsets[b]-fwd.Offsets[a])*4
 		st.BitmapBytes += int64(bm[b]-bm[a]) * 4
 	}
-	runtime.KeepAlive(cols)
-	tLoop = time.Since(start).Seconds()
+	runtime.KeepAlive(r.cols)
+	r.tLoop = time.Since(r.start).Seconds()
 	c.calls += time.Since(tc)
 	c.busy += res.KernelTime
 	c.copied += uint64(st.ResidentBytes)
-	return res, st, nil
+	return res, nil
 }
 
 // rangeRows writes rows [a, b) of fwd as tg_ranges_count takes them into
