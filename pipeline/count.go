@@ -269,16 +269,29 @@ func countOnDevice(ctx context.Context, dp kernels.Device, edges []graph.Edge, c
 	maxOut := int64(st.MaxForward)
 	rep.Wedges, rep.MaxDegree, rep.MaxOutDegree = st.Wedges, int64(st.MaxDegree), &maxOut
 	rep.Seconds.Order = since(t)
-	t = time.Now()
-	res, err := dp.CountResident(ctx)
+	if err := countResident(ctx, dp, nil, rep); err != nil {
+		return nil, nil, err
+	}
+	return &deviceCount{stats: st}, c, nil
+}
+
+// countResident counts the graph dv holds resident (the last
+// PrepareResident or PrepareResidentIDs) into rep; released, when not
+// nil, is called once the count is done.
+func countResident(ctx context.Context, dv kernels.Device, released func(), rep *Report) error {
+	t := time.Now()
+	res, err := dv.CountResident(ctx)
+	if released != nil {
+		released()
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("count with %s: %w", dp.Name(), err)
+		return fmt.Errorf("count with %s: %w", dv.Name(), err)
 	}
 	rep.Triangles = res.Triangles
-	rep.Kernel = worker.KernelName(dp)
+	rep.Kernel = worker.KernelName(dv)
 	rep.Seconds.Count = since(t)
 	rep.Seconds.Kernel = res.KernelTime.Seconds()
-	return &deviceCount{stats: st}, c, nil
+	return nil
 }
 
 // checkDevicePrep compares the graph the device built with the host's.

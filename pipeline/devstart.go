@@ -270,24 +270,17 @@ func countIDsOnDevice(ctx context.Context, ip kernels.Device, in *input, cfg *Co
 	// finished only after the count, holding its memory until then.
 	releaseStage(in.staged, cfg.Logger)
 	rep.Seconds.Order = since(t)
-	t = time.Now()
 	// The graph is on the device: unless --verify needs the input, its
 	// memory goes back to the operating system while the device counts,
 	// rather than at the process's exit, where freeing it would add to the
 	// run.
-	released := func() {}
+	var released func()
 	if !cfg.Verify {
 		in.edges, in.p32, in.staged = nil, nil, nil
 		released = freeWhileCounting()
 	}
-	res, err := ip.CountResident(ctx)
-	released()
-	if err != nil {
-		return nil, fmt.Errorf("count with %s: %w", ip.Name(), err)
+	if err := countResident(ctx, ip, released, rep); err != nil {
+		return nil, err
 	}
-	rep.Triangles = res.Triangles
-	rep.Kernel = worker.KernelName(ip)
-	rep.Seconds.Count = since(t)
-	rep.Seconds.Kernel = res.KernelTime.Seconds()
 	return &deviceCount{stats: st, ids: true}, nil
 }
