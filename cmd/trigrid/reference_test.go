@@ -23,6 +23,13 @@ var otherEnv = [][2]string{
 	{"TRIGRID_CUDA_LIB", "path of libtrigrid_cuda.so when --cuda-lib is not given (a standing default: `--device cpu` ignores it)"},
 	{"CUDA_VISIBLE_DEVICES", "the GPUs a process may see (CUDA's own); a worker started with --devices and without it is named HOST-gpuI by default"},
 	{"TRIGRID_BENCH_SCALE", "`trigrid bench` only: scales the sizes of the built-in benchmark graphs (tests and benchmarks)"},
+	{"TRIGRID_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL", "s3:// stores: the server's host:port when it is not AWS, first set wins (the URL's `endpoint=` wins over all)"},
+	{"TRIGRID_S3_INSECURE", "s3:// stores: 1 for plain HTTP to the endpoint (the URL's `insecure=` wins)"},
+	{"TRIGRID_S3_STYLE", "s3:// stores: `path` or `virtual` bucket addressing (the URL's `style=` wins)"},
+	{"TRIGRID_S3_RETRIES", "s3:// stores: tries of a request on transient errors before giving up (default 10)"},
+	{"AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "s3:// stores: credentials"},
+	{"AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE", "s3:// stores without the variables above: the credentials file (default ~/.aws/credentials) and its profile; then the instance role on AWS"},
+	{"AWS_REGION, AWS_DEFAULT_REGION", "s3:// stores: the region (the URL's `region=` wins)"},
 	{"CI", "tests only: when set, tests that need ../shared/datasets fail instead of skipping"},
 	{"TRIGRID_LONG_TESTS", "tests only: 1 adds the long sweeps (every dataset, more partition counts, larger graphs)"},
 }
@@ -113,9 +120,24 @@ func TestReferenceDoc(t *testing.T) {
 	// listed in otherEnv.
 	listed := map[string]bool{}
 	for _, e := range otherEnv {
-		listed[e[0]] = true
+		for _, v := range strings.Split(e[0], ", ") {
+			listed[v] = true
+		}
 	}
-	re := regexp.MustCompile(`(?:Getenv|LookupEnv)\("([A-Z][A-Z0-9_]*)"\)`)
+	// A flag's twin is listed with the flag.
+	var twins func(c *cobra.Command)
+	twins = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.PersistentFlags(), c.LocalFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				listed["TRIGRID_"+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))] = true
+			})
+		}
+		for _, s := range c.Commands() {
+			twins(s)
+		}
+	}
+	twins(newRootCommand())
+	re := regexp.MustCompile(`(?:Getenv|LookupEnv)\("([A-Z][A-Z0-9_]*)"\)|"(TRIGRID_[A-Z0-9_]+|AWS_[A-Z0-9_]+)"`)
 	root := filepath.Join("..", "..")
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -133,7 +155,7 @@ func TestReferenceDoc(t *testing.T) {
 			return err
 		}
 		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
-			if v := m[1]; !listed[v] && v != "PATH" && v != "HOME" && !strings.HasPrefix(v, "AWS_") {
+			if v := m[1] + m[2]; !listed[v] && v != "PATH" && v != "HOME" {
 				t.Errorf("%s reads $%s, which docs/reference.md does not list (add it to otherEnv)", p, v)
 			}
 		}
