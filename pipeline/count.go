@@ -391,15 +391,6 @@ func fitsHostSize(rows, edges int64, limit uint64) bool {
 	return partition.FitsBudget(1, whole, int64(min(limit, 1<<62)), partition.HostModel())
 }
 
-// fitsWhole reports whether a device of limit bytes holds the whole
-// forward graph with its index and the kernel's scratch (a sixteenth), as
-// counting it whole wants; a graph that does not is counted in blocks.
-func fitsWhole(fwd *graph.CSR, limit uint64) bool {
-	room := float64(limit) - gpu.ContextBytes
-	b := float64(gpu.BlockBytes(fwd.NumRows(), fwd.NumEdges()))
-	return (1+DefaultSpeedModel().IndexShare)*b+room/16 <= room
-}
-
 // countAsBlocks counts fwd, which a device of limit bytes does not hold
 // whole under model, as `count --partitions 0` does: P chosen for the
 // device, the blocks split on the host, the subtasks streamed through the
