@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,6 +38,31 @@ type s3Store struct {
 	// backoff is the first wait between tries; it doubles up to
 	// maxBackoff.
 	backoff, maxBackoff time.Duration
+	// bucketSeen is set once the bucket was found to exist.
+	bucketSeen atomic.Bool
+}
+
+// checkBucket makes sure the bucket exists before a write or a listing:
+// some servers create a bucket on its first write, and list a missing
+// one as empty, which would hide a misspelt bucket.
+func (s *s3Store) checkBucket(ctx context.Context) error {
+	if s.bucketSeen.Load() {
+		return nil
+	}
+	var ok bool
+	err := s.do(ctx, "find bucket of", s.loc.base(), func(ctx context.Context) error {
+		var err error
+		ok, err = s.c.BucketExists(ctx, s.loc.Bucket)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("storage: %w", s.explain1(minio.ErrorResponse{Code: "NoSuchBucket"}))
+	}
+	s.bucketSeen.Store(true)
+	return nil
 }
 
 // newS3Store opens an s3:// URL; nothing is contacted until the first
@@ -177,6 +203,9 @@ func (s *s3Store) Put(ctx context.Context, name string, data []byte) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
+	if err := s.checkBucket(ctx); err != nil {
+		return err
+	}
 	return s.do(ctx, "put", s.ObjectURL(name), func(ctx context.Context) error {
 		_, err := s.c.PutObject(ctx, s.loc.Bucket, s.loc.key(name), bytes.NewReader(data), int64(len(data)),
 			minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true})
@@ -209,6 +238,12 @@ func (s *s3Store) Get(ctx context.Context, name string) ([]byte, error) {
 		data = buf.Bytes()
 		return nil
 	})
+	if errors.Is(err, os.ErrNotExist) {
+		// A missing object of a missing bucket is the bucket's error.
+		if berr := s.checkBucket(ctx); berr != nil {
+			return nil, berr
+		}
+	}
 	return data, err
 }
 
@@ -232,6 +267,9 @@ func (s *s3Store) Stat(ctx context.Context, name string) (int64, error) {
 // deeper keys (PREFIX/a/b) are not files of this store. A missing bucket
 // is an error, not an empty store.
 func (s *s3Store) List(ctx context.Context) ([]string, error) {
+	if err := s.checkBucket(ctx); err != nil {
+		return nil, err
+	}
 	var names []string
 	dir := ""
 	if s.loc.Prefix != "" {
