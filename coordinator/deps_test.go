@@ -1,14 +1,11 @@
 package coordinator
 
 import (
-	"go/build"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trigrid/trigrid/internal/testimports"
 )
 
 // notBelow are the trigrid packages the coordinator's non-test files may
@@ -22,25 +19,8 @@ var notBelow = []string{"graph", "kernels", "worker", "pipeline", "cmd", "intern
 // and counts use graph themselves, and the coordinator hands their data on.
 func TestCoordinatorDependsDownward(t *testing.T) {
 	const module = "github.com/trigrid/trigrid/"
-	pkg, err := build.ImportDir(".", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, f := range slices.Concat(pkg.GoFiles, pkg.CgoFiles, pkg.IgnoredGoFiles) {
-		if strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
-			files = append(files, f)
-		}
-	}
-	if len(files) < 10 {
-		t.Fatalf("found only %v: the check would pass vacuously", files)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, filepath.Join(pkg.Dir, name), nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := testimports.Parse(t, ".", 10)
+	for _, f := range files {
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			rel, ok := strings.CutPrefix(path, module)

@@ -2,14 +2,12 @@ package scheduler
 
 import (
 	"go/ast"
-	"go/build"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trigrid/trigrid/internal/testimports"
 )
 
 // forbidden are standard packages that would let the core see the clock,
@@ -30,25 +28,8 @@ var allowedModule = []string{"github.com/trigrid/trigrid/api", "github.com/trigr
 // partition carry time.Duration and file code of their own, which the core
 // never calls.
 func TestPure(t *testing.T) {
-	pkg, err := build.ImportDir(".", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for _, f := range slices.Concat(pkg.GoFiles, pkg.CgoFiles, pkg.IgnoredGoFiles) {
-		if strings.HasSuffix(f, ".go") && !strings.HasSuffix(f, "_test.go") {
-			files = append(files, f)
-		}
-	}
-	if len(files) < 5 {
-		t.Fatalf("found only %v: the check would pass vacuously", files)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, filepath.Join(pkg.Dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
+	fset, files := testimports.Parse(t, ".", 5)
+	for _, f := range files {
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if why := impure(path); why != "" {
