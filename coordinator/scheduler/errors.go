@@ -15,6 +15,10 @@ type TryReport struct {
 	// Outcome is "counted N", "failed: reason", "lease expired", "worker
 	// left: reason", "handed back", "cancelled" or "running".
 	Outcome string
+	// Started is the tick it was handed out; Speculative says it was a
+	// copy of a straggler.
+	Started     int64
+	Speculative bool
 }
 
 // SubtaskFailedError says a subtask could not be counted: it failed

@@ -104,7 +104,7 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 		w.hello = h
 		return s.flush()
 	}
-	w := &worker{id: h.Worker, hello: h, running: make(map[api.SubtaskRef]int)}
+	w := &worker{id: h.Worker, hello: h, running: make(map[api.SubtaskRef]int), joined: s.now}
 	s.workers[h.Worker] = w
 	s.workerOrder = append(s.workerOrder, h.Worker)
 	s.workerList = append(s.workerList, w)

@@ -128,7 +128,7 @@ func (s *subtask) reports() []TryReport {
 	out := make([]TryReport, len(s.tries))
 	for i := range s.tries {
 		t := &s.tries[i]
-		out[i] = TryReport{Attempt: t.attempt, Worker: t.worker, Outcome: t.outcome()}
+		out[i] = TryReport{Attempt: t.attempt, Worker: t.worker, Outcome: t.outcome(), Started: t.start, Speculative: t.speculative}
 	}
 	return out
 }
@@ -223,6 +223,7 @@ type worker struct {
 	hasLast bool
 	counted int
 	failed  int
+	joined  int64 // tick it joined
 }
 
 func uitoa(v uint64) string {

@@ -35,7 +35,9 @@ type SubtaskStatus struct {
 	State     string
 	Triangles uint64 // when done
 	Restored  bool   // settled before a restart, not recounted
-	Tries     []TryReport
+	// Disputed says two of its counts disagreed, so it was recounted.
+	Disputed bool
+	Tries    []TryReport
 }
 
 // WorkerStatus is a read-only view of a connected worker.
@@ -50,6 +52,8 @@ type WorkerStatus struct {
 	Counted, Failed int
 	// Faulty is why it gets no more work (its count was outvoted), or nil.
 	Faulty error
+	// Joined is the tick it joined (a reconnect without leaving keeps it).
+	Joined int64
 }
 
 // Job returns a job's status.
@@ -107,7 +111,8 @@ func (s *Scheduler) Subtasks(id api.JobID) ([]SubtaskStatus, bool) {
 	for i := range j.tasks {
 		st := &j.tasks[i]
 		t := j.work(i)
-		ss := SubtaskStatus{Index: i, I: t.I, J: t.J, K: t.K, State: "queued", Restored: st.restored, Tries: st.reports()}
+		ss := SubtaskStatus{Index: i, I: t.I, J: t.J, K: t.K, State: "queued", Restored: st.restored,
+			Disputed: st.disputed, Tries: st.reports()}
 		switch {
 		case st.settled:
 			ss.State, ss.Triangles = "done", st.value
@@ -125,10 +130,13 @@ func (s *Scheduler) Workers() []WorkerStatus {
 	for _, id := range s.workerOrder {
 		w := s.workers[id]
 		out = append(out, WorkerStatus{Hello: w.hello, Running: len(w.running), Demand: w.demand, Suspect: w.suspect,
-			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id]})
+			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id], Joined: w.joined})
 	}
 	return out
 }
+
+// Now is the current tick: the number of Tick calls so far.
+func (s *Scheduler) Now() int64 { return s.now }
 
 // Fault returns why worker id gets no more work (its count was outvoted,
 // or it was quarantined), or nil when it is sound.
