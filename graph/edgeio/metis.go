@@ -24,62 +24,12 @@ func readMETIS(ctx context.Context, r io.Reader, name string, opts ReadOptions, 
 	perr := func(text, format string, args ...any) error {
 		return &ParseError{Path: name, Line: s.line, Text: quoteText([]byte(text)), Reason: fmt.Sprintf(format, args...)}
 	}
-	// The header: the first line that is neither blank nor a comment.
-	var hdr [][]byte
-	for len(hdr) == 0 {
-		if !s.nextLine() {
-			if err := s.Err(); err != nil {
-				return s.readErr(name)
-			}
-			return fmt.Errorf("graph/edgeio: %s: METIS file without a header line (n m [fmt [ncon]])", name)
-		}
-		if s.first() == '%' {
-			st.Comments++
-			continue
-		}
-		for f := s.field(); f != nil; f = s.field() {
-			hdr = append(hdr, append([]byte(nil), f...))
-		}
-		if s.err != nil && s.err != io.EOF {
-			return s.readErr(name)
-		}
+	h, err := readMETISHeader(s, name, st, perr)
+	if err != nil {
+		return err
 	}
-	hdrLine, hdrText := s.line, string(joinFields(hdr))
-	if len(hdr) < 2 || len(hdr) > 4 {
-		return perr(hdrText, "METIS header needs 2 to 4 numbers (n m [fmt [ncon]]), found %d fields", len(hdr))
-	}
-	var nums [4]uint64
-	for k, tok := range hdr {
-		v, reason, ok := parseID(tok)
-		if !ok {
-			return perr(hdrText, "METIS header: %s", reason)
-		}
-		nums[k] = v
-	}
-	n, m := nums[0], nums[1]
-	var hasSize, hasVWeights, hasEWeights bool
-	ncon := uint64(1)
-	if len(hdr) >= 3 {
-		f := string(hdr[2])
-		if len(f) > 3 || !onlyBinaryDigits(f) {
-			return perr(hdrText, "METIS fmt %q: want up to three digits, each 0 or 1 (vertex sizes, vertex weights, edge weights)", f)
-		}
-		f = strings.Repeat("0", 3-len(f)) + f
-		hasSize, hasVWeights, hasEWeights = f[0] == '1', f[1] == '1', f[2] == '1'
-	}
-	if len(hdr) == 4 {
-		ncon = nums[3]
-		if !hasVWeights || ncon == 0 {
-			return perr(hdrText, "METIS ncon %d needs vertex weights in fmt (its middle digit 1) and at least 1", ncon)
-		}
-	}
-	if !hasVWeights {
-		ncon = 0
-	}
-	lead := ncon // fields before the neighbours
-	if hasSize {
-		lead++
-	}
+	n, m, lead, hasEWeights, hasSize := h.n, h.m, h.lead, h.eWeights, h.size
+	hdrLine, hdrText := h.line, h.text
 	st.DeclaredVertices = n
 	b := newBatcher(opts, fn, progress)
 	var vertex, entries uint64
@@ -158,6 +108,82 @@ func readMETIS(ctx context.Context, r io.Reader, name string, opts ReadOptions, 
 	st.Lines = s.line
 	st.Edges = b.n
 	return nil
+}
+
+// metisHeader is what a METIS header line declares: n vertices, m edges,
+// lead fields (size, weights) before each vertex line's neighbours, and
+// whether each neighbour is followed by an edge weight.
+type metisHeader struct {
+	n, m     uint64
+	lead     uint64
+	size     bool
+	eWeights bool
+	line     int64
+	text     string
+}
+
+// readMETISHeader reads up to and including the header: the first line
+// that is neither blank nor a comment.
+func readMETISHeader(s *fieldScanner, name string, st *ReadStats, perr func(text, format string, args ...any) error) (metisHeader, error) {
+	// The header: the first line that is neither blank nor a comment.
+	var h0 metisHeader
+	var hdr [][]byte
+	for len(hdr) == 0 {
+		if !s.nextLine() {
+			if err := s.Err(); err != nil {
+				return h0, s.readErr(name)
+			}
+			return h0, fmt.Errorf("graph/edgeio: %s: METIS file without a header line (n m [fmt [ncon]])", name)
+		}
+		if s.first() == '%' {
+			st.Comments++
+			continue
+		}
+		for f := s.field(); f != nil; f = s.field() {
+			hdr = append(hdr, append([]byte(nil), f...))
+		}
+		if s.err != nil && s.err != io.EOF {
+			return h0, s.readErr(name)
+		}
+	}
+	h := metisHeader{line: s.line, text: string(joinFields(hdr))}
+	hdrText := h.text
+	if len(hdr) < 2 || len(hdr) > 4 {
+		return h0, perr(hdrText, "METIS header needs 2 to 4 numbers (n m [fmt [ncon]]), found %d fields", len(hdr))
+	}
+	var nums [4]uint64
+	for k, tok := range hdr {
+		v, reason, ok := parseID(tok)
+		if !ok {
+			return h0, perr(hdrText, "METIS header: %s", reason)
+		}
+		nums[k] = v
+	}
+	h.n, h.m = nums[0], nums[1]
+	var hasVWeights bool
+	ncon := uint64(1)
+	if len(hdr) >= 3 {
+		f := string(hdr[2])
+		if len(f) > 3 || !onlyBinaryDigits(f) {
+			return h0, perr(hdrText, "METIS fmt %q: want up to three digits, each 0 or 1 (vertex sizes, vertex weights, edge weights)", f)
+		}
+		f = strings.Repeat("0", 3-len(f)) + f
+		h.size, hasVWeights, h.eWeights = f[0] == '1', f[1] == '1', f[2] == '1'
+	}
+	if len(hdr) == 4 {
+		ncon = nums[3]
+		if !hasVWeights || ncon == 0 {
+			return h0, perr(hdrText, "METIS ncon %d needs vertex weights in fmt (its middle digit 1) and at least 1", ncon)
+		}
+	}
+	if !hasVWeights {
+		ncon = 0
+	}
+	h.lead = ncon
+	if h.size {
+		h.lead++
+	}
+	return h, nil
 }
 
 func leadName(hasSize bool, k uint64) string {

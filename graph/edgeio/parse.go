@@ -165,47 +165,60 @@ func (p *lineParser) parse(data []byte, res *chunkResult) {
 	slow:
 		// Rare lines (long ids, bad lines) are parsed again carefully so
 		// that the fast path above stays branch-light.
-		{
-			end := bytes.IndexByte(data[start:], '\n')
-			if end < 0 {
-				end = n
-			} else {
-				end += start
+		var stop bool
+		edges, p32, i, stop = p.slowLine(data, start, line, res, edges, p32)
+		if stop {
+			if res.err != nil {
+				return
 			}
-			e, reason, ok := p.parseLineSlow(data[start:end])
-			if ok && narrow {
-				if (e.U|e.V)>>32 != 0 {
-					res.wide = true
-					break
-				}
-				p32 = append(p32, uint32(e.U), uint32(e.V))
-				res.content = true
-			} else if ok {
-				edges = append(edges, e)
-				res.content = true
-			} else {
-				pe := &ParseError{Line: line, Text: quoteText(data[start:end]), Reason: reason, BadLine: true}
-				if !p.mtx && !res.content && looksLikeHeader(data[start:end]) {
-					res.header = pe
-					res.mistyped = looksLikeMistypedEdge(data[start:end])
-				} else if p.skipBad {
-					res.bad++
-				} else {
-					res.err = pe
-					res.edges, res.p32 = edges, p32
-					res.lines = line
-					return
-				}
-				res.content = true
-			}
-			i = end
-			if i < n {
-				i++
-			}
+			break
 		}
 	}
 	res.edges, res.p32 = edges, p32
 	res.lines = line
+}
+
+// slowLine parses the line that starts at data[start] carefully and
+// returns the grown edge buffers and the offset of the next line. stop is
+// set when parsing must end: a wide id in a narrow parse (res.wide), or a bad
+// line that is not skipped (res.err, with res's buffers and line count set).
+func (p *lineParser) slowLine(data []byte, start int, line int64, res *chunkResult, edges []graph.Edge, p32 []uint32) ([]graph.Edge, []uint32, int, bool) {
+	n := len(data)
+	end := bytes.IndexByte(data[start:], '\n')
+	if end < 0 {
+		end = n
+	} else {
+		end += start
+	}
+	e, reason, ok := p.parseLineSlow(data[start:end])
+	switch {
+	case ok && p32 != nil:
+		if (e.U|e.V)>>32 != 0 {
+			res.wide = true
+			return edges, p32, end, true
+		}
+		p32 = append(p32, uint32(e.U), uint32(e.V))
+	case ok:
+		edges = append(edges, e)
+	default:
+		pe := &ParseError{Line: line, Text: quoteText(data[start:end]), Reason: reason, BadLine: true}
+		if !p.mtx && !res.content && looksLikeHeader(data[start:end]) {
+			res.header = pe
+			res.mistyped = looksLikeMistypedEdge(data[start:end])
+		} else if p.skipBad {
+			res.bad++
+		} else {
+			res.err = pe
+			res.edges, res.p32 = edges, p32
+			res.lines = line
+			return edges, p32, end, true
+		}
+	}
+	res.content = true
+	if end < n {
+		end++
+	}
+	return edges, p32, end, false
 }
 
 // looksLikeHeader accepts a line whose first field starts with something

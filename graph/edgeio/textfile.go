@@ -65,34 +65,11 @@ func readTextInto(ctx context.Context, path string, opts ReadOptions, narrow boo
 	if size <= 0 {
 		size = defaultChunkSize
 	}
-	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) {
-		return nil, nil, st, false, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, fi, base, format := openFastText(path, opts, size)
+	if f == nil {
 		return nil, nil, st, false, nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 2*int64(size) {
-		return nil, nil, st, false, nil
-	}
-	head := make([]byte, sniffSize)
-	nh, _ := f.ReadAt(head, 0)
-	head = head[:nh]
-	if sniffCompression(head) != compNone || isTar(head) {
-		return nil, nil, st, false, nil
-	}
-	base := int64(0)
-	if bytes.HasPrefix(head, utf8BOM) {
-		base = int64(len(utf8BOM))
-	}
-	// What the streaming reader would not read as an edge list, or would
-	// refuse, is left to it.
-	format, err := detectFormat(head[base:], path, path, fi.Size()-base, opts.Format)
-	if err != nil || (format != FormatEdgeList && format != FormatTSV) {
-		return nil, nil, st, false, nil
-	}
 	watch := watchFile(f, fi)
 	defer func() {
 		if ok && err != errWide && ctx.Err() == nil && watch.changed() {
@@ -351,4 +328,41 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint
 	}
 	edges, st, err = ReadFile(ctx, path, opts)
 	return nil, edges, st, err
+}
+
+// openFastText opens path for the parallel reader when it can take it: a
+// regular file of at least two chunks, not compressed or a tar archive, that
+// the streaming reader would read as an edge list or TSV. It returns a nil
+// file otherwise (the streaming reader then reads it, and reports any error).
+// base is the offset past a UTF-8 byte order mark.
+func openFastText(path string, opts ReadOptions, size int) (*os.File, os.FileInfo, int64, Format) {
+	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) {
+		return nil, nil, 0, FormatAuto
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, 0, FormatAuto
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 2*int64(size) {
+		f.Close()
+		return nil, nil, 0, FormatAuto
+	}
+	head := make([]byte, sniffSize)
+	nh, _ := f.ReadAt(head, 0)
+	head = head[:nh]
+	base := int64(0)
+	if bytes.HasPrefix(head, utf8BOM) {
+		base = int64(len(utf8BOM))
+	}
+	if sniffCompression(head) != compNone || isTar(head) {
+		f.Close()
+		return nil, nil, 0, FormatAuto
+	}
+	format, err := detectFormat(head[base:], path, path, fi.Size()-base, opts.Format)
+	if err != nil || (format != FormatEdgeList && format != FormatTSV) {
+		f.Close()
+		return nil, nil, 0, FormatAuto
+	}
+	return f, fi, base, format
 }
