@@ -104,6 +104,7 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 		w.hello = h
 		return s.flush()
 	}
+	s.departed = slices.DeleteFunc(s.departed, func(d DepartedWorker) bool { return d.Hello.Worker == h.Worker })
 	w := &worker{id: h.Worker, hello: h, running: make(map[api.SubtaskRef]int), joined: s.now}
 	s.workers[h.Worker] = w
 	s.workerOrder = append(s.workerOrder, h.Worker)
@@ -129,6 +130,11 @@ func (s *Scheduler) WorkerLeft(id api.WorkerID, reason string) []Decision {
 		s.afterLoss(j, st)
 	}
 	delete(s.workers, id)
+	s.departed = append(s.departed, DepartedWorker{Hello: w.hello, Counted: w.counted, Failed: w.failed,
+		Joined: w.joined, Left: s.now, Reason: reason})
+	if len(s.departed) > maxDeparted {
+		s.departed = slices.Delete(s.departed, 0, len(s.departed)-maxDeparted)
+	}
 	s.workerOrder = slices.DeleteFunc(s.workerOrder, func(x api.WorkerID) bool { return x == id })
 	s.workerList = slices.DeleteFunc(s.workerList, func(x *worker) bool { return x == w })
 	s.dispatch()

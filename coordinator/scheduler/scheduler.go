@@ -19,7 +19,10 @@ type Scheduler struct {
 	workerOrder []api.WorkerID // connected workers in join order
 	workerList  []*worker      // the same, for the hot loops
 	faulty      map[api.WorkerID]error
-	out         []Decision
+	// departed are the workers that left, oldest first, at most
+	// maxDeparted; one that joins again is taken off.
+	departed []DepartedWorker
+	out      []Decision
 }
 
 // New returns an empty scheduler at tick 0; cfg is validated first (zero

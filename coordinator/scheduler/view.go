@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/trigrid/trigrid/api"
 )
@@ -134,6 +135,22 @@ func (s *Scheduler) Workers() []WorkerStatus {
 	}
 	return out
 }
+
+// maxDeparted bounds the workers Departed remembers.
+const maxDeparted = 32
+
+// DepartedWorker is a worker that left and has not joined again.
+type DepartedWorker struct {
+	Hello           api.Hello
+	Counted, Failed int
+	// Joined and Left are ticks; Reason is why it left.
+	Joined, Left int64
+	Reason       string
+}
+
+// Departed returns the latest workers that left (at most 32) and have not
+// joined again, oldest first.
+func (s *Scheduler) Departed() []DepartedWorker { return slices.Clone(s.departed) }
 
 // Now is the current tick: the number of Tick calls so far.
 func (s *Scheduler) Now() int64 { return s.now }

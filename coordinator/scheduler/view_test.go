@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/trigrid/trigrid/api"
@@ -69,5 +70,34 @@ func TestViewTicksAndMarks(t *testing.T) {
 	h2.ok(y, "b", 8)
 	if sts, _ := h2.s.Subtasks("v"); !sts[0].Disputed {
 		t.Fatalf("disputed subtask not marked: %+v", sts[0])
+	}
+}
+
+// Departed remembers the latest workers that left, with why, until they
+// join again, and no more than maxDeparted of them.
+func TestViewDeparted(t *testing.T) {
+	h := newHarness(t)
+	h.join("a", "b")
+	h.tick(4)
+	h.rec(h.s.WorkerLeft("a", "stream ended"))
+	d := h.s.Departed()
+	if len(d) != 1 || d[0].Hello.Worker != "a" || d[0].Left != 4 || d[0].Joined != 0 || d[0].Reason != "stream ended" {
+		t.Fatalf("departed %+v", d)
+	}
+	if ws := h.s.Workers(); len(ws) != 1 || ws[0].Hello.Worker != "b" {
+		t.Fatalf("workers %+v", ws)
+	}
+	h.join("a")
+	if d := h.s.Departed(); len(d) != 0 {
+		t.Fatalf("rejoined worker still departed: %+v", d)
+	}
+	for i := range maxDeparted + 5 {
+		id := api.WorkerID(fmt.Sprintf("w%d", i))
+		h.join(id)
+		h.rec(h.s.WorkerLeft(id, "gone"))
+	}
+	d = h.s.Departed()
+	if len(d) != maxDeparted || d[0].Hello.Worker != "w5" || d[len(d)-1].Hello.Worker != api.WorkerID(fmt.Sprintf("w%d", maxDeparted+4)) {
+		t.Fatalf("%d departed, first %s", len(d), d[0].Hello.Worker)
 	}
 }
