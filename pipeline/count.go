@@ -156,15 +156,11 @@ func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, 
 		r := *rep.Removed
 		host.Removed = &r
 	}
-	var fwd *graph.CSR
-	switch {
-	case edges == nil && compacted != nil:
-		fwd, _, err = forwardOfCompacted(ctx, path, compacted, cfg, &host, false)
-	case p32 != nil:
-		fwd, _, err = forwardOfIDs(ctx, path, p32, cfg, &host, false)
-	default:
-		fwd, _, err = forwardOf(ctx, path, edges, cfg, &host, false)
+	src := hostInput{edges: edges, p32: p32}
+	if edges == nil {
+		src.c = compacted
 	}
+	fwd, _, err := hostForward(ctx, path, src, cfg, &host, false)
 	edges, compacted = nil, nil
 	if err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ func loadForBlocks(ctx context.Context, path string, cfg *Config, rep *Report, w
 		// Edges the host builds from as they are.
 		edges := in.toEdges(cfg.Workers)
 		in = input{}
-		return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
+		return hostForward(ctx, path, hostInput{edges: edges}, cfg, rep, wantIDs)
 	}
 	if pl.FromIDs {
 		var (
@@ -143,7 +143,7 @@ func compactInput(path string, in *input, keepEdges bool, cfg *Config, rep *Repo
 // forward graph from edges (the input as read) and the two must be equal.
 func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges []graph.Edge, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	if pl.Orient != plan.Device {
-		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
+		return orientPairsOnHost(ctx, path, c, cfg, rep, wantIDs)
 	}
 	orienter := counter.(kernels.Device)
 	t := time.Now()
@@ -153,9 +153,9 @@ func orientCompacted(ctx context.Context, path string, c *graph.Compacted, edges
 	if orienter.DoesNotFit(err) {
 		cfg.Logger.Info("the edge list does not fit the device for preprocessing; cleaning and orienting on the host", "err", err)
 		if edges != nil {
-			return forwardOf(ctx, path, edges, cfg, rep, wantIDs)
+			return hostForward(ctx, path, hostInput{edges: edges}, cfg, rep, wantIDs)
 		}
-		return forwardOfCompacted(ctx, path, c, cfg, rep, wantIDs)
+		return hostForward(ctx, path, hostInput{c: c}, cfg, rep, wantIDs)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: orient with %s: %w", path, counter.Name(), err)
@@ -195,7 +195,7 @@ func noteDeviceForward(rep *Report, cs graph.CleanStats, st kernels.PrepStats, r
 func checkDeviceForward(ctx context.Context, path string, edges []graph.Edge, fwd *graph.CSR, ids []uint64, d *deviceCount, cfg *Config, rep *Report, wantIDs bool) error {
 	host := *rep
 	host.Removed = nil
-	hfwd, hids, err := forwardOf(ctx, path, edges, cfg, &host, wantIDs)
+	hfwd, hids, err := hostForward(ctx, path, hostInput{edges: edges}, cfg, &host, wantIDs)
 	if err != nil {
 		return err
 	}

@@ -26,15 +26,15 @@ func Load(ctx context.Context, path string, cfg Config, rep *Report, ids bool) (
 			return nil, nil, err
 		}
 		if in.p32 != nil {
-			return forwardOfIDs(ctx, path, in.p32, &cfg, rep, ids)
+			return hostForward(ctx, path, hostInput{p32: in.p32}, &cfg, rep, ids)
 		}
-		return forwardOf(ctx, path, in.edges, &cfg, rep, ids)
+		return hostForward(ctx, path, hostInput{edges: in.edges}, &cfg, rep, ids)
 	}
 	edges, err := readEdges(ctx, path, &cfg, rep)
 	if err != nil {
 		return nil, nil, err
 	}
-	return forwardOf(ctx, path, edges, &cfg, rep, ids)
+	return hostForward(ctx, path, hostInput{edges: edges}, &cfg, rep, ids)
 }
 
 func readEdges(ctx context.Context, path string, cfg *Config, rep *Report) ([]graph.Edge, error) {
@@ -75,16 +75,52 @@ func noteUnusedIDs(rep *Report) {
 	}
 }
 
-// forwardOf cleans and orients edges on the host. The caller's edges are
-// released as soon as cleaning is done (the slice is not used afterwards),
-// so peak memory is the larger of two neighbouring stages.
-func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+// hostInput is what the host builds a forward graph from: c when set (ids
+// already compacted, by the host or by a device that could not take them
+// further), else p32 when set (32-bit pairs of input ids), else edges as
+// read. hostForward consumes it: the caller must not use its slices again.
+type hostInput struct {
+	edges []graph.Edge
+	p32   []uint32
+	c     *graph.Compacted
+}
+
+// hostForward cleans and orients src on the host, filling rep. Edges are
+// released as soon as cleaning is done, so peak memory is the larger of two
+// neighbouring stages; pairs are compacted in their own memory. Compacted
+// ids keep the compaction's time already in rep.Seconds.Clean and add to
+// it. In degree order pairs and compacted ids go straight to the forward
+// graph (graph.ForwardCompacted), as the device does, its time in Order.
+func hostForward(ctx context.Context, path string, src hostInput, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	prog := cfg.Progress
+	opts := graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update}
 	t := time.Now()
+	switch {
+	case src.c != nil && cfg.Order == graph.OrderDegree:
+		return orientPairsOnHost(ctx, path, src.c, cfg, rep, wantIDs)
+	case src.c != nil:
+		prog.Start("clean", "", -1)
+		und, cs, err := graph.CleanCompacted(src.c, opts)
+		prog.Done()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Seconds.Clean += since(t)
+		return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
+	case src.p32 != nil:
+		prog.Start("clean", "", -1)
+		c, err := graph.CompactPairsInPlace(src.p32, opts)
+		prog.Done()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Seconds.Clean = since(t)
+		return orientPairsOnHost(ctx, path, c, cfg, rep, wantIDs)
+	}
 	prog.Start("clean", "", -1)
-	und, cs, err := graph.Clean(edges, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
+	und, cs, err := graph.Clean(src.edges, opts)
 	prog.Done()
-	edges = nil
+	src.edges = nil
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -92,45 +128,9 @@ func forwardOf(ctx context.Context, path string, edges []graph.Edge, cfg *Config
 	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
 }
 
-// forwardOfCompacted finishes on the host the cleaning of edges that were
-// compacted for a device that could not take them, then orients them. The
-// compaction's time, already in rep.Seconds.Clean, is kept and added to.
-// In degree order the forward graph is built straight from the pairs
-// (graph.ForwardCompacted), as the device does, its time in Order.
-func forwardOfCompacted(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
-	if cfg.Order == graph.OrderDegree {
-		return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
-	}
-	prog := cfg.Progress
-	t := time.Now()
-	prog.Start("clean", "", -1)
-	und, cs, err := graph.CleanCompacted(c, graph.CleanOptions{Workers: cfg.Workers, Progress: prog.Update})
-	prog.Done()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rep.Seconds.Clean += since(t)
-	return orientOf(ctx, path, und, cs, cfg, rep, wantIDs)
-}
-
-// forwardOfIDs compacts 32-bit pairs of input ids in their own memory
-// (pairs must not be used afterwards) and builds their degree-order forward
-// graph on the host.
-func forwardOfIDs(ctx context.Context, path string, pairs []uint32, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
-	t := time.Now()
-	cfg.Progress.Start("clean", "", -1)
-	c, err := graph.CompactPairsInPlace(pairs, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
-	cfg.Progress.Done()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rep.Seconds.Clean = since(t)
-	return forwardOfPairs(ctx, path, c, cfg, rep, wantIDs)
-}
-
-// forwardOfPairs builds the degree-order forward graph of c on the host
+// orientPairsOnHost builds the degree-order forward graph of c on the host
 // with graph.ForwardCompacted.
-func forwardOfPairs(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+func orientPairsOnHost(ctx context.Context, path string, c *graph.Compacted, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
 	prog := cfg.Progress
 	t := time.Now()
 	prog.Start("order", "", -1)
