@@ -70,8 +70,13 @@ type Result struct {
 	// Kernel is the kernel that ran ("auto (wetric)").
 	Kernel string
 	// Fetch, Decode and KernelTime are the time spent getting the blocks'
-	// bytes, decoding them, and counting.
+	// bytes, decoding them, and counting; Upload the time moving them to
+	// the device. Busy is the time the device (or the cores) was busy on
+	// the attempt as the worker measures it: upload and kernel. Device is
+	// the index of the worker's device that counted it (0 on the CPU).
 	Fetch, Decode, KernelTime time.Duration
+	Upload, Busy              time.Duration
+	Device                    int
 	// Err is the reason the attempt failed; "" on success.
 	Err string
 	// HandedBack says the worker gave the attempt back without counting

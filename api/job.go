@@ -98,4 +98,38 @@ type JobStatus struct {
 	// their stored counts were found damaged when the coordinator
 	// restarted.
 	Recounted int64
+	// PerWorker sums, per worker, the accepted attempts of the job's
+	// settled subtasks (each subtask once), by worker name.
+	PerWorker []WorkerStats
+	// CoordinatorCPU is the CPU time the coordinator process spent while
+	// the job ran in it (shared by the jobs running at the same time).
+	CoordinatorCPU time.Duration
+}
+
+// WorkerStats sums one worker's accepted attempts in one job: every
+// settled subtask adds the numbers of the attempt whose count was
+// accepted, and of no other.
+type WorkerStats struct {
+	Worker   WorkerID
+	Subtasks int64
+	// The attempts' times, as in Result.
+	Fetch, Decode, Upload, KernelTime, Busy time.Duration
+	// FirstStart and LastEnd are on the coordinator's clock: an attempt
+	// ends when its result arrives and starts that long before it as its
+	// fetch, decode, upload and kernel times add up. Wall is the span
+	// between them.
+	FirstStart, LastEnd time.Time
+	Wall                time.Duration
+	// Edges sums the accepted subtasks' edges (Assignment.Edges).
+	Edges int64
+	// Devices splits the sums by the worker's device index, in index
+	// order.
+	Devices []DeviceStats
+}
+
+// DeviceStats is one device's share of a WorkerStats.
+type DeviceStats struct {
+	Device                   int
+	Subtasks                 int64
+	Busy, KernelTime, Upload time.Duration
 }

@@ -8,7 +8,7 @@ import (
 
 // Protocol is the revision of the coordinator-worker protocol. A worker
 // says which one it speaks in its Hello; the coordinator refuses another.
-const Protocol = 1
+const Protocol = 2
 
 // Bounds on what arrives over the network. Every message field that sizes
 // an allocation or names something is checked against one of these before
@@ -25,7 +25,9 @@ const (
 	MaxBatch = 4096
 	// MaxDevices and MaxKernels bound the lists of a Hello.
 	MaxDevices = 1024
-	MaxKernels = 64
+	// MaxWorkerStats bounds a job status's per-worker list.
+	MaxWorkerStats = 1 << 16
+	MaxKernels     = 64
 	// MaxNameLen bounds worker, job, kernel, device and file names and
 	// versions.
 	MaxNameLen = 256

@@ -282,9 +282,43 @@ func EncodeResult(r api.Result) *Result {
 		Ref: EncodeRef(r.Ref), Attempt: int32(r.Attempt), Worker: string(r.Worker),
 		Triangles: r.Triangles, Kernel: api.TruncateText(r.Kernel, api.MaxNameLen),
 		FetchNs: int64(r.Fetch), DecodeNs: int64(r.Decode), KernelNs: int64(r.KernelTime),
+		UploadNs: int64(r.Upload), BusyNs: int64(r.Busy), Device: int32(r.Device),
 		Error: api.TruncateText(r.Err, api.MaxErrorLen), HandedBack: r.HandedBack,
 		Partial: encodePartial(r.Partial),
 	}
+}
+
+// EncodeResults converts a batch of results and a pull of more
+// assignments (0: none) into one message.
+func EncodeResults(rs []api.Result, pull int) *Results {
+	m := &Results{Items: make([]*Result, len(rs)), Pull: int32(pull)}
+	for i, r := range rs {
+		m.Items[i] = EncodeResult(r)
+	}
+	return m
+}
+
+// DecodeResults validates and converts a batch of 1..api.MaxBatch results
+// and the pull that comes with it (0..api.MaxBatch).
+func DecodeResults(m *Results) ([]api.Result, int, error) {
+	if m == nil {
+		return nil, 0, fieldErr("Results", "", ErrNil)
+	}
+	if err := checkRange("Results", "items", int64(len(m.GetItems())), 1, api.MaxBatch); err != nil {
+		return nil, 0, err
+	}
+	if err := checkRange("Results", "pull", int64(m.GetPull()), 0, api.MaxBatch); err != nil {
+		return nil, 0, err
+	}
+	out := make([]api.Result, len(m.GetItems()))
+	for i, it := range m.GetItems() {
+		r, err := DecodeResult(it)
+		if err != nil {
+			return nil, 0, fmt.Errorf("api/pb: Results.items[%d]: %w", i, err)
+		}
+		out[i] = r
+	}
+	return out, int(m.GetPull()), nil
 }
 
 func encodePartial(p *api.Partial) *Partial {
@@ -360,11 +394,22 @@ func DecodeResult(m *Result) (api.Result, error) {
 	if err != nil {
 		return api.Result{}, err
 	}
+	upload, err := checkDuration(msg, "upload_ns", m.GetUploadNs())
+	if err != nil {
+		return api.Result{}, err
+	}
+	busy, err := checkDuration(msg, "busy_ns", m.GetBusyNs())
+	if err != nil {
+		return api.Result{}, err
+	}
+	if err := checkRange(msg, "device", int64(m.GetDevice()), 0, api.MaxDevices-1); err != nil {
+		return api.Result{}, err
+	}
 	return api.Result{
 		Ref: ref, Attempt: int(m.GetAttempt()), Worker: api.WorkerID(m.GetWorker()),
 		Triangles: m.GetTriangles(), Kernel: m.GetKernel(),
-		Fetch: fetch, Decode: decode, KernelTime: kernel, Err: m.GetError(),
-		HandedBack: m.GetHandedBack(), Partial: partial,
+		Fetch: fetch, Decode: decode, KernelTime: kernel, Upload: upload, Busy: busy, Device: int(m.GetDevice()),
+		Err: m.GetError(), HandedBack: m.GetHandedBack(), Partial: partial,
 	}, nil
 }
 

@@ -142,6 +142,7 @@ func EncodeStatus(s api.JobStatus) *JobStatus {
 		Attempts: s.Attempts, Requeued: s.Requeued, Speculated: s.Speculated,
 		Workers: int32(s.Workers), Triangles: s.Triangles,
 		ElapsedNs: int64(s.Elapsed), Error: api.TruncateText(s.Err, api.MaxErrorLen), Recounted: s.Recounted,
+		PerWorker: encodeWorkerStats(s.PerWorker), CoordinatorCpuNs: int64(s.CoordinatorCPU),
 	}
 	if !s.Created.IsZero() {
 		m.CreatedUnixMs = s.Created.UnixMilli()
@@ -204,13 +205,21 @@ func DecodeStatus(m *JobStatus) (api.JobStatus, error) {
 	if err := checkRange(msg, "faulty", int64(len(m.GetFaulty())), 0, api.MaxBatch); err != nil {
 		return api.JobStatus{}, err
 	}
+	cpu, err := checkDuration(msg, "coordinator_cpu_ns", m.GetCoordinatorCpuNs())
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	perWorker, err := decodeWorkerStats(m.GetPerWorker())
+	if err != nil {
+		return api.JobStatus{}, err
+	}
 	s := api.JobStatus{
 		Job: api.JobID(m.GetJob()), State: state, Source: m.GetSource(),
 		Partitions: int(m.GetPartitions()), Scheme: m.GetScheme(), Kernel: m.GetKernel(),
 		Subtasks: m.GetSubtasks(), Queued: m.GetQueued(), Running: m.GetRunning(), Done: m.GetDone(),
 		Attempts: m.GetAttempts(), Requeued: m.GetRequeued(), Speculated: m.GetSpeculated(),
 		Workers: int(m.GetWorkers()), Triangles: m.GetTriangles(), Elapsed: elapsed, Err: m.GetError(),
-		Recounted: m.GetRecounted(),
+		Recounted: m.GetRecounted(), PerWorker: perWorker, CoordinatorCPU: cpu,
 	}
 	if ms := m.GetCreatedUnixMs(); ms != 0 {
 		s.Created = time.UnixMilli(ms)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+
+	"github.com/trigrid/trigrid/api"
 )
 
 // FuzzDecode feeds arbitrary bytes to every decoder that takes a message
@@ -13,12 +15,14 @@ import (
 func FuzzDecode(f *testing.F) {
 	for _, m := range []proto.Message{
 		&WorkerMessage{Msg: &WorkerMessage_Result{Result: EncodeResult(sampleResult())}},
-		&WorkerMessage{Msg: &WorkerMessage_Hello{Hello: &Hello{Protocol: 1, Worker: "w", Cores: 1, Slots: 1, Devices: []*Device{{Kind: "gpu", Memory: 1}}}}},
+		&WorkerMessage{Msg: &WorkerMessage_Results{Results: EncodeResults([]api.Result{sampleResult(), sampleResult()}, 3)}},
+		&WorkerMessage{Msg: &WorkerMessage_Hello{Hello: &Hello{Protocol: api.Protocol, Worker: "w", Cores: 1, Slots: 1, Devices: []*Device{{Kind: "gpu", Memory: 1}}}}},
 		&WorkerMessage{Msg: &WorkerMessage_Heartbeat{Heartbeat: &Heartbeat{Worker: "w", Running: []*SubtaskRef{{Job: "j"}}}}},
 		&WorkerMessage{Msg: &WorkerMessage_Pull{Pull: &Pull{Max: 4}}},
 		&CoordinatorMessage{Msg: &CoordinatorMessage_Assignments{Assignments: &Assignments{Items: []*Assignment{EncodeAssignment(sampleAssignment())}}}},
 		&SubmitRequest{Graph: "g", Partitions: 4, Scheme: "hash"},
 		&JobStatus{Job: "j", State: JobState_JOB_STATE_DONE, Subtasks: 1, Done: 1, Triangles: 7},
+		EncodeStatus(sampleStatus()),
 		&FetchShardRequest{Job: "j", Name: "manifest.json"},
 	} {
 		b, err := proto.Marshal(m)
@@ -33,6 +37,11 @@ func FuzzDecode(f *testing.F) {
 			if r, err := DecodeResult(wm.GetResult()); err == nil {
 				if back, err := DecodeResult(EncodeResult(r)); err != nil || !reflect.DeepEqual(back, r) {
 					t.Fatalf("result round trip: %+v -> %+v, %v", r, back, err)
+				}
+			}
+			if rs, pull, err := DecodeResults(wm.GetResults()); err == nil {
+				if back, bpull, err := DecodeResults(EncodeResults(rs, pull)); err != nil || bpull != pull || !reflect.DeepEqual(back, rs) {
+					t.Fatalf("results round trip: %+v -> %+v, %v", rs, back, err)
 				}
 			}
 			if h, err := DecodeHello(wm.GetHello()); err == nil {

@@ -98,6 +98,7 @@ type WorkerMessage struct {
 	//	*WorkerMessage_Pull
 	//	*WorkerMessage_Result
 	//	*WorkerMessage_Heartbeat
+	//	*WorkerMessage_Results
 	Msg           isWorkerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -176,6 +177,15 @@ func (x *WorkerMessage) GetHeartbeat() *Heartbeat {
 	return nil
 }
 
+func (x *WorkerMessage) GetResults() *Results {
+	if x != nil {
+		if x, ok := x.Msg.(*WorkerMessage_Results); ok {
+			return x.Results
+		}
+	}
+	return nil
+}
+
 type isWorkerMessage_Msg interface {
 	isWorkerMessage_Msg()
 }
@@ -196,6 +206,10 @@ type WorkerMessage_Heartbeat struct {
 	Heartbeat *Heartbeat `protobuf:"bytes,4,opt,name=heartbeat,proto3,oneof"`
 }
 
+type WorkerMessage_Results struct {
+	Results *Results `protobuf:"bytes,5,opt,name=results,proto3,oneof"`
+}
+
 func (*WorkerMessage_Hello) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Pull) isWorkerMessage_Msg() {}
@@ -203,6 +217,8 @@ func (*WorkerMessage_Pull) isWorkerMessage_Msg() {}
 func (*WorkerMessage_Result) isWorkerMessage_Msg() {}
 
 func (*WorkerMessage_Heartbeat) isWorkerMessage_Msg() {}
+
+func (*WorkerMessage_Results) isWorkerMessage_Msg() {}
 
 type CoordinatorMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -832,7 +848,14 @@ type Result struct {
 	// device lost); error says why.
 	HandedBack bool `protobuf:"varint,10,opt,name=handed_back,json=handedBack,proto3" json:"handed_back,omitempty"`
 	// partial is set when the assignment asked for per-vertex counts.
-	Partial       *Partial `protobuf:"bytes,11,opt,name=partial,proto3" json:"partial,omitempty"`
+	Partial *Partial `protobuf:"bytes,11,opt,name=partial,proto3" json:"partial,omitempty"`
+	// upload_ns is the host-to-device transfer time of the attempt's
+	// blocks; busy_ns the time the worker's device (or cores) was busy on
+	// the attempt as the worker measures it (upload and kernel); device the
+	// index of the worker's device that counted it (0 on the CPU).
+	UploadNs      int64 `protobuf:"varint,12,opt,name=upload_ns,json=uploadNs,proto3" json:"upload_ns,omitempty"`
+	BusyNs        int64 `protobuf:"varint,13,opt,name=busy_ns,json=busyNs,proto3" json:"busy_ns,omitempty"`
+	Device        int32 `protobuf:"varint,14,opt,name=device,proto3" json:"device,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -944,6 +967,81 @@ func (x *Result) GetPartial() *Partial {
 	return nil
 }
 
+func (x *Result) GetUploadNs() int64 {
+	if x != nil {
+		return x.UploadNs
+	}
+	return 0
+}
+
+func (x *Result) GetBusyNs() int64 {
+	if x != nil {
+		return x.BusyNs
+	}
+	return 0
+}
+
+func (x *Result) GetDevice() int32 {
+	if x != nil {
+		return x.Device
+	}
+	return 0
+}
+
+// Results is a batch of results in one message. pull, when positive, asks
+// for that many more assignments, as a Pull after the results would.
+type Results struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*Result              `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	Pull          int32                  `protobuf:"varint,2,opt,name=pull,proto3" json:"pull,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Results) Reset() {
+	*x = Results{}
+	mi := &file_trigrid_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Results) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Results) ProtoMessage() {}
+
+func (x *Results) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Results.ProtoReflect.Descriptor instead.
+func (*Results) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Results) GetItems() []*Result {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *Results) GetPull() int32 {
+	if x != nil {
+		return x.Pull
+	}
+	return 0
+}
+
 // Partial is one subtask's per-vertex (vi, vj, vk: local ids of groups I,
 // J, K) and per-edge (eij, eik, ejk: positions in the blocks' column
 // arrays) triangle counts; see api.Partial.
@@ -961,7 +1059,7 @@ type Partial struct {
 
 func (x *Partial) Reset() {
 	*x = Partial{}
-	mi := &file_trigrid_proto_msgTypes[10]
+	mi := &file_trigrid_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1071,7 @@ func (x *Partial) String() string {
 func (*Partial) ProtoMessage() {}
 
 func (x *Partial) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[10]
+	mi := &file_trigrid_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1084,7 @@ func (x *Partial) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partial.ProtoReflect.Descriptor instead.
 func (*Partial) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{10}
+	return file_trigrid_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Partial) GetVi() []uint64 {
@@ -1041,7 +1139,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_trigrid_proto_msgTypes[11]
+	mi := &file_trigrid_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1151,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[11]
+	mi := &file_trigrid_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1164,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{11}
+	return file_trigrid_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Heartbeat) GetWorker() string {
@@ -1095,7 +1193,7 @@ type CancelAttempt struct {
 
 func (x *CancelAttempt) Reset() {
 	*x = CancelAttempt{}
-	mi := &file_trigrid_proto_msgTypes[12]
+	mi := &file_trigrid_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1205,7 @@ func (x *CancelAttempt) String() string {
 func (*CancelAttempt) ProtoMessage() {}
 
 func (x *CancelAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[12]
+	mi := &file_trigrid_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1218,7 @@ func (x *CancelAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAttempt.ProtoReflect.Descriptor instead.
 func (*CancelAttempt) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{12}
+	return file_trigrid_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CancelAttempt) GetRef() *SubtaskRef {
@@ -1156,7 +1254,7 @@ type FetchShardRequest struct {
 
 func (x *FetchShardRequest) Reset() {
 	*x = FetchShardRequest{}
-	mi := &file_trigrid_proto_msgTypes[13]
+	mi := &file_trigrid_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1266,7 @@ func (x *FetchShardRequest) String() string {
 func (*FetchShardRequest) ProtoMessage() {}
 
 func (x *FetchShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[13]
+	mi := &file_trigrid_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1279,7 @@ func (x *FetchShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchShardRequest.ProtoReflect.Descriptor instead.
 func (*FetchShardRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{13}
+	return file_trigrid_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FetchShardRequest) GetJob() string {
@@ -1212,7 +1310,7 @@ type ShardChunk struct {
 
 func (x *ShardChunk) Reset() {
 	*x = ShardChunk{}
-	mi := &file_trigrid_proto_msgTypes[14]
+	mi := &file_trigrid_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1224,7 +1322,7 @@ func (x *ShardChunk) String() string {
 func (*ShardChunk) ProtoMessage() {}
 
 func (x *ShardChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[14]
+	mi := &file_trigrid_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1237,7 +1335,7 @@ func (x *ShardChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChunk.ProtoReflect.Descriptor instead.
 func (*ShardChunk) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{14}
+	return file_trigrid_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShardChunk) GetSize() int64 {
@@ -1295,7 +1393,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_trigrid_proto_msgTypes[15]
+	mi := &file_trigrid_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1405,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[15]
+	mi := &file_trigrid_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1418,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{15}
+	return file_trigrid_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitRequest) GetGraph() string {
@@ -1397,7 +1495,7 @@ type FetchCountsRequest struct {
 
 func (x *FetchCountsRequest) Reset() {
 	*x = FetchCountsRequest{}
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1507,7 @@ func (x *FetchCountsRequest) String() string {
 func (*FetchCountsRequest) ProtoMessage() {}
 
 func (x *FetchCountsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[16]
+	mi := &file_trigrid_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1520,7 @@ func (x *FetchCountsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchCountsRequest.ProtoReflect.Descriptor instead.
 func (*FetchCountsRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{16}
+	return file_trigrid_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FetchCountsRequest) GetJob() string {
@@ -1448,7 +1546,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1558,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[17]
+	mi := &file_trigrid_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1571,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{17}
+	return file_trigrid_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -1492,7 +1590,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1602,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[18]
+	mi := &file_trigrid_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1615,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{18}
+	return file_trigrid_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StatusRequest) GetJob() string {
@@ -1536,7 +1634,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1646,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[19]
+	mi := &file_trigrid_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1659,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{19}
+	return file_trigrid_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchRequest) GetJob() string {
@@ -1580,7 +1678,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1690,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[20]
+	mi := &file_trigrid_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1703,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{20}
+	return file_trigrid_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -1623,7 +1721,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1733,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[21]
+	mi := &file_trigrid_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1746,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{21}
+	return file_trigrid_proto_rawDescGZIP(), []int{22}
 }
 
 type ListRequest struct {
@@ -1659,7 +1757,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1769,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[22]
+	mi := &file_trigrid_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1782,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{22}
+	return file_trigrid_proto_rawDescGZIP(), []int{23}
 }
 
 type ListResponse struct {
@@ -1696,7 +1794,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1806,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[23]
+	mi := &file_trigrid_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1819,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{23}
+	return file_trigrid_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListResponse) GetJobs() []*JobStatus {
@@ -1741,7 +1839,7 @@ type FaultyWorker struct {
 
 func (x *FaultyWorker) Reset() {
 	*x = FaultyWorker{}
-	mi := &file_trigrid_proto_msgTypes[24]
+	mi := &file_trigrid_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1753,7 +1851,7 @@ func (x *FaultyWorker) String() string {
 func (*FaultyWorker) ProtoMessage() {}
 
 func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[24]
+	mi := &file_trigrid_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1864,7 @@ func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FaultyWorker.ProtoReflect.Descriptor instead.
 func (*FaultyWorker) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{24}
+	return file_trigrid_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FaultyWorker) GetWorker() string {
@@ -1781,6 +1879,224 @@ func (x *FaultyWorker) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+// WorkerStats sums the accepted attempts of one worker in one job: each
+// settled subtask adds the numbers of the attempt whose count was
+// accepted, and of no other. first_start_unix_ms and last_end_unix_ms are
+// on the coordinator's clock: an attempt ends when its result arrives and
+// starts that long before it as the attempt's fetch, decode, upload and
+// kernel times add up; wall_ns is the span between them.
+type WorkerStats struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Worker           string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	Subtasks         int64                  `protobuf:"varint,2,opt,name=subtasks,proto3" json:"subtasks,omitempty"`
+	FetchNs          int64                  `protobuf:"varint,3,opt,name=fetch_ns,json=fetchNs,proto3" json:"fetch_ns,omitempty"`
+	DecodeNs         int64                  `protobuf:"varint,4,opt,name=decode_ns,json=decodeNs,proto3" json:"decode_ns,omitempty"`
+	UploadNs         int64                  `protobuf:"varint,5,opt,name=upload_ns,json=uploadNs,proto3" json:"upload_ns,omitempty"`
+	KernelNs         int64                  `protobuf:"varint,6,opt,name=kernel_ns,json=kernelNs,proto3" json:"kernel_ns,omitempty"`
+	BusyNs           int64                  `protobuf:"varint,7,opt,name=busy_ns,json=busyNs,proto3" json:"busy_ns,omitempty"`
+	FirstStartUnixMs int64                  `protobuf:"varint,8,opt,name=first_start_unix_ms,json=firstStartUnixMs,proto3" json:"first_start_unix_ms,omitempty"`
+	LastEndUnixMs    int64                  `protobuf:"varint,9,opt,name=last_end_unix_ms,json=lastEndUnixMs,proto3" json:"last_end_unix_ms,omitempty"`
+	WallNs           int64                  `protobuf:"varint,10,opt,name=wall_ns,json=wallNs,proto3" json:"wall_ns,omitempty"`
+	// edges is the sum of the accepted subtasks' edges
+	// (Assignment.edges).
+	Edges int64 `protobuf:"varint,11,opt,name=edges,proto3" json:"edges,omitempty"`
+	// devices splits subtasks and busy time by the worker's device index.
+	Devices       []*DeviceStats `protobuf:"bytes,12,rep,name=devices,proto3" json:"devices,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerStats) Reset() {
+	*x = WorkerStats{}
+	mi := &file_trigrid_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerStats) ProtoMessage() {}
+
+func (x *WorkerStats) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerStats.ProtoReflect.Descriptor instead.
+func (*WorkerStats) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *WorkerStats) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *WorkerStats) GetSubtasks() int64 {
+	if x != nil {
+		return x.Subtasks
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetFetchNs() int64 {
+	if x != nil {
+		return x.FetchNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetDecodeNs() int64 {
+	if x != nil {
+		return x.DecodeNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetUploadNs() int64 {
+	if x != nil {
+		return x.UploadNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetKernelNs() int64 {
+	if x != nil {
+		return x.KernelNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetBusyNs() int64 {
+	if x != nil {
+		return x.BusyNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetFirstStartUnixMs() int64 {
+	if x != nil {
+		return x.FirstStartUnixMs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetLastEndUnixMs() int64 {
+	if x != nil {
+		return x.LastEndUnixMs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetWallNs() int64 {
+	if x != nil {
+		return x.WallNs
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetEdges() int64 {
+	if x != nil {
+		return x.Edges
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetDevices() []*DeviceStats {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+// DeviceStats is one device's share of a WorkerStats.
+type DeviceStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Device        int32                  `protobuf:"varint,1,opt,name=device,proto3" json:"device,omitempty"`
+	Subtasks      int64                  `protobuf:"varint,2,opt,name=subtasks,proto3" json:"subtasks,omitempty"`
+	BusyNs        int64                  `protobuf:"varint,3,opt,name=busy_ns,json=busyNs,proto3" json:"busy_ns,omitempty"`
+	KernelNs      int64                  `protobuf:"varint,4,opt,name=kernel_ns,json=kernelNs,proto3" json:"kernel_ns,omitempty"`
+	UploadNs      int64                  `protobuf:"varint,5,opt,name=upload_ns,json=uploadNs,proto3" json:"upload_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeviceStats) Reset() {
+	*x = DeviceStats{}
+	mi := &file_trigrid_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeviceStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeviceStats) ProtoMessage() {}
+
+func (x *DeviceStats) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeviceStats.ProtoReflect.Descriptor instead.
+func (*DeviceStats) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *DeviceStats) GetDevice() int32 {
+	if x != nil {
+		return x.Device
+	}
+	return 0
+}
+
+func (x *DeviceStats) GetSubtasks() int64 {
+	if x != nil {
+		return x.Subtasks
+	}
+	return 0
+}
+
+func (x *DeviceStats) GetBusyNs() int64 {
+	if x != nil {
+		return x.BusyNs
+	}
+	return 0
+}
+
+func (x *DeviceStats) GetKernelNs() int64 {
+	if x != nil {
+		return x.KernelNs
+	}
+	return 0
+}
+
+func (x *DeviceStats) GetUploadNs() int64 {
+	if x != nil {
+		return x.UploadNs
+	}
+	return 0
 }
 
 type JobStatus struct {
@@ -1813,14 +2129,21 @@ type JobStatus struct {
 	Faulty []*FaultyWorker `protobuf:"bytes,19,rep,name=faulty,proto3" json:"faulty,omitempty"`
 	// recounted is how many settled subtasks were counted again because
 	// their stored counts were found damaged when the coordinator restarted.
-	Recounted     int64 `protobuf:"varint,20,opt,name=recounted,proto3" json:"recounted,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Recounted int64 `protobuf:"varint,20,opt,name=recounted,proto3" json:"recounted,omitempty"`
+	// per_worker has one entry per worker with an accepted attempt, by
+	// worker name.
+	PerWorker []*WorkerStats `protobuf:"bytes,21,rep,name=per_worker,json=perWorker,proto3" json:"per_worker,omitempty"`
+	// coordinator_cpu_ns is the CPU time (user and system) the coordinator
+	// process spent while the job ran in it (from when it was prepared or
+	// resumed until it ended), shared by every job running at the time.
+	CoordinatorCpuNs int64 `protobuf:"varint,22,opt,name=coordinator_cpu_ns,json=coordinatorCpuNs,proto3" json:"coordinator_cpu_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_trigrid_proto_msgTypes[25]
+	mi := &file_trigrid_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2155,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[25]
+	mi := &file_trigrid_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2168,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{25}
+	return file_trigrid_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobStatus) GetJob() string {
@@ -1988,17 +2311,32 @@ func (x *JobStatus) GetRecounted() int64 {
 	return 0
 }
 
+func (x *JobStatus) GetPerWorker() []*WorkerStats {
+	if x != nil {
+		return x.PerWorker
+	}
+	return nil
+}
+
+func (x *JobStatus) GetCoordinatorCpuNs() int64 {
+	if x != nil {
+		return x.CoordinatorCpuNs
+	}
+	return 0
+}
+
 var File_trigrid_proto protoreflect.FileDescriptor
 
 const file_trigrid_proto_rawDesc = "" +
 	"\n" +
 	"\rtrigrid.proto\x12\n" +
-	"trigrid.v1\"\xce\x01\n" +
+	"trigrid.v1\"\xff\x01\n" +
 	"\rWorkerMessage\x12)\n" +
 	"\x05hello\x18\x01 \x01(\v2\x11.trigrid.v1.HelloH\x00R\x05hello\x12&\n" +
 	"\x04pull\x18\x02 \x01(\v2\x10.trigrid.v1.PullH\x00R\x04pull\x12,\n" +
 	"\x06result\x18\x03 \x01(\v2\x12.trigrid.v1.ResultH\x00R\x06result\x125\n" +
-	"\theartbeat\x18\x04 \x01(\v2\x15.trigrid.v1.HeartbeatH\x00R\theartbeatB\x05\n" +
+	"\theartbeat\x18\x04 \x01(\v2\x15.trigrid.v1.HeartbeatH\x00R\theartbeat\x12/\n" +
+	"\aresults\x18\x05 \x01(\v2\x13.trigrid.v1.ResultsH\x00R\aresultsB\x05\n" +
 	"\x03msg\"\xbe\x01\n" +
 	"\x12CoordinatorMessage\x12/\n" +
 	"\awelcome\x18\x01 \x01(\v2\x13.trigrid.v1.WelcomeH\x00R\awelcome\x12;\n" +
@@ -2047,7 +2385,7 @@ const file_trigrid_proto_rawDesc = "" +
 	"per_vertex\x18\f \x01(\bR\tperVertex\x12\x19\n" +
 	"\bper_edge\x18\r \x01(\bR\aperEdge\";\n" +
 	"\vAssignments\x12,\n" +
-	"\x05items\x18\x01 \x03(\v2\x16.trigrid.v1.AssignmentR\x05items\"\xd5\x02\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.trigrid.v1.AssignmentR\x05items\"\xa3\x03\n" +
 	"\x06Result\x12(\n" +
 	"\x03ref\x18\x01 \x01(\v2\x16.trigrid.v1.SubtaskRefR\x03ref\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12\x16\n" +
@@ -2061,7 +2399,13 @@ const file_trigrid_proto_rawDesc = "" +
 	"\vhanded_back\x18\n" +
 	" \x01(\bR\n" +
 	"handedBack\x12-\n" +
-	"\apartial\x18\v \x01(\v2\x13.trigrid.v1.PartialR\apartial\"o\n" +
+	"\apartial\x18\v \x01(\v2\x13.trigrid.v1.PartialR\apartial\x12\x1b\n" +
+	"\tupload_ns\x18\f \x01(\x03R\buploadNs\x12\x17\n" +
+	"\abusy_ns\x18\r \x01(\x03R\x06busyNs\x12\x16\n" +
+	"\x06device\x18\x0e \x01(\x05R\x06device\"G\n" +
+	"\aResults\x12(\n" +
+	"\x05items\x18\x01 \x03(\v2\x12.trigrid.v1.ResultR\x05items\x12\x12\n" +
+	"\x04pull\x18\x02 \x01(\x05R\x04pull\"o\n" +
 	"\aPartial\x12\x0e\n" +
 	"\x02vi\x18\x01 \x03(\x04R\x02vi\x12\x0e\n" +
 	"\x02vj\x18\x02 \x03(\x04R\x02vj\x12\x0e\n" +
@@ -2115,7 +2459,27 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x04jobs\x18\x01 \x03(\v2\x15.trigrid.v1.JobStatusR\x04jobs\">\n" +
 	"\fFaultyWorker\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xd0\x04\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x86\x03\n" +
+	"\vWorkerStats\x12\x16\n" +
+	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x1a\n" +
+	"\bsubtasks\x18\x02 \x01(\x03R\bsubtasks\x12\x19\n" +
+	"\bfetch_ns\x18\x03 \x01(\x03R\afetchNs\x12\x1b\n" +
+	"\tdecode_ns\x18\x04 \x01(\x03R\bdecodeNs\x12\x1b\n" +
+	"\tupload_ns\x18\x05 \x01(\x03R\buploadNs\x12\x1b\n" +
+	"\tkernel_ns\x18\x06 \x01(\x03R\bkernelNs\x12\x17\n" +
+	"\abusy_ns\x18\a \x01(\x03R\x06busyNs\x12-\n" +
+	"\x13first_start_unix_ms\x18\b \x01(\x03R\x10firstStartUnixMs\x12'\n" +
+	"\x10last_end_unix_ms\x18\t \x01(\x03R\rlastEndUnixMs\x12\x17\n" +
+	"\awall_ns\x18\n" +
+	" \x01(\x03R\x06wallNs\x12\x14\n" +
+	"\x05edges\x18\v \x01(\x03R\x05edges\x121\n" +
+	"\adevices\x18\f \x03(\v2\x17.trigrid.v1.DeviceStatsR\adevices\"\x94\x01\n" +
+	"\vDeviceStats\x12\x16\n" +
+	"\x06device\x18\x01 \x01(\x05R\x06device\x12\x1a\n" +
+	"\bsubtasks\x18\x02 \x01(\x03R\bsubtasks\x12\x17\n" +
+	"\abusy_ns\x18\x03 \x01(\x03R\x06busyNs\x12\x1b\n" +
+	"\tkernel_ns\x18\x04 \x01(\x03R\bkernelNs\x12\x1b\n" +
+	"\tupload_ns\x18\x05 \x01(\x03R\buploadNs\"\xb6\x05\n" +
 	"\tJobStatus\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.trigrid.v1.JobStateR\x05state\x12\x16\n" +
@@ -2142,7 +2506,10 @@ const file_trigrid_proto_rawDesc = "" +
 	"elapsed_ns\x18\x11 \x01(\x03R\telapsedNs\x12\x14\n" +
 	"\x05error\x18\x12 \x01(\tR\x05error\x120\n" +
 	"\x06faulty\x18\x13 \x03(\v2\x18.trigrid.v1.FaultyWorkerR\x06faulty\x12\x1c\n" +
-	"\trecounted\x18\x14 \x01(\x03R\trecounted*\xae\x01\n" +
+	"\trecounted\x18\x14 \x01(\x03R\trecounted\x126\n" +
+	"\n" +
+	"per_worker\x18\x15 \x03(\v2\x17.trigrid.v1.WorkerStatsR\tperWorker\x12,\n" +
+	"\x12coordinator_cpu_ns\x18\x16 \x01(\x03R\x10coordinatorCpuNs*\xae\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_STATE_QUEUED\x10\x01\x12\x17\n" +
@@ -2176,7 +2543,7 @@ func file_trigrid_proto_rawDescGZIP() []byte {
 }
 
 var file_trigrid_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_trigrid_proto_goTypes = []any{
 	(JobState)(0),              // 0: trigrid.v1.JobState
 	(*WorkerMessage)(nil),      // 1: trigrid.v1.WorkerMessage
@@ -2189,62 +2556,69 @@ var file_trigrid_proto_goTypes = []any{
 	(*Assignment)(nil),         // 8: trigrid.v1.Assignment
 	(*Assignments)(nil),        // 9: trigrid.v1.Assignments
 	(*Result)(nil),             // 10: trigrid.v1.Result
-	(*Partial)(nil),            // 11: trigrid.v1.Partial
-	(*Heartbeat)(nil),          // 12: trigrid.v1.Heartbeat
-	(*CancelAttempt)(nil),      // 13: trigrid.v1.CancelAttempt
-	(*FetchShardRequest)(nil),  // 14: trigrid.v1.FetchShardRequest
-	(*ShardChunk)(nil),         // 15: trigrid.v1.ShardChunk
-	(*SubmitRequest)(nil),      // 16: trigrid.v1.SubmitRequest
-	(*FetchCountsRequest)(nil), // 17: trigrid.v1.FetchCountsRequest
-	(*SubmitResponse)(nil),     // 18: trigrid.v1.SubmitResponse
-	(*StatusRequest)(nil),      // 19: trigrid.v1.StatusRequest
-	(*WatchRequest)(nil),       // 20: trigrid.v1.WatchRequest
-	(*CancelRequest)(nil),      // 21: trigrid.v1.CancelRequest
-	(*CancelResponse)(nil),     // 22: trigrid.v1.CancelResponse
-	(*ListRequest)(nil),        // 23: trigrid.v1.ListRequest
-	(*ListResponse)(nil),       // 24: trigrid.v1.ListResponse
-	(*FaultyWorker)(nil),       // 25: trigrid.v1.FaultyWorker
-	(*JobStatus)(nil),          // 26: trigrid.v1.JobStatus
+	(*Results)(nil),            // 11: trigrid.v1.Results
+	(*Partial)(nil),            // 12: trigrid.v1.Partial
+	(*Heartbeat)(nil),          // 13: trigrid.v1.Heartbeat
+	(*CancelAttempt)(nil),      // 14: trigrid.v1.CancelAttempt
+	(*FetchShardRequest)(nil),  // 15: trigrid.v1.FetchShardRequest
+	(*ShardChunk)(nil),         // 16: trigrid.v1.ShardChunk
+	(*SubmitRequest)(nil),      // 17: trigrid.v1.SubmitRequest
+	(*FetchCountsRequest)(nil), // 18: trigrid.v1.FetchCountsRequest
+	(*SubmitResponse)(nil),     // 19: trigrid.v1.SubmitResponse
+	(*StatusRequest)(nil),      // 20: trigrid.v1.StatusRequest
+	(*WatchRequest)(nil),       // 21: trigrid.v1.WatchRequest
+	(*CancelRequest)(nil),      // 22: trigrid.v1.CancelRequest
+	(*CancelResponse)(nil),     // 23: trigrid.v1.CancelResponse
+	(*ListRequest)(nil),        // 24: trigrid.v1.ListRequest
+	(*ListResponse)(nil),       // 25: trigrid.v1.ListResponse
+	(*FaultyWorker)(nil),       // 26: trigrid.v1.FaultyWorker
+	(*WorkerStats)(nil),        // 27: trigrid.v1.WorkerStats
+	(*DeviceStats)(nil),        // 28: trigrid.v1.DeviceStats
+	(*JobStatus)(nil),          // 29: trigrid.v1.JobStatus
 }
 var file_trigrid_proto_depIdxs = []int32{
 	4,  // 0: trigrid.v1.WorkerMessage.hello:type_name -> trigrid.v1.Hello
 	6,  // 1: trigrid.v1.WorkerMessage.pull:type_name -> trigrid.v1.Pull
 	10, // 2: trigrid.v1.WorkerMessage.result:type_name -> trigrid.v1.Result
-	12, // 3: trigrid.v1.WorkerMessage.heartbeat:type_name -> trigrid.v1.Heartbeat
-	5,  // 4: trigrid.v1.CoordinatorMessage.welcome:type_name -> trigrid.v1.Welcome
-	9,  // 5: trigrid.v1.CoordinatorMessage.assignments:type_name -> trigrid.v1.Assignments
-	13, // 6: trigrid.v1.CoordinatorMessage.cancel:type_name -> trigrid.v1.CancelAttempt
-	3,  // 7: trigrid.v1.Hello.devices:type_name -> trigrid.v1.Device
-	7,  // 8: trigrid.v1.Assignment.ref:type_name -> trigrid.v1.SubtaskRef
-	8,  // 9: trigrid.v1.Assignments.items:type_name -> trigrid.v1.Assignment
-	7,  // 10: trigrid.v1.Result.ref:type_name -> trigrid.v1.SubtaskRef
-	11, // 11: trigrid.v1.Result.partial:type_name -> trigrid.v1.Partial
-	7,  // 12: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
-	7,  // 13: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
-	26, // 14: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
-	0,  // 15: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
-	25, // 16: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
-	1,  // 17: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
-	14, // 18: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
-	16, // 19: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
-	19, // 20: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
-	20, // 21: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
-	21, // 22: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
-	23, // 23: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
-	17, // 24: trigrid.v1.Jobs.FetchCounts:input_type -> trigrid.v1.FetchCountsRequest
-	2,  // 25: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
-	15, // 26: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
-	18, // 27: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
-	26, // 28: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
-	26, // 29: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
-	22, // 30: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
-	24, // 31: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
-	15, // 32: trigrid.v1.Jobs.FetchCounts:output_type -> trigrid.v1.ShardChunk
-	25, // [25:33] is the sub-list for method output_type
-	17, // [17:25] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	13, // 3: trigrid.v1.WorkerMessage.heartbeat:type_name -> trigrid.v1.Heartbeat
+	11, // 4: trigrid.v1.WorkerMessage.results:type_name -> trigrid.v1.Results
+	5,  // 5: trigrid.v1.CoordinatorMessage.welcome:type_name -> trigrid.v1.Welcome
+	9,  // 6: trigrid.v1.CoordinatorMessage.assignments:type_name -> trigrid.v1.Assignments
+	14, // 7: trigrid.v1.CoordinatorMessage.cancel:type_name -> trigrid.v1.CancelAttempt
+	3,  // 8: trigrid.v1.Hello.devices:type_name -> trigrid.v1.Device
+	7,  // 9: trigrid.v1.Assignment.ref:type_name -> trigrid.v1.SubtaskRef
+	8,  // 10: trigrid.v1.Assignments.items:type_name -> trigrid.v1.Assignment
+	7,  // 11: trigrid.v1.Result.ref:type_name -> trigrid.v1.SubtaskRef
+	12, // 12: trigrid.v1.Result.partial:type_name -> trigrid.v1.Partial
+	10, // 13: trigrid.v1.Results.items:type_name -> trigrid.v1.Result
+	7,  // 14: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
+	7,  // 15: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
+	29, // 16: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
+	28, // 17: trigrid.v1.WorkerStats.devices:type_name -> trigrid.v1.DeviceStats
+	0,  // 18: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
+	26, // 19: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
+	27, // 20: trigrid.v1.JobStatus.per_worker:type_name -> trigrid.v1.WorkerStats
+	1,  // 21: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
+	15, // 22: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
+	17, // 23: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
+	20, // 24: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
+	21, // 25: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
+	22, // 26: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
+	24, // 27: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
+	18, // 28: trigrid.v1.Jobs.FetchCounts:input_type -> trigrid.v1.FetchCountsRequest
+	2,  // 29: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
+	16, // 30: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
+	19, // 31: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
+	29, // 32: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
+	29, // 33: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
+	23, // 34: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
+	25, // 35: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
+	16, // 36: trigrid.v1.Jobs.FetchCounts:output_type -> trigrid.v1.ShardChunk
+	29, // [29:37] is the sub-list for method output_type
+	21, // [21:29] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_trigrid_proto_init() }
@@ -2257,6 +2631,7 @@ func file_trigrid_proto_init() {
 		(*WorkerMessage_Pull)(nil),
 		(*WorkerMessage_Result)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
+		(*WorkerMessage_Results)(nil),
 	}
 	file_trigrid_proto_msgTypes[1].OneofWrappers = []any{
 		(*CoordinatorMessage_Welcome)(nil),
@@ -2269,7 +2644,7 @@ func file_trigrid_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trigrid_proto_rawDesc), len(file_trigrid_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

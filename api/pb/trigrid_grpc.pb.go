@@ -40,7 +40,8 @@ type ClusterClient interface {
 	// Work is a worker's session. The worker's first message is a Hello; the
 	// coordinator answers with a Welcome (or closes the stream with an error
 	// saying why the worker is refused). Then the worker pulls subtasks in
-	// small batches (Pull), returns Results and sends Heartbeats; the
+	// small batches (Pull), returns each Result alone or several in one
+	// Results (which may carry the next pull) and sends Heartbeats; the
 	// coordinator sends Assignments and Cancels of attempts it no longer
 	// needs (a duplicate whose subtask another worker finished, or a
 	// cancelled job). The stream ending hands the worker's running attempts
@@ -101,7 +102,8 @@ type ClusterServer interface {
 	// Work is a worker's session. The worker's first message is a Hello; the
 	// coordinator answers with a Welcome (or closes the stream with an error
 	// saying why the worker is refused). Then the worker pulls subtasks in
-	// small batches (Pull), returns Results and sends Heartbeats; the
+	// small batches (Pull), returns each Result alone or several in one
+	// Results (which may carry the next pull) and sends Heartbeats; the
 	// coordinator sends Assignments and Cancels of attempts it no longer
 	// needs (a duplicate whose subtask another worker finished, or a
 	// cancelled job). The stream ending hands the worker's running attempts
