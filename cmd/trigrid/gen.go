@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,7 +128,17 @@ func writeGenerated(cmd *cobra.Command, f *genFlags, prog *progress, edges []gra
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(cmd.OutOrStdout(), "wrote %d raw edges to %s in %s\n", len(edges), f.out, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(f.summaryTo(cmd), "wrote %d raw edges to %s in %s\n", len(edges), f.out, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// summaryTo is where the closing summary goes: standard output, unless the
+// edges themselves go there (-o -), when it goes to standard error with
+// the progress so that the stream on standard output holds only edges.
+func (f *genFlags) summaryTo(cmd *cobra.Command) io.Writer {
+	if f.out == "-" {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
 }

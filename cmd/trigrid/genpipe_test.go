@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trigrid/trigrid/graph/gen"
+	"github.com/trigrid/trigrid/internal/testgraphs"
+)
+
+// TestGenPipeCount runs `trigrid gen ... -o - | trigrid count -` as two
+// processes joined by a pipe, in text and in binary, with progress forced
+// on: the stream on standard output must hold only edges (the summary and
+// the progress go to standard error), and the count must be the count of
+// the same graph generated into a file, which an independent brute force
+// checks too.
+func TestGenPipeCount(t *testing.T) {
+	const scale, ef, seed = 11, 8, 5
+	edges, err := gen.RMAT(scale, ef, seed, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([][2]uint64, len(edges))
+	for i, e := range edges {
+		pairs[i] = [2]uint64{e.U, e.V}
+	}
+	want := testgraphs.LocalCounts(pairs).Total
+	genArgs := []string{"gen", "rmat", "--scale", fmt.Sprint(scale), "--edge-factor", fmt.Sprint(ef), "--seed", fmt.Sprint(seed), "--progress", "log"}
+
+	file := filepath.Join(t.TempDir(), "r.bin")
+	if _, stderr, err := run(t, append(genArgs, "-o", file)...); err != nil {
+		t.Fatalf("gen -o %s: %v\n%s", file, err, stderr)
+	}
+	fromFile := countJSON(t, file).Triangles
+	if fromFile != want {
+		t.Fatalf("count of the file: %d triangles, brute force %d", fromFile, want)
+	}
+
+	for _, format := range []string{"edgelist", "bin"} {
+		t.Run(format, func(t *testing.T) {
+			g := exec.Command(os.Args[0], append(genArgs, "--format", format, "-o", "-")...)
+			c := exec.Command(os.Args[0], "count", "--json", "--progress", "none", "--device", "cpu", "-")
+			g.Env = append(os.Environ(), asMainEnv+"=1")
+			c.Env = g.Env
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var genErr, out, countErr bytes.Buffer
+			g.Stdout, g.Stderr = pw, &genErr
+			c.Stdin, c.Stdout, c.Stderr = pr, &out, &countErr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pr.Close()
+			pw.Close()
+			done := make(chan [2]error, 1)
+			go func() {
+				ge := g.Wait()
+				done <- [2]error{ge, c.Wait()}
+			}()
+			var errs [2]error
+			select {
+			case errs = <-done:
+			case <-time.After(2 * time.Minute):
+				g.Process.Kill()
+				c.Process.Kill()
+				t.Fatalf("gen | count still running after 2 minutes\ngen: %s\ncount: %s", genErr.String(), countErr.String())
+			}
+			if errs[0] != nil || errs[1] != nil {
+				t.Fatalf("gen: %v\n%s\ncount: %v\n%s", errs[0], genErr.String(), errs[1], countErr.String())
+			}
+			if !strings.Contains(genErr.String(), fmt.Sprintf("wrote %d raw edges to -", len(edges))) {
+				t.Fatalf("gen's summary is not on its standard error:\n%s", genErr.String())
+			}
+			if got := decodeReport(t, out.String()).Triangles; got != fromFile {
+				t.Fatalf("gen -o - | count -: %d triangles, the file counts %d", got, fromFile)
+			}
+		})
+	}
+}
