@@ -146,34 +146,25 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 		cfg.Logger.Info("the memory limit leaves room for fewer goroutines in pass 1", "limit", cfg.MemLimit,
 			"readers", pl.readers, "spillers", pl.spillers, "workers", cfg.Workers)
 	}
-	pairs, err := newRunSet(dir, "pairs", pl.buckets, codecFixed)
+	pairs, err := x.newRunSet(dir, "pairs", pl.buckets, codecFixed)
 	if err != nil {
 		return nil, err
 	}
-	pairs.log = cfg.Logger
 	defer pairs.close()
 	x.pairs = pairs
 	if err := x.pass1(ro, pairs); err != nil {
 		return nil, err
 	}
-	x.ids.freeze()
-	clock.mark("pass1-read")
-	n := x.ids.len()
-	if n > 1<<32-1 {
-		return nil, fmt.Errorf("partition: %s: %d vertices: %w", path, n, graph.ErrTooManyVertices)
-	}
-	x.kb = uint(bits.Len64(uint64(max(n-1, 1))))
-	x.kmask = 1<<x.kb - 1
-	sh := x.shapeAfterPass1(pairs)
-	if need := sh.need(1); need > x.room {
-		return nil, x.limitError(sh, fmt.Sprintf("its %d vertices", n))
-	}
-
-	compact, err := newRunSet(dir, "compact", pairs.buckets, codecDelta)
+	n, sh, err := x.afterPass1(pairs)
 	if err != nil {
 		return nil, err
 	}
-	compact.log = cfg.Logger
+	clock.mark("pass1-read")
+
+	compact, err := x.newRunSet(dir, "compact", pairs.buckets, codecDelta)
+	if err != nil {
+		return nil, err
+	}
 	defer compact.close()
 	if err := x.pass2(pairs, compact, sh); err != nil {
 		return nil, err
@@ -192,35 +183,17 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	idsByRank := make([]uint64, n)
 	x.ids.forEach(func(c uint32, id uint64) { idsByRank[rank[c]] = id })
 	x.ids = nil
-	var l *Layout
-	switch cfg.Scheme {
-	case storage.SchemeHash:
-		x.deg = nil
-		l, err = NewHashLayout(n, cfg.P)
-	case storage.SchemeRange:
-		degRank := make([]uint32, n) // the range grid wants degrees in rank order
-		for c, r := range rank {
-			degRank[r] = x.deg[c]
-		}
-		x.deg = nil
-		g := newRangeGrid(degRank, cfg.P)
-		degRank = nil
-		if err = x.countGrid(compact, rank, g, sh); err == nil {
-			b, fold := g.bounds(cfg.P)
-			l, err = NewFoldedLayout(n, cfg.P, fold, b)
-		}
-	}
+	l, err := x.layout(compact, rank, n, sh)
 	if err != nil {
 		return nil, err
 	}
 	clock.mark("rank+layout")
 
 	p := l.P
-	blocks, err := newRunSet(dir, "blocks", p*p, codecFixed)
+	blocks, err := x.newRunSet(dir, "blocks", p*p, codecFixed)
 	if err != nil {
 		return nil, err
 	}
-	blocks.log = cfg.Logger
 	defer blocks.close()
 	if err := x.pass3(compact, rank, l, blocks, sh); err != nil {
 		return nil, err
@@ -230,30 +203,9 @@ func partitionExternal(ctx context.Context, path string, ro edgeio.ReadOptions, 
 	clock.mark("pass3-route")
 
 	// Pass 4: blocks in parallel as far as memory allows.
-	sh.blocksIndex = blocks.indexBytes()
-	sh.blockNeed, sh.encoders = 0, 0
-	calls, big := int64(1), int64(0) // the id map's section, then each block's two
-	if uvarintLen(2*sh.maxID)*n > zstdBlockBytes {
-		big++
-	}
-	var biggest int64
-	for i := range p {
-		for j := range p {
-			m := blocks.count[i*p+j]
-			if m == 0 {
-				continue
-			}
-			rows := l.GroupSize(i)
-			biggest = max(biggest, m)
-			sh.blockNeed = max(sh.blockNeed, blockBytes(rows, m))
-			calls += 2
-			big += bigSections(rows, m, l.GroupSize(j))
-		}
-	}
-	sh.encoders = encoderBytes(m.cores, calls, big)
-	par := sh.fit(sh.pass4Need, cfg.Workers)
-	if par < 1 {
-		return nil, x.limitError(sh, fmt.Sprintf("its largest block, of %d edges", biggest))
+	par, err := x.pass4Workers(blocks, l, sh)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -733,6 +685,88 @@ func (x *idIndex) find(id uint64) uint32 {
 		}
 	}
 	return uint32(lo)
+}
+
+// newRunSet creates a run set in dir that logs through the run's logger.
+func (x *extRun) newRunSet(dir, name string, buckets int, c runCodec) (*runSet, error) {
+	rs, err := newRunSet(dir, name, buckets, c)
+	if err == nil {
+		rs.log = x.cfg.Logger
+	}
+	return rs, err
+}
+
+// afterPass1 freezes the ids pass 1 found and sizes the passes after it:
+// n vertices, the compact id's bits, and the shape, or an error when the
+// ids are too many for 32 bits or for the memory limit.
+func (x *extRun) afterPass1(pairs *runSet) (int64, *extShape, error) {
+	x.ids.freeze()
+	n := x.ids.len()
+	if n > 1<<32-1 {
+		return 0, nil, fmt.Errorf("partition: %s: %d vertices: %w", x.path, n, graph.ErrTooManyVertices)
+	}
+	x.kb = uint(bits.Len64(uint64(max(n-1, 1))))
+	x.kmask = 1<<x.kb - 1
+	sh := x.shapeAfterPass1(pairs)
+	if need := sh.need(1); need > x.room {
+		return 0, nil, x.limitError(sh, fmt.Sprintf("its %d vertices", n))
+	}
+	return n, sh, nil
+}
+
+// layout places the n ranked vertices in cfg.P groups by the scheme: hash
+// groups, or range groups balanced by a grid of edge counts (countGrid,
+// which reads compact again). x.deg is released.
+func (x *extRun) layout(compact *runSet, rank []uint32, n int64, sh *extShape) (*Layout, error) {
+	if x.cfg.Scheme == storage.SchemeHash {
+		x.deg = nil
+		return NewHashLayout(n, x.cfg.P)
+	}
+	degRank := make([]uint32, n) // the range grid wants degrees in rank order
+	for c, r := range rank {
+		degRank[r] = x.deg[c]
+	}
+	x.deg = nil
+	g := newRangeGrid(degRank, x.cfg.P)
+	degRank = nil
+	if err := x.countGrid(compact, rank, g, sh); err != nil {
+		return nil, err
+	}
+	b, fold := g.bounds(x.cfg.P)
+	return NewFoldedLayout(n, x.cfg.P, fold, b)
+}
+
+// pass4Workers sizes pass 4 from the routed blocks (sh's block and encoder
+// needs) and returns how many blocks may be built at once, or the limit
+// error when not even one fits.
+func (x *extRun) pass4Workers(blocks *runSet, l *Layout, sh *extShape) (int, error) {
+	p := l.P
+	sh.blocksIndex = blocks.indexBytes()
+	sh.blockNeed, sh.encoders = 0, 0
+	calls, big := int64(1), int64(0) // the id map's section, then each block's two
+	if uvarintLen(2*sh.maxID)*int64(l.N) > zstdBlockBytes {
+		big++
+	}
+	var biggest int64
+	for i := range p {
+		for j := range p {
+			m := blocks.count[i*p+j]
+			if m == 0 {
+				continue
+			}
+			rows := l.GroupSize(i)
+			biggest = max(biggest, m)
+			sh.blockNeed = max(sh.blockNeed, blockBytes(rows, m))
+			calls += 2
+			big += bigSections(rows, m, l.GroupSize(j))
+		}
+	}
+	sh.encoders = encoderBytes(x.model.cores, calls, big)
+	par := sh.fit(sh.pass4Need, x.cfg.Workers)
+	if par < 1 {
+		return 0, x.limitError(sh, fmt.Sprintf("its largest block, of %d edges", biggest))
+	}
+	return par, nil
 }
 
 // rankByDegree ranks compact ids by (degree, compact id) and returns the
