@@ -119,54 +119,60 @@ func TestS3StoreAgainstServer(t *testing.T) {
 		}
 	})
 
-	t.Run("server restart", func(t *testing.T) {
-		// The server goes down; a Get started meanwhile retries until it
-		// is back and then reads the object. More tries than the default,
-		// for a loaded machine where the server takes long to start.
-		t.Setenv("TRIGRID_S3_RETRIES", "25")
-		s, err := storage.Open("s3://trigrid-test/runs/a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Stop()
-		type res struct {
-			data []byte
-			err  error
-		}
-		got := make(chan res, 1)
-		go func() {
-			d, err := s.Get(ctx, "manifest.json")
-			got <- res{d, err}
-		}()
-		time.Sleep(2 * time.Second)
-		restarted := make(chan error, 1)
-		go func() { restarted <- srv.Restart(0) }()
-		var r res
-		select {
-		case r = <-got:
-		case <-time.After(2 * time.Minute):
-			t.Fatal("Get did not return")
-		}
-		if err := <-restarted; err != nil {
-			t.Fatal(err)
-		}
-		if r.err != nil || !bytes.Equal(r.data, big) {
-			t.Fatalf("Get across a restart: %d bytes, %v", len(r.data), r.err)
-		}
-		// Retries are bounded: with the server away, a few tries, then an
-		// error that says so.
-		t.Setenv("TRIGRID_S3_RETRIES", "3")
-		s3, err := storage.Open("s3://trigrid-test/runs/a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Stop()
-		_, err = s3.Get(context.Background(), "manifest.json")
-		if err == nil || !strings.Contains(err.Error(), "gave up after 3 tries") || !strings.Contains(err.Error(), "s3://trigrid-test/runs/a/manifest.json") {
-			t.Fatalf("Get with the server down: %v", err)
-		}
-		if err := srv.Restart(0); err != nil {
-			t.Fatal(err)
-		}
-	})
+	t.Run("server restart", func(t *testing.T) { checkS3Restart(t, srv, big) })
+}
+
+// checkS3Restart: a Get retries across a restart of srv and then reads big
+// (manifest.json of runs/a), and with the server away it gives up after
+// the configured tries with an error that names the object.
+func checkS3Restart(t *testing.T, srv *tests3.Server, big []byte) {
+	ctx := t.Context()
+	// The server goes down; a Get started meanwhile retries until it
+	// is back and then reads the object. More tries than the default,
+	// for a loaded machine where the server takes long to start.
+	t.Setenv("TRIGRID_S3_RETRIES", "25")
+	s, err := storage.Open("s3://trigrid-test/runs/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	type res struct {
+		data []byte
+		err  error
+	}
+	got := make(chan res, 1)
+	go func() {
+		d, err := s.Get(ctx, "manifest.json")
+		got <- res{d, err}
+	}()
+	time.Sleep(2 * time.Second)
+	restarted := make(chan error, 1)
+	go func() { restarted <- srv.Restart(0) }()
+	var r res
+	select {
+	case r = <-got:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Get did not return")
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if r.err != nil || !bytes.Equal(r.data, big) {
+		t.Fatalf("Get across a restart: %d bytes, %v", len(r.data), r.err)
+	}
+	// Retries are bounded: with the server away, a few tries, then an
+	// error that says so.
+	t.Setenv("TRIGRID_S3_RETRIES", "3")
+	s3, err := storage.Open("s3://trigrid-test/runs/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	_, err = s3.Get(context.Background(), "manifest.json")
+	if err == nil || !strings.Contains(err.Error(), "gave up after 3 tries") || !strings.Contains(err.Error(), "s3://trigrid-test/runs/a/manifest.json") {
+		t.Fatalf("Get with the server down: %v", err)
+	}
+	if err := srv.Restart(0); err != nil {
+		t.Fatal(err)
+	}
 }
