@@ -1829,6 +1829,241 @@ func (x *ListResponse) GetJobs() []*JobStatus {
 	return nil
 }
 
+type ListWorkersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersRequest) Reset() {
+	*x = ListWorkersRequest{}
+	mi := &file_trigrid_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersRequest) ProtoMessage() {}
+
+func (x *ListWorkersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkersRequest) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{25}
+}
+
+type ListWorkersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workers       []*WorkerInfo          `protobuf:"bytes,1,rep,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkersResponse) Reset() {
+	*x = ListWorkersResponse{}
+	mi := &file_trigrid_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkersResponse) ProtoMessage() {}
+
+func (x *ListWorkersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkersResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkersResponse) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListWorkersResponse) GetWorkers() []*WorkerInfo {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+// WorkerInfo is what the coordinator shows of one worker (api.WorkerInfo).
+type WorkerInfo struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Worker string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	// host is the host its stream comes from; "" when unknown.
+	Host    string    `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	Version string    `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	Devices []*Device `protobuf:"bytes,4,rep,name=devices,proto3" json:"devices,omitempty"`
+	Cores   int32     `protobuf:"varint,5,opt,name=cores,proto3" json:"cores,omitempty"`
+	Slots   int32     `protobuf:"varint,6,opt,name=slots,proto3" json:"slots,omitempty"`
+	// state is "busy", "idle", "draining" or "lost".
+	State string `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	// running attempts now; counted and failed results over its connection.
+	Running int64 `protobuf:"varint,8,opt,name=running,proto3" json:"running,omitempty"`
+	Counted int64 `protobuf:"varint,9,opt,name=counted,proto3" json:"counted,omitempty"`
+	Failed  int64 `protobuf:"varint,10,opt,name=failed,proto3" json:"failed,omitempty"`
+	// faulty says why it gets no more work; left why a lost worker left.
+	Faulty string `protobuf:"bytes,11,opt,name=faulty,proto3" json:"faulty,omitempty"`
+	Left   string `protobuf:"bytes,12,opt,name=left,proto3" json:"left,omitempty"`
+	// heard_ns is how long ago it was last heard from (or left).
+	HeardNs int64 `protobuf:"varint,13,opt,name=heard_ns,json=heardNs,proto3" json:"heard_ns,omitempty"`
+	// stats sums its accepted attempts over the coordinator's jobs.
+	Stats         *WorkerStats `protobuf:"bytes,14,opt,name=stats,proto3" json:"stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerInfo) Reset() {
+	*x = WorkerInfo{}
+	mi := &file_trigrid_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerInfo) ProtoMessage() {}
+
+func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_trigrid_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
+func (*WorkerInfo) Descriptor() ([]byte, []int) {
+	return file_trigrid_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *WorkerInfo) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetDevices() []*Device {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+func (x *WorkerInfo) GetCores() int32 {
+	if x != nil {
+		return x.Cores
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetRunning() int64 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetCounted() int64 {
+	if x != nil {
+		return x.Counted
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetFailed() int64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetFaulty() string {
+	if x != nil {
+		return x.Faulty
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetLeft() string {
+	if x != nil {
+		return x.Left
+	}
+	return ""
+}
+
+func (x *WorkerInfo) GetHeardNs() int64 {
+	if x != nil {
+		return x.HeardNs
+	}
+	return 0
+}
+
+func (x *WorkerInfo) GetStats() *WorkerStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
 type FaultyWorker struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Worker        string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
@@ -1839,7 +2074,7 @@ type FaultyWorker struct {
 
 func (x *FaultyWorker) Reset() {
 	*x = FaultyWorker{}
-	mi := &file_trigrid_proto_msgTypes[25]
+	mi := &file_trigrid_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +2086,7 @@ func (x *FaultyWorker) String() string {
 func (*FaultyWorker) ProtoMessage() {}
 
 func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[25]
+	mi := &file_trigrid_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +2099,7 @@ func (x *FaultyWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FaultyWorker.ProtoReflect.Descriptor instead.
 func (*FaultyWorker) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{25}
+	return file_trigrid_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FaultyWorker) GetWorker() string {
@@ -1910,7 +2145,7 @@ type WorkerStats struct {
 
 func (x *WorkerStats) Reset() {
 	*x = WorkerStats{}
-	mi := &file_trigrid_proto_msgTypes[26]
+	mi := &file_trigrid_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2157,7 @@ func (x *WorkerStats) String() string {
 func (*WorkerStats) ProtoMessage() {}
 
 func (x *WorkerStats) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[26]
+	mi := &file_trigrid_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2170,7 @@ func (x *WorkerStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStats.ProtoReflect.Descriptor instead.
 func (*WorkerStats) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{26}
+	return file_trigrid_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WorkerStats) GetWorker() string {
@@ -2036,7 +2271,7 @@ type DeviceStats struct {
 
 func (x *DeviceStats) Reset() {
 	*x = DeviceStats{}
-	mi := &file_trigrid_proto_msgTypes[27]
+	mi := &file_trigrid_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2283,7 @@ func (x *DeviceStats) String() string {
 func (*DeviceStats) ProtoMessage() {}
 
 func (x *DeviceStats) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[27]
+	mi := &file_trigrid_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2296,7 @@ func (x *DeviceStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceStats.ProtoReflect.Descriptor instead.
 func (*DeviceStats) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{27}
+	return file_trigrid_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeviceStats) GetDevice() int32 {
@@ -2143,7 +2378,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_trigrid_proto_msgTypes[28]
+	mi := &file_trigrid_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2390,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_trigrid_proto_msgTypes[28]
+	mi := &file_trigrid_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2403,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_trigrid_proto_rawDescGZIP(), []int{28}
+	return file_trigrid_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobStatus) GetJob() string {
@@ -2456,7 +2691,27 @@ const file_trigrid_proto_rawDesc = "" +
 	"\x0eCancelResponse\"\r\n" +
 	"\vListRequest\"9\n" +
 	"\fListResponse\x12)\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x15.trigrid.v1.JobStatusR\x04jobs\">\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x15.trigrid.v1.JobStatusR\x04jobs\"\x14\n" +
+	"\x12ListWorkersRequest\"G\n" +
+	"\x13ListWorkersResponse\x120\n" +
+	"\aworkers\x18\x01 \x03(\v2\x16.trigrid.v1.WorkerInfoR\aworkers\"\x84\x03\n" +
+	"\n" +
+	"WorkerInfo\x12\x16\n" +
+	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12,\n" +
+	"\adevices\x18\x04 \x03(\v2\x12.trigrid.v1.DeviceR\adevices\x12\x14\n" +
+	"\x05cores\x18\x05 \x01(\x05R\x05cores\x12\x14\n" +
+	"\x05slots\x18\x06 \x01(\x05R\x05slots\x12\x14\n" +
+	"\x05state\x18\a \x01(\tR\x05state\x12\x18\n" +
+	"\arunning\x18\b \x01(\x03R\arunning\x12\x18\n" +
+	"\acounted\x18\t \x01(\x03R\acounted\x12\x16\n" +
+	"\x06failed\x18\n" +
+	" \x01(\x03R\x06failed\x12\x16\n" +
+	"\x06faulty\x18\v \x01(\tR\x06faulty\x12\x12\n" +
+	"\x04left\x18\f \x01(\tR\x04left\x12\x19\n" +
+	"\bheard_ns\x18\r \x01(\x03R\aheardNs\x12-\n" +
+	"\x05stats\x18\x0e \x01(\v2\x17.trigrid.v1.WorkerStatsR\x05stats\">\n" +
 	"\fFaultyWorker\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x86\x03\n" +
@@ -2521,14 +2776,15 @@ const file_trigrid_proto_rawDesc = "" +
 	"\aCluster\x12E\n" +
 	"\x04Work\x12\x19.trigrid.v1.WorkerMessage\x1a\x1e.trigrid.v1.CoordinatorMessage(\x010\x01\x12E\n" +
 	"\n" +
-	"FetchShard\x12\x1d.trigrid.v1.FetchShardRequest\x1a\x16.trigrid.v1.ShardChunk0\x012\x84\x03\n" +
+	"FetchShard\x12\x1d.trigrid.v1.FetchShardRequest\x1a\x16.trigrid.v1.ShardChunk0\x012\xd4\x03\n" +
 	"\x04Jobs\x12?\n" +
 	"\x06Submit\x12\x19.trigrid.v1.SubmitRequest\x1a\x1a.trigrid.v1.SubmitResponse\x12:\n" +
 	"\x06Status\x12\x19.trigrid.v1.StatusRequest\x1a\x15.trigrid.v1.JobStatus\x12:\n" +
 	"\x05Watch\x12\x18.trigrid.v1.WatchRequest\x1a\x15.trigrid.v1.JobStatus0\x01\x12?\n" +
 	"\x06Cancel\x12\x19.trigrid.v1.CancelRequest\x1a\x1a.trigrid.v1.CancelResponse\x129\n" +
 	"\x04List\x12\x17.trigrid.v1.ListRequest\x1a\x18.trigrid.v1.ListResponse\x12G\n" +
-	"\vFetchCounts\x12\x1e.trigrid.v1.FetchCountsRequest\x1a\x16.trigrid.v1.ShardChunk0\x01B#Z!github.com/trigrid/trigrid/api/pbb\x06proto3"
+	"\vFetchCounts\x12\x1e.trigrid.v1.FetchCountsRequest\x1a\x16.trigrid.v1.ShardChunk0\x01\x12N\n" +
+	"\vListWorkers\x12\x1e.trigrid.v1.ListWorkersRequest\x1a\x1f.trigrid.v1.ListWorkersResponseB#Z!github.com/trigrid/trigrid/api/pbb\x06proto3"
 
 var (
 	file_trigrid_proto_rawDescOnce sync.Once
@@ -2543,38 +2799,41 @@ func file_trigrid_proto_rawDescGZIP() []byte {
 }
 
 var file_trigrid_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_trigrid_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_trigrid_proto_goTypes = []any{
-	(JobState)(0),              // 0: trigrid.v1.JobState
-	(*WorkerMessage)(nil),      // 1: trigrid.v1.WorkerMessage
-	(*CoordinatorMessage)(nil), // 2: trigrid.v1.CoordinatorMessage
-	(*Device)(nil),             // 3: trigrid.v1.Device
-	(*Hello)(nil),              // 4: trigrid.v1.Hello
-	(*Welcome)(nil),            // 5: trigrid.v1.Welcome
-	(*Pull)(nil),               // 6: trigrid.v1.Pull
-	(*SubtaskRef)(nil),         // 7: trigrid.v1.SubtaskRef
-	(*Assignment)(nil),         // 8: trigrid.v1.Assignment
-	(*Assignments)(nil),        // 9: trigrid.v1.Assignments
-	(*Result)(nil),             // 10: trigrid.v1.Result
-	(*Results)(nil),            // 11: trigrid.v1.Results
-	(*Partial)(nil),            // 12: trigrid.v1.Partial
-	(*Heartbeat)(nil),          // 13: trigrid.v1.Heartbeat
-	(*CancelAttempt)(nil),      // 14: trigrid.v1.CancelAttempt
-	(*FetchShardRequest)(nil),  // 15: trigrid.v1.FetchShardRequest
-	(*ShardChunk)(nil),         // 16: trigrid.v1.ShardChunk
-	(*SubmitRequest)(nil),      // 17: trigrid.v1.SubmitRequest
-	(*FetchCountsRequest)(nil), // 18: trigrid.v1.FetchCountsRequest
-	(*SubmitResponse)(nil),     // 19: trigrid.v1.SubmitResponse
-	(*StatusRequest)(nil),      // 20: trigrid.v1.StatusRequest
-	(*WatchRequest)(nil),       // 21: trigrid.v1.WatchRequest
-	(*CancelRequest)(nil),      // 22: trigrid.v1.CancelRequest
-	(*CancelResponse)(nil),     // 23: trigrid.v1.CancelResponse
-	(*ListRequest)(nil),        // 24: trigrid.v1.ListRequest
-	(*ListResponse)(nil),       // 25: trigrid.v1.ListResponse
-	(*FaultyWorker)(nil),       // 26: trigrid.v1.FaultyWorker
-	(*WorkerStats)(nil),        // 27: trigrid.v1.WorkerStats
-	(*DeviceStats)(nil),        // 28: trigrid.v1.DeviceStats
-	(*JobStatus)(nil),          // 29: trigrid.v1.JobStatus
+	(JobState)(0),               // 0: trigrid.v1.JobState
+	(*WorkerMessage)(nil),       // 1: trigrid.v1.WorkerMessage
+	(*CoordinatorMessage)(nil),  // 2: trigrid.v1.CoordinatorMessage
+	(*Device)(nil),              // 3: trigrid.v1.Device
+	(*Hello)(nil),               // 4: trigrid.v1.Hello
+	(*Welcome)(nil),             // 5: trigrid.v1.Welcome
+	(*Pull)(nil),                // 6: trigrid.v1.Pull
+	(*SubtaskRef)(nil),          // 7: trigrid.v1.SubtaskRef
+	(*Assignment)(nil),          // 8: trigrid.v1.Assignment
+	(*Assignments)(nil),         // 9: trigrid.v1.Assignments
+	(*Result)(nil),              // 10: trigrid.v1.Result
+	(*Results)(nil),             // 11: trigrid.v1.Results
+	(*Partial)(nil),             // 12: trigrid.v1.Partial
+	(*Heartbeat)(nil),           // 13: trigrid.v1.Heartbeat
+	(*CancelAttempt)(nil),       // 14: trigrid.v1.CancelAttempt
+	(*FetchShardRequest)(nil),   // 15: trigrid.v1.FetchShardRequest
+	(*ShardChunk)(nil),          // 16: trigrid.v1.ShardChunk
+	(*SubmitRequest)(nil),       // 17: trigrid.v1.SubmitRequest
+	(*FetchCountsRequest)(nil),  // 18: trigrid.v1.FetchCountsRequest
+	(*SubmitResponse)(nil),      // 19: trigrid.v1.SubmitResponse
+	(*StatusRequest)(nil),       // 20: trigrid.v1.StatusRequest
+	(*WatchRequest)(nil),        // 21: trigrid.v1.WatchRequest
+	(*CancelRequest)(nil),       // 22: trigrid.v1.CancelRequest
+	(*CancelResponse)(nil),      // 23: trigrid.v1.CancelResponse
+	(*ListRequest)(nil),         // 24: trigrid.v1.ListRequest
+	(*ListResponse)(nil),        // 25: trigrid.v1.ListResponse
+	(*ListWorkersRequest)(nil),  // 26: trigrid.v1.ListWorkersRequest
+	(*ListWorkersResponse)(nil), // 27: trigrid.v1.ListWorkersResponse
+	(*WorkerInfo)(nil),          // 28: trigrid.v1.WorkerInfo
+	(*FaultyWorker)(nil),        // 29: trigrid.v1.FaultyWorker
+	(*WorkerStats)(nil),         // 30: trigrid.v1.WorkerStats
+	(*DeviceStats)(nil),         // 31: trigrid.v1.DeviceStats
+	(*JobStatus)(nil),           // 32: trigrid.v1.JobStatus
 }
 var file_trigrid_proto_depIdxs = []int32{
 	4,  // 0: trigrid.v1.WorkerMessage.hello:type_name -> trigrid.v1.Hello
@@ -2593,32 +2852,37 @@ var file_trigrid_proto_depIdxs = []int32{
 	10, // 13: trigrid.v1.Results.items:type_name -> trigrid.v1.Result
 	7,  // 14: trigrid.v1.Heartbeat.running:type_name -> trigrid.v1.SubtaskRef
 	7,  // 15: trigrid.v1.CancelAttempt.ref:type_name -> trigrid.v1.SubtaskRef
-	29, // 16: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
-	28, // 17: trigrid.v1.WorkerStats.devices:type_name -> trigrid.v1.DeviceStats
-	0,  // 18: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
-	26, // 19: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
-	27, // 20: trigrid.v1.JobStatus.per_worker:type_name -> trigrid.v1.WorkerStats
-	1,  // 21: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
-	15, // 22: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
-	17, // 23: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
-	20, // 24: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
-	21, // 25: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
-	22, // 26: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
-	24, // 27: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
-	18, // 28: trigrid.v1.Jobs.FetchCounts:input_type -> trigrid.v1.FetchCountsRequest
-	2,  // 29: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
-	16, // 30: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
-	19, // 31: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
-	29, // 32: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
-	29, // 33: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
-	23, // 34: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
-	25, // 35: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
-	16, // 36: trigrid.v1.Jobs.FetchCounts:output_type -> trigrid.v1.ShardChunk
-	29, // [29:37] is the sub-list for method output_type
-	21, // [21:29] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	32, // 16: trigrid.v1.ListResponse.jobs:type_name -> trigrid.v1.JobStatus
+	28, // 17: trigrid.v1.ListWorkersResponse.workers:type_name -> trigrid.v1.WorkerInfo
+	3,  // 18: trigrid.v1.WorkerInfo.devices:type_name -> trigrid.v1.Device
+	30, // 19: trigrid.v1.WorkerInfo.stats:type_name -> trigrid.v1.WorkerStats
+	31, // 20: trigrid.v1.WorkerStats.devices:type_name -> trigrid.v1.DeviceStats
+	0,  // 21: trigrid.v1.JobStatus.state:type_name -> trigrid.v1.JobState
+	29, // 22: trigrid.v1.JobStatus.faulty:type_name -> trigrid.v1.FaultyWorker
+	30, // 23: trigrid.v1.JobStatus.per_worker:type_name -> trigrid.v1.WorkerStats
+	1,  // 24: trigrid.v1.Cluster.Work:input_type -> trigrid.v1.WorkerMessage
+	15, // 25: trigrid.v1.Cluster.FetchShard:input_type -> trigrid.v1.FetchShardRequest
+	17, // 26: trigrid.v1.Jobs.Submit:input_type -> trigrid.v1.SubmitRequest
+	20, // 27: trigrid.v1.Jobs.Status:input_type -> trigrid.v1.StatusRequest
+	21, // 28: trigrid.v1.Jobs.Watch:input_type -> trigrid.v1.WatchRequest
+	22, // 29: trigrid.v1.Jobs.Cancel:input_type -> trigrid.v1.CancelRequest
+	24, // 30: trigrid.v1.Jobs.List:input_type -> trigrid.v1.ListRequest
+	18, // 31: trigrid.v1.Jobs.FetchCounts:input_type -> trigrid.v1.FetchCountsRequest
+	26, // 32: trigrid.v1.Jobs.ListWorkers:input_type -> trigrid.v1.ListWorkersRequest
+	2,  // 33: trigrid.v1.Cluster.Work:output_type -> trigrid.v1.CoordinatorMessage
+	16, // 34: trigrid.v1.Cluster.FetchShard:output_type -> trigrid.v1.ShardChunk
+	19, // 35: trigrid.v1.Jobs.Submit:output_type -> trigrid.v1.SubmitResponse
+	32, // 36: trigrid.v1.Jobs.Status:output_type -> trigrid.v1.JobStatus
+	32, // 37: trigrid.v1.Jobs.Watch:output_type -> trigrid.v1.JobStatus
+	23, // 38: trigrid.v1.Jobs.Cancel:output_type -> trigrid.v1.CancelResponse
+	25, // 39: trigrid.v1.Jobs.List:output_type -> trigrid.v1.ListResponse
+	16, // 40: trigrid.v1.Jobs.FetchCounts:output_type -> trigrid.v1.ShardChunk
+	27, // 41: trigrid.v1.Jobs.ListWorkers:output_type -> trigrid.v1.ListWorkersResponse
+	33, // [33:42] is the sub-list for method output_type
+	24, // [24:33] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_trigrid_proto_init() }
@@ -2644,7 +2908,7 @@ func file_trigrid_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trigrid_proto_rawDesc), len(file_trigrid_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

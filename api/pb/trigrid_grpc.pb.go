@@ -198,6 +198,7 @@ const (
 	Jobs_Cancel_FullMethodName      = "/trigrid.v1.Jobs/Cancel"
 	Jobs_List_FullMethodName        = "/trigrid.v1.Jobs/List"
 	Jobs_FetchCounts_FullMethodName = "/trigrid.v1.Jobs/FetchCounts"
+	Jobs_ListWorkers_FullMethodName = "/trigrid.v1.Jobs/ListWorkers"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -218,6 +219,9 @@ type JobsClient interface {
 	// counts format, in chunks like FetchShard: the first chunk carries the
 	// file's size and xxhash64.
 	FetchCounts(ctx context.Context, in *FetchCountsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShardChunk], error)
+	// ListWorkers returns the connected workers in join order, then the
+	// latest that left, the most recent first.
+	ListWorkers(ctx context.Context, in *ListWorkersRequest, opts ...grpc.CallOption) (*ListWorkersResponse, error)
 }
 
 type jobsClient struct {
@@ -306,6 +310,16 @@ func (c *jobsClient) FetchCounts(ctx context.Context, in *FetchCountsRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Jobs_FetchCountsClient = grpc.ServerStreamingClient[ShardChunk]
 
+func (c *jobsClient) ListWorkers(ctx context.Context, in *ListWorkersRequest, opts ...grpc.CallOption) (*ListWorkersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWorkersResponse)
+	err := c.cc.Invoke(ctx, Jobs_ListWorkers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -324,6 +338,9 @@ type JobsServer interface {
 	// counts format, in chunks like FetchShard: the first chunk carries the
 	// file's size and xxhash64.
 	FetchCounts(*FetchCountsRequest, grpc.ServerStreamingServer[ShardChunk]) error
+	// ListWorkers returns the connected workers in join order, then the
+	// latest that left, the most recent first.
+	ListWorkers(context.Context, *ListWorkersRequest) (*ListWorkersResponse, error)
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -351,6 +368,9 @@ func (UnimplementedJobsServer) List(context.Context, *ListRequest) (*ListRespons
 }
 func (UnimplementedJobsServer) FetchCounts(*FetchCountsRequest, grpc.ServerStreamingServer[ShardChunk]) error {
 	return status.Errorf(codes.Unimplemented, "method FetchCounts not implemented")
+}
+func (UnimplementedJobsServer) ListWorkers(context.Context, *ListWorkersRequest) (*ListWorkersResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListWorkers not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -467,6 +487,24 @@ func _Jobs_FetchCounts_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Jobs_FetchCountsServer = grpc.ServerStreamingServer[ShardChunk]
 
+func _Jobs_ListWorkers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWorkersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).ListWorkers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_ListWorkers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).ListWorkers(ctx, req.(*ListWorkersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -489,6 +527,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "List",
 			Handler:    _Jobs_List_Handler,
+		},
+		{
+			MethodName: "ListWorkers",
+			Handler:    _Jobs_ListWorkers_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
