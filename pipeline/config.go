@@ -10,6 +10,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -169,6 +170,17 @@ const (
 	StreamOn                     // always, on one GPU
 	StreamOff                    // never
 )
+
+// plan is m as the planner names it.
+func (m StreamMode) plan() plan.StreamMode {
+	switch m {
+	case StreamOn:
+		return plan.StreamOn
+	case StreamOff:
+		return plan.StreamOff
+	}
+	return plan.StreamAuto
+}
 
 // ParseStreamMode reads "auto", "on" or "off".
 func ParseStreamMode(s string) (StreamMode, error) {

@@ -85,7 +85,7 @@ func readPlanned(ctx context.Context, path string, dev *pendingCounter, cfg *Con
 	if pl = plan.Choose(g, pendingCaps(dev, cfg), req); !pl.Early {
 		return in, g, nil, nil
 	}
-	early, err := compactEarly(path, &in, dev, cfg, rep)
+	early, err := compactEarly(path, &in, g, dev, cfg, rep)
 	return in, g, early, err
 }
 

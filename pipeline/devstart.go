@@ -146,10 +146,11 @@ type earlyIDs struct {
 // while dev's device starts, for a plan that numbers them early (the
 // device could not clean them whole anyway: plan.Plan.Early). 32-bit
 // pairs are numbered (graph.MarkPairs) and left for the device to map as
-// it orients them in pieces (orientEarly), unless the pieces would not
-// take them at cfg.DeviceLimit (gpu.PiecesMayTake); other input is
-// compacted. in is consumed.
-func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
+// it orients them in pieces (orientEarly), unless the plan for the marks
+// says otherwise (plan.Plan.KeepMarks: the pieces would not take them at
+// cfg.DeviceLimit, gpu.PiecesMayTake); other input is compacted. g is the
+// input's figures; in is consumed.
+func compactEarly(path string, in *input, g plan.GraphStats, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
 	pairs := inputPairs(in)
 	cfg.Logger.Debug("the pairs cannot fit the device whole: numbering their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
 	p32 := in.p32
@@ -178,7 +179,9 @@ func compactEarly(path string, in *input, dev *pendingCounter, cfg *Config, rep 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if m.Bits == nil || !gpu.PiecesMayTake(cfg.DeviceLimit, pairs, uint64(len(m.OrigID)), uint64(len(m.Bits))) {
+	g.Marked = true
+	g.MarksFit = m.Bits != nil && gpu.PiecesMayTake(cfg.DeviceLimit, pairs, uint64(len(m.OrigID)), uint64(len(m.Bits)))
+	if !plan.Choose(g, pendingCaps(dev, cfg), planRequest(cfg, "")).KeepMarks {
 		// The device could not map them: rewritten now, still while it
 		// starts.
 		c, err := m.Compact()

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 )
 
 // Choosing P for speed on one GPU. The smallest P whose subtasks fit the
@@ -11,7 +12,7 @@ import (
 // while a larger P copies more (each subtask uploads about two blocks, and
 // there are P^3 subtasks of |E|/P^2 edges) and pays the fixed cost of more
 // uploads and subtasks. fastP models the count phase for each candidate
-// and keeps the fastest.
+// and plan.ChooseP keeps the fastest.
 
 // SpeedModel holds the rates fastP models a one-GPU count phase with.
 type SpeedModel struct {
@@ -68,9 +69,6 @@ func (m SpeedModel) seconds(n, e int64, p int, budget int64) float64 {
 		float64(len(seq))*m.SubtaskSeconds + kernel
 }
 
-// maxFastP bounds the P fastP models (32^3 subtasks).
-const maxFastP = 32
-
 // maxDeviceSlots is the blocks a GPU counter keeps resident (TG_MAX_SLOTS).
 const maxDeviceSlots = 16
 
@@ -87,20 +85,9 @@ func hashTasks(p int) []partition.Subtask {
 	return ts
 }
 
-// fastP is the P from pFit (the smallest that fits) up to 2 pFit (and
-// partition.UsefulP) whose
-// modelled count phase is the shortest; a larger P must win by a quarter,
-// since the model leaves out what grows with P (partitioning) and its
-// rates are rough.
-func fastP(m SpeedModel, n, e int64, pFit int, budget int64) int {
-	if pFit >= maxFastP {
-		return pFit // nothing to compare with (and P^3 subtasks to model)
-	}
-	best, bestSec := pFit, m.seconds(n, e, pFit, budget)
-	for p := pFit + 1; p <= 2*pFit && p <= maxFastP && p <= partition.UsefulP(e); p++ {
-		if s := m.seconds(n, e, p, budget); s < 0.75*bestSec {
-			best, bestSec = p, s
-		}
-	}
-	return best
+// fastP is plan.ChooseP for a graph of n vertices and e forward edges on
+// one GPU of budget bytes, modelled by m, P fitting from pFit.
+func fastP(m SpeedModel, n, e int64, pFit int, budget int64) (int, plan.Reason) {
+	return plan.ChooseP(plan.PRequest{Fit: pFit, Modelled: true, Useful: partition.UsefulP(e),
+		Seconds: func(p int) float64 { return m.seconds(n, e, p, budget) }})
 }

@@ -87,7 +87,7 @@ func TestFastP(t *testing.T) {
 		div  int64
 		pFit int
 	}{{1, 2}, {4, 4}, {20, 10}} {
-		p := fastP(m, n, e, tc.pFit, csr/tc.div)
+		p, _ := fastP(m, n, e, tc.pFit, csr/tc.div)
 		for q := tc.pFit; q <= 2*tc.pFit; q++ {
 			t.Logf("CSR/%d P=%d: %.3f s", tc.div, q, m.seconds(n, e, q, csr/tc.div))
 		}
@@ -96,14 +96,14 @@ func TestFastP(t *testing.T) {
 			t.Errorf("CSR/%d: fastP %d outside [%d, %d]", tc.div, p, tc.pFit, 2*tc.pFit)
 		}
 	}
-	if p := fastP(m, n, e, 170, 1<<20); p != 170 {
+	if p, _ := fastP(m, n, e, 170, 1<<20); p != 170 {
 		t.Errorf("P fits from 170: fastP %d, want 170 (not modelled)", p)
 	}
-	if p := fastP(m, 1000, 10000, 1, 1<<30); p != 1 {
+	if p, _ := fastP(m, 1000, 10000, 1, 1<<30); p != 1 {
 		t.Errorf("a small graph on a large device: fastP %d, want 1", p)
 	}
 	// The whole graph with room for it and its indexes stays whole.
-	if p := fastP(m, n, e, 1, 2*csr); p != 1 {
+	if p, _ := fastP(m, n, e, 1, 2*csr); p != 1 {
 		t.Errorf("rmat 23 at twice its CSR: fastP %d, want 1", p)
 	}
 }
@@ -153,12 +153,12 @@ func TestStreamRowsRule(t *testing.T) {
 		{0, StreamOn, true},
 	} {
 		cfg.Budget, cfg.RowStream = c.budget, c.mode
-		if got := streamRows(&cfg, rows, edges); got != c.want {
+		if got := streamRows(&cfg, rows, edges, &Report{}); got != c.want {
 			t.Errorf("budget %d (%.2f blocks) mode %d: %v, want %v", c.budget, float64(c.budget)/float64(b), c.mode, got, c.want)
 		}
 	}
 	cpu := Config{Slots: []worker.Slot{{Device: api.Device{Kind: "cpu"}}}, RowStream: StreamOn}
-	if streamRows(&cpu, rows, edges) {
+	if streamRows(&cpu, rows, edges, &Report{}) {
 		t.Error("the CPU streams rows")
 	}
 }

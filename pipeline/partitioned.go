@@ -12,6 +12,7 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/storage"
 	"github.com/trigrid/trigrid/worker"
 )
@@ -78,7 +79,7 @@ func countBlocks(ctx context.Context, path string, part *partition.Partition, pF
 	stream := false
 	if oneDevice(cfg) {
 		rows, edges := largestBlock(part)
-		if stream = streamRows(cfg, rows, edges); stream {
+		if stream = streamRows(cfg, rows, edges, rep); stream {
 			tasks = streamOrder(tasks)
 			cfg.Slots = []worker.Slot{streaming(cfg.Slots[0])}
 			cfg.groupJK = true
@@ -132,8 +133,15 @@ func splitOnHost(ctx context.Context, path string, fwd *graph.CSR, cfg *Config, 
 			return nil, 0, budgetError(path, cfg, err)
 		}
 		pFit = p
+		var why plan.Reason
 		if oneDevice(cfg) && cfg.Scheme == storage.SchemeHash {
-			p = fastP(DefaultSpeedModel(), fwd.NumRows(), fwd.NumEdges(), pFit, cfg.Budget)
+			p, why = fastP(DefaultSpeedModel(), fwd.NumRows(), fwd.NumEdges(), pFit, cfg.Budget)
+		} else {
+			p, why = plan.ChooseP(plan.PRequest{Fit: pFit})
+		}
+		rep.noteReason(why)
+		if rep.Plan != nil {
+			rep.Plan.P = p
 		}
 		cfg.Logger.Info("chose P", "p", p, "smallest that fits", pFit, "budget", cfg.Budget)
 	}

@@ -150,3 +150,11 @@ func (rep *Report) removed() *Removed {
 	}
 	return rep.Removed
 }
+
+// noteReason adds a choice made once the blocks are known to the plan
+// the count runs (none for shards).
+func (r *Report) noteReason(why plan.Reason) {
+	if r.Plan != nil {
+		r.Plan.Reasons = append(r.Plan.Reasons, why)
+	}
+}

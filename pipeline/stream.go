@@ -4,29 +4,21 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/partition"
+	"github.com/trigrid/trigrid/plan"
 	"github.com/trigrid/trigrid/worker"
 )
 
-// streamRows reports whether a count on one GPU of blocks no larger than
-// (rows, edges) streams IJ and IK in row ranges (Config.RowStream): in
-// auto, when the budget holds JK with its index, the kernel's scratch
-// reserve (a sixteenth) and two sets of ranges of an eighth of a block
-// each, but not three blocks and the index.
-func streamRows(cfg *Config, rows, edges int64) bool {
-	switch {
-	case !oneDevice(cfg) || cfg.RowStream == StreamOff:
-		return false
-	case cfg.RowStream == StreamOn:
-		return true
-	case cfg.Budget <= 0:
-		return false
+// streamRows is plan.ChooseRowStream for a count on cfg's slots of blocks
+// no larger than (rows, edges) (Config.RowStream), its reason noted in rep.
+func streamRows(cfg *Config, rows, edges int64, rep *Report) bool {
+	b := plan.BlockFigures{OneGPU: oneDevice(cfg), LargestBytes: uint64(gpu.BlockBytes(rows, edges)),
+		ContextBytes: gpu.ContextBytes, IndexShare: DefaultSpeedModel().IndexShare}
+	if cfg.Budget > 0 {
+		b.Budget = uint64(cfg.Budget)
 	}
-	room := float64(cfg.Budget - gpu.ContextBytes)
-	b := float64(gpu.BlockBytes(rows, edges))
-	index := DefaultSpeedModel().IndexShare // the searched block's index, as a share of its bytes
-	whole := (3 + index) * b
-	streamed := (1+index)*b + room/16 + 2*b/4
-	return whole > room && streamed <= room
+	on, why := plan.ChooseRowStream(b, cfg.RowStream.plan())
+	rep.noteReason(why)
+	return on
 }
 
 // streaming makes slot's GPU counters stream rows.

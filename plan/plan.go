@@ -76,6 +76,11 @@ type GraphStats struct {
 	// Estimated: the figures are estimates from the file's size, not
 	// counts of what was read.
 	Estimated bool `json:"estimated,omitempty"`
+	// Marked: the host numbered the ids early (Plan.Early) and kept
+	// them marked in the pairs; MarksFit: the device's pieces can take
+	// the marked pairs at Request.DeviceLimit and map them.
+	Marked   bool `json:"marked,omitempty"`
+	MarksFit bool `json:"marks_fit,omitempty"`
 }
 
 // DeviceCaps is what the counter of the first slot can do, plain data
@@ -160,6 +165,10 @@ type Plan struct {
 	// MapIDs: the device maps the ids numbered early as it orients them.
 	Orient Where `json:"orient"`
 	MapIDs bool  `json:"map_ids,omitempty"`
+	// KeepMarks: the ids numbered early stay marked in the pairs for the
+	// device to map; without it the host rewrites them while the device
+	// starts.
+	KeepMarks bool `json:"keep_marks,omitempty"`
 	// Resident: the device keeps the graph it cleaned and counts it
 	// whole in place (Layout is Whole).
 	Resident bool   `json:"resident"`
@@ -251,6 +260,13 @@ func chooseEarly(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 	}
 	p.Early = true
 	why("early", fmt.Sprintf("cleaning the pairs whole needs %d device bytes, more than --device-mem-limit %d: the host numbers the ids while the device starts, the device maps them as it orients in pieces (unless the input was staged, or the pieces could not map them: the host rewrites them then)", g.PrepBytes, r.DeviceLimit), recMapped)
+	switch {
+	case g.Marked && g.MarksFit:
+		p.KeepMarks = true
+		why("keep-marks", "the device's pieces can take the marked pairs: the device maps the ids as it orients them", recMapped)
+	case g.Marked:
+		why("rewrite-ids", "the device's pieces could not take the marked pairs at --device-mem-limit: the host rewrites the ids while the device starts", recMapped)
+	}
 }
 
 // chooseWhole is a count with --partitions 1.
