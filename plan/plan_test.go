@@ -22,25 +22,33 @@ func fwd(b uint64, hostFits bool) GraphStats {
 	return GraphStats{Pairs: 1000, Forward: true, Rows: 100, Edges: 1000, DeviceBytes: b, HostFits: hostFits}
 }
 
-func TestChoose(t *testing.T) {
+// chooseWant is what TestChoose checks of a plan.
+type chooseWant struct {
+	read                     Read
+	stage, early             bool
+	clean, orient            Where
+	fromIDs, resident, split bool
+	layout                   Layout
+	hostModel                bool
+	record                   string // a record some reason cites ("" none needed)
+}
+
+// chooseCase is one row of TestChoose: a case the pipeline handles.
+type chooseCase struct {
+	name string
+	g    GraphStats
+	d    DeviceCaps
+	r    Request
+	want chooseWant
+}
+
+// chooseCases has one row per case the pipeline handles, with the
+// measured reason (a decision record) in its comment.
+func chooseCases() []chooseCase {
 	deg := Request{Degree: true, Kernel: "auto"}
 	req := func(f func(*Request)) Request { r := deg; f(&r); return r }
-	type want struct {
-		read                     Read
-		stage, early             bool
-		clean, orient            Where
-		fromIDs, resident, split bool
-		layout                   Layout
-		hostModel                bool
-		record                   string // a record some reason cites ("" none needed)
-	}
-	for _, tc := range []struct {
-		name string
-		g    GraphStats
-		d    DeviceCaps
-		r    Request
-		want want
-	}{
+	type want = chooseWant
+	return []chooseCase{
 		// The host builds the forward graph in any order other than degree.
 		{"cpu degeneracy", GraphStats{}, cpuCaps, req(func(r *Request) { r.Degree = false }),
 			want{read: ReadEdges, clean: Host, orient: Host, layout: Whole}},
@@ -129,10 +137,14 @@ func TestChoose(t *testing.T) {
 		// Partitioned on the CPU.
 		{"partitioned cpu", GraphStats{Pairs: 1000}, cpuCaps, req(func(r *Request) { r.Partitioned, r.P, r.Scheme = true, 2, "hash" }),
 			want{read: ReadIDs, clean: Host, orient: Host, layout: Partitioned}},
-	} {
+	}
+}
+
+func TestChoose(t *testing.T) {
+	for _, tc := range chooseCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Choose(tc.g, tc.d, tc.r)
-			got := want{read: p.Read, stage: p.Stage, early: p.Early, clean: p.Clean, orient: p.Orient,
+			got := chooseWant{read: p.Read, stage: p.Stage, early: p.Early, clean: p.Clean, orient: p.Orient,
 				fromIDs: p.FromIDs, resident: p.Resident, split: p.DeviceSplit, layout: p.Layout, hostModel: p.HostModel, record: tc.want.record}
 			if got != tc.want {
 				t.Errorf("Choose:\n got %+v\nwant %+v", got, tc.want)
