@@ -1,0 +1,135 @@
+package scale
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/trigrid/trigrid/bench/chart"
+)
+
+// The files WriteDir writes.
+const (
+	JSONName       = "scale.json"
+	RunsCSVName    = "scale-runs.csv"
+	RowsCSVName    = "scale.csv"
+	SpeedupPNGName = "speedup.png"
+	EffPNGName     = "efficiency.png"
+)
+
+// WriteDir writes the report into dir (made if missing): the whole
+// report as JSON, a CSV row per run and per worker count, and the
+// speedup and efficiency plots against N with the ideal line.
+func (r *Report) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench scale: --out: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JSONName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench scale: %w", err)
+	}
+	if err := writeCSV(filepath.Join(dir, RowsCSVName), r.rowsTable()); err != nil {
+		return err
+	}
+	if err := writeCSV(filepath.Join(dir, RunsCSVName), r.runsTable()); err != nil {
+		return err
+	}
+	return r.plots(dir)
+}
+
+func (r *Report) plots(dir string) error {
+	var n, sp, eff []float64
+	for _, row := range r.Rows {
+		n = append(n, float64(row.Workers))
+		sp = append(sp, row.Speedup)
+		eff = append(eff, row.Efficiency)
+	}
+	ones := make([]float64, len(n))
+	for i := range ones {
+		ones[i] = 1
+	}
+	title := fmt.Sprintf("%s, P = %d (%s), %s workers", filepath.Base(r.Source), r.P, r.Scheme, r.Device)
+	speed := chart.Plot{Title: title, XLabel: "workers N", YLabel: "speedup T(1) / T(N)", Series: []chart.Series{
+		{Name: "measured", X: n, Y: sp}, {Name: "ideal", X: n, Y: n, Ideal: true}}}
+	if err := speed.WritePNG(filepath.Join(dir, SpeedupPNGName)); err != nil {
+		return err
+	}
+	effp := chart.Plot{Title: title, XLabel: "workers N", YLabel: "parallel efficiency speedup / N", Series: []chart.Series{
+		{Name: "measured", X: n, Y: eff}, {Name: "ideal", X: n, Y: ones, Ideal: true}}}
+	return effp.WritePNG(filepath.Join(dir, EffPNGName))
+}
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench scale: %w", err)
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(rows); err != nil {
+		f.Close()
+		return fmt.Errorf("bench scale: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("bench scale: %s: %w", path, err)
+	}
+	return nil
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+
+func irText(ir *float64) string {
+	if ir == nil {
+		return "inf"
+	}
+	return strconv.FormatFloat(*ir, 'f', 3, 64)
+}
+
+func (r *Report) rowsTable() [][]string {
+	out := [][]string{{"workers", "runs", "job_s", "min_job_s", "max_job_s", "kernel_s", "fetch_s", "decode_s", "upload_s",
+		"speedup", "efficiency", "ir", "teps"}}
+	for _, x := range r.Rows {
+		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Runs), ff(x.JobSeconds), ff(x.MinJobSeconds),
+			ff(x.MaxJobSeconds), ff(x.KernelSeconds), ff(x.FetchSeconds), ff(x.DecodeSeconds), ff(x.UploadSeconds),
+			ff(x.Speedup), ff(x.Efficiency), irText(x.IR), ff(x.TEPS)})
+	}
+	return out
+}
+
+func (r *Report) runsTable() [][]string {
+	out := [][]string{{"workers", "repeat", "job", "triangles", "job_s", "wall_s", "start_s", "end_s", "kernel_s", "fetch_s",
+		"decode_s", "upload_s", "busy_s", "ir", "teps", "coordinator_cpu_s", "attempts", "requeued", "speculated"}}
+	for _, x := range r.Runs {
+		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Repeat), x.Job, strconv.FormatUint(x.Triangles, 10),
+			ff(x.JobSeconds), ff(x.WallSeconds), ff(x.StartSeconds), ff(x.EndSeconds), ff(x.KernelSeconds), ff(x.FetchSeconds),
+			ff(x.DecodeSeconds), ff(x.UploadSeconds), ff(x.BusySeconds), irText(x.IR), ff(x.TEPS), ff(x.CoordinatorCPUSeconds),
+			strconv.FormatInt(x.Attempts, 10), strconv.FormatInt(x.Requeued, 10), strconv.FormatInt(x.Speculated, 10)})
+	}
+	return out
+}
+
+// WriteTable prints the per-worker-count table for people.
+func (r *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "%s: %d vertices, %d edges, %d triangles (every job checked against %s)\n",
+		r.Source, r.Vertices, r.Edges, r.Triangles, r.Reference)
+	fmt.Fprintf(w, "P = %d (%s), %d subtasks, %s workers", r.P, r.Scheme, r.Subtasks, r.Device)
+	if r.Device == "cpu" {
+		fmt.Fprintf(w, " of %d core%s on a %d-core machine", r.CoresPerWorker, plural(r.CoresPerWorker), r.HostCores)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\truns\tjob s\t(min\tmax)\tkernel s\tfetch s\tdecode s\tupload s\tspeedup\tefficiency\tIR\tTEPS\t")
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.0f%%\t%s\t%.3g\t\n", x.Workers, x.Runs,
+			x.JobSeconds, x.MinJobSeconds, x.MaxJobSeconds, x.KernelSeconds, x.FetchSeconds, x.DecodeSeconds, x.UploadSeconds,
+			x.Speedup, 100*x.Efficiency, irText(x.IR), x.TEPS)
+	}
+	return tw.Flush()
+}
