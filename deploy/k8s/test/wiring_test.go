@@ -124,43 +124,7 @@ func TestOverlaysRenderAndWire(t *testing.T) {
 					containerOK(t, name, pod, c, secrets)
 				}
 			}
-			// GPUs: one per worker in the gpu overlay, with the node
-			// selector and toleration; none anywhere in the cpu overlay
-			// nor on the coordinator.
-			gpus := func(c corev1.Container) (int64, int64) {
-				l, r := c.Resources.Limits[gpuResource], c.Resources.Requests[gpuResource]
-				return l.Value(), r.Value()
-			}
-			if l, r := gpus(coord); l != 0 || r != 0 {
-				t.Errorf("coordinator asks for GPUs: %d/%d", l, r)
-			}
-			wspec := dep.Spec.Template.Spec
-			device := envValue(worker, "TRIGRID_DEVICE")
-			switch overlay {
-			case "gpu":
-				if l, r := gpus(worker); l != 1 || r != 1 {
-					t.Errorf("gpu worker nvidia.com/gpu limit %d request %d, want 1 and 1", l, r)
-				}
-				if wspec.NodeSelector["nvidia.com/gpu.present"] != "true" {
-					t.Errorf("gpu worker nodeSelector %v", wspec.NodeSelector)
-				}
-				if !slices.ContainsFunc(wspec.Tolerations, func(tl corev1.Toleration) bool { return tl.Key == string(gpuResource) }) {
-					t.Errorf("gpu worker tolerations %v", wspec.Tolerations)
-				}
-				if device != "gpu" {
-					t.Errorf("gpu worker TRIGRID_DEVICE=%q", device)
-				}
-			case "cpu":
-				if l, r := gpus(worker); l != 0 || r != 0 {
-					t.Errorf("cpu worker asks for GPUs: %d/%d", l, r)
-				}
-				if len(wspec.NodeSelector) != 0 || len(wspec.Tolerations) != 0 {
-					t.Errorf("cpu worker is bound to nodes: %v %v", wspec.NodeSelector, wspec.Tolerations)
-				}
-				if device != "cpu" {
-					t.Errorf("cpu worker TRIGRID_DEVICE=%q", device)
-				}
-			}
+			gpusOK(t, overlay, coord, worker, dep.Spec.Template.Spec)
 			// The data volume is shared: ReadWriteMany.
 			if pvc := o.pvcs["trigrid-data"]; !slices.Contains(pvc.Spec.AccessModes, corev1.ReadWriteMany) {
 				t.Errorf("trigrid-data access modes %v, want ReadWriteMany", pvc.Spec.AccessModes)
@@ -302,6 +266,45 @@ func configKeysOK(t *testing.T, o objects) {
 	for k := range keys {
 		if !slices.Contains(all, k) {
 			t.Errorf("trigrid.yaml key %q: no flag of the coordinator or the worker", k)
+		}
+	}
+}
+
+// gpusOK: one GPU per worker in the gpu overlay, with the node selector
+// and toleration; none anywhere in the cpu overlay nor on the coordinator.
+func gpusOK(t *testing.T, overlay string, coord, worker corev1.Container, wspec corev1.PodSpec) {
+	t.Helper()
+	gpus := func(c corev1.Container) (int64, int64) {
+		l, r := c.Resources.Limits[gpuResource], c.Resources.Requests[gpuResource]
+		return l.Value(), r.Value()
+	}
+	if l, r := gpus(coord); l != 0 || r != 0 {
+		t.Errorf("coordinator asks for GPUs: %d/%d", l, r)
+	}
+	device := envValue(worker, "TRIGRID_DEVICE")
+	switch overlay {
+	case "gpu":
+		if l, r := gpus(worker); l != 1 || r != 1 {
+			t.Errorf("gpu worker nvidia.com/gpu limit %d request %d, want 1 and 1", l, r)
+		}
+		if wspec.NodeSelector["nvidia.com/gpu.present"] != "true" {
+			t.Errorf("gpu worker nodeSelector %v", wspec.NodeSelector)
+		}
+		if !slices.ContainsFunc(wspec.Tolerations, func(tl corev1.Toleration) bool { return tl.Key == string(gpuResource) }) {
+			t.Errorf("gpu worker tolerations %v", wspec.Tolerations)
+		}
+		if device != "gpu" {
+			t.Errorf("gpu worker TRIGRID_DEVICE=%q", device)
+		}
+	case "cpu":
+		if l, r := gpus(worker); l != 0 || r != 0 {
+			t.Errorf("cpu worker asks for GPUs: %d/%d", l, r)
+		}
+		if len(wspec.NodeSelector) != 0 || len(wspec.Tolerations) != 0 {
+			t.Errorf("cpu worker is bound to nodes: %v %v", wspec.NodeSelector, wspec.Tolerations)
+		}
+		if device != "cpu" {
+			t.Errorf("cpu worker TRIGRID_DEVICE=%q", device)
 		}
 	}
 }
