@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/trigrid/trigrid/graph"
@@ -12,21 +13,35 @@ import (
 // are possible. The same (n, m, seed) gives the same edges whatever
 // workers is (0 means GOMAXPROCS).
 func ER(n, m uint64, seed uint64, workers int) ([]graph.Edge, error) {
+	if n >= 1 {
+		if err := checkEdgeCount(fmt.Sprintf("er: %d edges", m), m); err != nil {
+			return nil, err
+		}
+	}
+	s, err := ERSource(n, m, seed)
+	if err != nil {
+		return nil, err
+	}
+	return s.materialize(fmt.Sprintf("er: %d edges", m), workers)
+}
+
+// ERSource is ER as a Source: the same edges, chunk by chunk, without
+// holding them.
+func ERSource(n, m uint64, seed uint64) (*Source, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("gen: er: %d vertices, want >= 1", n)
 	}
-	if err := checkEdgeCount(fmt.Sprintf("er: %d edges", m), m); err != nil {
-		return nil, err
+	if m > math.MaxInt64 {
+		return nil, fmt.Errorf("gen: er: %d edges, more than 2^63-1", m)
 	}
-	out := make([]graph.Edge, m)
-	fillChunks(out, workers, func(c int, dst []graph.Edge) {
+	fill := func(c int, dst []graph.Edge) {
 		r := chunkStream(seed, purposeER, c)
 		for i := range dst {
 			u := bounded(&r, n)
 			dst[i] = graph.Edge{U: u, V: bounded(&r, n)}
 		}
-	})
-	return out, nil
+	}
+	return &Source{edges: m, maxID: n - 1, fill: fill}, nil
 }
 
 // bounded returns a uniform value in [0, n) by Lemire's multiply-shift with
