@@ -61,7 +61,7 @@ type Config struct {
 	// requeued) rather than slowing the coordinator. 0 means 1024.
 	SendQueue int
 	// KeepFinished is how many finished jobs keep their per-subtask detail
-	// (the status page's attempts) in memory; older finished jobs keep
+	// (the dashboard's grid and attempts) in memory; older finished jobs keep
 	// only their final status. 0 means 16.
 	KeepFinished int
 	// KeepShards keeps the shards cut from a submitted graph file

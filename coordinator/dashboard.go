@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/api/pb"
 	"github.com/trigrid/trigrid/coordinator/dashboard"
 )
 
@@ -48,4 +49,13 @@ func (s *Server) Workers(ctx context.Context) ([]api.WorkerInfo, error) {
 		return nil, err
 	}
 	return dashboard.Workers(in), nil
+}
+
+// ListWorkers implements pb.JobsServer.
+func (g jobsService) ListWorkers(ctx context.Context, _ *pb.ListWorkersRequest) (*pb.ListWorkersResponse, error) {
+	ws, err := g.s.Workers(ctx)
+	if err != nil {
+		return nil, grpcErr(err)
+	}
+	return pb.EncodeWorkers(ws), nil
 }

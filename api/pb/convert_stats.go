@@ -44,49 +44,58 @@ func decodeWorkerStats(ms []*WorkerStats) ([]api.WorkerStats, error) {
 	}
 	var out []api.WorkerStats
 	for i, m := range ms {
-		field := fmt.Sprintf("per_worker[%d]", i)
-		if m == nil {
-			return nil, fieldErr(msg, field, ErrNil)
-		}
-		if err := api.CheckID("worker id", m.GetWorker()); err != nil {
-			return nil, fieldErr(msg, field+".worker", err)
-		}
-		w := api.WorkerStats{Worker: api.WorkerID(m.GetWorker())}
-		for _, c := range []struct {
-			name string
-			v    int64
-			to   *time.Duration
-		}{{"fetch_ns", m.GetFetchNs(), &w.Fetch}, {"decode_ns", m.GetDecodeNs(), &w.Decode}, {"upload_ns", m.GetUploadNs(), &w.Upload},
-			{"kernel_ns", m.GetKernelNs(), &w.KernelTime}, {"busy_ns", m.GetBusyNs(), &w.Busy}, {"wall_ns", m.GetWallNs(), &w.Wall}} {
-			d, err := checkDuration(msg, field+"."+c.name, c.v)
-			if err != nil {
-				return nil, err
-			}
-			*c.to = d
-		}
-		for _, c := range []struct {
-			name string
-			v    int64
-		}{{"subtasks", m.GetSubtasks()}, {"edges", m.GetEdges()}, {"first_start_unix_ms", m.GetFirstStartUnixMs()}, {"last_end_unix_ms", m.GetLastEndUnixMs()}} {
-			if c.v < 0 {
-				return nil, fieldErr(msg, field+"."+c.name, fmt.Errorf("%d is negative", c.v))
-			}
-		}
-		w.Subtasks, w.Edges = m.GetSubtasks(), m.GetEdges()
-		if ms := m.GetFirstStartUnixMs(); ms != 0 {
-			w.FirstStart = time.UnixMilli(ms)
-		}
-		if ms := m.GetLastEndUnixMs(); ms != 0 {
-			w.LastEnd = time.UnixMilli(ms)
-		}
-		devs, err := decodeDeviceStats(msg, field, m.GetDevices())
+		w, err := decodeOneWorkerStats(msg, fmt.Sprintf("per_worker[%d]", i), m)
 		if err != nil {
 			return nil, err
 		}
-		w.Devices = devs
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// decodeOneWorkerStats validates and converts one worker's sums, field
+// of message msg.
+func decodeOneWorkerStats(msg, field string, m *WorkerStats) (api.WorkerStats, error) {
+	if m == nil {
+		return api.WorkerStats{}, fieldErr(msg, field, ErrNil)
+	}
+	if err := api.CheckID("worker id", m.GetWorker()); err != nil {
+		return api.WorkerStats{}, fieldErr(msg, field+".worker", err)
+	}
+	w := api.WorkerStats{Worker: api.WorkerID(m.GetWorker())}
+	for _, c := range []struct {
+		name string
+		v    int64
+		to   *time.Duration
+	}{{"fetch_ns", m.GetFetchNs(), &w.Fetch}, {"decode_ns", m.GetDecodeNs(), &w.Decode}, {"upload_ns", m.GetUploadNs(), &w.Upload},
+		{"kernel_ns", m.GetKernelNs(), &w.KernelTime}, {"busy_ns", m.GetBusyNs(), &w.Busy}, {"wall_ns", m.GetWallNs(), &w.Wall}} {
+		d, err := checkDuration(msg, field+"."+c.name, c.v)
+		if err != nil {
+			return api.WorkerStats{}, err
+		}
+		*c.to = d
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"subtasks", m.GetSubtasks()}, {"edges", m.GetEdges()}, {"first_start_unix_ms", m.GetFirstStartUnixMs()}, {"last_end_unix_ms", m.GetLastEndUnixMs()}} {
+		if c.v < 0 {
+			return api.WorkerStats{}, fieldErr(msg, field+"."+c.name, fmt.Errorf("%d is negative", c.v))
+		}
+	}
+	w.Subtasks, w.Edges = m.GetSubtasks(), m.GetEdges()
+	if ms := m.GetFirstStartUnixMs(); ms != 0 {
+		w.FirstStart = time.UnixMilli(ms)
+	}
+	if ms := m.GetLastEndUnixMs(); ms != 0 {
+		w.LastEnd = time.UnixMilli(ms)
+	}
+	devs, err := decodeDeviceStats(msg, field, m.GetDevices())
+	if err != nil {
+		return api.WorkerStats{}, err
+	}
+	w.Devices = devs
+	return w, nil
 }
 
 func decodeDeviceStats(msg, field string, ms []*DeviceStats) ([]api.DeviceStats, error) {

@@ -47,6 +47,7 @@ type coordinatorFlags struct {
 	stopTimeout   time.Duration
 	tuning        tuningFlags
 	dataDirs      []string
+	dash          dashboardFlags
 }
 
 // gossipFlags are the memberlist flags of the coordinator and workers.
@@ -107,7 +108,7 @@ stops it at once.`,
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7000", "gRPC address to listen on; port 0 picks one")
 	fl.StringVar(&f.grpcAdvertise, "grpc-advertise", "", "gRPC address workers are told to dial (default: the address --listen bound)")
 	fl.StringVar(&f.state, "state", "", "directory for job progress and the shards of submitted graph files (\"\": memory only, lost on exit)")
-	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics and the status page at / on this address (\"\": off)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at /metrics, the probes, and the dashboard at / with its JSON at /api/ on this address (\"\": off)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow listening beyond loopback without TLS, and clear-text gossip (trusted networks only)")
 	fl.DurationVar(&f.tick, "tick", d.TickInterval, "scheduler tick: the unit of leases")
@@ -120,6 +121,7 @@ stops it at once.`,
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "how long a stop waits for streams to end before closing them")
 	fl.StringSliceVar(&f.dataDirs, "data-dir", nil, "directory whose graph files may be submitted by path (repeat or comma-separate for several; links are resolved first); default: none, only shard stores")
 	f.tuning.add(cmd)
+	f.dash.add(cmd)
 	f.gossipFlags.add(cmd, "127.0.0.1:7946", "coordinator")
 	f.sec.add(cmd)
 	return cmd
@@ -138,11 +140,12 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err := sec.CheckListen(f.listen); err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	// The metrics and status page are plain HTTP whatever gRPC uses, so
-	// they stay on loopback unless --insecure, with TLS on or off.
+	// Metrics and the probes are served over plain HTTP whatever gRPC
+	// uses (the dashboard over TLS only when TLS is on), so the listener
+	// stays on loopback unless --insecure, with TLS on or off.
 	if f.metrics != "" {
 		if err := (cluster.Security{Insecure: f.insecure}).CheckListen(f.metrics); err != nil {
-			return fmt.Errorf("--metrics %s: metrics and the status page are served over plain HTTP, without TLS or the join token; use a loopback address or --insecure", f.metrics)
+			return fmt.Errorf("--metrics %s: metrics and the probes are served over plain HTTP, without TLS or the join token; use a loopback address or --insecure", f.metrics)
 		}
 	}
 	opts, err := sec.ServerOptions()
@@ -242,9 +245,17 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		})
 		mux.Handle("/healthz", health)
 		mux.Handle("/readyz", health)
-		mux.Handle("/", srv.StatusHandler())
+		hlis, err := mountDashboard(mux, srv, mlis, f.dash, sec)
+		if err != nil {
+			stop()
+			g.Stop()
+			member.Shutdown()
+			mlis.Close()
+			<-runDone
+			return fmt.Errorf("--metrics: %w", err)
+		}
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go metricsSrv.Serve(mlis)
+		go metricsSrv.Serve(hlis)
 	}
 	logger.Info("coordinator ready", "grpc", lis.Addr().String(), "gossip", member.Addr(), "metrics", metricsAddr,
 		"state", f.state, "tls", sec.TLS.Enabled(), "token", sec.Token != "")

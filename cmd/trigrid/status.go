@@ -25,7 +25,12 @@ func newStatusCommand() *cobra.Command {
 		Use:   "status --coordinator ADDR [JOB]",
 		Short: "Show the progress of a coordinator's jobs",
 		Long: `Show one job (JOB) or every job the coordinator knows: state, subtasks
-queued, running and done, attempts, and the total once a job is done.`,
+queued, running and done, attempts, and the total once a job is done.
+Without JOB the workers follow: connected ones with their state (busy, idle,
+draining, lost), devices, results, kernel, fetch and decode time, edges per
+second, busy share and heartbeat age, then the latest that left. --json
+prints one object per job (key "job") and one per worker (key "worker", the
+dashboard's /api/v1 worker fields).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			conn, err := f.sec.dial(f.coordinator)
@@ -37,6 +42,7 @@ queued, running and done, attempts, and the total once a job is done.`,
 			ctx, cancel := rpcContext(cmd.Context())
 			defer cancel()
 			var jobs []api.JobStatus
+			var workers []api.WorkerInfo
 			if len(args) == 1 {
 				id, err := pb.DecodeJobID("job", args[0])
 				if err != nil {
@@ -63,12 +69,18 @@ queued, running and done, attempts, and the total once a job is done.`,
 					}
 					jobs = append(jobs, st)
 				}
+				if workers, err = listWorkers(ctx, client, cmd.ErrOrStderr()); err != nil {
+					return fmt.Errorf("list workers of %s: %w", f.coordinator, err)
+				}
 			}
-			return printStatus(cmd.OutOrStdout(), jobs, f.asJSON)
+			if err := printStatus(cmd.OutOrStdout(), jobs, f.asJSON); err != nil {
+				return err
+			}
+			return printWorkers(cmd.OutOrStdout(), workers, len(args) == 0, f.asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&f.coordinator, "coordinator", "", "coordinator gRPC address (host:port)")
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON (one object per job)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON (one object per job, then one per worker)")
 	f.sec.add(cmd)
 	f.sec.addServerName(cmd)
 	return cmd
