@@ -7,23 +7,31 @@
 
 namespace {
 
-// Per row: its bitmap's size in 4-word chunks (0 without one).
+// tg_bitmap_layout's scratch: the 64-bit total in the first granule, the
+// scan's room after it.
+constexpr size_t kLayoutHead = 256;
+
+// Per row: its bitmap's size in 4-word chunks (0 without one; at most
+// 2^25, as values are 32-bit). The total over all rows goes into *total
+// in 64 bits, so that the caller can tell whether the 32-bit offsets of
+// the scan hold it.
 __global__ void bitmap_chunks(const uint64_t *__restrict__ rp, const uint32_t *__restrict__ c, int64_t nrows,
-                              uint32_t ratio, uint32_t minlen, uint32_t *off) {
+                              uint32_t ratio, uint32_t minlen, uint32_t *off, unsigned long long *total) {
     const int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v > nrows) return;
-    uint32_t n = 0;
+    unsigned long long n = 0;
     if (v < nrows) {
         const uint64_t b0 = rp[v], b1 = rp[v + 1];
         if (b1 > b0) {
             const uint32_t lo = c[b0], hi = c[b1 - 1];
             if (tg_bm_has(ratio, minlen, b1 - b0, lo, hi)) {
                 const uint64_t words = ((uint64_t)hi - lo + 1 + 31) >> 5;
-                n = (uint32_t)((words + 3) >> 2);
+                n = (words + 3) >> 2;
             }
         }
     }
-    off[v] = n; // off[nrows] = 0 turns into the total
+    if (v <= nrows) off[v] = (uint32_t)n; // off[nrows] = 0 turns into the total
+    for (int o = 16; o > 0; o >>= 1) n += __shfl_xor_sync(0xffffffffu, n, o);
+    if ((threadIdx.x & 31) == 0 && n) atomicAdd(total, n);
 }
 
 // One warp per rpw rows (rpw <= 32): lane l < rpw tests row base + l, then
@@ -98,16 +106,24 @@ size_t tg_bitmap_layout_tmp(int64_t nrows) {
     size_t bytes = 0;
     uint32_t *p = nullptr;
     cub::DeviceScan::ExclusiveSum(nullptr, bytes, p, p, (int64_t)nrows + 1);
-    return bytes;
+    return kLayoutHead + bytes;
 }
 
 cudaError_t tg_bitmap_layout(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t *off, void *tmp,
                              size_t tmp_bytes, cudaStream_t stream) {
     const int64_t n = b->nrows + 1;
-    bitmap_chunks<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(b->rowptr, b->cols, b->nrows, ratio, minlen, off);
-    cudaError_t e = cudaGetLastError();
+    if (tmp_bytes < kLayoutHead) return cudaErrorInvalidValue;
+    unsigned long long *total = (unsigned long long *)tmp;
+    cudaError_t e = cudaMemsetAsync(total, 0, sizeof *total, stream);
     if (e != cudaSuccess) return e;
-    return cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, off, off, n, stream);
+    bitmap_chunks<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(b->rowptr, b->cols, b->nrows, ratio, minlen, off,
+                                                                   total);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    // Offsets wrap modulo 2^32 where the total does not fit; the caller
+    // then drops the layout.
+    size_t scan_bytes = tmp_bytes - kLayoutHead;
+    return cub::DeviceScan::ExclusiveSum((char *)tmp + kLayoutHead, scan_bytes, off, off, n, stream);
 }
 
 cudaError_t tg_bitmap_fill(const tg_dblock *b, uint32_t ratio, uint32_t minlen, uint32_t rw, const uint32_t *off,

@@ -280,10 +280,16 @@ struct temps {
             }
         return e;
     }
-    ~temps() {
+    // Frees every temporary (after the stream has finished with them), so
+    // that the slot's indexes, built next, have their room.
+    void clear() {
+        if (n == 0) return;
         cudaStreamSynchronize(ctx->stream);
         for (int i = 0; i < n; i++) tg_ctx_free(ctx, p[i]);
+        for (int i = 0; i < n; i++) p[i] = nullptr;
+        n = 0;
     }
+    ~temps() { clear(); }
 };
 
 struct launch {
@@ -504,6 +510,7 @@ extern "C" int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edge
     rc = prep_tail(ctx, s, t, fn, d_a, d_b, np, n, rowptr_out, cols_out, rank_out, nullptr, nullptr, stats, err,
                    errlen);
     if (rc != TG_OK) return rc;
+    t.clear();
     return prep_finish(ctx, s, stats, ms, fn, err, errlen);
 }
 
@@ -764,6 +771,7 @@ int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, 
                    errlen);
     stats[TG_PREP_ISOLATED] = iso;
     if (rc != TG_OK) return rc;
+    t.clear();
     return prep_finish(ctx, s, stats, ms, fn, err, errlen);
 }
 

@@ -103,7 +103,6 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
 static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
     if (b.nnz <= 0 || b.max_degree < 32 || ctx->set.slot_bitmap == 0) return cudaSuccess;
-    if ((uint64_t)2 * b.nnz + (uint64_t)b.nrows + 1 >= (1ull << 32)) return cudaSuccess; // offsets are 32-bit
     const size_t off_bytes = ((size_t)b.nrows + 1) * sizeof(uint32_t);
     const size_t csr_bytes = ((size_t)b.nrows + 1) * sizeof(uint64_t) + (size_t)b.nnz * sizeof(uint32_t);
     cudaError_t e = index_buf(ctx, (void **)&s->bm_off, &s->bm_off_cap, off_bytes);
@@ -112,16 +111,25 @@ static cudaError_t slot_build_bitmap(tg_ctx *ctx, tg_slot *s) {
     const size_t tmp_bytes = tg_bitmap_layout_tmp(b.nrows);
     e = index_buf(ctx, &s->bm_tmp, &s->bm_tmp_cap, tmp_bytes);
     if (e == cudaSuccess) e = tg_bitmap_layout(&b, TG_BM_RATIO, TG_BM_MINLEN, s->bm_off, s->bm_tmp, tmp_bytes, ctx->stream);
-    uint32_t *h = (uint32_t *)ctx->h_count;
+    // The layout's 64-bit total: its 32-bit offsets hold totals below 2^32
+    // chunks (64 GiB of bitmaps), past which the block goes without.
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(h, s->bm_off + b.nrows, sizeof(uint32_t), cudaMemcpyDeviceToHost, ctx->stream);
+        e = cudaMemcpyAsync(ctx->h_count, s->bm_tmp, sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
     if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);
         return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
     }
-    const size_t words = (size_t)h[0] * 4 + 2 * TG_BM_PAD;
-    if (off_bytes + words * sizeof(uint32_t) > 2 * csr_bytes) return cudaSuccess; // not worth it: none
+    const unsigned long long chunks = ctx->h_count[0];
+    if (chunks >= (1ull << 32)) {
+        tg_slot_drop_index(ctx, s);
+        return cudaSuccess;
+    }
+    const size_t words = (size_t)chunks * 4 + 2 * TG_BM_PAD;
+    if (off_bytes + words * sizeof(uint32_t) > 2 * csr_bytes) { // not worth it: none
+        tg_slot_drop_index(ctx, s);
+        return cudaSuccess;
+    }
     e = index_buf(ctx, (void **)&s->bm_bits, &s->bm_bits_cap, words * sizeof(uint32_t));
     if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);

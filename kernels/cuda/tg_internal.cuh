@@ -67,8 +67,9 @@ struct tg_dblock {
 
 // Bitmap index construction (bitmap.cu). tg_bitmap_layout writes the
 // compact layout's offsets (off: nrows + 1 entries, off[nrows] = the total
-// in 4-word chunks) using tmp (tg_bitmap_layout_tmp bytes); the caller
-// guarantees 2 * nnz + nrows < 2^32 so the sum cannot overflow.
+// in 4-word chunks) using tmp (tg_bitmap_layout_tmp bytes, device), and
+// the total in 64 bits to the first 8 bytes of tmp: the offsets are valid
+// only when that total is below 2^32 (they wrap otherwise).
 // tg_bitmap_fill sets the bits of every row that has a bitmap (clear: zero
 // its words first; the compact layout is zeroed as a whole instead). rw:
 // words per element of the row-offset layout, unused when off is set.
