@@ -28,6 +28,11 @@ func measure(st api.JobStatus, n int, edges int64) (Run, error) {
 		wr := WorkerRun{Worker: string(w.Worker), Subtasks: w.Subtasks, Edges: w.Edges,
 			FetchSeconds: w.Fetch.Seconds(), DecodeSeconds: w.Decode.Seconds(), UploadSeconds: w.Upload.Seconds(),
 			KernelSeconds: w.KernelTime.Seconds(), BusySeconds: w.Busy.Seconds(), WallSeconds: w.Wall.Seconds()}
+		if w.Busy == 0 {
+			// A worker that does not measure busy time apart: busy is its
+			// upload and kernel time, as api.Result defines it.
+			wr.BusySeconds = (w.Upload + w.KernelTime).Seconds()
+		}
 		run.PerWorker = append(run.PerWorker, wr)
 		run.FetchSeconds += wr.FetchSeconds
 		run.DecodeSeconds += wr.DecodeSeconds

@@ -167,6 +167,11 @@ func Bench(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.Source == "" {
 		rep.Source = cfg.Shards
 	}
+	rep.GroupSizes = append([]int64(nil), m.GroupSizes...)
+	rep.BlockEdges = make([]int64, m.P*m.P)
+	for _, s := range m.Shards {
+		rep.BlockEdges[s.I*m.P+s.J] = int64(s.Edges)
+	}
 	if len(cfg.Devices) > 0 {
 		rep.Device = "gpu"
 	}

@@ -27,6 +27,11 @@ type Report struct {
 	Vertices int64 `json:"vertices"`
 	Edges    int64 `json:"edges"`
 	Subtasks int   `json:"subtasks"`
+	// GroupSizes (P) and BlockEdges (P x P, row-major) are the
+	// manifest's block statistics, so that the report alone is enough
+	// to simulate its runs.
+	GroupSizes []int64 `json:"group_sizes"`
+	BlockEdges []int64 `json:"block_edges"`
 	// Triangles is the independent count every job matched; Reference
 	// says how it was made.
 	Triangles uint64 `json:"triangles"`

@@ -92,7 +92,7 @@ func TestMeasure(t *testing.T) {
 		PerWorker: []api.WorkerStats{
 			{Worker: "a", Subtasks: 2, Edges: 70, Fetch: time.Second, Decode: 2 * time.Second, KernelTime: 6 * time.Second,
 				Busy: 6 * time.Second, FirstStart: created.Add(time.Second), LastEnd: created.Add(9 * time.Second), Wall: 8 * time.Second},
-			{Worker: "b", Subtasks: 1, Edges: 30, KernelTime: 2 * time.Second, Busy: 3 * time.Second,
+			{Worker: "b", Subtasks: 1, Edges: 30, KernelTime: 2 * time.Second, Upload: time.Second,
 				FirstStart: created.Add(2 * time.Second), LastEnd: created.Add(5 * time.Second), Wall: 3 * time.Second},
 		}}
 	run, err := measure(st, 3, 1000)
@@ -106,8 +106,9 @@ func TestMeasure(t *testing.T) {
 	if run.IR != nil {
 		t.Errorf("a cluster of 3 with 2 counting: IR %v, want infinite", *run.IR)
 	}
+	// b reports no busy time of its own: its upload and kernel time are.
 	run, err = measure(st, 2, 1000)
-	if err != nil || run.IR == nil || *run.IR != 2 {
+	if err != nil || run.IR == nil || *run.IR != 2 || run.PerWorker[1].BusySeconds != 3 {
 		t.Errorf("two workers: IR %v, %v; want 6/3 = 2", irText(run.IR), err)
 	}
 	if _, err := measure(st, 1, 1000); err == nil || !strings.Contains(err.Error(), "2 workers from a cluster of 1") {

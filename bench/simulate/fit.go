@@ -1,0 +1,100 @@
+package simulate
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/trigrid/trigrid/bench/scale"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// defaultPrefetch is the worker's default assignments ahead per slot,
+// what a report with prefetch 0 ran with.
+const defaultPrefetch = 2
+
+// ReportGrid is the grid of the partition a bench scale report counted.
+func ReportGrid(rep *scale.Report) (*Grid, error) {
+	if rep.Format != scale.ReportFormat {
+		return nil, fmt.Errorf("simulate: a bench scale report of format %d; this build reads format %d", rep.Format, scale.ReportFormat)
+	}
+	sch, err := storage.ParseScheme(rep.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: the report's scheme: %w", err)
+	}
+	return NewGrid("the bench scale report of "+rep.Source, sch, rep.P, rep.Vertices, rep.Edges, rep.GroupSizes, rep.BlockEdges)
+}
+
+// Fit fits a cost model to the runs of rep with the given worker counts
+// (all runs when workers is empty):
+//
+//   - kernel: the runs' kernel time over the job's total work estimate,
+//     ns per work unit (no per-subtask term: one partition's subtasks
+//     all have about the same work, which leaves it unidentifiable);
+//   - upload and load (fetch and decode): the runs' times over the rows
+//     and edges of the blocks their workers loaded, which the simulator
+//     counts by replaying each run under its own cache model (twice, so
+//     that the replay's timing uses the fitted load cost);
+//   - start and end: the medians of the runs' own.
+//
+// See docs/decisions/2026-12-01-simulator-cost-model.md.
+func Fit(rep *scale.Report, workers []int) (*Model, error) {
+	g, err := ReportGrid(rep)
+	if err != nil {
+		return nil, err
+	}
+	var runs []scale.Run
+	for _, r := range rep.Runs {
+		if len(workers) == 0 || slices.Contains(workers, r.Workers) {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("simulate: the report of %s has no runs with %v workers to fit", rep.Source, workers)
+	}
+	var work float64
+	for _, t := range g.Subtasks() {
+		work += float64(t.Work)
+	}
+	m := &Model{Kind: ModelKind, Format: ModelFormat, Device: rep.Device, CacheBytes: rep.CacheBytes,
+		Prefetch: rep.Prefetch, OverlapLoads: rep.Device == "gpu" || rep.CoresPerWorker > 1,
+		Fit: &FitInfo{Source: rep.Source, P: rep.P, Subtasks: rep.Subtasks, Runs: len(runs)}}
+	if m.Prefetch == 0 {
+		m.Prefetch = defaultPrefetch
+	}
+	var kernel, load, upload float64
+	var start, end []float64
+	for _, r := range runs {
+		kernel += r.KernelSeconds * 1e9
+		load += (r.FetchSeconds + r.DecodeSeconds) * 1e9
+		upload += r.UploadSeconds * 1e9
+		start = append(start, r.StartSeconds*1e9)
+		end = append(end, r.EndSeconds*1e9)
+		if !slices.Contains(m.Fit.Workers, r.Workers) {
+			m.Fit.Workers = append(m.Fit.Workers, r.Workers)
+		}
+	}
+	slices.Sort(m.Fit.Workers)
+	if work <= 0 || kernel <= 0 {
+		return nil, fmt.Errorf("simulate: the report of %s has no work or no kernel time to fit", rep.Source)
+	}
+	m.KernelNsPerWork = kernel / (float64(len(runs)) * work)
+	m.StartNs, m.EndNs = scale.Median(start), scale.Median(end)
+	// Each worker loads each block it needs at most once while the cache
+	// holds them: start from that and refine with the replays.
+	m.LoadNsPerElement, m.UploadNsPerElement = 1, 1
+	for range 2 {
+		var elements float64
+		for _, r := range runs {
+			res, err := Simulate(g, DefaultConfig(r.Workers, *m))
+			if err != nil {
+				return nil, fmt.Errorf("simulate: replaying the run of %d workers: %w", r.Workers, err)
+			}
+			elements += float64(res.LoadElements)
+		}
+		if elements == 0 {
+			break
+		}
+		m.LoadNsPerElement, m.UploadNsPerElement = load/elements, upload/elements
+	}
+	return m, m.Check("the fitted model")
+}

@@ -1,0 +1,143 @@
+package simulate
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/trigrid/trigrid/bench/chart"
+)
+
+// The files WriteDir writes.
+const (
+	JSONName        = "simulate.json"
+	CSVName         = "simulate.csv"
+	MakespanPNGName = "makespan.png"
+	BalancePNGName  = "efficiency-ir.png"
+)
+
+func irText(ir *float64) string {
+	if ir == nil {
+		return "inf"
+	}
+	return strconv.FormatFloat(*ir, 'f', 3, 64)
+}
+
+// WriteDir writes the report into dir (made if missing): JSON, a CSV row
+// per worker count, the makespan plot and the efficiency and IR plot
+// (both against the ideal 1).
+func (r *Report) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("simulate: --out: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JSONName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	rows := [][]string{{"workers", "p", "subtasks", "makespan_s", "efficiency", "utilization", "ir", "min_busy_s", "max_busy_s", "attempts", "speculated"}}
+	var n, mk, eff, ir, ones []float64
+	for _, x := range r.Rows {
+		rows = append(rows, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.P), strconv.Itoa(x.Subtasks), ff(x.MakespanSeconds),
+			ff(x.Efficiency), ff(x.Utilization), irText(x.IR), ff(x.MinBusySeconds), ff(x.MaxBusySeconds),
+			strconv.Itoa(x.Attempts), strconv.Itoa(x.Speculated)})
+		n = append(n, float64(x.Workers))
+		mk = append(mk, x.MakespanSeconds)
+		eff = append(eff, x.Efficiency)
+		ones = append(ones, 1)
+		if x.IR != nil {
+			ir = append(ir, *x.IR)
+		} else {
+			ir = append(ir, 0)
+		}
+	}
+	if err := writeCSV(filepath.Join(dir, CSVName), rows); err != nil {
+		return err
+	}
+	title := fmt.Sprintf("%s, P = %d (simulated)", filepath.Base(r.Source), r.P)
+	mp := chart.Plot{Title: title, XLabel: "workers", YLabel: "makespan (s)", LogX: true,
+		Series: []chart.Series{{Name: "simulated", X: n, Y: mk}}}
+	if err := mp.WritePNG(filepath.Join(dir, MakespanPNGName)); err != nil {
+		return err
+	}
+	bp := chart.Plot{Title: title, XLabel: "workers", YLabel: "efficiency, IR", LogX: true, Series: []chart.Series{
+		{Name: "efficiency T(1) / (N T(N))", X: n, Y: eff}, {Name: "IR max / min busy (0: a worker idle)", X: n, Y: ir},
+		{Name: "ideal", X: n, Y: ones, Ideal: true}}}
+	return bp.WritePNG(filepath.Join(dir, BalancePNGName))
+}
+
+func ff(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(rows); err != nil {
+		f.Close()
+		return fmt.Errorf("simulate: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("simulate: %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteTable prints the report for people.
+func (r *Report) WriteTable(w io.Writer) error {
+	how := "given"
+	if r.Chosen {
+		how = "chosen: the smallest makespan at the most workers"
+	}
+	fmt.Fprintf(w, "%s: P = %d (%s), simulated on the scheduler core with a %s cost model (%.3g ns per work unit)\n",
+		r.Source, r.P, how, r.Model.Device, r.Model.KernelNsPerWork)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(r.Candidates) > 0 {
+		fmt.Fprintln(tw, "P\tsubtasks\tmakespan s\tIR\tutilization\t")
+		for _, c := range r.Candidates {
+			fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.0f%%\t\n", c.P, c.Subtasks, c.MakespanSeconds, irText(c.IR), 100*c.Utilization)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(tw, "workers\tsubtasks\tmakespan s\tefficiency\tutilization\tIR\tbusy s (min\tmax)\tspeculated\t")
+	for _, x := range r.Rows {
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.0f%%\t%.0f%%\t%s\t%.3f\t%.3f\t%d\t\n", x.Workers, x.Subtasks, x.MakespanSeconds,
+			100*x.Efficiency, 100*x.Utilization, irText(x.IR), x.MinBusySeconds, x.MaxBusySeconds, x.Speculated)
+	}
+	return tw.Flush()
+}
+
+// WriteTable prints the validation for people.
+func (v *Validation) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "%s, P = %d: simulated against measured job time (tolerance %.0f%%)\n", v.Source, v.P, 100*v.Tolerance)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\truns\tmeasured s\tpredicted s\terror\tmeasured IR\tpredicted IR\tfitted to\t")
+	for _, c := range v.Comparisons {
+		fitted := "no"
+		if c.Fitted {
+			fitted = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%+.1f%%\t%s\t%s\t%s\t\n", c.Workers, c.Runs, c.MeasuredSeconds, c.PredictedSeconds,
+			100*c.Error, irText(c.MeasuredIR), irText(c.PredictedIR), fitted)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	verdict := "within tolerance"
+	if !v.OK {
+		verdict = "OUTSIDE the tolerance"
+	}
+	_, err := fmt.Fprintf(w, "worst error %.1f%%: %s\n", 100*v.WorstError, verdict)
+	return err
+}

@@ -1,0 +1,185 @@
+// Package simulate is `trigrid bench simulate`: the real scheduler core
+// (coordinator/scheduler) driven on a simulated clock by simulated
+// workers whose subtasks cost what a cost model fitted to `bench scale`
+// measurements says, on a partition known only by its block statistics
+// (a manifest, or a fine block histogram that gives every P dividing
+// it). It predicts makespan, parallel efficiency and the time imbalance
+// ratio for worker counts no machine here has, and chooses P.
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/trigrid/trigrid/partition"
+)
+
+// SimulationKind and SimulationFormat name and version Report's JSON.
+const (
+	SimulationKind   = "trigrid-simulation"
+	SimulationFormat = 1
+)
+
+// Options is one `bench simulate`.
+type Options struct {
+	// Workers are the worker counts to simulate.
+	Workers []int
+	Model   Model
+	// P is the partition to simulate; 0 chooses it (Choose) from the
+	// block statistics' divisors.
+	P int
+	// MaxSubtasks bounds the candidates Choose simulates (0: 1<<20).
+	MaxSubtasks int
+	// MemBudget, when positive, is the device memory per subtask a
+	// candidate P must fit (partition.FitsBudget with MemModel).
+	MemBudget int64
+	MemModel  partition.MemModel
+	// Progress, if set, is told what is simulated.
+	Progress func(msg string)
+}
+
+// Candidate is one P Choose tried, simulated at the largest worker count.
+type Candidate struct {
+	P               int      `json:"p"`
+	Subtasks        int      `json:"subtasks"`
+	MakespanSeconds float64  `json:"makespan_s"`
+	IR              *float64 `json:"ir"`
+	Utilization     float64  `json:"utilization"`
+}
+
+// Report is a simulation's answer, the JSON of `bench simulate --json`.
+type Report struct {
+	Kind   string `json:"kind"`
+	Format int    `json:"format"`
+	Source string `json:"source"`
+	P      int    `json:"p"`
+	// Chosen says P was chosen among Candidates (the smallest makespan
+	// at the largest worker count).
+	Chosen     bool        `json:"chosen"`
+	Candidates []Candidate `json:"candidates,omitempty"`
+	Model      Model       `json:"model"`
+	// OneWorkerSeconds is the simulated makespan of one worker, the
+	// baseline of the rows' Efficiency.
+	OneWorkerSeconds float64  `json:"one_worker_s"`
+	Rows             []Result `json:"rows"`
+}
+
+// Stats is where a simulation's partition comes from: a fixed grid (a
+// manifest's) or block statistics that aggregate to many P.
+type Stats struct {
+	Source string
+	Grid   *Grid
+	Blocks *BlockStats
+}
+
+func (s Stats) grid(p int) (*Grid, error) {
+	if s.Blocks != nil {
+		return s.Blocks.Aggregate(p)
+	}
+	if p != 0 && p != s.Grid.P {
+		return nil, fmt.Errorf("simulate: %s is partitioned with P = %d; --partitions %d needs block statistics (trigrid bench stats)", s.Source, s.Grid.P, p)
+	}
+	return s.Grid, nil
+}
+
+// Run simulates opts.Workers on the partition of stats (choosing P first
+// when opts.P is 0 and stats has block statistics).
+func Run(stats Stats, opts Options) (*Report, error) {
+	if len(opts.Workers) == 0 {
+		return nil, errors.New("simulate: no worker counts")
+	}
+	for _, n := range opts.Workers {
+		if n < 1 || n > 1<<20 {
+			return nil, fmt.Errorf("simulate: %d workers: want 1 to %d", n, 1<<20)
+		}
+	}
+	if err := opts.Model.Check("the cost model"); err != nil {
+		return nil, err
+	}
+	rep := &Report{Kind: SimulationKind, Format: SimulationFormat, Source: stats.Source, Model: opts.Model, P: opts.P}
+	if opts.P == 0 && stats.Blocks != nil {
+		p, cands, err := Choose(stats.Blocks, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.P, rep.Chosen, rep.Candidates = p, true, cands
+	}
+	g, err := stats.grid(rep.P)
+	if err != nil {
+		return nil, err
+	}
+	rep.P = g.P
+	opts.progress(fmt.Sprintf("P = %d: 1 worker (the baseline)", g.P))
+	one, err := Simulate(g, DefaultConfig(1, opts.Model))
+	if err != nil {
+		return nil, err
+	}
+	rep.OneWorkerSeconds = one.MakespanSeconds
+	for _, n := range opts.Workers {
+		opts.progress(fmt.Sprintf("P = %d: %d workers", g.P, n))
+		r := one
+		if n != 1 {
+			if r, err = Simulate(g, DefaultConfig(n, opts.Model)); err != nil {
+				return nil, err
+			}
+		}
+		r.Efficiency = one.MakespanSeconds / (float64(n) * r.MakespanSeconds)
+		rep.Rows = append(rep.Rows, r)
+	}
+	return rep, nil
+}
+
+func (o *Options) progress(msg string) {
+	if o.Progress != nil {
+		o.Progress(msg)
+	}
+}
+
+// Choose simulates the largest worker count at every P that divides the
+// statistics' fine P, has at least as many subtasks as workers and at
+// most MaxSubtasks, and fits MemBudget; it returns the P of the smallest
+// makespan (the smaller P on a tie) and every candidate.
+func Choose(b *BlockStats, opts Options) (int, []Candidate, error) {
+	workers := slices.Max(opts.Workers)
+	limit := opts.MaxSubtasks
+	if limit <= 0 {
+		limit = 1 << 20
+	}
+	var cands []Candidate
+	best := -1
+	for _, p := range b.Divisors() {
+		if int64(p)*int64(p)*int64(p) > 8*int64(limit) || int64(p) > b.Vertices {
+			break
+		}
+		g, err := b.Aggregate(p)
+		if err != nil {
+			return 0, nil, err
+		}
+		n := len(g.Subtasks())
+		if n < workers || n > limit || (opts.MemBudget > 0 && !partition.FitsBudget(p, g.Stat, opts.MemBudget, opts.MemModel)) {
+			continue
+		}
+		opts.progress(fmt.Sprintf("choosing P: P = %d (%d subtasks) at %d workers", p, n, workers))
+		r, err := Simulate(g, DefaultConfig(workers, opts.Model))
+		if err != nil {
+			return 0, nil, err
+		}
+		cands = append(cands, Candidate{P: p, Subtasks: n, MakespanSeconds: r.MakespanSeconds, IR: r.IR, Utilization: r.Utilization})
+		if best < 0 || r.MakespanSeconds < cands[best].MakespanSeconds {
+			best = len(cands) - 1
+		}
+	}
+	if best < 0 {
+		return 0, nil, fmt.Errorf("simulate: no P dividing %d gives %d workers at least one subtask each within %d subtasks%s",
+			b.FineP, workers, limit, budgetNote(opts.MemBudget))
+	}
+	return cands[best].P, cands, nil
+}
+
+func budgetNote(b int64) string {
+	if b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and a memory budget of %d bytes", b)
+}
