@@ -67,7 +67,7 @@ function progress(done, total) {
 function jobRow(j) {
   const tri = j.triangles !== undefined ? j.triangles : j.triangles_so_far + " so far";
   const tr = el("tr", { cls: "job" + (j.id === selected ? " selected" : ""), data: { job: j.id, state: j.state } },
-    td(j.id, "l"), td(j.state, "l state-" + j.state), td(j.graph, "l wrap"), td(j.p), td(j.scheme, "l"), td(j.kernel || "default", "l"),
+    td(j.id, "l"), td(j.state, "l state-" + j.state), td(j.graph, "l path"), td(j.p), td(j.scheme, "l"), td(j.kernel || "default", "l"),
     progress(j.done, j.subtasks), td(tri, "triangles"), td(secs(j.elapsed_seconds)), td(secs(j.remaining_seconds)),
     td(j.attempts), td(j.requeued), td(j.speculated), td(j.recounts), td(j.failures));
   tr.addEventListener("click", () => { selected = j.id; pinned = true; tick(); });
@@ -84,7 +84,7 @@ function jobRow(j) {
 }
 
 function workerRow(w) {
-  const devices = (w.devices || []).map(d => d.kind + " " + d.name + bytes(d.memory)).join(", ");
+  const devices = (w.devices || []).map(d => d.kind + (d.name && d.name !== d.kind ? " " + d.name : "") + bytes(d.memory)).join(", ");
   const eps = w.edges_per_second === null ? "–" : num(w.edges_per_second);
   const busy = w.busy_share === null ? "–" : Math.round(100 * w.busy_share) + "%";
   const note = [w.faulty ? "faulty: " + w.faulty : "", w.left || ""].filter(Boolean).join("; ");
@@ -98,7 +98,9 @@ const MARK_COLORS = { failed: "#c62828", recounted: "#00838f", speculative: "#8e
 
 function drawGrid(g) {
   const box = document.getElementById("grid");
-  box.style.gridTemplateColumns = "repeat(" + g.size + ", 14px)";
+  const px = Math.max(6, Math.min(36, Math.floor(360 / g.size)));
+  box.style.gridTemplateColumns = "repeat(" + g.size + ", " + px + "px)";
+  box.style.gridAutoRows = px + "px";
   const cells = [];
   for (let c = 0; c < g.size * g.size; c++) {
     const i = Math.floor(c / g.size) * g.group, j = (c % g.size) * g.group;
