@@ -121,8 +121,10 @@ func writeGenerated(cmd *cobra.Command, f *genFlags, prog *progress, edges []gra
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	prog.Start("write", "", -1)
-	err = edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers})
+	// Progress goes to stderr: with -o - the graph itself is on stdout.
+	prog.Start("write", "edges", int64(len(edges)))
+	err = edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers,
+		Progress: prog.Func()})
 	prog.Done()
 	if err != nil {
 		return err

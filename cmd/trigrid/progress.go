@@ -52,13 +52,22 @@ type progress struct {
 	last    time.Time
 	drawn   bool
 	barLast time.Time
+	// width is the terminal's width in columns for the bar (80 when it
+	// cannot be read).
+	width int
+	// detail follows the amount in log lines (", 4 running").
+	detail string
+	rate   rateMeter
+	// clock is time.Now; tests set their own.
+	clock func() time.Time
 	// stopTick ends the current phase's ticker, which keeps a phase
 	// without updates visible (elapsed time) in either mode.
 	stopTick chan struct{}
 }
 
 func newProgress(w io.Writer, mode progressMode) *progress {
-	p := &progress{w: w, interval: 5 * time.Second}
+	p := &progress{w: w, interval: 5 * time.Second, width: 80, clock: time.Now}
+	f, isFile := w.(*os.File)
 	switch mode {
 	case progressNone:
 		p.off = true
@@ -66,12 +75,19 @@ func newProgress(w io.Writer, mode progressMode) *progress {
 		p.bar = true
 	case progressLog:
 	case progressAuto:
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			p.bar = true
+		p.bar = isFile && term.IsTerminal(int(f.Fd()))
+	}
+	if p.bar && isFile {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+			p.width = cols
 		}
 	}
 	return p
 }
+
+// Bar reports whether progress draws a bar (a terminal) rather than log
+// lines.
+func (p *progress) Bar() bool { return p != nil && p.bar && !p.off }
 
 // Start begins a phase; total <= 0 means unknown. unit is "bytes",
 // "edges" or "" (plain counts).
@@ -82,23 +98,24 @@ func (p *progress) Start(phase, unit string, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finishLocked()
-	p.phase, p.unit, p.total, p.done = phase, unit, total, 0
-	p.start = time.Now()
+	p.phase, p.unit, p.total, p.done, p.detail = phase, unit, total, 0, ""
+	p.start = p.clock()
 	p.last = p.start
+	p.rate.reset(p.start)
 	if !p.off {
 		p.stopTick = make(chan struct{})
-		go p.tick(p.stopTick)
+		period := p.interval
+		if p.bar {
+			period = 500 * time.Millisecond
+		}
+		go p.tick(p.stopTick, period)
 	}
 }
 
 // tick redraws the bar or writes a log line for the current phase when
 // its updates are rare or absent (orienting, splitting), until stop is
 // closed.
-func (p *progress) tick(stop chan struct{}) {
-	period := p.interval
-	if p.bar {
-		period = 500 * time.Millisecond
-	}
+func (p *progress) tick(stop chan struct{}, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -136,7 +153,8 @@ func (p *progress) Update(done, total int64) {
 	if total > 0 {
 		p.total = total
 	}
-	now := time.Now()
+	now := p.clock()
+	p.rate.add(now, done)
 	if p.bar {
 		// Redrawing more than ~10 times a second only costs time.
 		if now.Sub(p.barLast) < 100*time.Millisecond || now.Sub(p.start) < 300*time.Millisecond {
@@ -152,13 +170,57 @@ func (p *progress) Update(done, total int64) {
 	}
 }
 
-func (p *progress) logLineLocked(now time.Time) {
-	elapsed := now.Sub(p.start).Round(100 * time.Millisecond)
-	if p.done == 0 && p.total <= 0 {
-		fmt.Fprintf(p.w, "%s: running for %s\n", p.phase, elapsed)
+// SetDetail sets what log lines add after the amount of the current
+// phase (", 4 running"); the bar leaves it out.
+func (p *progress) SetDetail(detail string) {
+	if p == nil || p.off {
 		return
 	}
-	fmt.Fprintf(p.w, "%s: %s after %s\n", p.phase, p.amountLocked(), elapsed)
+	p.mu.Lock()
+	p.detail = detail
+	p.mu.Unlock()
+}
+
+// Note writes msg on a line of its own: above the bar on a terminal (the
+// bar comes back at its next redraw), among the log lines otherwise.
+func (p *progress) Note(msg string) {
+	if p == nil || p.off {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearBarLocked()
+	fmt.Fprintln(p.w, msg)
+}
+
+func (p *progress) logLineLocked(now time.Time) {
+	fmt.Fprintln(p.w, p.logTextLocked(now))
+}
+
+// logTextLocked is one log line: "count: 1.20M/2.40M edges (50.0%) after
+// 4s, 300K/s, about 4s left".
+func (p *progress) logTextLocked(now time.Time) string {
+	elapsed := elapsedText(now.Sub(p.start))
+	if p.done == 0 && p.total <= 0 && p.detail == "" {
+		return fmt.Sprintf("%s: running for %s", p.phase, elapsed)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", p.phase, p.amountLocked())
+	if p.unit != "" && p.unit != "bytes" {
+		b.WriteString(" " + p.unit)
+	}
+	b.WriteString(p.detail)
+	if p.total > 0 {
+		fmt.Fprintf(&b, " (%.1f%%)", 100*fraction(p.done, p.total))
+	}
+	fmt.Fprintf(&b, " after %s", elapsed)
+	if r, ok := p.rate.rate(now); ok {
+		b.WriteString(", " + p.rateText(r))
+		if left, ok := timeLeft(p.done, p.total, r); ok {
+			b.WriteString(", about " + durationText(left) + " left")
+		}
+	}
+	return b.String()
 }
 
 // Done ends the current phase.
@@ -176,33 +238,52 @@ func (p *progress) finishLocked() {
 		close(p.stopTick)
 		p.stopTick = nil
 	}
-	if p.drawn {
-		// Clear the bar line so the report starts on a clean line.
-		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", 78))
-		p.drawn = false
-	}
+	// Clear the bar line so the report starts on a clean line.
+	p.clearBarLocked()
 	p.phase = ""
 }
 
+func (p *progress) clearBarLocked() {
+	if p.drawn {
+		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", max(p.width-1, 20)))
+		p.drawn = false
+	}
+}
+
 func (p *progress) drawBarLocked(now time.Time) {
-	const width = 30
-	line := ""
-	if p.total > 0 {
-		frac := float64(p.done) / float64(p.total)
-		if frac > 1 {
-			frac = 1
-		}
-		n := int(frac * width)
-		line = fmt.Sprintf("%-10s [%s%s] %5.1f%% %s %s", p.phase, strings.Repeat("=", n), strings.Repeat(" ", width-n),
-			100*frac, p.amountLocked(), now.Sub(p.start).Round(100*time.Millisecond))
-	} else {
-		line = fmt.Sprintf("%-10s %s %s", p.phase, p.amountLocked(), now.Sub(p.start).Round(100*time.Millisecond))
-	}
-	if len(line) > 78 {
-		line = line[:78]
-	}
-	fmt.Fprintf(p.w, "\r%-78s", line)
+	fmt.Fprintf(p.w, "\r%s", p.barTextLocked(now))
 	p.drawn = true
+}
+
+// barTextLocked is the bar line, padded to the terminal's width less one
+// column: "count [=====     ]  50.0% 1.20M/2.40M 300K/s 4s left". The
+// bar shrinks to leave room for the figures; without a total there is
+// none, and without a rate yet the elapsed time stands for the rest.
+func (p *progress) barTextLocked(now time.Time) string {
+	cols := max(p.width-1, 20)
+	tail := elapsedText(now.Sub(p.start))
+	if r, ok := p.rate.rate(now); ok {
+		tail = p.rateText(r)
+		if left, ok := timeLeft(p.done, p.total, r); ok {
+			tail += " " + durationText(left) + " left"
+		}
+	}
+	line := fmt.Sprintf("%-10s %s %s", p.phase, p.amountLocked(), tail)
+	if p.total > 0 {
+		frac := fraction(p.done, p.total)
+		figures := fmt.Sprintf(" %5.1f%% %s %s", 100*frac, p.amountLocked(), tail)
+		width := min(30, cols-max(len(p.phase), 10)-3-len(figures))
+		if width >= 8 {
+			n := int(frac * float64(width))
+			line = fmt.Sprintf("%-10s [%s%s]%s", p.phase, strings.Repeat("=", n), strings.Repeat(" ", width-n), figures)
+		} else {
+			line = fmt.Sprintf("%-10s%s", p.phase, figures)
+		}
+	}
+	if len(line) > cols {
+		line = line[:cols]
+	}
+	return fmt.Sprintf("%-*s", cols, line)
 }
 
 func (p *progress) amountLocked() string {

@@ -39,6 +39,7 @@ type submitFlags struct {
 	job         string
 	format      string
 	skipBad     bool
+	progress    string
 }
 
 func newSubmitCommand() *cobra.Command {
@@ -74,6 +75,7 @@ interrupted) in the same way, without submitting another.`,
 	cmd.Flags().BoolVar(&f.wait, "wait", false, "wait for the job to end and print its result")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.Flags().DurationVar(&f.reconnect, "reconnect-timeout", time.Minute, "with --wait, how long to keep retrying while the coordinator is unreachable")
+	cmd.Flags().StringVar(&f.progress, "progress", "auto", "with --wait, progress on stderr: auto (bar on a terminal, log lines otherwise), bar, log, none")
 	f.perVertex.add(cmd)
 	cmd.Flags().StringVar(&f.job, "job", "", "follow a job submitted before instead of submitting one: wait for it and fetch the per-vertex counts the flags ask for")
 	f.sec.add(cmd)
@@ -82,6 +84,9 @@ interrupted) in the same way, without submitting another.`,
 }
 
 func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
+	if _, err := parseProgressMode(f.progress); err != nil {
+		return err
+	}
 	if f.job != "" {
 		return followJob(cmd, args, f)
 	}
@@ -154,14 +159,15 @@ func runSubmit(cmd *cobra.Command, args []string, f *submitFlags) error {
 	return waitAndFetch(ctx, cmd, client, job, pv, f)
 }
 
-// watchJob follows a job until it ends, printing progress lines on
-// progress, and returns its final status. A broken stream is reopened
-// (the coordinator may be restarting) until reconnect passes without an
+// watchJob follows a job until it ends, showing its progress on prog,
+// and returns its final status. A broken stream is reopened (the
+// coordinator may be restarting) until reconnect passes without an
 // answer.
-func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnect time.Duration, progress io.Writer) (api.JobStatus, error) {
+func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnect time.Duration, prog *progress) (api.JobStatus, error) {
+	defer prog.Done()
 	var lastErr error
 	lastOK := time.Now()
-	var lastDone int64 = -1
+	watch := jobWatch{job: job, prog: prog}
 	for {
 		stream, err := client.Watch(ctx, &pb.WatchRequest{Job: string(job)})
 		for err == nil {
@@ -178,10 +184,7 @@ func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnec
 			if st.State.Final() {
 				return st, nil
 			}
-			if st.Done != lastDone {
-				lastDone = st.Done
-				fmt.Fprintf(progress, "job %s: %s, %d/%d subtasks done, %d running\n", job, st.State, st.Done, st.Subtasks, st.Running)
-			}
+			watch.show(st)
 		}
 		if ctx.Err() != nil {
 			return api.JobStatus{}, fmt.Errorf("job %s: stopped waiting (the job goes on; trigrid cancel stops it): %w", job, ctx.Err())
@@ -207,6 +210,38 @@ func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnec
 	}
 }
 
+// jobWatch shows a coordinator's job on a progress: a line of its own
+// whenever the job changes state ("job ID: running, 10/64 subtasks done,
+// 4 running"), and in between a bar of its subtasks, or log lines every
+// interval, with their rate and the time left.
+type jobWatch struct {
+	job   api.JobID
+	prog  *progress
+	state api.JobState
+	total int64
+	seen  bool
+}
+
+func (w *jobWatch) show(st api.JobStatus) {
+	if !w.seen || st.State != w.state {
+		w.seen, w.state = true, st.State
+		w.prog.Note(fmt.Sprintf("job %s: %s, %d/%d subtasks done, %d running", w.job, st.State, st.Done, st.Subtasks, st.Running))
+	}
+	if st.Subtasks <= 0 {
+		return
+	}
+	if st.Subtasks != w.total {
+		w.total = st.Subtasks
+		phase := "job " + string(w.job)
+		if w.prog.Bar() {
+			phase = "job"
+		}
+		w.prog.Start(phase, "subtasks", st.Subtasks)
+	}
+	w.prog.SetDetail(fmt.Sprintf(" done, %d running", st.Running))
+	w.prog.Update(st.Done, st.Subtasks)
+}
+
 // jobResult is the --json form of a finished job.
 type jobResult struct {
 	Job        string           `json:"job"`
@@ -225,6 +260,7 @@ type jobResult struct {
 	Faulty     []faultyWorkerJS `json:"faulty_workers,omitempty"`
 	// PerVertex summarises the per-vertex counts written here.
 	PerVertex *counts.Summary `json:"per_vertex,omitempty"`
+	jobStatsJS
 }
 
 type faultyWorkerJS struct {
@@ -237,6 +273,7 @@ func resultOf(st api.JobStatus) jobResult {
 		Job: string(st.Job), State: st.State.String(), Subtasks: st.Subtasks, Workers: st.Workers,
 		Seconds: st.Elapsed.Seconds(), Attempts: st.Attempts, Requeued: st.Requeued, Speculated: st.Speculated,
 		Recounted: st.Recounted, Partitions: st.Partitions, Scheme: st.Scheme, Error: st.Err,
+		jobStatsJS: statsOf(st),
 	}
 	if st.State == api.JobDone {
 		t := st.Triangles
@@ -267,6 +304,7 @@ func printFinal(out io.Writer, st api.JobStatus, sum *counts.Summary, asJSON boo
 			fmt.Fprintf(out, "recounted   %d (settled counts found damaged in the coordinator's state)\n", st.Recounted)
 		}
 		fmt.Fprintf(out, "seconds     %.3f\n", st.Elapsed.Seconds())
+		printJobStats(out, st)
 		for _, fw := range st.Faulty {
 			fmt.Fprintf(out, "faulty      %s: %s\n", fw.Worker, fw.Reason)
 		}

@@ -111,7 +111,11 @@ func fetchCountsFile(ctx context.Context, client pb.JobsClient, job api.JobID, e
 // waitAndFetch waits for job to end, fetches the per-vertex counts pv
 // asks for when it is done, and prints the result.
 func waitAndFetch(ctx context.Context, cmd *cobra.Command, client pb.JobsClient, job api.JobID, pv counts.Options, f *submitFlags) error {
-	st, err := watchJob(ctx, client, job, f.reconnect, cmd.ErrOrStderr())
+	mode, err := parseProgressMode(f.progress)
+	if err != nil {
+		return err
+	}
+	st, err := watchJob(ctx, client, job, f.reconnect, newProgress(cmd.ErrOrStderr(), mode))
 	if err != nil {
 		if pv.Wanted() {
 			err = fmt.Errorf("%w; `trigrid submit --job %s` with the same per-vertex flags fetches the counts later", err, job)

@@ -164,7 +164,7 @@ func binWidth(edges []graph.Edge, want int) (uint32, error) {
 	return 0, fmt.Errorf("graph/edgeio: binary id width %d, want 0 (auto), 4 or 8", want)
 }
 
-func writeBinary(w io.Writer, edges []graph.Edge, width int) error {
+func writeBinary(w io.Writer, edges []graph.Edge, width int, progress func(done, total int64)) error {
 	wd, err := binWidth(edges, width)
 	if err != nil {
 		return err
@@ -174,7 +174,10 @@ func writeBinary(w io.Writer, edges []graph.Edge, width int) error {
 		return err
 	}
 	var b [16]byte
-	for _, e := range edges {
+	for i, e := range edges {
+		if progress != nil && i%textPiece == 0 && i > 0 {
+			progress(int64(i), int64(len(edges)))
+		}
 		if wd == 4 {
 			binary.LittleEndian.PutUint32(b[:], uint32(e.U))
 			binary.LittleEndian.PutUint32(b[4:], uint32(e.V))
@@ -187,6 +190,9 @@ func writeBinary(w io.Writer, edges []graph.Edge, width int) error {
 		if err != nil {
 			return err
 		}
+	}
+	if progress != nil {
+		progress(int64(len(edges)), int64(len(edges)))
 	}
 	return bw.Flush()
 }

@@ -34,6 +34,9 @@ type WriteOptions struct {
 	IDWidth int
 	// Workers formats text in parallel; 0 means runtime.GOMAXPROCS(0).
 	Workers int
+	// Progress, when set, is told the edges handed to the writer so far
+	// and the total, from the writing goroutine, every piece of edges.
+	Progress func(done, total int64)
 
 	// pieceEdges overrides textPiece; tests set it small.
 	pieceEdges int
@@ -105,7 +108,7 @@ func Write(w io.Writer, edges []graph.Edge, opts WriteOptions) (err error) {
 	}
 	switch opts.Format {
 	case FormatBin:
-		err = writeBinary(w, edges, opts.IDWidth)
+		err = writeBinary(w, edges, opts.IDWidth, opts.Progress)
 	case FormatMTX:
 		err = writeMTX(w, edges, opts)
 	case FormatTSV:
@@ -204,6 +207,9 @@ func writeText(w io.Writer, edges []graph.Edge, sep byte, add uint64, opts Write
 		<-p.done
 		if _, err := bw.Write(p.buf); err != nil {
 			return err
+		}
+		if opts.Progress != nil {
+			opts.Progress(int64(p.hi), int64(len(edges)))
 		}
 		free <- p
 	}
