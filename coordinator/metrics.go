@@ -1,6 +1,9 @@
 package coordinator
 
 import (
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trigrid/trigrid/api"
@@ -8,7 +11,9 @@ import (
 )
 
 // metrics are the coordinator's Prometheus metrics, all prefixed
-// trigrid_coordinator_.
+// trigrid_coordinator_ (docs/metrics.md lists them). Labels are bounded:
+// worker names and job ids, never subtasks; a job's series go when the
+// scheduler forgets it (jobCollector).
 type metrics struct {
 	assigned, speculated, requeued *prometheus.CounterVec // by worker
 	settled, reopened, faulty      prometheus.Counter
@@ -20,9 +25,34 @@ type metrics struct {
 	jobs                           *prometheus.CounterVec // ended, by state
 	queued, running, workers       prometheus.Gauge
 	jobsActive                     prometheus.Gauge
+	// attemptSeconds is assignment to result; resultSeconds a message of
+	// results' arrival to the scheduler having taken them in;
+	// commitSeconds one write transaction of the state database.
+	attemptSeconds, resultSeconds prometheus.Histogram
+	commitSeconds                 prometheus.Histogram
+
+	// out holds when each attempt out at a worker was handed out, by job,
+	// for attemptSeconds: an entry goes with its result, its cancel or its
+	// job's end (an attempt lost with its worker stays until then).
+	outMu sync.Mutex
+	out   map[api.JobID]map[attemptKey]time.Time
 }
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+type attemptKey struct {
+	index, attempt int
+}
+
+// Histogram buckets, in seconds: attempts from a millisecond (a cached
+// block on a GPU) to about 17 minutes (a large subtask on a CPU); result
+// handling from 10 µs to about 2.6 s; a database commit (an fsync) from
+// 100 µs to about 6.6 s.
+var (
+	attemptBuckets = prometheus.ExponentialBuckets(0.001, 4, 11)
+	resultBuckets  = prometheus.ExponentialBuckets(1e-5, 4, 10)
+	commitBuckets  = prometheus.ExponentialBuckets(1e-4, 4, 9)
+)
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	const ns = "trigrid_coordinator"
 	byWorker := []string{"worker"}
 	m := &metrics{
@@ -60,21 +90,46 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Help: "Connected workers."}),
 		jobsActive: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "jobs_active",
 			Help: "Jobs preparing, queued or running."}),
+		attemptSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "attempt_duration_seconds",
+			Help: "Time from handing an attempt to a worker to receiving its result (counted, failed or handed back).", Buckets: attemptBuckets}),
+		resultSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "result_handling_seconds",
+			Help: "Time from a worker's message of results (one or a batch) arriving on its stream to the scheduler having taken them in, the wait for the coordinator's loop included.", Buckets: resultBuckets}),
+		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "state_commit_seconds",
+			Help: "Time of each write transaction to the job database, synced to disk.", Buckets: commitBuckets}),
+		out: map[api.JobID]map[attemptKey]time.Time{},
 	}
 	for _, c := range []prometheus.Collector{m.assigned, m.speculated, m.requeued, m.settled, m.reopened, m.faulty,
 		m.ignored, m.results, m.kernelSeconds, m.fetchSeconds, m.decodeSeconds, m.bytesServed, m.jobs,
-		m.queued, m.running, m.workers, m.jobsActive} {
+		m.queued, m.running, m.workers, m.jobsActive, m.attemptSeconds, m.resultSeconds, m.commitSeconds} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
+	for _, st := range []api.JobState{api.JobDone, api.JobFailed, api.JobCancelled} {
+		m.jobs.WithLabelValues(st.String())
+	}
 	return m, nil
+}
+
+// resultOutcomes are the outcome label's values.
+var resultOutcomes = []string{"counted", "failed", "handed_back"}
+
+// workerSeries gives a worker its series at 0, so that rates and sums
+// over workers hold from its first attempt on.
+func (m *metrics) workerSeries(w string) {
+	m.speculated.WithLabelValues(w)
+	m.requeued.WithLabelValues(w)
+	for _, o := range resultOutcomes {
+		m.results.WithLabelValues(w, o)
+	}
 }
 
 func (m *metrics) decision(d scheduler.Decision) {
 	switch d.Kind {
 	case scheduler.DecideAssign:
 		w := string(d.Worker)
+		m.handedOut(d.Assignment)
+		m.workerSeries(w)
 		m.assigned.WithLabelValues(w).Inc()
 		if d.Speculative {
 			m.speculated.WithLabelValues(w).Inc()
@@ -89,6 +144,56 @@ func (m *metrics) decision(d scheduler.Decision) {
 		m.faulty.Inc()
 	case scheduler.DecideIgnore:
 		m.ignored.Inc()
+	case scheduler.DecideCancel:
+		m.attemptEnded(d.Ref, d.Attempt)
+	case scheduler.DecideJobDone, scheduler.DecideJobFailed, scheduler.DecideJobCancelled:
+		m.outMu.Lock()
+		delete(m.out, d.Job)
+		m.outMu.Unlock()
+	}
+}
+
+// handedOut notes when an attempt went out.
+func (m *metrics) handedOut(a api.Assignment) {
+	m.outMu.Lock()
+	defer m.outMu.Unlock()
+	byJob := m.out[a.Ref.Job]
+	if byJob == nil {
+		byJob = map[attemptKey]time.Time{}
+		m.out[a.Ref.Job] = byJob
+	}
+	byJob[attemptKey{a.Ref.Index, a.Attempt}] = time.Now()
+}
+
+// attemptEnded forgets an attempt and returns how long it was out; false
+// when it was not known to be (a result after its cancel or its job's
+// end, a duplicate, or one handed out before a restart).
+func (m *metrics) attemptEnded(ref api.SubtaskRef, attempt int) (time.Duration, bool) {
+	m.outMu.Lock()
+	defer m.outMu.Unlock()
+	byJob := m.out[ref.Job]
+	k := attemptKey{ref.Index, attempt}
+	at, ok := byJob[k]
+	if !ok {
+		return 0, false
+	}
+	delete(byJob, k)
+	if len(byJob) == 0 {
+		delete(m.out, ref.Job)
+	}
+	return time.Since(at), true
+}
+
+// committed hears a state database write transaction's time.
+func (m *metrics) committed(d time.Duration) { m.commitSeconds.Observe(d.Seconds()) }
+
+// handling wraps the Run goroutine's handling of a message of results so
+// that resultSeconds hears how long it took from now, its arrival.
+func (m *metrics) handling(f func()) func() {
+	arrived := time.Now()
+	return func() {
+		f()
+		m.resultSeconds.Observe(time.Since(arrived).Seconds())
 	}
 }
 
@@ -102,6 +207,9 @@ func (m *metrics) result(r api.Result) {
 		outcome = "failed"
 	}
 	m.results.WithLabelValues(w, outcome).Inc()
+	if d, ok := m.attemptEnded(r.Ref, r.Attempt); ok {
+		m.attemptSeconds.Observe(d.Seconds())
+	}
 	m.kernelSeconds.WithLabelValues(w).Add(r.KernelTime.Seconds())
 	m.fetchSeconds.WithLabelValues(w).Add(r.Fetch.Seconds())
 	m.decodeSeconds.WithLabelValues(w).Add(r.Decode.Seconds())

@@ -62,6 +62,9 @@ type StateDB struct {
 	// writeFault, when set (by tests), runs before every write; its error
 	// fails the write as a full disk would.
 	writeFault atomic.Pointer[func() error]
+	// committed, when set (before the first write), hears how long each
+	// write transaction that committed took.
+	committed func(time.Duration)
 }
 
 // OpenState opens (creating if needed) the job database in dir. A file
@@ -413,6 +416,7 @@ func sortRecords(rs []JobRecord) {
 }
 
 func (s *StateDB) update(fn func(*bolt.Tx) error) error {
+	start := time.Now()
 	err := safely(func() error {
 		if f := s.writeFault.Load(); f != nil {
 			if err := (*f)(); err != nil {
@@ -423,6 +427,9 @@ func (s *StateDB) update(fn func(*bolt.Tx) error) error {
 	})
 	if err != nil {
 		return fmt.Errorf("coordinator: state file %s: %w", s.path, err)
+	}
+	if s.committed != nil {
+		s.committed(time.Since(start))
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.met, err = newMetrics(cfg.Registry); err != nil {
 		return nil, err
 	}
+	if err := cfg.Registry.Register(newJobCollector(s)); err != nil {
+		return nil, err
+	}
 	if s.dataDirs, err = resolveDataDirs(cfg.DataDirs); err != nil {
 		return nil, err
 	}
@@ -103,6 +106,7 @@ func NewServer(cfg Config) (*Server, error) {
 		if s.db, err = OpenState(cfg.StateDir); err != nil {
 			return nil, err
 		}
+		s.db.committed = s.met.committed
 		if err := s.restore(); err != nil {
 			s.db.Close()
 			return nil, err

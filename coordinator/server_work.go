@@ -227,13 +227,13 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 			}
 			r.Worker = sess.id // a worker answers for itself only
 			s.met.result(r)
-			f = func() {
+			f = s.met.handling(func() {
 				if j := s.jobs[r.Ref.Job]; j != nil {
 					j.workers[sess.id] = true
 				}
 				s.checkResult(&r)
 				s.apply(s.sched.Result(r))
-			}
+			})
 		case *pb.WorkerMessage_Heartbeat:
 			hb, err := pb.DecodeHeartbeat(msg.Heartbeat)
 			if err != nil {

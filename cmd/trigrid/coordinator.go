@@ -154,6 +154,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	}
 
 	cfg := coordinator.DefaultConfig()
+	cfg.Registry = processRegistry()
 	cfg.StateDir = f.state
 	cfg.TickInterval = f.tick
 	cfg.HeartbeatInterval = f.heartbeat

@@ -20,8 +20,9 @@ type JobStatus struct {
 	// for a third count; Attempts every attempt handed out; Failures the
 	// attempts that failed, lapsed or were lost.
 	Requeued, Speculated, Recounts, Attempts, Failures int
-	// Total is the exact count once State is JobDone.
-	Total uint64
+	// Total is the exact count once State is JobDone; Sum is the sum of
+	// the settled subtasks' counts so far (Total once done).
+	Total, Sum uint64
 	// Err is why the job failed or was cancelled.
 	Err error
 	// Counted is, per worker, how many counts it returned for this job.
@@ -83,6 +84,7 @@ func (s *Scheduler) jobStatus(j *job) JobStatus {
 		switch {
 		case st.settled:
 			js.Done++
+			js.Sum += st.value
 			if st.restored {
 				js.Restored++
 			}
