@@ -249,7 +249,7 @@ func TestJobWatchLogLines(t *testing.T) {
 	}
 	p.Done()
 	want := []string{
-		"job j1: preparing, 0/0 subtasks done, 0 running",
+		"job j1: preparing",
 		"job j1: queued, 0/64 subtasks done, 0 running",
 		"job j1: running, 0/64 subtasks done, 4 running",
 		"job j1: 9/64 subtasks done, 4 running (14.1%) after 5s, 1.8/s, about 31s left",

@@ -225,7 +225,11 @@ type jobWatch struct {
 func (w *jobWatch) show(st api.JobStatus) {
 	if !w.seen || st.State != w.state {
 		w.seen, w.state = true, st.State
-		w.prog.Note(fmt.Sprintf("job %s: %s, %d/%d subtasks done, %d running", w.job, st.State, st.Done, st.Subtasks, st.Running))
+		if st.Subtasks > 0 {
+			w.prog.Note(fmt.Sprintf("job %s: %s, %d/%d subtasks done, %d running", w.job, st.State, st.Done, st.Subtasks, st.Running))
+		} else {
+			w.prog.Note(fmt.Sprintf("job %s: %s", w.job, st.State))
+		}
 	}
 	if st.Subtasks <= 0 {
 		return
