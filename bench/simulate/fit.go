@@ -25,16 +25,17 @@ func ReportGrid(rep *scale.Report) (*Grid, error) {
 }
 
 // Fit fits a cost model to the runs of rep with the given worker counts
-// (all runs when workers is empty):
+// (all runs when workers is empty), each figure the median over the
+// runs, so that a run slowed by a busy machine does not move it:
 //
-//   - kernel: the runs' kernel time over the job's total work estimate,
+//   - kernel: a run's kernel time over the job's total work estimate,
 //     ns per work unit (no per-subtask term: one partition's subtasks
 //     all have about the same work, which leaves it unidentifiable);
-//   - upload and load (fetch and decode): the runs' times over the rows
-//     and edges of the blocks their workers loaded, which the simulator
-//     counts by replaying each run under its own cache model (twice, so
+//   - upload and load (fetch and decode): a run's times over the rows
+//     and edges of the blocks its workers loaded, which the simulator
+//     counts by replaying the run under its own cache model (twice, so
 //     that the replay's timing uses the fitted load cost);
-//   - start and end: the medians of the runs' own.
+//   - start and end: the runs' own.
 //
 // See docs/decisions/2026-12-01-simulator-cost-model.md.
 func Fit(rep *scale.Report, workers []int) (*Model, error) {
@@ -61,12 +62,9 @@ func Fit(rep *scale.Report, workers []int) (*Model, error) {
 	if m.Prefetch == 0 {
 		m.Prefetch = defaultPrefetch
 	}
-	var kernel, load, upload float64
-	var start, end []float64
+	var kernel, start, end []float64
 	for _, r := range runs {
-		kernel += r.KernelSeconds * 1e9
-		load += (r.FetchSeconds + r.DecodeSeconds) * 1e9
-		upload += r.UploadSeconds * 1e9
+		kernel = append(kernel, r.KernelSeconds*1e9/work)
 		start = append(start, r.StartSeconds*1e9)
 		end = append(end, r.EndSeconds*1e9)
 		if !slices.Contains(m.Fit.Workers, r.Workers) {
@@ -74,27 +72,27 @@ func Fit(rep *scale.Report, workers []int) (*Model, error) {
 		}
 	}
 	slices.Sort(m.Fit.Workers)
-	if work <= 0 || kernel <= 0 {
-		return nil, fmt.Errorf("simulate: the report of %s has no work or no kernel time to fit", rep.Source)
+	if work <= 0 {
+		return nil, fmt.Errorf("simulate: the report of %s has no work to fit", rep.Source)
 	}
-	m.KernelNsPerWork = kernel / (float64(len(runs)) * work)
+	m.KernelNsPerWork = scale.Median(kernel)
 	m.StartNs, m.EndNs = scale.Median(start), scale.Median(end)
 	// Each worker loads each block it needs at most once while the cache
 	// holds them: start from that and refine with the replays.
 	m.LoadNsPerElement, m.UploadNsPerElement = 1, 1
 	for range 2 {
-		var elements float64
+		var load, upload []float64
 		for _, r := range runs {
 			res, err := Simulate(g, DefaultConfig(r.Workers, *m))
 			if err != nil {
 				return nil, fmt.Errorf("simulate: replaying the run of %d workers: %w", r.Workers, err)
 			}
-			elements += float64(res.LoadElements)
+			if res.LoadElements > 0 {
+				load = append(load, (r.FetchSeconds+r.DecodeSeconds)*1e9/float64(res.LoadElements))
+				upload = append(upload, r.UploadSeconds*1e9/float64(res.LoadElements))
+			}
 		}
-		if elements == 0 {
-			break
-		}
-		m.LoadNsPerElement, m.UploadNsPerElement = load/elements, upload/elements
+		m.LoadNsPerElement, m.UploadNsPerElement = scale.Median(load), scale.Median(upload)
 	}
 	return m, m.Check("the fitted model")
 }

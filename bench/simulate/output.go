@@ -94,8 +94,11 @@ func writeCSV(path string, rows [][]string) error {
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) error {
 	how := "given"
-	if r.Chosen {
-		how = "chosen: the smallest makespan at the most workers"
+	switch {
+	case r.Chosen && r.Balanced:
+		how = fmt.Sprintf("chosen: the smallest makespan at the most workers with IR at most %.2f", r.MaxIR)
+	case r.Chosen:
+		how = fmt.Sprintf("chosen: the smallest makespan at the most workers; no candidate kept IR at most %.2f", r.MaxIR)
 	}
 	fmt.Fprintf(w, "%s: P = %d (%s), simulated on the scheduler core with a %s cost model (%.3g ns per work unit)\n",
 		r.Source, r.P, how, r.Model.Device, r.Model.KernelNsPerWork)

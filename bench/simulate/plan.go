@@ -15,6 +15,10 @@ import (
 	"github.com/trigrid/trigrid/partition"
 )
 
+// DefaultMaxIR is the imbalance Choose accepts: TRUST reports IR of
+// about 1.1 across 1,024 GPUs.
+const DefaultMaxIR = 1.1
+
 // SimulationKind and SimulationFormat name and version Report's JSON.
 const (
 	SimulationKind   = "trigrid-simulation"
@@ -31,6 +35,9 @@ type Options struct {
 	P int
 	// MaxSubtasks bounds the candidates Choose simulates (0: 1<<20).
 	MaxSubtasks int
+	// MaxIR is the time imbalance ratio a chosen P must keep (0:
+	// DefaultMaxIR).
+	MaxIR float64
 	// MemBudget, when positive, is the device memory per subtask a
 	// candidate P must fit (partition.FitsBudget with MemModel).
 	MemBudget int64
@@ -54,9 +61,12 @@ type Report struct {
 	Format int    `json:"format"`
 	Source string `json:"source"`
 	P      int    `json:"p"`
-	// Chosen says P was chosen among Candidates (the smallest makespan
-	// at the largest worker count).
+	// Chosen says P was chosen among Candidates: the smallest makespan
+	// at the largest worker count among those of IR at most MaxIR, or,
+	// when none is, of all (Balanced false).
 	Chosen     bool        `json:"chosen"`
+	MaxIR      float64     `json:"max_ir,omitempty"`
+	Balanced   bool        `json:"balanced,omitempty"`
 	Candidates []Candidate `json:"candidates,omitempty"`
 	Model      Model       `json:"model"`
 	// OneWorkerSeconds is the simulated makespan of one worker, the
@@ -103,7 +113,10 @@ func Run(stats Stats, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep.P, rep.Chosen, rep.Candidates = p, true, cands
+		rep.P, rep.Chosen, rep.Candidates, rep.MaxIR = p, true, cands, opts.maxIR()
+		for _, c := range cands {
+			rep.Balanced = rep.Balanced || (c.P == p && balanced(c, rep.MaxIR))
+		}
 	}
 	g, err := stats.grid(rep.P)
 	if err != nil {
@@ -130,6 +143,15 @@ func Run(stats Stats, opts Options) (*Report, error) {
 	return rep, nil
 }
 
+func (o *Options) maxIR() float64 {
+	if o.MaxIR > 0 {
+		return o.MaxIR
+	}
+	return DefaultMaxIR
+}
+
+func balanced(c Candidate, maxIR float64) bool { return c.IR != nil && *c.IR <= maxIR }
+
 func (o *Options) progress(msg string) {
 	if o.Progress != nil {
 		o.Progress(msg)
@@ -139,7 +161,8 @@ func (o *Options) progress(msg string) {
 // Choose simulates the largest worker count at every P that divides the
 // statistics' fine P, has at least as many subtasks as workers and at
 // most MaxSubtasks, and fits MemBudget; it returns the P of the smallest
-// makespan (the smaller P on a tie) and every candidate.
+// makespan among those whose IR is at most MaxIR (among all when none
+// is; the smaller P on a tie) and every candidate.
 func Choose(b *BlockStats, opts Options) (int, []Candidate, error) {
 	workers := slices.Max(opts.Workers)
 	limit := opts.MaxSubtasks
@@ -166,8 +189,15 @@ func Choose(b *BlockStats, opts Options) (int, []Candidate, error) {
 			return 0, nil, err
 		}
 		cands = append(cands, Candidate{P: p, Subtasks: n, MakespanSeconds: r.MakespanSeconds, IR: r.IR, Utilization: r.Utilization})
-		if best < 0 || r.MakespanSeconds < cands[best].MakespanSeconds {
-			best = len(cands) - 1
+	}
+	maxIR := opts.maxIR()
+	for x, c := range cands {
+		better := best < 0 || c.MakespanSeconds < cands[best].MakespanSeconds
+		if bb := best >= 0 && balanced(cands[best], maxIR); balanced(c, maxIR) != bb {
+			better = balanced(c, maxIR)
+		}
+		if better {
+			best = x
 		}
 	}
 	if best < 0 {

@@ -38,8 +38,10 @@ type Result struct {
 	// MakespanSeconds is from submission to the job's end, StartNs and
 	// EndNs included.
 	MakespanSeconds float64 `json:"makespan_s"`
-	// Busy time (kernel and upload) over the workers; IR is max over min
-	// (TRUST's), nil when a worker counted nothing.
+	// Busy time over the workers: the time a worker's device (or cores)
+	// spent on its attempts, upload and kernel, and the loads too where
+	// the slot's own cores do them (Model.OverlapLoads false). IR is max
+	// over min (TRUST's), nil when a worker counted nothing.
 	MinBusySeconds  float64  `json:"min_busy_s"`
 	MeanBusySeconds float64  `json:"mean_busy_s"`
 	MaxBusySeconds  float64  `json:"max_busy_s"`
@@ -283,6 +285,9 @@ func (s *sim) cancel(w int, k attemptKey) {
 	}
 	sw.queue = slices.DeleteFunc(sw.queue, func(q queued) bool { return attemptKey{q.a.Ref, q.a.Attempt} == k })
 	if sw.running != nil && (attemptKey{sw.running.Ref, sw.running.Attempt}) == k {
+		left := max(sw.finishAt-s.now, 0)
+		sw.busy -= min(left, sw.runBusy)
+		sw.kernel -= min(left, sw.runKernel)
 		sw.running = nil
 		sw.gen++
 		sw.tryStart(s)
@@ -338,6 +343,9 @@ type simWorker struct {
 	gen     uint64 // bumped when the running attempt is cancelled
 	// loaderFree is when the loader is free (OverlapLoads).
 	loaderFree int64
+	// finishAt is when the running attempt ends; runKernel and runBusy
+	// what it added to the totals, refunded in part when it is cancelled.
+	finishAt, runKernel, runBusy int64
 	// onDevice are the blocks of the subtask counted last.
 	onDevice  [3][2]int
 	hasDevice bool
@@ -375,12 +383,17 @@ func (w *simWorker) tryStart(s *sim) {
 	t := s.tasks[a.Ref.Index]
 	kernel := m.kernelNs(t)
 	start := max(s.now, q.ready)
+	busyBefore := w.busy
 	if !m.OverlapLoads {
-		start += w.loadBlocks(s, a)
+		// The slot's own cores decode: they are busy meanwhile.
+		load := w.loadBlocks(s, a)
+		start += load
+		w.busy += load
 	}
 	upload := w.upload(s, a)
 	w.kernel += kernel
 	w.busy += kernel + upload
+	w.finishAt, w.runKernel, w.runBusy = start+upload+kernel, kernel, w.busy-busyBefore
 	s.push(&event{t: start + upload + kernel, kind: evFinish, worker: s.byID[w.id], attempt: attemptKey{a.Ref, a.Attempt}, gen: w.gen})
 }
 

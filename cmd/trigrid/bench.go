@@ -98,6 +98,9 @@ func newBenchCommand() *cobra.Command {
 	addKernelSettingFlag(k, &setList)
 	bench.AddCommand(k)
 	bench.AddCommand(newBenchE2ECommand())
+	bench.AddCommand(newBenchScaleCommand())
+	bench.AddCommand(newBenchSimulateCommand())
+	bench.AddCommand(newBenchStatsCommand())
 	return bench
 }
 

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trigrid/trigrid/bench/scale"
+	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/storage"
+)
+
+type benchScaleFlags struct {
+	graph, shards, workers, devices, scheme, kernel, out, cache string
+	format, tmpDir, progress                                    string
+	p, repeat, cores, prefetch                                  int
+	asJSON, skipBad                                             bool
+	jobTimeout                                                  time.Duration
+	// exe is the binary the clusters run; empty means this process's own
+	// executable. Tests point it at the test binary.
+	exe string
+}
+
+func newBenchScaleCommand() *cobra.Command {
+	var f benchScaleFlags
+	cmd := &cobra.Command{
+		Use:   "scale (--graph FILE | --shards URL) --workers 1,2,4 [flags] [-- WORKER FLAGS]",
+		Short: "Count one graph on clusters of 1, 2, 4... workers on loopback and report the scaling",
+		Long: `For each worker count N (run --repeat times), start a coordinator and N
+workers as separate processes of this binary on loopback, the same gRPC,
+gossip and shard path as a cluster of machines, submit the shard store as a
+job and wait for it. Every run is a fresh cluster, so every job is a first
+job. With --devices the workers count on those GPUs, one worker per GPU
+(more workers than GPUs share them); otherwise CPU workers of
+--cores-per-worker cores each.
+
+A graph FILE is read, cleaned, oriented and counted whole on the CPU once,
+then partitioned (--partitions, --scheme) into a temporary store; a store
+given with --shards is read back into the whole graph and counted the same
+way. Every job's count must equal that count exactly: a mismatch fails the
+bench.
+
+Reported per N (medians over the repeats): the job time, the workers'
+kernel, fetch, decode and upload time, the speedup T(1)/T(N) and parallel
+efficiency speedup/N against one worker, the time imbalance ratio IR (max
+over min busy time over the workers, TRUST's), and TEPS (edges per second of
+job time). --out DIR receives scale.json (every run, per worker; the input
+of 'bench simulate'), scale.csv and scale-runs.csv, speedup.png and
+efficiency.png. Flags after '--' go to every worker. Ctrl-C stops the
+clusters and removes the temporary files.`,
+		Example: `  trigrid gen rmat --scale 20 -o rmat20.bin
+  trigrid bench scale --graph rmat20.bin -P 8 --workers 1,2 --repeat 3 --out scale-rmat20
+  trigrid bench scale --shards /data/rmat23.shards --workers 1,2,4 --devices 0 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if d := cmd.ArgsLenAtDash(); d != 0 && len(args) > 0 {
+				return fmt.Errorf("bench scale: unexpected argument %q: give the graph with --graph or --shards; worker flags go after '--'", args[0])
+			}
+			return runBenchScale(cmd, &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.graph, "graph", "", "graph file to count (read, counted whole on the CPU, partitioned into a temporary store)")
+	fl.StringVar(&f.shards, "shards", "", "shard store (URL or directory) to count as it is")
+	fl.StringVar(&f.workers, "workers", "1,2", "comma-separated worker counts; 1 must be among them")
+	fl.StringVar(&f.devices, "devices", "", "GPU indexes the workers count on, one worker per GPU in turn (default: CPU workers)")
+	fl.IntVar(&f.cores, "cores-per-worker", 1, "cores of each CPU worker (its --cores and GOMAXPROCS)")
+	fl.IntVarP(&f.p, "partitions", "P", 8, "P for --graph: P x P blocks, P^3 subtasks")
+	fl.StringVar(&f.scheme, "scheme", "hash", "partition scheme for --graph: hash or range")
+	fl.StringVar(&f.format, "format", "auto", "--graph's format, as trigrid count reads it")
+	fl.BoolVar(&f.skipBad, "skip-bad-lines", false, "skip --graph's lines that are not edges")
+	fl.IntVar(&f.repeat, "repeat", 1, "runs per worker count (medians reported)")
+	fl.StringVar(&f.kernel, "kernel", "", "the jobs' kernel (default: each worker's auto)")
+	fl.StringVar(&f.cache, "cache", "1GiB", "each worker's block cache (worker --cache)")
+	fl.IntVar(&f.prefetch, "prefetch", 0, "assignments each worker pulls ahead per slot (0: the worker's default)")
+	fl.StringVar(&f.out, "out", "", "directory for scale.json, the CSV files and the plots (default: none written)")
+	fl.StringVar(&f.tmpDir, "tmp-dir", "", "directory for the clusters' state and a graph file's shards (default: the system's)")
+	fl.DurationVar(&f.jobTimeout, "job-timeout", time.Hour, "longest one job may take")
+	fl.BoolVar(&f.asJSON, "json", false, "print the whole report as JSON")
+	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (bar on a terminal, log lines otherwise), bar, log, none")
+	return cmd
+}
+
+func runBenchScale(cmd *cobra.Command, f *benchScaleFlags, workerArgs []string) error {
+	cfg := scale.DefaultConfig()
+	cfg.Graph, cfg.Shards, cfg.P, cfg.Repeat, cfg.CoresPerWorker = f.graph, f.shards, f.p, f.repeat, f.cores
+	cfg.Kernel, cfg.Prefetch, cfg.TempDir, cfg.JobTimeout, cfg.WorkerArgs = f.kernel, f.prefetch, f.tmpDir, f.jobTimeout, workerArgs
+	var err error
+	if cfg.Scheme, err = storage.ParseScheme(f.scheme); err != nil {
+		return fmt.Errorf("--scheme: %w", err)
+	}
+	if cfg.Read.Format, err = edgeio.ParseFormat(f.format); err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	cfg.Read.SkipBadLines = f.skipBad
+	if cfg.Workers, err = parseCounts("--workers", f.workers); err != nil {
+		return err
+	}
+	if cfg.Devices, err = parseDevices(f.devices); err != nil {
+		return err
+	}
+	if cfg.CacheBytes, err = parseBytes(f.cache); err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
+	if cfg.Exe = f.exe; cfg.Exe == "" {
+		if cfg.Exe, err = os.Executable(); err != nil {
+			return fmt.Errorf("bench scale: finding this binary: %w", err)
+		}
+	}
+	mode, err := parseProgressMode(f.progress)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(cmd.ErrOrStderr(), mode)
+	cfg.Progress = prog
+	rep, err := scale.Bench(cmd.Context(), cfg)
+	prog.Done()
+	if err != nil {
+		return err
+	}
+	if f.out != "" {
+		if err := rep.WriteDir(f.out); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rep.WriteTable(cmd.OutOrStdout())
+}
+
+// parseCounts reads a comma-separated list of positive counts for flag.
+func parseCounts(flag, s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s %q: want counts like 1,2,4", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
