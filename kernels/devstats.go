@@ -5,8 +5,9 @@ import "time"
 // DeviceStats are the figures of a counter that runs on a device with
 // memory of its own (a GPU), for reports.
 type DeviceStats struct {
-	// PeakBytes is the most device memory the counter held.
-	PeakBytes uint64
+	// PeakBytes is the most device memory the counter held; UsedBytes what
+	// it holds now (blocks kept for reuse, scratch), 0 once closed.
+	PeakBytes, UsedBytes uint64
 	// CopiedBytes is what the counter copied to the device (blocks).
 	CopiedBytes uint64
 	// Uploads counts the blocks copied.

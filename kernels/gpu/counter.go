@@ -622,8 +622,11 @@ func (c *Counter) releaseAll() bool {
 func (c *Counter) DeviceStats() kernels.DeviceStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.notePeak()
-	return kernels.DeviceStats{PeakBytes: c.peak, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead,
+	var used uint64
+	if c.ctx != 0 {
+		c.lib.memUsage(c.ctx, &used, nil, &c.peak)
+	}
+	return kernels.DeviceStats{PeakBytes: c.peak, UsedBytes: used, CopiedBytes: c.copied, Uploads: c.uploads, Ahead: c.ahead,
 		PinnedUploads: c.async, Splits: c.splits, Busy: c.busy, Stalled: c.stalled, Streamed: c.streamed, Ranges: c.ranges, Calls: c.calls}
 }
 
