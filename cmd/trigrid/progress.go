@@ -216,7 +216,7 @@ func (p *progress) logTextLocked(now time.Time) string {
 	fmt.Fprintf(&b, " after %s", elapsed)
 	if r, ok := p.rate.rate(now); ok {
 		b.WriteString(", " + p.rateText(r))
-		if left, ok := timeLeft(p.done, p.total, r); ok {
+		if left, ok := timeLeft(p.done, p.total, r); ok && p.done < p.total {
 			b.WriteString(", about " + durationText(left) + " left")
 		}
 	}
@@ -264,7 +264,7 @@ func (p *progress) barTextLocked(now time.Time) string {
 	tail := elapsedText(now.Sub(p.start))
 	if r, ok := p.rate.rate(now); ok {
 		tail = p.rateText(r)
-		if left, ok := timeLeft(p.done, p.total, r); ok {
+		if left, ok := timeLeft(p.done, p.total, r); ok && p.done < p.total {
 			tail += " " + durationText(left) + " left"
 		}
 	}

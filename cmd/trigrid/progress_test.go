@@ -178,6 +178,13 @@ func TestProgressLogLines(t *testing.T) {
 	if got := buf.String(); !strings.HasSuffix(got, "\njob 1: running\ncount: 403/1000 edges done, 4 running (40.3%) after 8s, 50/s, about 12s left\n") {
 		t.Fatalf("detail and note: %q", got)
 	}
+	// At the end, no time left is shown.
+	buf = syncBuffer{}
+	c.step(4 * time.Second)
+	p.Update(1000, 0)
+	if got := buf.String(); got != "count: 1000/1000 edges done, 4 running (100.0%) after 12s, 80/s\n" {
+		t.Fatalf("last line %q", got)
+	}
 	p.Done()
 	// Bytes read at a MiB a second, without a total: no share, no time left.
 	buf = syncBuffer{}
