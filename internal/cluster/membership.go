@@ -143,6 +143,13 @@ func New(cfg Config) (*Member, error) {
 		mc.GossipInterval = 50 * time.Millisecond
 	}
 	mc.Name = cfg.Name
+	// A member that died may come back under its name at another address
+	// (a coordinator restarted on another host): take the new address as
+	// soon as the old one is dead. memberlist's default (0) takes it only
+	// from a member that left gracefully, so the others would refuse the
+	// restarted member for good. Two live members of one name still
+	// conflict.
+	mc.DeadNodeReclaimTime = time.Millisecond
 	host, port, err := splitHostPort("gossip address", cfg.Bind)
 	if err != nil {
 		return nil, err

@@ -153,3 +153,40 @@ func TestMeta(t *testing.T) {
 		}
 	}
 }
+
+// A member that died comes back under its name at another address (a
+// coordinator restarted on another host): the others take the new
+// address, not only a member that left gracefully.
+func TestDeadMemberBackAtAnotherAddress(t *testing.T) {
+	events := make(chan Event, 64)
+	w := newTestMember(t, "w", nil, events, RoleWorker)
+	old := newTestMember(t, "coord", nil, nil, RoleCoordinator)
+	if _, err := old.Join([]string{w.Addr()}); err != nil {
+		t.Fatal(err)
+	}
+	log := &eventLog{ch: events}
+	log.wait(t, Joined, "coord")
+	old.Shutdown() // no goodbye: it dies
+	log.wait(t, Dead, "coord")
+	moved, err := New(Config{Name: "coord", Bind: "127.0.0.1:0", Local: true, Logger: testLogger(t),
+		Meta: Meta{Role: RoleCoordinator, GRPC: "127.0.0.1:10"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { moved.Shutdown() })
+	if moved.Addr() == old.Addr() {
+		t.Fatalf("the restarted member got the old address %s", old.Addr())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		moved.Join([]string{w.Addr()})
+		if c, ok := w.Find(RoleCoordinator); ok && c.Addr == moved.Addr() && c.Meta.GRPC == "127.0.0.1:10" {
+			return
+		}
+		if time.Now().After(deadline) {
+			c, ok := w.Find(RoleCoordinator)
+			t.Fatalf("w still sees coordinator %+v (%v), want it at %s", c, ok, moved.Addr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
