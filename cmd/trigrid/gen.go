@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/graph/gen"
 )
@@ -22,8 +21,7 @@ type genFlags struct {
 	progress string
 }
 
-// startGen checks the progress flag and shows the generation phase; -q
-// silences progress too.
+// startGen checks the progress flag; -q silences progress too.
 func (f *genFlags) startGen(cmd *cobra.Command) (*progress, error) {
 	mode, err := parseProgressMode(f.progress)
 	if err != nil {
@@ -32,9 +30,7 @@ func (f *genFlags) startGen(cmd *cobra.Command) (*progress, error) {
 	if f.quiet {
 		mode = progressNone
 	}
-	prog := newProgress(cmd.ErrOrStderr(), mode)
-	prog.Start("generate", "", -1)
-	return prog, nil
+	return newProgress(cmd.ErrOrStderr(), mode), nil
 }
 
 func newGenCommand() *cobra.Command {
@@ -71,16 +67,11 @@ func newGenRMATCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			prog, err := f.startGen(cmd)
-			if err != nil {
-				return err
-			}
-			edges, err := gen.RMAT(scale, edgeFactor, f.seed, f.workers)
-			prog.Done()
+			src, err := gen.RMATSource(scale, edgeFactor, f.seed)
 			if err != nil {
 				return fmt.Errorf("--scale %d --edge-factor %d: %w", scale, edgeFactor, err)
 			}
-			return writeGenerated(cmd, &f, prog, edges, start)
+			return writeGenerated(cmd, &f, src, start)
 		},
 	}
 	cmd.Flags().IntVar(&scale, "scale", 16, "log2 of the number of vertices")
@@ -98,16 +89,11 @@ func newGenERCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			prog, err := f.startGen(cmd)
-			if err != nil {
-				return err
-			}
-			edges, err := gen.ER(n, m, f.seed, f.workers)
-			prog.Done()
+			src, err := gen.ERSource(n, m, f.seed)
 			if err != nil {
 				return fmt.Errorf("--vertices %d --edges %d: %w", n, m, err)
 			}
-			return writeGenerated(cmd, &f, prog, edges, start)
+			return writeGenerated(cmd, &f, src, start)
 		},
 	}
 	cmd.Flags().Uint64Var(&n, "vertices", 1<<16, "number of vertices")
@@ -116,21 +102,29 @@ func newGenERCommand() *cobra.Command {
 	return cmd
 }
 
-func writeGenerated(cmd *cobra.Command, f *genFlags, prog *progress, edges []graph.Edge, start time.Time) error {
+// writeGenerated streams src into the output: its chunks are generated
+// and encoded in parallel and written in order, so that no more than a
+// few chunks a worker are ever held (a graph larger than memory streams
+// through -o -).
+func writeGenerated(cmd *cobra.Command, f *genFlags, src *gen.Source, start time.Time) error {
 	format, err := edgeio.ParseFormat(f.format)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
+	prog, err := f.startGen(cmd)
+	if err != nil {
+		return err
+	}
 	// Progress goes to stderr: with -o - the graph itself is on stdout.
-	prog.Start("write", "edges", int64(len(edges)))
-	err = edgeio.WriteFileContext(cmd.Context(), f.out, edges, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers,
+	prog.Start("generate", "edges", src.Len())
+	err = edgeio.WriteChunksFileContext(cmd.Context(), f.out, src, edgeio.WriteOptions{Format: format, Compression: f.compress, Workers: f.workers,
 		Progress: prog.Func()})
 	prog.Done()
 	if err != nil {
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(f.summaryTo(cmd), "wrote %d raw edges to %s in %s\n", len(edges), f.out, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(f.summaryTo(cmd), "wrote %d raw edges to %s in %s\n", src.Len(), f.out, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trigrid/trigrid/graph/edgeio"
 	"github.com/trigrid/trigrid/graph/gen"
 	"github.com/trigrid/trigrid/internal/testgraphs"
 )
@@ -86,5 +89,38 @@ func TestGenPipeCount(t *testing.T) {
 				t.Fatalf("gen -o - | count -: %d triangles, the file counts %d", got, fromFile)
 			}
 		})
+	}
+}
+
+// TestGenSameFileWhateverTheWorkers: the file gen writes for a seed is the
+// same byte for byte whatever --workers is, and holds the edges gen.RMAT
+// returns for that seed.
+func TestGenSameFileWhateverTheWorkers(t *testing.T) {
+	dir := t.TempDir()
+	want, err := gen.RMAT(12, 20, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{"bin", "txt"} {
+		var first []byte
+		for _, workers := range []string{"1", "3", "0"} {
+			path := filepath.Join(dir, "r-"+workers+"."+ext)
+			if _, stderr, err := run(t, "gen", "rmat", "--scale", "12", "--edge-factor", "20", "--seed", "3", "--workers", workers, "-q", "-o", path); err != nil {
+				t.Fatalf("gen --workers %s: %v\n%s", workers, err, stderr)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = b
+				got, _, err := edgeio.ReadFile(context.Background(), path, edgeio.ReadOptions{})
+				if err != nil || !slices.Equal(got, want) {
+					t.Fatalf("%s: read back %d edges (%v), gen.RMAT gives %d or others", path, len(got), err, len(want))
+				}
+			} else if !bytes.Equal(b, first) {
+				t.Fatalf("%s: --workers %s writes another file than --workers 1", ext, workers)
+			}
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package edgeio
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -138,61 +137,4 @@ func readBinary(ctx context.Context, r io.Reader, name string, opts ReadOptions,
 		return fmt.Errorf("graph/edgeio: %s: %d trailing bytes after the %d declared edges of the binary edge list", name, extra, h.edges)
 	}
 	return nil
-}
-
-// binWidth picks the id width for writing: the requested one, checked, or
-// the smallest that holds every id.
-func binWidth(edges []graph.Edge, want int) (uint32, error) {
-	var maxID uint64
-	for _, e := range edges {
-		maxID = max(maxID, e.U, e.V)
-	}
-	switch want {
-	case 0:
-		if maxID <= 1<<32-1 {
-			return 4, nil
-		}
-		return 8, nil
-	case 4:
-		if maxID > 1<<32-1 {
-			return 0, fmt.Errorf("graph/edgeio: id width 4 cannot hold id %d", maxID)
-		}
-		return 4, nil
-	case 8:
-		return 8, nil
-	}
-	return 0, fmt.Errorf("graph/edgeio: binary id width %d, want 0 (auto), 4 or 8", want)
-}
-
-func writeBinary(w io.Writer, edges []graph.Edge, width int, progress func(done, total int64)) error {
-	wd, err := binWidth(edges, width)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	if _, err := bw.Write(binHeader{version: binVersion, width: wd, edges: uint64(len(edges))}.encode()); err != nil {
-		return err
-	}
-	var b [16]byte
-	for i, e := range edges {
-		if progress != nil && i%textPiece == 0 && i > 0 {
-			progress(int64(i), int64(len(edges)))
-		}
-		if wd == 4 {
-			binary.LittleEndian.PutUint32(b[:], uint32(e.U))
-			binary.LittleEndian.PutUint32(b[4:], uint32(e.V))
-			_, err = bw.Write(b[:8])
-		} else {
-			binary.LittleEndian.PutUint64(b[:], e.U)
-			binary.LittleEndian.PutUint64(b[8:], e.V)
-			_, err = bw.Write(b[:16])
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if progress != nil {
-		progress(int64(len(edges)), int64(len(edges)))
-	}
-	return bw.Flush()
 }
