@@ -33,12 +33,11 @@ type cluster struct {
 // startCluster starts a coordinator with its state under dir and n
 // workers, and returns once every worker is connected. On an error
 // every process started is gone again.
-func startCluster(ctx context.Context, cfg *Config, n int, dir, store string) (cl *cluster, err error) {
-	cl = &cluster{cfg: cfg}
+func startCluster(ctx context.Context, cfg *Config, n int, dir, store string) (_ *cluster, err error) {
+	cl := &cluster{cfg: cfg}
 	defer func() {
 		if err != nil {
 			cl.kill()
-			cl = nil
 		}
 	}()
 	args := []string{"coordinator", "--listen", "127.0.0.1:0", "--gossip", "127.0.0.1:0",

@@ -18,7 +18,10 @@ import (
 // builds the graph gives the same histogram as the forward graph does.
 func TestBlockStatsMatchThePartitioner(t *testing.T) {
 	ctx := context.Background()
-	for _, tc := range []struct{ scale, ef, fineP int }{{10, 8, 12}, {12, 16, DefaultFineP}} {
+	for _, tc := range []struct {
+		scale, ef, fineP int
+		ps               []int
+	}{{10, 8, 12, []int{1, 2, 3, 4, 6}}, {11, 16, DefaultFineP, []int{8}}} {
 		edges, err := gen.RMAT(tc.scale, tc.ef, 3, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +46,7 @@ func TestBlockStatsMatchThePartitioner(t *testing.T) {
 			t.Errorf("scale %d: the generator path's statistics differ from the forward graph's: %d vertices %d edges, want %d and %d",
 				tc.scale, got.Vertices, got.Edges, want.Vertices, want.Edges)
 		}
-		for _, p := range []int{1, 2, 3, 4, 6} {
+		for _, p := range tc.ps {
 			store := storage.NewMemStore()
 			if _, err := partition.PartitionGraph(ctx, fwd, storage.GraphStats{Vertices: fwd.NumRows(), Edges: fwd.NumEdges()}, store,
 				partition.Config{Scheme: storage.SchemeHash, P: p, PartitionID: 7}); err != nil {

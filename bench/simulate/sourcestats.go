@@ -56,9 +56,12 @@ func StatsFromChunks(ctx context.Context, src Chunks, fineP, workers int, source
 	deg = nil
 	b := &BlockStats{Kind: BlockStatsKind, Format: BlockStatsFormat, Source: source, Vertices: vertices, FineP: fineP,
 		BlockEdges: make([]int64, fineP*fineP)}
-	var mu sync.Mutex
-	eachBucket(len(keys), workers, func(x int) {
-		h := make([]int64, fineP*fineP)
+	hs := make([][]int64, workers) // one histogram per goroutine
+	eachBucketOf(len(keys), workers, func(w, x int) {
+		if hs[w] == nil {
+			hs[w] = make([]int64, fineP*fineP)
+		}
+		h := hs[w]
 		for _, k := range keys[x] {
 			a, c := rank[k>>32], rank[uint32(k)]
 			if a > c {
@@ -66,25 +69,31 @@ func StatsFromChunks(ctx context.Context, src Chunks, fineP, workers int, source
 			}
 			h[int(a%uint32(fineP))*fineP+int(c%uint32(fineP))]++
 		}
-		mu.Lock()
+	})
+	for _, h := range hs {
 		for i, v := range h {
 			b.BlockEdges[i] += v
 			b.Edges += v
 		}
-		mu.Unlock()
-	})
+	}
 	return b, ctx.Err()
 }
 
 // eachBucket runs fn over buckets 0..n-1 on workers goroutines, taking
 // them from a shared cursor.
 func eachBucket(n, workers int, fn func(x int)) {
+	eachBucketOf(n, workers, func(_, x int) { fn(x) })
+}
+
+// eachBucketOf is eachBucket telling fn which goroutine (0..workers-1)
+// runs it.
+func eachBucketOf(n, workers int, fn func(w, x int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(workers, n) {
+	for w := range min(workers, n) {
 		wg.Go(func() {
 			for x := int(next.Add(1) - 1); x < n; x = int(next.Add(1) - 1) {
-				fn(x)
+				fn(w, x)
 			}
 		})
 	}
@@ -167,24 +176,19 @@ func bucketKeys(ctx context.Context, src Chunks, workers int) ([][]uint64, error
 
 // degrees counts each id's edges in the unique edge list.
 func degrees(buckets [][]uint64, n int64, workers int) []uint32 {
-	parts := make([][]uint32, min(workers, len(buckets)))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range parts {
-		wg.Go(func() {
-			d := make([]uint32, n)
-			for x := int(next.Add(1) - 1); x < len(buckets); x = int(next.Add(1) - 1) {
-				for _, k := range buckets[x] {
-					d[k>>32]++
-					d[uint32(k)]++
-				}
-			}
-			parts[w] = d
-		})
-	}
-	wg.Wait()
-	deg := parts[0]
-	for _, d := range parts[1:] {
+	parts := make([][]uint32, workers)
+	eachBucketOf(len(buckets), workers, func(w, x int) {
+		if parts[w] == nil {
+			parts[w] = make([]uint32, n)
+		}
+		d := parts[w]
+		for _, k := range buckets[x] {
+			d[k>>32]++
+			d[uint32(k)]++
+		}
+	})
+	deg := make([]uint32, n)
+	for _, d := range parts {
 		for i, v := range d {
 			deg[i] += v
 		}
