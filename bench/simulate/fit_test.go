@@ -1,0 +1,144 @@
+package simulate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/trigrid/trigrid/bench/scale"
+	"github.com/trigrid/trigrid/storage"
+)
+
+// gridOf6 is a 6 x 6 hash grid with uneven blocks.
+func gridOf6(t *testing.T) *Grid {
+	t.Helper()
+	blocks := make([]int64, 36)
+	var edges int64
+	for i := range blocks {
+		blocks[i] = int64(2000 + 370*(i*7%11))
+		edges += blocks[i]
+	}
+	g, err := NewGrid("6x6", storage.SchemeHash, 6, 6000, edges, []int64{1000, 1000, 1000, 1000, 1000, 1000}, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// reportOf is a bench scale report whose runs are simulations under
+// model m: what a machine that behaves exactly as m would have measured.
+func reportOf(t *testing.T, g *Grid, m Model, workers ...int) *scale.Report {
+	t.Helper()
+	rep := &scale.Report{Format: scale.ReportFormat, Source: "synthetic", Scheme: "hash", P: g.P, Vertices: g.Vertices,
+		Edges: g.Edges, GroupSizes: g.GroupSizes, BlockEdges: g.BlockEdges, Subtasks: len(g.Subtasks()), Device: "cpu",
+		CoresPerWorker: 1, CacheBytes: m.CacheBytes, Prefetch: m.Prefetch}
+	for _, n := range workers {
+		r := simulate(t, g, n, m)
+		rep.Runs = append(rep.Runs, scale.Run{Workers: n, Repeat: 1, JobSeconds: r.MakespanSeconds, KernelSeconds: r.KernelSeconds,
+			DecodeSeconds: r.LoadSeconds, StartSeconds: m.StartNs / 1e9, EndSeconds: m.EndNs / 1e9, IR: r.IR})
+	}
+	rows, err := scale.Summarize(rep.Runs, rep.Edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Rows = rows
+	return rep
+}
+
+// Fitted to the one-worker run of a machine that is the model, the fit
+// gives the model back, and it predicts the other worker counts exactly.
+func TestFitRecoversTheModel(t *testing.T) {
+	g := gridOf6(t)
+	truth := Model{Kind: ModelKind, Format: ModelFormat, Device: "cpu", KernelNsPerWork: 40, LoadNsPerElement: 25,
+		StartNs: 30e6, EndNs: 5e6, CacheBytes: 1 << 30, Prefetch: 2}
+	rep := reportOf(t, g, truth, 1, 2, 4)
+	m, err := Fit(rep, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(a, b float64) float64 { return math.Abs(a/b - 1) }
+	if rel(m.KernelNsPerWork, 40) > 1e-6 || rel(m.LoadNsPerElement, 25) > 1e-6 || m.StartNs != 30e6 || m.EndNs != 5e6 ||
+		m.OverlapLoads || m.Fit.Runs != 1 {
+		t.Errorf("fitted %+v, want the truth %+v", m, truth)
+	}
+	v, err := Validate(rep, m, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK || v.WorstError > 1e-3 || len(v.Comparisons) != 3 || !v.Comparisons[0].Fitted || v.Comparisons[1].Fitted {
+		t.Errorf("validation %+v", v)
+	}
+
+	// A model that counts twice as fast predicts half the job: outside
+	// the tolerance.
+	m.KernelNsPerWork /= 2
+	if v, _ = Validate(rep, m, DefaultTolerance); v.OK || v.WorstError < 0.3 {
+		t.Errorf("a wrong model passed: worst error %.3f", v.WorstError)
+	}
+	if _, err := Fit(rep, []int{3}); err == nil || !strings.Contains(err.Error(), "no runs") {
+		t.Errorf("fit to absent runs: %v", err)
+	}
+	rep.Format = 9
+	if _, err := Fit(rep, nil); err == nil || !strings.Contains(err.Error(), "format 9") {
+		t.Errorf("report of another format: %v", err)
+	}
+}
+
+// Choose takes the fastest P whose IR stays within the bound, and says
+// when none does.
+func TestChooseP(t *testing.T) {
+	b := &BlockStats{Kind: BlockStatsKind, Format: BlockStatsFormat, Source: "s", Vertices: 12000, FineP: 12,
+		BlockEdges: make([]int64, 144)}
+	for i := range b.BlockEdges {
+		b.BlockEdges[i] = int64(500 + 90*(i*5%13))
+		b.Edges += b.BlockEdges[i]
+	}
+	m := Model{Kind: ModelKind, Format: ModelFormat, Device: "cpu", KernelNsPerWork: 50, LoadNsPerElement: 10, CacheBytes: 1 << 30}
+	opts := Options{Workers: []int{4, 16}, Model: m}
+	p, cands, err := Choose(b, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// P = 1 and 2 have fewer subtasks than 16 workers.
+	if len(cands) == 0 || cands[0].P < 3 {
+		t.Fatalf("candidates %+v", cands)
+	}
+	var want int
+	best := math.Inf(1)
+	for _, c := range cands {
+		r := simulate(t, mustAggregate(t, b, c.P), 16, m)
+		if r.MakespanSeconds != c.MakespanSeconds {
+			t.Errorf("P = %d: candidate makespan %v, a fresh simulation %v", c.P, c.MakespanSeconds, r.MakespanSeconds)
+		}
+		if r.IR != nil && *r.IR <= DefaultMaxIR && r.MakespanSeconds < best {
+			want, best = c.P, r.MakespanSeconds
+		}
+	}
+	if p != want {
+		t.Errorf("chose P = %d, the fastest balanced is %d (%+v)", p, want, cands)
+	}
+	rep, err := Run(Stats{Source: "s", Blocks: b}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.P != p || !rep.Chosen || !rep.Balanced || len(rep.Rows) != 2 || rep.Rows[0].Efficiency <= 0 || rep.Rows[0].Efficiency > 1.0001 {
+		t.Errorf("run: %+v", rep)
+	}
+	opts.MaxIR = 1.0000001
+	if rep, err = Run(Stats{Source: "s", Blocks: b}, opts); err != nil || rep.Balanced {
+		t.Errorf("an IR bound no P meets: balanced %v, %v", rep.Balanced, err)
+	}
+	opts.Workers = []int{1 << 20}
+	if _, _, err := Choose(b, opts); err == nil || !strings.Contains(err.Error(), "at least one subtask") {
+		t.Errorf("more workers than any P's subtasks: %v", err)
+	}
+}
+
+func mustAggregate(t *testing.T, b *BlockStats, p int) *Grid {
+	t.Helper()
+	g, err := b.Aggregate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
