@@ -86,6 +86,19 @@ type Result struct {
 	HandedBack bool
 }
 
+// AttemptTimes are the times and the device a worker reports for one
+// attempt (see Result).
+type AttemptTimes struct {
+	Fetch, Decode, KernelTime time.Duration
+	Upload, Busy              time.Duration
+	Device                    int
+}
+
+// Times returns the result's times and device.
+func (r *Result) Times() AttemptTimes {
+	return AttemptTimes{Fetch: r.Fetch, Decode: r.Decode, KernelTime: r.KernelTime, Upload: r.Upload, Busy: r.Busy, Device: r.Device}
+}
+
 // Partial is one subtask's share of the per-vertex and per-edge triangle
 // counts, in the local index spaces of its blocks: a triangle a < b < c
 // with a in group I, b in J and c in K adds 1 to VI[a], VJ[b] and VK[c]

@@ -32,6 +32,14 @@ type jobInfo struct {
 	final *api.JobStatus
 	// sums are a per-vertex job's counts while it runs (nil otherwise).
 	sums *jobSums
+	// stats are the per-worker sums of its accepted attempts; unsaved
+	// counts its settled subtasks not yet on disk, which its status does
+	// not show done.
+	stats   jobStats
+	unsaved int
+	// queuedCPU is the process's CPU time when the job's subtasks were
+	// queued (0 until then).
+	queuedCPU time.Duration
 }
 
 func (j *jobInfo) notify() {
@@ -211,6 +219,7 @@ func (s *Server) prepared(id api.JobID, p *prepared, err error) {
 }
 
 func (s *Server) addToScheduler(j *jobInfo, settled map[int]uint64) {
+	j.queuedCPU = max(processCPU(), 1)
 	ds, err := s.sched.AddJob(scheduler.JobSpec{ID: j.rec.ID, Subtasks: j.rec.Subtasks, Store: j.rec.Store,
 		Kernel: j.rec.Spec.Kernel, PerVertex: j.rec.PerVertex, PerEdge: j.rec.PerEdge, Settled: settled})
 	if err != nil {
@@ -243,6 +252,10 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 	}
 	j.state, j.ended = state, time.Now()
 	j.rec.State, j.rec.Total, j.rec.Faulty = state, total, j.faulty
+	j.rec.PerWorker = j.stats.snapshot()
+	if j.queuedCPU > 0 {
+		j.rec.CoordinatorCPU = max(0, processCPU()-j.queuedCPU)
+	}
 	if err != nil {
 		j.rec.Err = api.TruncateText(err.Error(), api.MaxErrorLen)
 	}

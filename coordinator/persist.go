@@ -30,14 +30,19 @@ const StateFile = "coordinator.db"
 // refused.
 const (
 	stateFormatPrefix = "trigrid-coordinator-state/"
-	stateVersion      = 2
-	stateFormat       = "trigrid-coordinator-state/2"
+	stateVersion      = 3
+	stateFormat       = "trigrid-coordinator-state/3"
+	// stateFormatV2 differs only in having no settled values of
+	// settledVersion; OpenState upgrades it in place.
+	stateFormatV2 = "trigrid-coordinator-state/2"
 )
 
 // Layout: bucket "meta" holds key "format" = stateFormat. Bucket "jobs"
 // holds one bucket per job id with key "record" (the JobRecord without
 // its subtasks, as JSON), key "subtasks" (see encodeSubtasks) and bucket
-// "settled" (8-byte big-endian subtask index -> 8-byte big-endian count).
+// "settled" (8-byte big-endian subtask index -> the count and its accepted
+// attempt, encodeSettled; or, written by layout 2, the 8-byte big-endian
+// count alone).
 // Every value in "jobs" is sealed (see seal): it carries a version byte
 // and an xxhash64 of its bucket path, its key and its bytes, so that a
 // damaged value, or one that a damaged key puts under another job or
@@ -104,6 +109,11 @@ func OpenState(dir string) (*StateDB, error) {
 			if err := checkFormat(meta.Get(keyFormat)); err != nil {
 				return err
 			}
+			if string(meta.Get(keyFormat)) == stateFormatV2 {
+				if err := meta.Put(keyFormat, []byte(stateFormat)); err != nil {
+					return err
+				}
+			}
 			if tx.Bucket(bucketJobs) == nil {
 				return errors.New("bucket jobs is missing (damaged)")
 			}
@@ -122,9 +132,10 @@ func OpenState(dir string) (*StateDB, error) {
 	return s, nil
 }
 
-// checkFormat accepts stateFormat and says what any other format is.
+// checkFormat accepts stateFormat and stateFormatV2 and says what any
+// other format is.
 func checkFormat(f []byte) error {
-	if string(f) == stateFormat {
+	if string(f) == stateFormat || string(f) == stateFormatV2 {
 		return nil
 	}
 	v, ok := strings.CutPrefix(string(f), stateFormatPrefix)
@@ -216,7 +227,11 @@ func (s *StateDB) ReplaceSettled(r JobRecord) error {
 			return err
 		}
 		for idx, v := range r.Settled {
-			if err := putSettled(sb, r.ID, idx, v); err != nil {
+			var by *SettledBy
+			if b, ok := r.SettledBy[idx]; ok {
+				by = &b
+			}
+			if err := putSettled(sb, r.ID, idx, v, by); err != nil {
 				return err
 			}
 		}
@@ -244,16 +259,22 @@ func putJob(tx *bolt.Tx, r JobRecord, rec []byte) (*bolt.Bucket, error) {
 	return b, err
 }
 
-func putSettled(b *bolt.Bucket, job api.JobID, idx int, v uint64) error {
+// putSettled writes a settled count, with its accepted attempt when by is
+// set.
+func putSettled(b *bolt.Bucket, job api.JobID, idx int, v uint64, by *SettledBy) error {
 	key := binary.BigEndian.AppendUint64(nil, uint64(idx))
-	return b.Put(key, seal(binary.BigEndian.AppendUint64(nil, v), bucketJobs, []byte(job), bucketSettled, key))
+	if by == nil {
+		return b.Put(key, seal(binary.BigEndian.AppendUint64(nil, v), bucketJobs, []byte(job), bucketSettled, key))
+	}
+	return b.Put(key, sealAs(settledVersion, encodeSettled(v, *by), bucketJobs, []byte(job), bucketSettled, key))
 }
 
-// SettledChange is one subtask's settled count to record, or (Forget) to
-// remove.
+// SettledChange is one subtask's settled count to record, with the
+// attempt that counted it (By, when known), or (Forget) to remove.
 type SettledChange struct {
 	Ref       api.SubtaskRef
 	Triangles uint64
+	By        *SettledBy
 	Forget    bool
 }
 
@@ -274,7 +295,7 @@ func (s *StateDB) RecordSettled(changes []SettledChange) error {
 			if c.Forget {
 				err = b.Delete(binary.BigEndian.AppendUint64(nil, uint64(c.Ref.Index)))
 			} else {
-				err = putSettled(b, c.Ref.Job, c.Ref.Index, c.Triangles)
+				err = putSettled(b, c.Ref.Job, c.Ref.Index, c.Triangles, c.By)
 			}
 			if err != nil {
 				return err
@@ -381,16 +402,15 @@ func readJob(name []byte, b *bolt.Bucket) (JobRecord, error) {
 			}
 		}
 		var n uint64
+		var by *SettledBy
 		var err error
 		if v == nil {
 			err = errors.New("a bucket where a count belongs (damaged)")
 		} else {
 			var body []byte
-			if body, err = unseal(v, bucketJobs, name, bucketSettled, k); err == nil && len(body) != 8 {
-				err = fmt.Errorf("a count of %d bytes", len(body))
-			}
-			if err == nil {
-				n = binary.BigEndian.Uint64(body)
+			var version byte
+			if version, body, err = unsealAny(v, bucketJobs, name, bucketSettled, k); err == nil {
+				n, by, err = decodeSettled(version, body)
 			}
 		}
 		if err == nil && idx < 0 {
@@ -401,6 +421,12 @@ func readJob(name []byte, b *bolt.Bucket) (JobRecord, error) {
 			return nil
 		}
 		r.Settled[idx] = n
+		if by != nil {
+			if r.SettledBy == nil {
+				r.SettledBy = map[int]SettledBy{}
+			}
+			r.SettledBy[idx] = *by
+		}
 		return nil
 	})
 	return r, err

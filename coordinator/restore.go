@@ -63,6 +63,12 @@ func (s *Server) restore() error {
 			continue
 		}
 		s.dropUnsettled(j, settled, stored, recounted)
+		for idx := range settled {
+			if by, ok := j.rec.SettledBy[idx]; ok {
+				j.stats.add(by, r.Subtasks[idx].Edges, 1)
+			}
+		}
+		j.rec.SettledBy = nil
 		j.state = api.JobQueued
 		s.addToScheduler(j, settled)
 		s.log.Info("job resumed", "job", r.ID, "settled", len(settled), "subtasks", len(r.Subtasks), "recounted", recounted)

@@ -40,6 +40,11 @@ type Server struct {
 	order    []api.JobID
 	sessions map[api.WorkerID]*session
 	pending  []scheduler.Decision
+	// queue writes settled subtasks while Run runs (nil without a state
+	// database, or before Run); held are the decisions waiting for their
+	// settled changes to be on disk, oldest first.
+	queue    *settleQueue
+	held     []heldDecisions
 	runCtx   context.Context
 	finished []api.JobID // finished jobs still in the scheduler, oldest first
 	// unrecorded are the ended jobs whose final record failed to be
@@ -150,12 +155,22 @@ func (s *Server) Run(ctx context.Context) error {
 			s.startPrepare(j)
 		}
 	}
+	if s.db != nil {
+		s.queue = newSettleQueue(s.db, s.log)
+		go s.queue.run()
+	}
 	close(s.running)
 	s.flush()
 	tick := time.NewTicker(s.cfg.TickInterval)
 	defer tick.Stop()
+	var written chan struct{}
+	if s.queue != nil {
+		written = s.queue.written
+	}
 	for {
 		select {
+		case <-written:
+			s.applyDurable()
 		case f := <-s.events:
 			f()
 		drain:
@@ -174,6 +189,11 @@ func (s *Server) Run(ctx context.Context) error {
 				s.retryEnds(false)
 			}
 		case <-ctx.Done():
+			if s.queue != nil {
+				s.queue.close()
+				s.applyDurable()
+				s.queue = nil
+			}
 			s.retryEnds(true)
 			for _, sess := range s.sessions {
 				sess.end()

@@ -225,15 +225,13 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 			if err != nil {
 				return s.badMessage(sess, err)
 			}
-			r.Worker = sess.id // a worker answers for itself only
-			s.met.result(r)
-			f = s.met.handling(func() {
-				if j := s.jobs[r.Ref.Job]; j != nil {
-					j.workers[sess.id] = true
-				}
-				s.checkResult(&r)
-				s.apply(s.sched.Result(r))
-			})
+			f = s.met.handling(s.takeResults(sess, []api.Result{r}, 0))
+		case *pb.WorkerMessage_Results:
+			rs, pull, err := pb.DecodeResults(msg.Results)
+			if err != nil {
+				return s.badMessage(sess, err)
+			}
+			f = s.met.handling(s.takeResults(sess, rs, pull))
 		case *pb.WorkerMessage_Heartbeat:
 			hb, err := pb.DecodeHeartbeat(msg.Heartbeat)
 			if err != nil {
@@ -259,4 +257,27 @@ func (s *Server) receive(ctx context.Context, stream pb.Cluster_WorkServer, sess
 func (s *Server) badMessage(sess *session, err error) error {
 	s.log.Warn("worker sent an invalid message; closing its stream", "worker", sess.id, "err", err)
 	return status.Errorf(codes.InvalidArgument, "coordinator: invalid message from %s: %v", sess.id, err)
+}
+
+// takeResults returns what the Run goroutine does with a batch of a
+// worker's results and the pull that came with them (0: none): each
+// result goes to the scheduler in order, then the pull.
+func (s *Server) takeResults(sess *session, rs []api.Result, pull int) func() {
+	for i := range rs {
+		rs[i].Worker = sess.id // a worker answers for itself only
+		s.met.result(rs[i])
+	}
+	return func() {
+		for i := range rs {
+			r := &rs[i]
+			if j := s.jobs[r.Ref.Job]; j != nil {
+				j.workers[sess.id] = true
+			}
+			s.checkResult(r)
+			s.apply(s.sched.Result(*r))
+		}
+		if pull > 0 && s.sessions[sess.id] == sess {
+			s.apply(s.sched.Pull(sess.id, pull))
+		}
+	}
 }

@@ -264,6 +264,7 @@ type jobResult struct {
 	Faulty     []faultyWorkerJS `json:"faulty_workers,omitempty"`
 	// PerVertex summarises the per-vertex counts written here.
 	PerVertex *counts.Summary `json:"per_vertex,omitempty"`
+	jobStatsJS
 }
 
 type faultyWorkerJS struct {
@@ -276,6 +277,7 @@ func resultOf(st api.JobStatus) jobResult {
 		Job: string(st.Job), State: st.State.String(), Subtasks: st.Subtasks, Workers: st.Workers,
 		Seconds: st.Elapsed.Seconds(), Attempts: st.Attempts, Requeued: st.Requeued, Speculated: st.Speculated,
 		Recounted: st.Recounted, Partitions: st.Partitions, Scheme: st.Scheme, Error: st.Err,
+		jobStatsJS: statsOf(st),
 	}
 	if st.State == api.JobDone {
 		t := st.Triangles
@@ -306,6 +308,7 @@ func printFinal(out io.Writer, st api.JobStatus, sum *counts.Summary, asJSON boo
 			fmt.Fprintf(out, "recounted   %d (settled counts found damaged in the coordinator's state)\n", st.Recounted)
 		}
 		fmt.Fprintf(out, "seconds     %.3f\n", st.Elapsed.Seconds())
+		printJobStats(out, st)
 		for _, fw := range st.Faulty {
 			fmt.Fprintf(out, "faulty      %s: %s\n", fw.Worker, fw.Reason)
 		}

@@ -17,12 +17,14 @@ const (
 	DecideCancel
 	// DecideSubtaskDone: Ref is settled with Triangles (persist it), counted
 	// by Worker in Attempt; Partial is that attempt's partial counts (nil
-	// unless the job asked for them). A later DecideSubtaskDone for the
-	// same Ref replaces the value (a recount overturned it).
+	// unless the job asked for them) and Times its times. A later
+	// DecideSubtaskDone for the same Ref replaces the value and the
+	// accepted attempt (a recount overturned it, or the accepted count's
+	// worker was found faulty); Prev then names the attempt it replaces.
 	DecideSubtaskDone
 	// DecideSubtaskReopened: an earlier DecideSubtaskDone for Ref no longer
 	// holds (a disagreeing result, or its worker was found faulty); forget
-	// the persisted value.
+	// the persisted value. Prev names the attempt that was accepted.
 	DecideSubtaskReopened
 	// DecideJobDone: Job finished; Total is its exact count.
 	DecideJobDone
@@ -64,6 +66,20 @@ type Decision struct {
 	Triangles uint64
 	Total     uint64
 	Partial   *api.Partial
-	Err       error
-	Reason    string
+	// Times are the accepted attempt's times (DecideSubtaskDone).
+	Times api.AttemptTimes
+	// Prev is the attempt accepted before (DecideSubtaskDone replacing
+	// one, DecideSubtaskReopened); nil when there was none, or when the
+	// subtask was settled before a restart.
+	Prev   *Accepted
+	Err    error
+	Reason string
+}
+
+// Accepted names the attempt whose count settled a subtask, and its
+// times.
+type Accepted struct {
+	Worker  api.WorkerID
+	Attempt int
+	Times   api.AttemptTimes
 }

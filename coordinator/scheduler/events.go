@@ -187,7 +187,10 @@ func (s *Scheduler) Tick() []Decision {
 	for _, id := range slices.Clone(s.workerOrder) {
 		w := s.workers[id]
 		for _, ref := range sortedRefs(w.running) {
-			a := w.running[ref]
+			a, ok := w.running[ref]
+			if !ok {
+				continue // cancelled by a job that failed over an earlier lapse
+			}
 			j := s.jobs[ref.Job]
 			st := &j.tasks[ref.Index]
 			t := st.try(a)
@@ -266,7 +269,7 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 		t.state, t.reason = tryFailed, r.Err
 		s.afterLoss(j, st)
 	default:
-		t.state, t.triangles, t.partial = tryCounted, r.Triangles, r.Partial
+		t.state, t.triangles, t.partial, t.times = tryCounted, r.Triangles, r.Partial, r.Times()
 		if j.voted == nil {
 			j.voted = map[api.WorkerID][]int{}
 		}

@@ -74,8 +74,18 @@ func (s *Scheduler) evaluate(j *job, st *subtask) {
 // running attempts are cancelled, and the job finishes when it was the
 // last.
 func (s *Scheduler) settleAt(j *job, st *subtask, v uint64) {
-	if st.settled && st.value == v {
-		return
+	valid := func(t *try) bool {
+		return t != nil && t.state == tryCounted && t.triangles == v && s.faulty[t.worker] == nil
+	}
+	if st.settled && st.value == v && (st.won == 0 || valid(st.try(int(st.won)))) {
+		return // the accepted attempt stands
+	}
+	var win *try
+	for i := range st.tries {
+		if t := &st.tries[i]; valid(t) {
+			win = t
+			break
+		}
 	}
 	if !st.settled {
 		st.settled = true
@@ -84,12 +94,11 @@ func (s *Scheduler) settleAt(j *job, st *subtask, v uint64) {
 	}
 	st.value = v
 	ref := api.SubtaskRef{Job: j.spec.ID, Index: st.index}
-	d := Decision{Kind: DecideSubtaskDone, Job: j.spec.ID, Ref: ref, Triangles: v}
-	for i := range st.tries {
-		if t := &st.tries[i]; t.state == tryCounted && t.triangles == v && s.faulty[t.worker] == nil {
-			d.Worker, d.Attempt, d.Partial = t.worker, t.attempt, t.partial
-			break
-		}
+	d := Decision{Kind: DecideSubtaskDone, Job: j.spec.ID, Ref: ref, Triangles: v, Prev: s.accepted(st)}
+	st.won = 0
+	if win != nil {
+		d.Worker, d.Attempt, d.Partial, d.Times = win.worker, win.attempt, win.partial, win.times
+		st.won = int32(win.attempt)
 	}
 	s.emit(d)
 	for i := range st.tries {
@@ -119,7 +128,18 @@ func (s *Scheduler) unsettle(j *job, st *subtask) {
 	st.settled = false
 	st.restored = false
 	j.settled--
-	s.emit(Decision{Kind: DecideSubtaskReopened, Job: j.spec.ID, Ref: api.SubtaskRef{Job: j.spec.ID, Index: st.index}})
+	s.emit(Decision{Kind: DecideSubtaskReopened, Job: j.spec.ID, Ref: api.SubtaskRef{Job: j.spec.ID, Index: st.index}, Prev: s.accepted(st)})
+	st.won = 0
+}
+
+// accepted is the attempt whose count settled st, nil when none did (or
+// it was settled before a restart).
+func (s *Scheduler) accepted(st *subtask) *Accepted {
+	t := st.try(int(st.won))
+	if t == nil {
+		return nil
+	}
+	return &Accepted{Worker: t.worker, Attempt: t.attempt, Times: t.times}
 }
 
 func (s *Scheduler) cancelTry(ref api.SubtaskRef, t *try) {

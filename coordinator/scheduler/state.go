@@ -29,6 +29,7 @@ type try struct {
 	speculative bool
 	triangles   uint64
 	partial     *api.Partial
+	times       api.AttemptTimes // of a count
 	reason      string
 }
 
@@ -68,6 +69,9 @@ type subtask struct {
 	restored bool  // settled from JobSpec.Settled
 	inRetry  bool  // on its job's retry list
 	waitFrom int64 // tick since which no connected worker qualified (-1: not waiting)
+	// won is the attempt whose count settled it (0: none, or settled
+	// before a restart).
+	won int32
 	// disputed is set once two counts disagreed.
 	disputed   bool
 	requeued   int
