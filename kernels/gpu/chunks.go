@@ -10,6 +10,8 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // Counting a subtask with JK in chunks of rows. Streaming rows keeps JK
@@ -30,16 +32,16 @@ const ChunkShare = 0.4
 
 // room is what the context may hold beside itself.
 func (c *Counter) room() int64 {
-	var limit uint64
-	c.lib.memUsage(c.ctx, nil, &limit, nil)
-	return int64(limit) - ContextBytes
+	_, limit, _ := c.ctx.MemUsage()
+	return int64(limit) - devmem.ContextBytes
 }
 
 // ChunkCuts cuts jk's rows into chunks whose blocks take at most target
-// device bytes (BlockBytes), each as large as fits; a single row larger
-// than target is a chunk of its own. cuts[0] = 0, cuts[len-1] = rows.
+// device bytes (devmem.BlockBytes), each as large as fits; a single row
+// larger than target is a chunk of its own. cuts[0] = 0, cuts[len-1] =
+// rows.
 func ChunkCuts(jk *graph.CSR, target int64) []int64 {
-	return cutRows(jk, target, func(a, b int64) int64 { return BlockBytes(b-a, int64(jk.Offsets[b]-jk.Offsets[a])) })
+	return cutRows(jk, target, func(a, b int64) int64 { return devmem.BlockBytes(b-a, int64(jk.Offsets[b]-jk.Offsets[a])) })
 }
 
 // cutRows cuts g's rows, in order, into the fewest runs whose rows [a, b)
@@ -66,8 +68,8 @@ type chunkBuf struct {
 	lib       *Library
 	off       []uint64
 	cols      []uint32
-	regOff    *Registration
-	regCols   *Registration
+	regOff    *abi.Registration
+	regCols   *abi.Registration
 	rowSums   []int64 // per parallel.Dynamic chunk of rows: edges in the chunk
 	rowLast   []int64 // per chunk of rows: the last row with one, or -1
 	malformed []int64 // per chunk of rows: the first malformed row, or -1
@@ -95,14 +97,14 @@ func (cb *chunkBuf) grow(n, m int64) {
 			cb.lib.logger.Warn("releasing a chunk's buffer", "err", err)
 		}
 		cb.off = make([]uint64, n)
-		cb.regOff, _ = Register(cb.lib, cb.off)
+		cb.regOff, _ = devmem.Register(cb.lib.abi, cb.off)
 	}
 	if int64(len(cb.cols)) < m {
 		if err := cb.regCols.Release(); err != nil {
 			cb.lib.logger.Warn("releasing a chunk's buffer", "err", err)
 		}
 		cb.cols = make([]uint32, m+m/8)
-		cb.regCols, _ = Register(cb.lib, cb.cols)
+		cb.regCols, _ = devmem.Register(cb.lib.abi, cb.cols)
 	}
 }
 
@@ -231,16 +233,16 @@ func (c *Counter) countChunked(t kernels.Subtask, room int64) (kernels.Result, e
 	cuts := ChunkCuts(t.JK, int64(share*float64(room)))
 	// Every slot gives way to the chunks and their ranges; IK and JK are
 	// pinned in place for the whole count, the chunks' blocks are not.
-	c.releaseAll()
-	keep := c.keeper(t)
+	c.slots.ReleaseAll()
+	keep := c.slots.Keeper(t)
 	var reading []*graph.CSR
 	for _, b := range []*graph.CSR{t.IK, t.JK} {
-		if !slices.Contains(reading, b) && c.lib.pins.startLoad(b, keep) {
+		if !slices.Contains(reading, b) && c.lib.pins.StartLoad(b, keep) {
 			reading = append(reading, b)
 		}
 	}
-	defer func(was bool) { c.inParts = was }(c.inParts)
-	c.inParts = true
+	was := c.slots.SetCut(true)
+	defer c.slots.SetCut(was)
 	bufs := [2]*chunkBuf{{lib: c.lib}, {lib: c.lib}}
 	defer func() {
 		for _, b := range bufs {
@@ -249,7 +251,7 @@ func (c *Counter) countChunked(t kernels.Subtask, room int64) (kernels.Result, e
 			}
 		}
 		for _, b := range reading {
-			c.lib.pins.endLoad(b)
+			c.lib.pins.EndLoad(b)
 		}
 	}()
 	// The chunks are counted from the last rows to the first: in a degree
@@ -307,10 +309,10 @@ func (c *Counter) countChunk(t kernels.Subtask, ij *graph.CSR, a, b int64, id in
 	}
 	jk := sliceRows(t.JK, a, b)
 	start := time.Now()
-	var pinned [maxSlots]bool
-	s, err := c.slotFor(jk, &pinned, kernels.Subtask{})
+	var keep devmem.Keep
+	s, err := c.slots.For(jk, &keep, kernels.Subtask{})
 	if err == nil {
-		err = c.complete([3]int32{s, s, s})
+		err = c.slots.Complete([3]int32{s, s, s})
 	}
 	c.stalled += time.Since(start)
 	if err != nil {
@@ -319,25 +321,23 @@ func (c *Counter) countChunk(t kernels.Subtask, ij *graph.CSR, a, b int64, id in
 		}
 		return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
 	}
-	sub := rowsSubtask{ijOff: ptr(ij.Offsets), ijCols: ptr(ij.Cols), ikOff: ptr(ik.Offsets), ikCols: ptr(ik.Cols), nrows: ij.NumRows()}
+	sub := []abi.RowsSubtask{{IJOff: ij.Offsets, IJCols: ij.Cols, IKOff: ik.Offsets, IKCols: ik.Cols}}
 	var (
-		tri   uint64
-		ms    float64
-		parts int64
+		tri [1]uint64
+		ms  [1]float64
 	)
 	t0 := time.Now()
-	rc := c.lib.countRows(c.ctx, id, s, &sub, 1, &tri, &ms, &parts, &c.buf[0], errBufLen)
+	parts, err := c.ctx.CountRows(id, s, sub, tri[:], ms[:])
 	c.calls += time.Since(t0)
 	// The chunk is not needed again: its slot is free for the next.
-	c.lib.freeBlock(c.ctx, s, &c.buf[0], errBufLen)
-	c.slots[s] = slot{}
-	if err := status("tg_count_rows", rc, c.buf); err != nil {
+	_ = c.slots.Free(int(s))
+	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count rows [%d, %d) of jk with %s: %w", a, b, kernel, err)
 	}
 	c.ranges += int(parts)
 	c.streamed++
-	c.copied += uint64(CopyBytes(ij.NumRows(), ij.NumEdges()) + CopyBytes(ik.NumRows(), ik.NumEdges()))
-	kt := time.Duration(ms * float64(time.Millisecond))
+	c.copied += uint64(devmem.CopyBytes(ij.NumRows(), ij.NumEdges()) + devmem.CopyBytes(ik.NumRows(), ik.NumEdges()))
+	kt := time.Duration(ms[0] * float64(time.Millisecond))
 	c.busy += kt
-	return kernels.Result{Triangles: tri, KernelTime: kt}, nil
+	return kernels.Result{Triangles: tri[0], KernelTime: kt}, nil
 }

@@ -3,13 +3,13 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 	"unsafe"
-	"weak"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // MaxSplitP is the largest P tg_split_blocks takes (MaxSplit): its P*P
@@ -24,16 +24,16 @@ func (c *Counter) Caps() kernels.DeviceCaps {
 
 // idPairsArg is p as tg_prep_ids takes it: the first id, the id width and
 // the number of pairs.
-func idPairsArg(p kernels.IDPairs) (*uint32, int32, uint64, error) {
+func idPairsArg(p kernels.IDPairs) (unsafe.Pointer, int32, uint64, error) {
 	words, width := len(p.P32), int32(4)
-	var base *uint32
+	var base unsafe.Pointer
 	if p.P64 != nil {
 		words, width = len(p.P64), 8
 		if len(p.P64) > 0 {
-			base = (*uint32)(unsafe.Pointer(&p.P64[0]))
+			base = unsafe.Pointer(&p.P64[0])
 		}
 	} else if len(p.P32) > 0 {
-		base = &p.P32[0]
+		base = unsafe.Pointer(&p.P32[0])
 	}
 	if words%2 != 0 {
 		return nil, 0, 0, fmt.Errorf("odd number of ids (%d)", words)
@@ -50,9 +50,9 @@ func prepIDsLeastBytes(p kernels.IDPairs) int64 {
 		return 0
 	}
 	if p.P64 != nil {
-		return allocBytes(int64(len(p.P64)) * 8)
+		return devmem.AllocBytes(int64(len(p.P64)) * 8)
 	}
-	return allocBytes(int64(len(p.P32)) * 4)
+	return devmem.AllocBytes(int64(len(p.P32)) * 4)
 }
 
 // roomForIDs is nil unless the context's free memory is below
@@ -97,45 +97,45 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 	if err := c.roomForIDs(p); err != nil {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
-	var out idsOut
+	var out abi.IDsOut
 	if wantIDs {
 		if host != nil {
 			host.Scanned() // it has bounded the vertices already
-			out.maxV = host.Vertices
+			out.MaxVertices = host.Vertices
 		} else {
-			out.maxV = p.VertexBound()
+			out.MaxVertices = p.VertexBound()
 		}
-		out.orig = make([]uint64, out.maxV+1)
-		prefault(out.orig)
+		out.Orig = make([]uint64, out.MaxVertices+1)
+		devmem.Prefault(out.Orig)
 	}
 	if p.Staged == nil {
 		defer c.lib.releaseLogged(c.lib.registerPairs(p))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: counter is closed")
 	}
 	if host != nil {
 		c.dropSplitHost()
 		c.splitHost = registerSplitHost(c.lib, host)
 	}
-	var st [prepNStats]uint64
-	var ms float64
-	if err := c.prepIDs(p, out, &st, &ms); err != nil {
-		// The slot may hold buffers: loaded, so that releaseIdle frees them.
-		c.slots[residentSlot] = slot{loaded: true}
+	var st abi.PrepStats
+	ms, err := c.prepIDs(p, out, &st)
+	if err != nil {
+		// The slot may hold buffers: loaded, so that ReleaseIdle frees them.
+		c.slots.Broken(devmem.ResidentSlot)
 		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: %w", err)
 	}
 	pr := c.madeResident(&st, ms)
-	c.slots[residentSlot] = slot{loaded: true}
+	c.slots.Broken(devmem.ResidentSlot)
 	if !wantIDs {
 		return nil, pr.Stats, nil
 	}
-	if pr.Stats.Vertices > out.maxV {
-		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, out.maxV)
+	if pr.Stats.Vertices > out.MaxVertices {
+		return nil, kernels.PrepStats{}, fmt.Errorf("gpu: keep ids on device: the library reports %d vertices, above the room for %d", pr.Stats.Vertices, out.MaxVertices)
 	}
-	return out.orig[:pr.Stats.Vertices], pr.Stats, nil
+	return out.Orig[:pr.Stats.Vertices], pr.Stats, nil
 }
 
 // ForwardOut implements kernels.Device (tg_block_out of the
@@ -146,20 +146,17 @@ func (c *Counter) ForwardOut(ctx context.Context, free bool) (*graph.CSR, error)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 || !c.resident {
+	if c.ctx == nil || !c.slots.Resident() {
 		return nil, fmt.Errorf("gpu: forward graph out: no forward graph on the device")
 	}
 	n, m := c.residentStats.Rows, c.residentStats.Edges
 	fwd := &graph.CSR{Offsets: make([]uint64, n+1), Cols: make([]uint32, m), NCols: n}
-	prefault(fwd.Offsets)
-	prefault(fwd.Cols)
-	rc := c.lib.blockOut(c.ctx, residentSlot, ptr(fwd.Offsets), ptr(fwd.Cols), &c.buf[0], errBufLen)
-	err := status("tg_block_out", rc, c.buf)
+	devmem.Prefault(fwd.Offsets)
+	devmem.Prefault(fwd.Cols)
+	err := c.ctx.BlockOut(devmem.ResidentSlot, fwd.Offsets, fwd.Cols)
 	if free {
 		c.dropSplitHost()
-		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
-		c.slots[residentSlot] = slot{}
-		c.resident = false
+		c.freeResident()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gpu: forward graph out: %w", err)
@@ -210,7 +207,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 || !c.resident {
+	if c.ctx == nil || !c.slots.Resident() {
 		return nil, fmt.Errorf("gpu: split on device: no forward graph on the device")
 	}
 	n, m := c.residentStats.Rows, c.residentStats.Edges
@@ -225,12 +222,9 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	for b := range nb {
 		slots[b] = int32(b)
 		offTotal += sizes[b/p] + 1
-		if b != residentSlot {
-			if c.slots[b].pending {
-				c.lib.loadWait(c.ctx, int32(b), &c.buf[0], errBufLen)
-			}
-			c.settle(b)
-			c.slots[b] = slot{}
+		if b != devmem.ResidentSlot {
+			c.slots.Wait(b)
+			c.slots.Drop(b)
 		}
 	}
 	tw := time.Now()
@@ -244,8 +238,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	}
 	var nnz [MaxSplitP * MaxSplitP]int64
 	t0 := time.Now()
-	rc := c.lib.splitBlocks(c.ctx, residentSlot, int32(p), &slots[0], int32(len(g.Groups)), ptr(g.Bounds), ptr(g.Groups), &nnz[0], &c.buf[0], errBufLen)
-	runtime.KeepAlive(g)
+	serr := c.ctx.SplitBlocks(devmem.ResidentSlot, int32(p), slots, g.Bounds, g.Groups, nnz[:])
 	t1 := time.Now()
 	h.wait()
 	t2 := time.Now()
@@ -253,22 +246,22 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 	// its registration goes in the background, off the caller's way.
 	defer func() { go h.release() }()
 	offs, cols := h.offs, h.cols
-	if err := status("tg_split_blocks", rc, c.buf); err != nil {
+	if serr != nil {
 		for b := range nb {
-			if b != residentSlot {
-				c.slots[b] = slot{loaded: true} // empty, or buffers for releaseIdle to free
+			if b != devmem.ResidentSlot {
+				c.slots.Broken(b) // empty, or buffers for ReleaseIdle to free
 			}
 		}
-		return nil, fmt.Errorf("gpu: split on device: %w", err)
+		return nil, fmt.Errorf("gpu: split on device: %w", serr)
 	}
-	c.resident = false
-	c.slots[residentSlot] = slot{}
+	c.slots.SetResident(false)
+	c.slots.Drop(devmem.ResidentSlot)
 	var sum int64
 	for b := range nb {
 		sum += nnz[b]
 	}
 	if sum != m {
-		c.releaseAll()
+		c.slots.ReleaseAll()
 		return nil, fmt.Errorf("gpu: split on device: the blocks hold %d edges, the forward graph %d", sum, m)
 	}
 	blocks := make([]*graph.CSR, nb)
@@ -278,17 +271,13 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 		blk := &graph.CSR{Offsets: offs[po : po+rows+1 : po+rows+1], Cols: cols[pc : pc+nnz[b] : pc+nnz[b]], NCols: sizes[b%p]}
 		po += rows + 1
 		pc += nnz[b]
-		rc := c.lib.blockOut(c.ctx, slots[b], ptr(blk.Offsets), ptr(blk.Cols), &c.buf[0], errBufLen)
-		if err := status("tg_block_out", rc, c.buf); err != nil {
-			c.releaseAll()
+		if err := c.ctx.BlockOut(slots[b], blk.Offsets, blk.Cols); err != nil {
+			c.slots.ReleaseAll()
 			return nil, fmt.Errorf("gpu: split on device: block (%d,%d): %w", b/p, b%p, err)
 		}
 		blocks[b] = blk
 	}
-	c.tick++
-	for b, blk := range blocks {
-		c.slots[slots[b]] = slot{block: weak.Make(blk), nOff: len(blk.Offsets), nCols: len(blk.Cols), ncols: blk.NCols, used: c.tick, loaded: true}
-	}
+	c.slots.Hold(slots, blocks)
 	c.lib.logger.Debug("split on device", "p", p, "host_ready_s", t0.Sub(tw).Seconds(), "split_s", t1.Sub(t0).Seconds(), "host_wait_s", t2.Sub(t1).Seconds(),
 		"copy_s", time.Since(t2).Seconds(), "registered", len(h.regs))
 	return blocks, nil
@@ -302,7 +291,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 type splitHost struct {
 	offs  []uint64
 	cols  []uint32
-	regs  []*Registration
+	regs  []*abi.Registration
 	ready chan struct{}
 }
 
@@ -313,8 +302,8 @@ func newSplitHost(l *Library, offs, cols uint64) *splitHost {
 		defer close(h.ready)
 		h.offs = make([]uint64, offs)
 		h.cols = make([]uint32, cols)
-		prefault(h.offs)
-		prefault(h.cols)
+		devmem.Prefault(h.offs)
+		devmem.Prefault(h.cols)
 		h.register(l)
 	}()
 	return h
@@ -333,9 +322,9 @@ func registerSplitHost(l *Library, host *kernels.HostBlocks) *splitHost {
 }
 
 func (h *splitHost) register(l *Library) {
-	for _, reg := range []func() (*Registration, error){
-		func() (*Registration, error) { return Register(l, h.offs) },
-		func() (*Registration, error) { return Register(l, h.cols) },
+	for _, reg := range []func() (*abi.Registration, error){
+		func() (*abi.Registration, error) { return devmem.Register(l.abi, h.offs) },
+		func() (*abi.Registration, error) { return devmem.Register(l.abi, h.cols) },
 	} {
 		r, err := reg()
 		if err != nil {

@@ -2,29 +2,12 @@ package gpu
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// A file that exists but is not a shared library is reported as such, with
-// the loader's reason, never as "not found".
-func TestOpenNotALibrary(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "passwd")
-	if err := os.WriteFile(path, []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Open(Options{Path: path})
-	if !errors.Is(err, ErrBadLibrary) || errors.Is(err, ErrNoLibrary) {
-		t.Fatalf("Open(text file) = %v, want ErrBadLibrary", err)
-	}
-	if !strings.Contains(err.Error(), path) {
-		t.Errorf("error %q does not name %s", err, path)
-	}
-}
 
 // A GPU kernel that falls back to the CPU records the kernel that runs and
 // why, and logs the reason at the default (info) level.

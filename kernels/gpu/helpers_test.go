@@ -4,52 +4,21 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/internal/testreflib"
 	"github.com/trigrid/trigrid/kernels"
 )
 
-var (
-	refOnce sync.Once
-	refErr  error
-)
-
-// refLibs builds the CPU reference libraries with gcc (make -C ../cuda ref
-// ref-badabi) once, or skips the test when gcc or make is missing.
+// refLibs is the CPU reference library and its wrong-ABI twin
+// (testreflib), or skips the test when gcc or make is missing.
 func refLibs(t *testing.T) (good, bad string) {
 	t.Helper()
-	for _, tool := range []string{"gcc", "make"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s: the reference library cannot be built (%v)", tool, err)
-		}
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "cuda"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	refOnce.Do(func() {
-		out, err := exec.Command("make", "-s", "-C", dir, "CC=gcc", "ref", "ref-badabi").CombinedOutput()
-		if err != nil {
-			refErr = &buildError{out: string(out), err: err}
-		}
-	})
-	if refErr != nil {
-		t.Fatalf("building the reference library: %v", refErr)
-	}
-	return filepath.Join(dir, "libtrigrid_ref.so"), filepath.Join(dir, "libtrigrid_ref_badabi.so")
+	return testreflib.Paths(t)
 }
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // forward builds a forward graph (ranks by (degree, id)) from edges with
 // the graph package's CPU path.

@@ -13,36 +13,6 @@ import (
 	"github.com/trigrid/trigrid/kernels"
 )
 
-func TestOpenReference(t *testing.T) {
-	good, _ := refLibs(t)
-	lib, err := Open(Options{Path: good})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devs, err := lib.Devices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(devs) != 1 || devs[0].Name != "reference" {
-		t.Fatalf("devices = %+v, want one named reference", devs)
-	}
-}
-
-func TestOpenABIMismatch(t *testing.T) {
-	_, bad := refLibs(t)
-	_, err := Open(Options{Path: bad})
-	if !errors.Is(err, ErrABIMismatch) {
-		t.Fatalf("Open(bad ABI) = %v, want ErrABIMismatch", err)
-	}
-}
-
-func TestOpenMissing(t *testing.T) {
-	_, err := Open(Options{Path: filepath.Join(t.TempDir(), "libnothere.so")})
-	if !errors.Is(err, ErrNoLibrary) {
-		t.Fatalf("Open(missing) = %v, want ErrNoLibrary", err)
-	}
-}
-
 func TestSelectFallsBackToCPU(t *testing.T) {
 	var logs bytes.Buffer
 	opts := SelectOptions{Library: Options{Path: filepath.Join(t.TempDir(), "libnothere.so")},

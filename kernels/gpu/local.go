@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
 )
 
 // localKernels are the GPU kernels with a per-vertex mode (tg_count_local
@@ -21,13 +21,6 @@ func LocalKernels() []string { return append([]string(nil), localKernels...) }
 
 // HasLocal reports whether GPU kernel name has a per-vertex mode.
 func HasLocal(name string) bool { return slices.Contains(localKernels, name) }
-
-// localOut is tg_local_out of trigrid.h: the host arrays the library adds
-// a subtask's counts to (nil: not wanted).
-type localOut struct {
-	vi, vj, vk    *uint64
-	eij, eik, ejk *uint64
-}
 
 var _ kernels.LocalCounter = (*Counter)(nil)
 
@@ -56,7 +49,7 @@ func (c *Counter) CountLocal(ctx context.Context, t kernels.Subtask, acc *kernel
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count per vertex: counter is closed")
 	}
 	res, err := c.localWhole(t, acc)
@@ -112,36 +105,20 @@ func checkLocal(t kernels.Subtask, acc *kernels.Local) error {
 
 // localWhole is countWhole for the per-vertex mode. c.mu is held.
 func (c *Counter) localWhole(t kernels.Subtask, acc *kernels.Local) (kernels.Result, error) {
-	res, err := c.tryLocal(t, acc)
-	if errors.Is(err, ErrOutOfMemory) && c.releaseAll() {
-		res, err = c.tryLocal(t, acc)
+	res, err := c.tryWhole(t, acc)
+	if errors.Is(err, ErrOutOfMemory) && c.slots.ReleaseAll() {
+		res, err = c.tryWhole(t, acc)
 	}
 	return res, err
 }
 
-// tryLocal is tryWhole for the per-vertex mode. c.mu is held.
-func (c *Counter) tryLocal(t kernels.Subtask, acc *kernels.Local) (kernels.Result, error) {
-	s, pinned, err := c.ready(t)
-	if err != nil {
-		return kernels.Result{}, fmt.Errorf("gpu: count per vertex: %w", err)
-	}
-	for {
-		res, err := c.countSlots(kernels.Stats(t), s, func() { c.stage(t) }, acc)
-		if !errors.Is(err, ErrOutOfMemory) || !c.releaseIdle(&pinned, t.Ahead) {
-			return res, err
-		}
-	}
-}
-
-// countLocalCall is tg_count_local of kernel id on three slots into acc's
-// arrays. A failed call adds nothing to acc (the library adds only after
-// the kernel succeeded). c.mu is held.
-func (c *Counter) countLocalCall(id int32, s [3]int32, acc *kernels.Local, tri *uint64, ms *float64) int32 {
-	out := localOut{vi: ptr(acc.VI), vj: ptr(acc.VJ), vk: ptr(acc.VK)}
+// localOut is the arrays of acc tg_count_local adds to: the per-edge ones
+// only when acc counts per edge. A failed call adds nothing to them (the
+// library adds only after the kernel succeeded).
+func localOut(acc *kernels.Local) abi.LocalOut {
+	out := abi.LocalOut{VI: acc.VI, VJ: acc.VJ, VK: acc.VK}
 	if acc.PerEdge() {
-		out.eij, out.eik, out.ejk = ptr(acc.EIJ), ptr(acc.EIK), ptr(acc.EJK)
+		out.EIJ, out.EIK, out.EJK = acc.EIJ, acc.EIK, acc.EJK
 	}
-	rc := c.lib.countLocal(c.ctx, id, s[0], s[1], s[2], &out, tri, ms, &c.buf[0], errBufLen)
-	runtime.KeepAlive(acc)
-	return rc
+	return out
 }

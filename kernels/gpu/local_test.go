@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"reflect"
-	"regexp"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
@@ -362,42 +357,5 @@ func TestCountLocalUnderMemoryCaps(t *testing.T) {
 	}
 	if !split {
 		t.Error("no cap made the per-vertex count split its rows")
-	}
-}
-
-// localOut mirrors tg_local_out of trigrid.h field for field: six host
-// pointers to uint64_t in the same order.
-func TestLocalOutMatchesHeader(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "cuda", "trigrid.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(src)
-	start := strings.Index(text, "typedef struct tg_local_out {")
-	end := strings.Index(text, "} tg_local_out;")
-	if start < 0 || end < start {
-		t.Fatal("trigrid.h: no typedef struct tg_local_out { ... } tg_local_out;")
-	}
-	body := regexp.MustCompile(`/\*.*?\*/`).ReplaceAllString(text[start+len("typedef struct tg_local_out {"):end], "")
-	var fields []string
-	for _, line := range strings.Split(body, "\n") {
-		if line = strings.TrimSpace(line); line == "" {
-			continue
-		}
-		m := regexp.MustCompile(`^uint64_t\s*\*\s*(\w+);$`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("trigrid.h: tg_local_out: %q is not a uint64_t pointer", line)
-		}
-		fields = append(fields, m[1])
-	}
-	rt := reflect.TypeOf(localOut{})
-	if rt.NumField() != len(fields) || rt.Size() != uintptr(len(fields))*unsafe.Sizeof(uintptr(0)) {
-		t.Fatalf("localOut has %d fields (%d bytes), tg_local_out %v", rt.NumField(), rt.Size(), fields)
-	}
-	for i, name := range fields {
-		f := rt.Field(i)
-		if f.Name != name || f.Type != reflect.TypeOf((*uint64)(nil)) {
-			t.Errorf("field %d: localOut %s %v, tg_local_out uint64_t *%s", i, f.Name, f.Type, name)
-		}
 	}
 }

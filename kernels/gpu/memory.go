@@ -1,50 +1,26 @@
 package gpu
 
-// Device memory accounting. The figures mirror the library's allocations
-// (kernels/cuda: tg_ctx_malloc in core.cu rounds every allocation up to 256
-// bytes, an empty one to 16 first; a slot holds its offsets and its columns
-// in two allocations, slots.cu), so that what a subtask needs can be known
-// before it runs and P can be chosen by the same rule. The reference library
-// (kernels/cuda/ref) allocates by the same rule, which the tests hold.
+import "github.com/trigrid/trigrid/kernels/gpu/devmem"
 
-// allocGranule is the library's allocation granule.
-const allocGranule = 256
+// The device memory model, for the callers that size a count by it
+// (pipeline, cmd): kernels/gpu/devmem holds it, beside the slots and pins
+// it accounts for.
 
-// ContextBytes is what a context allocates when created (the result words).
-const ContextBytes = allocGranule
-
-func allocBytes(n int64) int64 {
-	if n <= 0 {
-		n = 16
-	}
-	return (n + allocGranule - 1) &^ (allocGranule - 1)
-}
+// ContextBytes is what a context allocates when created.
+const ContextBytes = devmem.ContextBytes
 
 // BlockBytes is the device memory of a block of rows rows and edges edges
-// in a slot: its offsets and its columns. The slot's indexes (dense-row
-// bitmaps, edge-row index) are not counted: they are built only where
-// there is room and are freed first when a block or a kernel needs it.
-func BlockBytes(rows, edges int64) int64 {
-	return allocBytes((rows+1)*8) + allocBytes(max(edges, 1)*4)
-}
+// in a slot (devmem.BlockBytes).
+func BlockBytes(rows, edges int64) int64 { return devmem.BlockBytes(rows, edges) }
 
-// CopyBytes is what uploading a block copies to the device.
-func CopyBytes(rows, edges int64) int64 {
-	return (rows+1)*8 + edges*4
-}
+// PreprocessMinBytes is the least device memory tg_preprocess takes for
+// npairs pairs over n vertices (devmem.PreprocessMinBytes).
+func PreprocessMinBytes(npairs, n uint64) int64 { return devmem.PreprocessMinBytes(npairs, n) }
 
-// SubtaskMinBytes is the least device memory a context needs to count a
-// subtask of three blocks given as (rows, edges) with polak, trix, grouptc
-// or wetric, whose scratch is optional (wetric builds its bitmaps only
-// where they fit): the context and every distinct block. same[i] tells
-// that block i is the same block as an earlier one (the whole graph, a
-// diagonal subtask), which takes one slot.
-func SubtaskMinBytes(blocks [3][2]int64, same [3]bool) int64 {
-	b := int64(ContextBytes)
-	for i, bl := range blocks {
-		if !same[i] {
-			b += BlockBytes(bl[0], bl[1])
-		}
-	}
-	return b
+// UploadPlan is what a slot cache uploads for a sequence of subtasks.
+type UploadPlan = devmem.UploadPlan
+
+// PlanUploads simulates a counter's slot cache on seq (devmem.PlanUploads).
+func PlanUploads(seq [][3]int, rows, edges func(id int) int64, capacity int64, slots, horizon int) UploadPlan {
+	return devmem.PlanUploads(seq, rows, edges, capacity, slots, horizon)
 }

@@ -6,21 +6,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
-
-// PreprocessMinBytes is the least device memory tg_preprocess takes for
-// npairs pairs over n vertices (kernels/cuda/preprocess.cu): two 8-byte
-// buffers per pair, its counters, four vertex arrays (degrees and ranks of
-// 4 bytes, two key arrays of 8) and the slot of the forward graph with its
-// offsets, each allocation rounded as the library rounds it. The radix
-// sort's scratch and the forward columns come on top, so a context with
-// this much free may still run out; one with less always does.
-func PreprocessMinBytes(npairs, n uint64) int64 {
-	np, nv := int64(max(npairs, 1)), int64(max(n, 1))
-	b := 2*allocBytes(np*8) + allocBytes(4*4) + allocBytes(0)
-	b += 2*allocBytes(nv*4) + 2*allocBytes(nv*8)
-	return b + BlockBytes(int64(n), 0)
-}
 
 // OrientOnDevice implements kernels.Device: Preprocess with the
 // forward graph and the ranks copied back, after which the device copy is
@@ -33,7 +20,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 		return nil, nil, kernels.PrepStats{}, err
 	}
 	np := uint64(len(pairs) / 2)
-	if _, _, ok := c.hasFree(PreprocessMinBytes(np, n)); !ok {
+	if _, _, ok := c.hasFree(devmem.PreprocessMinBytes(np, n)); !ok {
 		return c.orientInPieces(ctx, pairs, n, nil)
 	}
 	c.mu.Lock()
@@ -48,10 +35,8 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 		return nil, nil, kernels.PrepStats{}, err
 	}
 	c.mu.Lock()
-	if c.ctx != 0 && c.resident {
-		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
-		c.slots[residentSlot] = slot{}
-		c.resident = false
+	if c.ctx != nil && c.slots.Resident() {
+		c.freeResident()
 	}
 	c.mu.Unlock()
 	return p.Forward, p.Rank, p.Stats, nil

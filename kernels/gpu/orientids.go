@@ -6,6 +6,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // OrientIDsOnDevice implements kernels.Device (tg_prep_ids_out): the
@@ -26,35 +28,30 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
 	}
 	maxV := p.VertexBound()
-	out := idsOut{maxV: maxV, rowptr: make([]uint64, maxV+1), cols: make([]uint32, np+1), orig: make([]uint64, maxV+1)}
-	prefault(out.rowptr)
-	prefault(out.cols)
-	prefault(out.orig)
+	out := abi.IDsOut{MaxVertices: maxV, Rowptr: make([]uint64, maxV+1), Cols: make([]uint32, np+1), Orig: make([]uint64, maxV+1)}
+	devmem.Prefault(out.Rowptr)
+	devmem.Prefault(out.Cols)
+	devmem.Prefault(out.Orig)
 	if p.Staged == nil {
 		defer c.lib.releaseLogged(c.lib.registerPairs(p))
 	}
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: counter is closed")
 	}
-	var st [prepNStats]uint64
-	var ms float64
-	err = c.prepIDs(p, out, &st, &ms)
-	if err == nil {
-		c.lib.freeBlock(c.ctx, residentSlot, &c.buf[0], errBufLen)
-	}
+	var st abi.PrepStats
+	ms, err := c.prepIDs(p, out, &st)
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: %w", err)
 	}
 	pr := c.madeResident(&st, ms)
-	c.slots[residentSlot] = slot{}
-	c.resident = false
+	c.freeResident()
 	n, m := pr.Stats.Vertices, pr.Stats.Edges
 	if n > maxV || m > np {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient ids on device: the library reports %d vertices and %d edges, above the room for %d and %d", n, m, maxV, np)
 	}
-	fwd := &graph.CSR{Offsets: out.rowptr[:n+1], Cols: out.cols[:m], NCols: int64(n)}
-	return fwd, out.orig[:n], pr.Stats, nil
+	fwd := &graph.CSR{Offsets: out.Rowptr[:n+1], Cols: out.Cols[:m], NCols: int64(n)}
+	return fwd, out.Orig[:n], pr.Stats, nil
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/graph/gen"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // checkOrientIDs orients edges from their input ids on the library's
@@ -108,7 +110,7 @@ func TestPrepIDsLeastBytesIsALowerBound(t *testing.T) { forLibs(t, prepIDsLeastB
 func prepIDsLeastBytesIsALowerBound(t *testing.T, good string) {
 	for name, edges := range idCases(t, randomEdges(400, 5000, 9)) {
 		p := idPairs(edges)
-		limit := uint64(ContextBytes + prepIDsLeastBytes(p) - allocGranule)
+		limit := uint64(ContextBytes + prepIDsLeastBytes(p) - devmem.AllocBytes(1))
 		lib, err := Open(Options{Path: good, MemLimit: limit})
 		if err != nil {
 			t.Fatal(err)
@@ -119,11 +121,10 @@ func prepIDsLeastBytesIsALowerBound(t *testing.T, good string) {
 		}
 		maxV := p.VertexBound()
 		_, _, np, _ := idPairsArg(p)
-		out := idsOut{maxV: maxV, rowptr: make([]uint64, maxV+1), cols: make([]uint32, np+1), orig: make([]uint64, maxV+1)}
-		var st [prepNStats]uint64
-		var ms float64
+		out := abi.IDsOut{MaxVertices: maxV, Rowptr: make([]uint64, maxV+1), Cols: make([]uint32, np+1), Orig: make([]uint64, maxV+1)}
+		var st abi.PrepStats
 		c.mu.Lock()
-		err = c.prepIDs(p, out, &st, &ms)
+		_, err = c.prepIDs(p, out, &st)
 		c.mu.Unlock()
 		if !errors.Is(err, ErrOutOfMemory) {
 			t.Errorf("%s: %d bytes: the library says %v, want out of memory", name, limit, err)

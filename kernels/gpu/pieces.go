@@ -12,16 +12,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
-)
-
-// Ops and flags of tg_pieces_sort (TG_PIECES_* in trigrid.h).
-const (
-	piecesPairs  = 0
-	piecesKeys   = 1
-	piecesOrient = 2
-
-	piecesUnique  = 1
-	piecesDegrees = 2
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // errPiecesFailed marks a failure after the pieces began to overwrite the
@@ -56,7 +48,7 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, bits []uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: counter is closed")
 	}
 	// What PrepareOrient readied and this orientation does not take (it
@@ -64,9 +56,8 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	defer c.dropPiecesHost()
 	c.dropSpare()
 	np := uint64(len(pairs) / 2)
-	var capItems uint64
-	rc := c.lib.piecesBegin(c.ctx, n, max(np, 1), unsafe.SliceData(bits), uint64(len(bits)), &capItems, &c.buf[0], errBufLen)
-	if err := status("tg_pieces_begin", rc, c.buf); err != nil {
+	capItems, err := c.ctx.PiecesBegin(n, max(np, 1), bits)
+	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
 	}
 	p := &pieces{c: c, cap: capItems}
@@ -77,9 +68,9 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	}
 	t0 := time.Now()
 	keys := wordsAsKeys(pairs, np)
-	made := make(chan *Registration, 1)
+	made := make(chan *abi.Registration, 1)
 	var (
-		reg    *Registration
+		reg    *abi.Registration
 		second []uint64
 	)
 	if h := c.takePiecesHost(keys); h != nil {
@@ -92,7 +83,7 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 		// sorted.
 		second = make([]uint64, np)
 		go func() {
-			prefault(second)
+			devmem.Prefault(second)
 			made <- c.lib.registerPairs(kernels.IDPairs{P64: second})
 		}()
 	}
@@ -110,8 +101,8 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	// The columns lie in the keys' pinned memory: the pin registry keeps
 	// it as their pin (a count in ranges reads them from there), when it
 	// has room.
-	if len(fwd.Cols) > 0 && reg.holds(unsafe.Pointer(&fwd.Cols[0]), uint64(len(fwd.Cols))*4) {
-		kept = c.lib.pins.adopt(fwd, reg, int64(reg.bytes))
+	if len(fwd.Cols) > 0 && reg.Holds(unsafe.Pointer(&fwd.Cols[0]), uint64(len(fwd.Cols))*4) {
+		kept = c.lib.pins.Adopt(fwd, reg, int64(reg.Bytes()))
 	}
 	return fwd, rank, st, nil
 }
@@ -133,8 +124,8 @@ func wordsAsKeys(pairs []uint32, np uint64) []uint64 {
 	return k
 }
 
-// maxPieceRuns bounds the runs the pieces make (below TG_PIECES_MIN_ITEMS,
-// so a range of one key always fits a piece): each merged range takes a
+// maxPieceRuns bounds the runs the pieces make (below
+// abi.PiecesMinItems, so a range of one key always fits a piece): each merged range takes a
 // span of every run, so the copies grow with the square of the runs. On one
 // H200, rmat 23 at a quarter of its CSR makes 19 runs of 7.4M keys and is
 // faster than the host's build (order 0.82 -> 0.46 s); at a twentieth,
@@ -150,7 +141,7 @@ const maxPieceRuns = 64
 // and the map leave (the sort's scratch not counted). It errs towards
 // yes; the pieces decide when they begin.
 func PiecesMayTake(limit, np, n, idWords uint64) bool {
-	fixed := uint64(ContextBytes) + n*4 + idWords*8
+	fixed := uint64(devmem.ContextBytes) + n*4 + idWords*8
 	if limit <= fixed {
 		return false
 	}
@@ -165,7 +156,7 @@ type pieces struct {
 }
 
 // release unpins a host array, logging the time it took.
-func (p *pieces) release(reg *Registration) {
+func (p *pieces) release(reg *abi.Registration) {
 	t := time.Now()
 	p.c.lib.releaseLogged(reg)
 	p.log("pieces: host array released", t)
@@ -177,8 +168,7 @@ func (p *pieces) log(msg string, since time.Time, args ...any) {
 }
 
 func (p *pieces) end() {
-	rc := p.c.lib.piecesEnd(p.c.ctx, &p.c.buf[0], errBufLen)
-	if err := status("tg_pieces_end", rc, p.c.buf); err != nil {
+	if err := p.c.ctx.PiecesEnd(); err != nil {
 		p.c.lib.logger.Warn("freeing the pieces' work area", "err", err)
 	}
 }
@@ -186,9 +176,7 @@ func (p *pieces) end() {
 // sort is tg_pieces_sort: it returns the keys written to out and the
 // self-loops dropped.
 func (p *pieces) sort(op, flags int32, base []uint64, spans []uint64, out []uint64) (nout, loops uint64, err error) {
-	rc := p.c.lib.piecesSort(p.c.ctx, op, flags, unsafe.Pointer(unsafe.SliceData(base)), unsafe.SliceData(spans), int32(len(spans)/2),
-		unsafe.Pointer(unsafe.SliceData(out)), &nout, &loops, &p.c.buf[0], errBufLen)
-	return nout, loops, status("tg_pieces_sort", rc, p.c.buf)
+	return p.c.ctx.PiecesSort(op, flags, base, spans, out)
 }
 
 // rank ranks the vertices by (degree, id) from the degrees in the vertex
@@ -197,36 +185,26 @@ func (p *pieces) sort(op, flags int32, base []uint64, spans []uint64, out []uint
 // host (graph.DegreeOrder). It returns the wedges and the largest degree.
 func (p *pieces) rank(rank []uint32) (wedges, maxDeg uint64, err error) {
 	if uint64(len(rank)) <= p.cap {
-		rc := p.c.lib.piecesRank(p.c.ctx, unsafe.SliceData(rank), &wedges, &maxDeg, &p.c.buf[0], errBufLen)
-		return wedges, maxDeg, status("tg_pieces_rank", rc, p.c.buf)
+		return p.c.ctx.PiecesRank(rank)
 	}
 	deg := make([]uint32, len(rank))
-	if err := p.vertices(deg, false); err != nil {
+	if err := p.c.ctx.PiecesVertices(deg, false); err != nil {
 		return 0, 0, err
 	}
 	r, w, md := graph.DegreeOrder(deg, 0)
 	copy(rank, r)
-	return w, uint64(md), p.vertices(rank, true)
-}
-
-func (p *pieces) vertices(words []uint32, toDevice bool) error {
-	var to int32
-	if toDevice {
-		to = 1
-	}
-	rc := p.c.lib.piecesVertices(p.c.ctx, unsafe.SliceData(words), to, &p.c.buf[0], errBufLen)
-	return status("tg_pieces_vertices", rc, p.c.buf)
+	return w, uint64(md), p.c.ctx.PiecesVertices(rank, true)
 }
 
 // run does the five steps over keys (the pairs' memory) and second, whose
 // registration (nil: pageable) made delivers once it is made; run releases
 // it after an error, and after the forward graph is built keeps it as the
 // counter's spare (c.spare).
-func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made <-chan *Registration) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made <-chan *abi.Registration) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	np := uint64(len(keys))
 	st := kernels.PrepStats{Vertices: n, InputPairs: np}
 	var (
-		reg      *Registration
+		reg      *abi.Registration
 		received bool
 	)
 	done := false
@@ -244,7 +222,7 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	}()
 	// 1. Sorted, deduplicated runs of the pairs' keys, in place.
 	t := time.Now()
-	runs, loops, err := p.sortRuns(ctx, piecesPairs, piecesUnique, keys)
+	runs, loops, err := p.sortRuns(ctx, abi.PiecesPairs, abi.PiecesUnique, keys)
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -266,9 +244,9 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	go func() {
 		defer close(arrays)
 		rank, rowptr, counts = make([]uint32, n), make([]uint64, n+1), make([]uint32, p.cap)
-		prefault(rank)
-		prefault(rowptr)
-		prefault(counts)
+		devmem.Prefault(rank)
+		devmem.Prefault(rowptr)
+		devmem.Prefault(counts)
 	}()
 	defer func() { <-arrays }()
 	// 2. Key ranges merged, deduplicated, their degrees counted.
@@ -277,7 +255,7 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		got, _, err := p.sort(piecesKeys, piecesUnique|piecesDegrees, keys, spans, second[m:])
+		got, _, err := p.sort(abi.PiecesKeys, abi.PiecesUnique|abi.PiecesDegrees, keys, spans, second[m:])
 		m += got
 		return err
 	}, keys)
@@ -296,7 +274,7 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	p.log("pieces: ranks", t)
 	t = time.Now()
 	// 4. Forward keys, sorted in runs, in place.
-	fruns, _, err := p.sortRuns(ctx, piecesOrient, 0, edges)
+	fruns, _, err := p.sortRuns(ctx, abi.PiecesOrient, 0, edges)
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -312,10 +290,8 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 		}
 		row0 := lo >> 32
 		rows := min(n, (hi-1)>>32+1) - min(row0, n)
-		var nout uint64
-		rc := p.c.lib.piecesCSR(p.c.ctx, unsafe.Pointer(unsafe.SliceData(edges)), unsafe.SliceData(spans), int32(len(spans)/2),
-			row0, rows, unsafe.SliceData(cols[at:]), unsafe.SliceData(counts), &nout, &p.c.buf[0], errBufLen)
-		if err := status("tg_pieces_csr", rc, p.c.buf); err != nil {
+		nout, err := p.c.ctx.PiecesCSR(edges, spans, row0, rows, cols[at:], counts)
+		if err != nil {
 			return err
 		}
 		for i, k := range counts[:rows] {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // messyPairs: random pairs over n ids with duplicates in both directions,
@@ -67,7 +69,7 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 		// From a fresh context's own bytes and the least work area (the
 		// CUDA library's sort scratch comes on top: found by steps of 4 KiB).
 		base := counterBytes(t, path)
-		least := base + int64(allocBytes(int64(n)*4)) + 2*int64(allocBytes(8*1024)) + 512
+		least := base + int64(devmem.AllocBytes(int64(n)*4)) + 2*int64(devmem.AllocBytes(8*1024)) + 512
 		for extra := int64(0); ; extra += 4 << 10 {
 			lib, err := Open(Options{Path: path, MemLimit: uint64(least + extra)})
 			if err != nil {
@@ -109,12 +111,12 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 			if after, _ := c.MemUsage(); after != before {
 				t.Fatalf("n=%d cap %d: %d device bytes after, %d before", tc.n, limit, after, before)
 			}
-			if np*8 < MinRegisterBytes {
+			if np*8 < devmem.MinRegisterBytes {
 				continue // the pairs were not pinned
 			}
 			// The columns stay pinned in the pairs' memory, and a count in
 			// ranges reads them from there.
-			if !lib.pins.isPinned(fwd) {
+			if !stillRegistered(t, lib, fwd) {
 				t.Fatalf("n=%d cap %d: the forward graph's columns are not kept pinned", tc.n, limit)
 			}
 			res, rst, err := c.CountInRanges(ctx, fwd, kernels.RangeOptions{})
@@ -135,7 +137,7 @@ func orientInPiecesUnderCaps(t *testing.T, path string) {
 				prepared++
 			}
 		}
-		if np*8 >= MinRegisterBytes && prepared == 0 {
+		if np*8 >= devmem.MinRegisterBytes && prepared == 0 {
 			t.Fatalf("n=%d: no cap readied the host memory ahead", tc.n)
 		}
 	}
@@ -177,11 +179,10 @@ func orientPrepared(t *testing.T, path string, limit uint64, pairs []uint32, n u
 	if after, _ := c.MemUsage(); after != before {
 		t.Fatalf("n=%d cap %d, readied: %d device bytes after, %d before", n, limit, after, before)
 	}
-	lib.pins.mu.Lock()
-	p := lib.pins.pins[fwd]
-	lib.pins.mu.Unlock()
-	if p == nil || p.bytes != int64(len(buf))*4 {
-		t.Fatalf("n=%d cap %d: the columns' pin %+v, want the readied one of %d bytes", n, limit, p, len(buf)*4)
+	// The columns lie in the readied pinned memory, which the registry
+	// holds as their pin, and as its only one.
+	if st := lib.pins.Stats(); !stillRegistered(t, lib, fwd) || st.Blocks != 1 || st.Held != int64(len(buf))*4 {
+		t.Fatalf("n=%d cap %d: pins %s, want the readied one of %d bytes", n, limit, st, len(buf)*4)
 	}
 	return true
 }
@@ -219,8 +220,8 @@ func TestOrientInPiecesTooSmall(t *testing.T) {
 		n, m  int
 		limit int64
 	}{
-		{3000, 20000, base + 3000*4 + 8*1024},                                                 // no work area
-		{3000, 100000, base + int64(allocBytes(3000*4)) + 2*int64(allocBytes(8*1024)) + 4096}, // a thousand keys a piece
+		{3000, 20000, base + 3000*4 + 8*1024}, // no work area
+		{3000, 100000, base + int64(devmem.AllocBytes(3000*4)) + 2*int64(devmem.AllocBytes(8*1024)) + 4096}, // a thousand keys a piece
 	} {
 		pairs := messyPairs(tc.n, tc.m, 5)
 		lib, err := Open(Options{Path: good, MemLimit: uint64(tc.limit)})
@@ -253,7 +254,7 @@ func TestOrientInPiecesRefusesBadIDs(t *testing.T) {
 		}
 		c := autoCounter(t, lib)
 		_, _, _, err = c.OrientOnDevice(context.Background(), pairs, 500)
-		var le *Error
+		var le *abi.Error
 		if err == nil || c.DoesNotFit(err) || !errors.As(err, &le) || le.Op != "tg_pieces_sort" {
 			t.Fatalf("an id beyond the vertices: %v, want tg_pieces_sort's refusal", err)
 		}
@@ -390,7 +391,7 @@ func TestOrientMarkedInPieces(t *testing.T) {
 		limit := counterBytes(t, path) + PreprocessMinBytes(uint64(len(pairs)/2), 500)/3
 		c := autoCounter(t, mustOpen(t, path, uint64(limit)))
 		_, _, _, err = c.OrientMarkedOnDevice(ctx, m)
-		var le *Error
+		var le *abi.Error
 		if err == nil || c.DoesNotFit(err) || !errors.As(err, &le) || le.Op != "tg_pieces_sort" {
 			t.Fatalf("an unmarked id: %v, want tg_pieces_sort's refusal", err)
 		}

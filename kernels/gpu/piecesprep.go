@@ -6,18 +6,20 @@ import (
 	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // piecesHost is the host memory an orientation in pieces pins and makes
 // first, readied by PrepareOrient before the pairs are final.
 type piecesHost struct {
-	keys []uint64      // the pairs' whole memory as keys
-	done chan struct{} // closed once reg, second and sreg are set
-	reg  *Registration // keys' pin; nil: pinning failed
+	keys []uint64          // the pairs' whole memory as keys
+	done chan struct{}     // closed once reg, second and sreg are set
+	reg  *abi.Registration // keys' pin; nil: pinning failed
 	// second is the merge's host array, faulted in; sreg its pin (nil:
 	// pinning failed).
 	second []uint64
-	sreg   *Registration
+	sreg   *abi.Registration
 }
 
 // PrepareOrient implements kernels.Device: when an orientation of
@@ -34,23 +36,23 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 	if np == 0 || uintptr(at)%8 != 0 {
 		return // wordsAsKeys copies unaligned pairs: nothing to pin ahead
 	}
-	if _, _, ok := c.hasFree(PreprocessMinBytes(np, 0)); ok {
+	if _, _, ok := c.hasFree(devmem.PreprocessMinBytes(np, 0)); ok {
 		return // tg_preprocess may take them whole
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return
 	}
 	c.dropPiecesHost()
 	c.dropSpare()
 	// The work area without vertex words is the largest the pieces could
 	// have: past maxPieceRuns even so, they will decline.
-	var capItems uint64
-	if rc := c.lib.piecesBegin(c.ctx, 0, np, nil, 0, &capItems, &c.buf[0], errBufLen); rc != 0 {
+	capItems, err := c.ctx.PiecesBegin(0, np, nil)
+	if err != nil {
 		return
 	}
-	if rc := c.lib.piecesEnd(c.ctx, &c.buf[0], errBufLen); rc != 0 || (np+capItems-1)/capItems > maxPieceRuns {
+	if err := c.ctx.PiecesEnd(); err != nil || (np+capItems-1)/capItems > maxPieceRuns {
 		return
 	}
 	h := &piecesHost{keys: unsafe.Slice((*uint64)(at), np), done: make(chan struct{})}
@@ -65,7 +67,7 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 			keysPinned = time.Since(t)
 		})
 		h.second = make([]uint64, np)
-		prefault(h.second)
+		devmem.Prefault(h.second)
 		faulted := time.Since(t)
 		h.sreg = c.lib.registerPairs(kernels.IDPairs{P64: h.second})
 		wg.Wait()
@@ -106,7 +108,7 @@ func (c *Counter) dropPiecesHost() {
 
 // takeSpare returns the spare pinned host array an orientation in pieces
 // left (nil: none) and forgets it: the caller releases it. c.mu is held.
-func (c *Counter) takeSpare() *Registration {
+func (c *Counter) takeSpare() *abi.Registration {
 	r := c.spare
 	c.spare = nil
 	return r
@@ -121,6 +123,6 @@ func (c *Counter) dropSpare() {
 
 // releaseInBackground releases r on a goroutine of its own, which Close
 // waits for.
-func (c *Counter) releaseInBackground(r *Registration) {
+func (c *Counter) releaseInBackground(r *abi.Registration) {
 	c.background.Go(func() { c.lib.releaseLogged(r) })
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // Prepared is the outcome of GPU preprocessing.
@@ -46,7 +48,7 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return nil, fmt.Errorf("gpu: preprocess: counter is closed")
 	}
 	np := uint64(len(pairs) / 2)
@@ -56,21 +58,20 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 		rowptr = make([]uint64, n+1)
 		cols = make([]uint32, np+1)
 		rank = make([]uint32, n+1)
-		prefault(rowptr)
-		prefault(cols)
-		prefault(rank)
+		devmem.Prefault(rowptr)
+		devmem.Prefault(cols)
+		devmem.Prefault(rank)
 	}
-	var st [prepNStats]uint64
-	var ms float64
+	var st abi.PrepStats
 	c.emptyResident()
-	rc := c.lib.preprocess(c.ctx, residentSlot, ptr(pairs), np, n, ptr(rowptr), ptr(cols), ptr(rank), &st[0], &ms, &c.buf[0], errBufLen)
-	if err := status("tg_preprocess", rc, c.buf); err != nil {
+	ms, err := c.ctx.Preprocess(devmem.ResidentSlot, pairs, n, rowptr, cols, rank, &st)
+	if err != nil {
 		c.freeResident()
 		return nil, fmt.Errorf("gpu: preprocess: %w", err)
 	}
 	p := c.madeResident(&st, ms)
 	if copyBack {
-		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[prepEdges]], NCols: int64(n)}
+		p.Forward = &graph.CSR{Offsets: rowptr, Cols: cols[:st[abi.PrepEdges]], NCols: int64(n)}
 		p.Rank = rank[:n]
 	}
 	return p, nil
@@ -78,14 +79,14 @@ func (c *Counter) Preprocess(pairs []uint32, n uint64, copyBack bool) (*Prepared
 
 // madeResident records that the resident slot holds the graph whose
 // stats the library just returned and makes the Prepared for them.
-func (c *Counter) madeResident(st *[prepNStats]uint64, ms float64) *Prepared {
+func (c *Counter) madeResident(st *abi.PrepStats, ms float64) *Prepared {
 	p := &Prepared{
-		Stats: kernels.PrepStats{Vertices: st[prepVertices], InputPairs: st[prepInputPairs], SelfLoops: st[prepSelfLoops],
-			Duplicates: st[prepDuplicates], Edges: st[prepEdges], Wedges: st[prepWedges],
-			MaxDegree: st[prepMaxDegree], MaxForward: st[prepMaxForward], IsolatedIDs: st[prepIsolated]},
+		Stats: kernels.PrepStats{Vertices: st[abi.PrepVertices], InputPairs: st[abi.PrepInputPairs], SelfLoops: st[abi.PrepSelfLoops],
+			Duplicates: st[abi.PrepDuplicates], Edges: st[abi.PrepEdges], Wedges: st[abi.PrepWedges],
+			MaxDegree: st[abi.PrepMaxDegree], MaxForward: st[abi.PrepMaxForward], IsolatedIDs: st[abi.PrepIsolated]},
 		GPUTime: time.Duration(ms * float64(time.Millisecond)),
 	}
-	c.resident = true
+	c.slots.SetResident(true)
 	e, rows := int64(p.Stats.Edges), int64(p.Stats.Vertices)
 	c.residentStats = kernels.SubtaskStats{Edges: e, Rows: rows, IKEdges: e, JKEdges: e, KCols: rows}
 	if rows > 0 {
@@ -94,24 +95,6 @@ func (c *Counter) madeResident(st *[prepNStats]uint64, ms float64) *Prepared {
 	return p
 }
 
-// Indices of tg_preprocess's stats array (TG_PREP_* in trigrid.h).
-const (
-	prepVertices = iota
-	prepInputPairs
-	prepSelfLoops
-	prepDuplicates
-	prepEdges
-	prepWedges
-	prepMaxDegree
-	prepMaxForward
-	prepIsolated
-	prepNStats
-)
-
-// residentSlot holds the graph Preprocess built; slotFor never evicts into
-// it while the graph is resident.
-const residentSlot = maxSlots - 1
-
 // CountResident counts the graph the last Preprocess left on the device.
 func (c *Counter) CountResident(ctx context.Context) (kernels.Result, error) {
 	if err := ctx.Err(); err != nil {
@@ -119,8 +102,9 @@ func (c *Counter) CountResident(ctx context.Context) (kernels.Result, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 || !c.resident {
+	if c.ctx == nil || !c.slots.Resident() {
 		return kernels.Result{}, fmt.Errorf("gpu: count resident: no preprocessed graph on the device")
 	}
-	return c.countSlots(c.residentStats, [3]int32{residentSlot, residentSlot, residentSlot}, nil, nil)
+	r := int32(devmem.ResidentSlot)
+	return c.countSlots(c.residentStats, [3]int32{r, r, r}, nil, nil)
 }

@@ -14,44 +14,16 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
-// rangeRow is tg_range_row: a row u's share of a range of rows. Its
-// columns cols[Start, Start+Seg) lie in the range; cols[Start, Start+Len)
-// run from the first of them to the row's end.
-type rangeRow struct {
-	Start    uint64
-	Seg, Len uint32
-}
-
-// RangesBytes is tg_ranges_bytes: the work area a range of nrows rows,
-// ncols columns and words bitmap words takes on the device (the check
-// words; the offsets and the bitmaps' offsets, a word a row each, together
-// in 256-byte granules; each row's first column in the window and the
-// columns, together in granules; then the bitmaps).
-func RangesBytes(nrows, ncols, words int64) int64 {
-	return 256 + granules((nrows+1)*8) + granules((nrows+ncols)*4) + words*4
-}
+// rangeRow is abi.RangeRow, an entry of a range.
+type rangeRow = abi.RangeRow
 
 // rangesRowsAtMost is the most rows a range that fits area bytes can have
-// (RangesBytes takes more than 12 bytes a row).
+// (abi.RangesBytes takes more than 12 bytes a row).
 func rangesRowsAtMost(area int64) int64 { return max(area, 0) / 12 }
-
-// granules is n bytes rounded up to whole 256-byte granules.
-func granules(n int64) int64 { return (n + 255) &^ 255 }
-
-// rangesBitmapMinLen is TG_RANGES_BM_MINLEN: the fewest columns of a row
-// with a bitmap.
-const rangesBitmapMinLen = 8
-
-// rangesBitmapWords is tg_ranges_bm_words: the bitmap words of a row of
-// n columns from lo to hi under ratio, 0 when it has none.
-func rangesBitmapWords(n int64, lo, hi uint32, ratio uint32) int64 {
-	if n < rangesBitmapMinLen || hi < lo || int64(hi-lo)+1 > n*int64(ratio) {
-		return 0
-	}
-	return (int64(hi-lo) + 32) / 32
-}
 
 // rangesBitmapRatios are the ratios a count in ranges chooses from, the
 // one admitting the sparsest rows first: a bitmap replaces the binary
@@ -96,14 +68,13 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	c.mu.Lock()
 	unlock := c.mu.Unlock // after a count, the host arrays' release unlocks
 	defer func() { unlock() }()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return kernels.Result{}, st, fmt.Errorf("gpu: count in ranges: counter is closed")
 	}
 	r := &rangesRun{c: c, fwd: fwd, st: &st, start: time.Now()}
 	defer r.logTimeline()
-	c.releaseAll()
-	var used, limit uint64
-	c.lib.memUsage(c.ctx, &used, &limit, nil)
+	c.slots.ReleaseAll()
+	used, limit, _ := c.ctx.MemUsage()
 	// Whole granules: the library rounds the work area up to them.
 	area := (int64(limit) - int64(used) - int64(limit/RangesSpare)) &^ 255
 	n := fwd.NumRows()
@@ -111,9 +82,9 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 	// The columns are pinned already when the pin registry holds them
 	// (the device oriented the graph in pieces).
 	r.cols = fwd.Cols
-	r.pinned = c.lib.pins.holdCols(fwd)
+	r.pinned = c.lib.pins.HoldCols(fwd)
 	if r.pinned {
-		defer c.lib.pins.endLoad(fwd)
+		defer c.lib.pins.EndLoad(fwd)
 	} else if len(r.cols)*4 < padBytes {
 		r.cols = append(make([]uint32, 0, padBytes/4), r.cols...)
 	}
@@ -178,11 +149,11 @@ type rangesRun struct {
 	cols      []uint32 // fwd.Cols, or a padded copy (padBytes)
 	pinned    bool     // cols are pinned already (the pin registry's)
 	prepinned bool     // the sides lie in the spare pinned array
-	arena     *hostArena
+	arena     *devmem.Arena
 	ents      [2][]rangeRow
 	rows      [2][]uint32
 	frees     []func()
-	regs      []*Registration // made by the pins' goroutine, read after firstDone or secondDone
+	regs      []*abi.Registration // made by the pins' goroutine, read after firstDone or secondDone
 
 	colsErr, firstErr, secondErr    error
 	colsDone, firstDone, secondDone chan struct{}
@@ -209,20 +180,20 @@ func (r *rangesRun) logTimeline() {
 // the host lists the next range into one while the device counts from
 // the other. They lie in spare (nil: none) when it has room, else in fresh
 // pages (osmem): a make of them would clear them on one core first.
-func (r *rangesRun) allocSides(spare *Registration, n, area int64) {
+func (r *rangesRun) allocSides(spare *abi.Registration, n, area int64) {
 	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
 	capRows := max(2*(min(n, rangesRowsAtMost(area))+1), padBytes/4)
-	r.arena = newHostArena(spare)
-	r.frees = append(r.frees, r.arena.free)
-	r.prepinned = r.arena.fits(2 * (arenaBytes[rangeRow](int(capEntries)) + arenaBytes[uint32](int(capRows))))
+	r.arena = devmem.NewArena(spare.Mem(), spare.Bytes())
+	r.frees = append(r.frees, r.arena.Free)
+	r.prepinned = r.arena.Fits(2 * (devmem.ArenaBytes[rangeRow](int(capEntries)) + devmem.ArenaBytes[uint32](int(capRows))))
 	sides := r.arena
 	if !r.prepinned {
-		sides = newHostArena(nil) // all four in fresh pages, pinned below
-		r.frees = append(r.frees, sides.free)
+		sides = devmem.NewArena(nil, 0) // all four in fresh pages, pinned below
+		r.frees = append(r.frees, sides.Free)
 	}
 	for i := range 2 {
-		r.ents[i] = arenaAlloc[rangeRow](sides, int(capEntries))
-		r.rows[i] = arenaAlloc[uint32](sides, int(capRows))
+		r.ents[i] = devmem.Alloc[rangeRow](sides, int(capEntries))
+		r.rows[i] = devmem.Alloc[uint32](sides, int(capRows))
 	}
 	r.st.PinnedSides = r.prepinned
 	r.tAlloc = time.Since(r.start).Seconds()
@@ -245,8 +216,8 @@ func (r *rangesRun) startPins() {
 	go func() {
 		for i := range 2 {
 			if !r.prepinned {
-				prefault(r.ents[i])
-				prefault(r.rows[i])
+				devmem.Prefault(r.ents[i])
+				devmem.Prefault(r.rows[i])
 			}
 			r.tFaulted[i].Store(r.since())
 			close(r.faulted[i])
@@ -255,32 +226,32 @@ func (r *rangesRun) startPins() {
 	go func() {
 		defer close(r.secondDone)
 		defer func() { <-r.faulted[1] }() // no touch outlives the pins
-		pin := func(reg *Registration, err error) error {
+		pin := func(reg *abi.Registration, err error) error {
 			if reg != nil {
 				r.regs = append(r.regs, reg)
 			}
 			return err
 		}
 		if len(r.cols) > 0 && !r.pinned {
-			r.colsErr = pin(registerSlice(r.c.lib, r.cols))
+			r.colsErr = pin(abi.Register(r.c.lib.abi, r.cols))
 		}
 		r.firstErr = r.colsErr
 		close(r.colsDone)
 		<-r.faulted[0]
 		if r.firstErr == nil && !r.prepinned {
-			r.firstErr = pin(registerSlice(r.c.lib, r.ents[0]))
+			r.firstErr = pin(abi.Register(r.c.lib.abi, r.ents[0]))
 		}
 		if r.firstErr == nil && !r.prepinned {
-			r.firstErr = pin(registerSlice(r.c.lib, r.rows[0]))
+			r.firstErr = pin(abi.Register(r.c.lib.abi, r.rows[0]))
 		}
 		r.tPinned[0].Store(r.since())
 		close(r.firstDone)
 		<-r.faulted[1]
 		if r.firstErr == nil && !r.prepinned && !r.returned.Load() {
-			r.secondErr = pin(registerSlice(r.c.lib, r.ents[1]))
+			r.secondErr = pin(abi.Register(r.c.lib.abi, r.ents[1]))
 		}
 		if r.secondErr == nil && !r.prepinned && !r.returned.Load() {
-			r.secondErr = pin(registerSlice(r.c.lib, r.rows[1]))
+			r.secondErr = pin(abi.Register(r.c.lib.abi, r.rows[1]))
 		}
 		r.tPinned[1].Store(r.since())
 	}()
@@ -372,9 +343,9 @@ func (r *rangesRun) startLister(bounds []int64, bm []uint64, rb *rangeBuilder, o
 }
 
 // begin reserves the work area and loads the kernels (tg_ranges_begin)
-// beside the first ranges' listing, once the columns are pinned; c.buf
-// is the beginning's alone until it returns. end frees the work area
-// (nil when begin failed).
+// beside the first ranges' listing, once the columns are pinned; the
+// context is the beginning's alone until it returns. end frees the work
+// area (nil when begin failed).
 func (r *rangesRun) begin(ratio uint32) (end func(), err error) {
 	c, n := r.c, r.fwd.NumRows()
 	begun := make(chan error, 1)
@@ -384,19 +355,13 @@ func (r *rangesRun) begin(ratio uint32) (end func(), err error) {
 			begun <- r.colsErr
 			return
 		}
-		var colsPtr *uint32
-		if len(r.cols) > 0 {
-			colsPtr = &r.cols[0]
-		}
-		rc := c.lib.rangesBegin(c.ctx, colsPtr, uint64(len(r.fwd.Cols)), uint64(n), uint64(r.st.AreaBytes), ratio, &c.buf[0], errBufLen)
-		begun <- status("tg_ranges_begin", rc, c.buf)
+		begun <- c.ctx.RangesBegin(r.cols, uint64(len(r.fwd.Cols)), uint64(n), uint64(r.st.AreaBytes), ratio)
 	}()
 	if err := <-begun; err != nil {
 		return nil, err
 	}
 	return func() {
-		rc := c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
-		if err := status("tg_ranges_end", rc, c.buf); err != nil {
+		if err := c.ctx.RangesEnd(); err != nil {
 			c.lib.logger.Warn("freeing the ranges' work area", "err", err)
 		}
 		c.notePeak()
@@ -437,18 +402,12 @@ func (r *rangesRun) count(ctx context.Context, bounds []int64, bm []uint64, rb *
 			}
 		}
 		a, b := bounds[k], bounds[k+1]
-		var ep *rangeRow
-		if l.entries > 0 {
-			ep = &r.ents[k%2][0]
-		}
-		var tri uint64
-		var ms float64
 		if k == 0 {
 			r.tFirst = time.Since(r.start).Seconds()
 		}
-		rc := c.lib.rangesCount(c.ctx, &r.rows[k%2][0], fwd.Offsets[a], uint64(a), uint64(b-a), ep, uint64(l.entries), &tri, &ms, &c.buf[0], errBufLen)
+		tri, ms, err := c.ctx.RangesCount(r.rows[k%2], fwd.Offsets[a], uint64(a), uint64(b-a), r.ents[k%2][:l.entries])
 		freed[k%2] <- struct{}{}
-		if err := status("tg_ranges_count", rc, c.buf); err != nil {
+		if err != nil {
 			return kernels.Result{}, fmt.Errorf("gpu: count in ranges: range %d of %d (rows %d to %d): %w", k+1, len(bounds)-1, a, b, err)
 		}
 		res.Triangles += tri
@@ -482,18 +441,18 @@ func rangeRows(fwd *graph.CSR, bm []uint64, a, b int64, out []uint32) {
 }
 
 // rangeBytes is the work area of fwd's rows [a, b) with bitmap offsets bm
-// (RangesBytes); math.MaxInt64 when their columns or bitmap words reach
+// (abi.RangesBytes); math.MaxInt64 when their columns or bitmap words reach
 // 2^32, which tg_ranges_count's offsets cannot name.
 func rangeBytes(fwd *graph.CSR, bm []uint64, a, b int64) int64 {
 	ncols, words := fwd.Offsets[b]-fwd.Offsets[a], bm[b]-bm[a]
 	if ncols > math.MaxUint32 || words > math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return RangesBytes(b-a, int64(ncols), int64(words))
+	return abi.RangesBytes(b-a, int64(ncols), int64(words))
 }
 
 // cutRowRanges cuts fwd's rows into the fewest ranges, in order, whose
-// rows and bitmaps (offsets bm) fit area bytes (RangesBytes), filling them
+// rows and bitmaps (offsets bm) fit area bytes (abi.RangesBytes), filling them
 // from the last row down: the last rows (the hubs, in degree order) are
 // named by nearly every row, so each range among them costs the kernels a
 // pass over nearly every row's tail; filled from the end they take the
@@ -520,7 +479,7 @@ func cutRowRanges(fwd *graph.CSR, bm []uint64, area int64) ([]int64, error) {
 		a, b := bounds[k], bounds[k+1]
 		if need := rangeBytes(fwd, bm, a, b); b == a+1 && need > area {
 			return nil, fmt.Errorf("row %d of %d columns needs %d bytes of device memory, %d are free for it: %w",
-				a, fwd.Offsets[b]-fwd.Offsets[a], allocBytes(need), max(area, 0), ErrOutOfMemory)
+				a, fwd.Offsets[b]-fwd.Offsets[a], devmem.AllocBytes(need), max(area, 0), ErrOutOfMemory)
 		}
 	}
 	return bounds, nil

@@ -11,6 +11,8 @@ import (
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/osmem"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // clique is every pair of k vertices: its forward rows reach k-1
@@ -50,11 +52,11 @@ func countInRangesUnderCaps(t *testing.T, path string) {
 		g := forward(t, edges)
 		want := mustReference(t, kernels.Whole(g))
 		bm := refBitmapOffsets(g, refBitmapRatio(g))
-		whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()]))
-		longest, least := int64(0), allocBytes(RangesBytes(0, 0, 0))
+		whole := abi.RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()]))
+		longest, least := int64(0), devmem.AllocBytes(abi.RangesBytes(0, 0, 0))
 		for r := int64(0); r < g.NumRows(); r++ {
 			longest = max(longest, int64(g.Offsets[r+1]-g.Offsets[r]))
-			least = max(least, allocBytes(rangeBytes(g, bm, r, r+1))) // in whole granules
+			least = max(least, devmem.AllocBytes(rangeBytes(g, bm, r, r+1))) // in whole granules
 		}
 		areas := []int64{whole, whole / 2, whole / 5, whole / 20, least + 4096, least}
 		slices.Sort(areas)
@@ -159,7 +161,7 @@ func countInRangesRefusesMalformed(t *testing.T, path string) {
 		for _, r := range []int64{rows[0], rows[len(rows)/2], rows[len(rows)-1]} {
 			b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: slices.Clone(g.Cols), NCols: g.NCols}
 			brk(b, r)
-			whole := RangesBytes(g.NumRows(), g.NumEdges(), int64(refBitmapOffsets(g, refBitmapRatio(g))[g.NumRows()]))
+			whole := abi.RangesBytes(g.NumRows(), g.NumEdges(), int64(refBitmapOffsets(g, refBitmapRatio(g))[g.NumRows()]))
 			for _, set := range denseSettings(path != good) {
 				for _, area := range []int64{whole, whole / 8} {
 					limit := uint64((area+base)*RangesSpare/(RangesSpare-1)) + 64
@@ -187,7 +189,7 @@ func countInRangesFreshSides(t *testing.T, path string) {
 	g := forward(t, randomEdges(200000, 600000, 17))
 	want := mustReference(t, kernels.Whole(g))
 	bm := refBitmapOffsets(g, refBitmapRatio(g))
-	area := RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()])) / 2
+	area := abi.RangesBytes(g.NumRows(), g.NumEdges(), int64(bm[g.NumRows()])) / 2
 	if rows := 2 * (min(g.NumRows(), rangesRowsAtMost(area)) + 1) * 4; g.NumRows()*16 < osmem.MinBytes || rows < osmem.MinBytes {
 		t.Fatalf("sides of %d and %d bytes, below osmem's %d", g.NumRows()*16, rows, osmem.MinBytes)
 	}
@@ -240,11 +242,11 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer c.lib.releaseLogged(reg)
-	area := RangesBytes(n, g.NumEdges(), int64(bm[n])+64)
-	if err := status("tg_ranges_begin", c.lib.rangesBegin(c.ctx, &cols[0], uint64(len(g.Cols)), uint64(n), uint64(area), ratio, &c.buf[0], errBufLen), c.buf); err != nil {
+	area := abi.RangesBytes(n, g.NumEdges(), int64(bm[n])+64)
+	if err := c.ctx.RangesBegin(cols, uint64(len(g.Cols)), uint64(n), uint64(area), ratio); err != nil {
 		t.Fatal(err)
 	}
-	defer c.lib.rangesEnd(c.ctx, &c.buf[0], errBufLen)
+	defer c.ctx.RangesEnd()
 	rows := make([]uint32, max(2*(n+1), padBytes/4))
 	rreg, err := registerSlice(c.lib, rows)
 	if err != nil {
@@ -257,9 +259,8 @@ func rangesRefuseBadBitmapLayout(t *testing.T, path string) {
 		for i := range n + 1 {
 			rows[i], rows[n+1+i] = uint32(offs[i]), uint32(words[i])
 		}
-		var tri uint64
-		var ms float64
-		return status("tg_ranges_count", c.lib.rangesCount(c.ctx, &rows[0], base, 0, uint64(n), nil, 0, &tri, &ms, &c.buf[0], errBufLen), c.buf)
+		_, _, err := c.ctx.RangesCount(rows, base, 0, uint64(n), nil)
+		return err
 	}
 	count := func(words []uint64) error { return countRows(g.Offsets, words, 0) }
 	if err := count(bm); err != nil {

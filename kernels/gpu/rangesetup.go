@@ -6,6 +6,8 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/internal/parallel"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // noSpan marks, in rangeSetup's first pass, a row without a bitmap's span
@@ -25,7 +27,7 @@ const noSpan = ^uint64(0)
 // bm[r+1]); rb still needs its bounds. bm and rb's arrays come from
 // arena (every word of them written here), which the caller frees after
 // their last use.
-func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb *rangeBuilder, err error) {
+func rangeSetup(fwd *graph.CSR, arena *devmem.Arena) (ratio uint32, bm []uint64, rb *rangeBuilder, err error) {
 	if len(fwd.Offsets) == 0 {
 		return 0, nil, nil, fmt.Errorf("malformed forward graph: no offsets")
 	}
@@ -35,9 +37,9 @@ func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb
 			fwd.Offsets[0], fwd.Offsets[n], len(fwd.Cols))
 	}
 	chunks := (n + builderChunk - 1) / builderChunk
-	cursor := arenaAlloc[uint32](arena, n)
-	next := arenaAlloc[uint32](arena, n)
-	bm = arenaAlloc[uint64](arena, n+1)
+	cursor := devmem.Alloc[uint32](arena, n)
+	next := devmem.Alloc[uint32](arena, n)
+	bm = devmem.Alloc[uint64](arena, n+1)
 	rb = &rangeBuilder{fwd: fwd, cursor: cursor, next: next,
 		counts: [2][]int64{make([]int64, chunks), make([]int64, chunks)}}
 	k := len(rangesBitmapRatios)
@@ -70,7 +72,7 @@ func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb
 				bm[r+1] = uint64(last - first)
 			}
 			for i, ratio := range rangesBitmapRatios {
-				x := rangesBitmapWords(int64(b-a), first, last, ratio)
+				x := abi.RangesBitmapWords(int64(b-a), first, last, ratio)
 				if x == 0 {
 					break // the denser ratios admit none either
 				}
@@ -108,7 +110,7 @@ func rangeSetup(fwd *graph.CSR, arena *hostArena) (ratio uint32, bm []uint64, rb
 		sum := starts[lo/builderChunk]
 		for r := lo; r < hi; r++ {
 			if span := bm[r+1]; span != noSpan {
-				sum += uint64(rangesBitmapWords(int64(fwd.Offsets[r+1]-fwd.Offsets[r]), 0, uint32(span), ratio))
+				sum += uint64(abi.RangesBitmapWords(int64(fwd.Offsets[r+1]-fwd.Offsets[r]), 0, uint32(span), ratio))
 			}
 			bm[r+1] = sum
 		}

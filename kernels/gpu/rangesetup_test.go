@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // refBitmapRatio is rangeSetup's ratio, one row at a time: the first of
@@ -30,7 +32,7 @@ func refBitmapOffsets(fwd *graph.CSR, ratio uint32) []uint64 {
 		a, b := fwd.Offsets[r], fwd.Offsets[r+1]
 		bm[r+1] = bm[r]
 		if b > a {
-			bm[r+1] += uint64(rangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio))
+			bm[r+1] += uint64(abi.RangesBitmapWords(int64(b-a), fwd.Cols[a], fwd.Cols[b-1], ratio))
 		}
 	}
 	return bm
@@ -73,8 +75,8 @@ func TestRangeSetup(t *testing.T) {
 	graphs["unsorted"] = unsorted
 	graphs["chunks"] = stridedRows(3*builderChunk + 7)
 	for name, g := range graphs {
-		arena := newHostArena(nil)
-		defer arena.free()
+		arena := devmem.NewArena(nil, 0)
+		defer arena.Free()
 		ratio, bm, rb, err := rangeSetup(g, arena)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -109,9 +111,9 @@ func TestRangeSetup(t *testing.T) {
 	for what, brk := range breaks {
 		b := &graph.CSR{Offsets: slices.Clone(g.Offsets), Cols: g.Cols, NCols: g.NCols}
 		brk(b.Offsets)
-		arena := newHostArena(nil)
+		arena := devmem.NewArena(nil, 0)
 		_, _, _, err := rangeSetup(b, arena)
-		arena.free()
+		arena.Free()
 		if err == nil || !strings.Contains(err.Error(), "malformed forward graph") {
 			t.Fatalf("%s: %v, want a malformed forward graph", what, err)
 		}
@@ -170,9 +172,9 @@ func TestRangeBuilderLists(t *testing.T) {
 			{0, n / 3, n / 2, n},
 		}
 		for i, bounds := range cuts {
-			arena := newHostArena(nil)
+			arena := devmem.NewArena(nil, 0)
 			if i%2 == 1 {
-				arena = newHostArena(dirtySpare(4 * n))
+				arena = devmem.NewArena(dirtySpare(4 * n))
 			}
 			_, _, rb, err := rangeSetup(g, arena)
 			if err != nil {
@@ -209,17 +211,17 @@ func TestRangeBuilderLists(t *testing.T) {
 						forward, bounds, k, got, mapped, len(want), reach)
 				}
 			}
-			arena.free()
+			arena.Free()
 		}
 	}
 }
 
 // dirtySpare is a stand-in for a spare pinned array of words uint64
 // words, every bit set: what an arena hands out of it holds no zeros.
-func dirtySpare(words int) *Registration {
+func dirtySpare(words int) (unsafe.Pointer, uint64) {
 	mem := make([]uint64, words)
 	for i := range mem {
 		mem[i] = ^uint64(0)
 	}
-	return &Registration{mem: unsafe.Pointer(&mem[0]), bytes: uint64(words) * 8, keep: mem}
+	return unsafe.Pointer(&mem[0]), uint64(words) * 8
 }

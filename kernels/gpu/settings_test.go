@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
 )
 
 func TestParseSettings(t *testing.T) {
@@ -40,7 +41,7 @@ func TestSettingsReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := lib.DefaultSettings()
-	if len(def) != len(settingNames) || def["trix_ratio"] != 2 || def["wetric_spread"] != SettingAuto || def["slot_bitmap"] != 1 {
+	if len(def) != len(SettingNames()) || def["trix_ratio"] != 2 || def["wetric_spread"] != SettingAuto || def["slot_bitmap"] != 1 {
 		t.Errorf("DefaultSettings = %v", def)
 	}
 	g := forward(t, hubEdges(300))
@@ -95,12 +96,12 @@ func TestSettingsDocumented(t *testing.T) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if m := name.FindStringSubmatch(line); m != nil {
 			documented[m[1]] = true
-			if settingIndex(m[1]) < 0 {
+			if abi.SettingIndex(m[1]) < 0 {
 				t.Errorf("docs/kernels.md documents %s, which is not a setting", m[1])
 			}
 		}
 	}
-	for _, n := range settingNames {
+	for _, n := range SettingNames() {
 		if !documented[n] {
 			t.Errorf("docs/kernels.md has no table row for setting %s", n)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // countRows counts rows [lo, hi) of a subtask that does not fit the
@@ -32,8 +33,8 @@ func (c *Counter) countRowsWith(ctx context.Context, t kernels.Subtask, lo, hi i
 	}
 	// The parts' blocks are cut for this count only: none is uploaded
 	// again, so none is remembered or pinned.
-	defer func(was bool) { c.inParts = was }(c.inParts)
-	c.inParts = true
+	was := c.slots.SetCut(true)
+	defer c.slots.SetCut(was)
 	mid := splitRows(t, lo, hi)
 	var sum kernels.Result
 	for _, r := range [2][2]int64{{lo, mid}, {mid, hi}} {
@@ -90,8 +91,7 @@ func sliceRows(b *graph.CSR, lo, hi int64) *graph.CSR {
 // alone with JK. It gives the least memory with which the subtask can be
 // counted (LeastBytes).
 func (c *Counter) tooLarge(t kernels.Subtask, r int64) error {
-	var limit uint64
-	c.lib.memUsage(c.ctx, nil, &limit, nil)
+	_, limit, _ := c.ctx.MemUsage()
 	return fmt.Errorf("gpu: count: %w: subtask (JK %d rows, %d edges; row %d of IJ and IK does not fit with it) needs at least %d bytes of device memory; the limit is %d",
 		ErrOutOfMemory, t.JK.NumRows(), t.JK.NumEdges(), r, LeastBytes(t), limit)
 }
@@ -100,7 +100,7 @@ func (c *Counter) tooLarge(t kernels.Subtask, r int64) error {
 // subtask whole, or, when that is more, every row with edges in both IJ
 // and IK alone with the whole JK (the row ranges Count falls back to).
 func LeastBytes(t kernels.Subtask) int64 {
-	whole := SubtaskMinBytes([3][2]int64{
+	whole := devmem.SubtaskMinBytes([3][2]int64{
 		{t.IJ.NumRows(), t.IJ.NumEdges()}, {t.IK.NumRows(), t.IK.NumEdges()}, {t.JK.NumRows(), t.JK.NumEdges()},
 	}, [3]bool{false, t.IK == t.IJ, t.JK == t.IJ || t.JK == t.IK})
 	var rows int64
@@ -109,7 +109,7 @@ func LeastBytes(t kernels.Subtask) int64 {
 		if dij == 0 || dik == 0 {
 			continue
 		}
-		rows = max(rows, SubtaskMinBytes([3][2]int64{{1, dij}, {1, dik}, {t.JK.NumRows(), t.JK.NumEdges()}},
+		rows = max(rows, devmem.SubtaskMinBytes([3][2]int64{{1, dij}, {1, dik}, {t.JK.NumRows(), t.JK.NumEdges()}},
 			[3]bool{false, t.IK == t.IJ, false}))
 	}
 	return min(whole, rows)

@@ -3,9 +3,10 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // stage is an edge list of 32-bit ids on its way into the context's input
@@ -18,7 +19,7 @@ type stage struct {
 	words int
 	added int  // words enqueued
 	held  bool // the library holds the input buffer for this stage
-	regs  []*Registration
+	regs  []*abi.Registration
 }
 
 // StageIDs implements kernels.Device: it reserves the context's input
@@ -30,15 +31,14 @@ func (c *Counter) StageIDs(words int) (*kernels.IDStage, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == 0 {
+	if c.ctx == nil {
 		return nil, fmt.Errorf("gpu: stage ids: counter is closed")
 	}
 	if c.input != nil {
 		c.input.held = false // tg_input_alloc frees its buffer
 		c.input = nil
 	}
-	rc := c.lib.inputAlloc(c.ctx, uint64(words)*4, &c.buf[0], errBufLen)
-	if err := status("tg_input_alloc", rc, c.buf); err != nil {
+	if err := c.ctx.InputAlloc(uint64(words) * 4); err != nil {
 		return nil, fmt.Errorf("gpu: stage ids: %w", err)
 	}
 	s := &stage{c: c, words: words, held: true}
@@ -46,7 +46,7 @@ func (c *Counter) StageIDs(words int) (*kernels.IDStage, error) {
 	return kernels.NewIDStage(s, s.Add, s.Release), nil
 }
 
-// Add is kernels.IDStage.Add. A piece of MinRegisterBytes or more is
+// Add is kernels.IDStage.Add. A piece of devmem.MinRegisterBytes or more is
 // registered first; one that cannot be is copied from pageable memory,
 // which is slower but the same.
 func (s *stage) Add(ids []uint32, lo, hi int) error {
@@ -57,19 +57,18 @@ func (s *stage) Add(ids []uint32, lo, hi int) error {
 		return nil
 	}
 	piece := ids[lo:hi]
-	reg, err := Register(s.c.lib, piece)
+	reg, err := devmem.Register(s.c.lib.abi, piece)
 	if err != nil {
 		s.c.lib.logger.Debug("staging ids from pageable memory", "err", err)
 		reg = nil
 	}
 	c := s.c
 	c.mu.Lock()
-	if !s.held || c.ctx == 0 {
+	if !s.held || c.ctx == nil {
 		c.mu.Unlock()
 		return errors.Join(fmt.Errorf("gpu: stage ids: the stage was released or consumed"), reg.Release())
 	}
-	rc := c.lib.inputCopyAsync(c.ctx, uint64(lo)*4, unsafe.Pointer(&piece[0]), uint64(len(piece))*4, &c.buf[0], errBufLen)
-	err = status("tg_input_copy_async", rc, c.buf)
+	err = c.ctx.InputCopy(uint64(lo)*4, piece)
 	if err == nil {
 		s.added += len(piece)
 		if reg != nil {
@@ -88,9 +87,8 @@ func (s *stage) Release() error {
 	c := s.c
 	var errs []error
 	c.mu.Lock()
-	if s.held && c.ctx != 0 {
-		rc := c.lib.inputFree(c.ctx, &c.buf[0], errBufLen)
-		if err := status("tg_input_free", rc, c.buf); err != nil {
+	if s.held && c.ctx != nil {
+		if err := c.ctx.InputFree(); err != nil {
 			errs = append(errs, fmt.Errorf("gpu: release staged ids: %w", err))
 		}
 	}
@@ -134,27 +132,19 @@ func (c *Counter) takeStage(p kernels.IDPairs) error {
 // copy runs at the bus's speed: pinning memory the host has touched and
 // copying costs less than one copy from pageable memory. A failure leaves
 // them pageable (nil). The caller releases the registration.
-func (l *Library) registerPairs(p kernels.IDPairs) *Registration {
+func (l *Library) registerPairs(p kernels.IDPairs) *abi.Registration {
 	var (
-		reg *Registration
+		reg *abi.Registration
 		err error
 	)
 	if p.P64 != nil {
-		reg, err = Register(l, p.P64)
+		reg, err = devmem.Register(l.abi, p.P64)
 	} else {
-		reg, err = Register(l, p.P32)
+		reg, err = devmem.Register(l.abi, p.P32)
 	}
 	if err != nil {
 		l.logger.Debug("uploading ids from pageable memory", "err", err)
 		return nil
 	}
 	return reg
-}
-
-// releaseLogged releases r (nil is a no-op), logging a failure: the
-// memory then stays pinned, which costs the host but no result.
-func (l *Library) releaseLogged(r *Registration) {
-	if err := r.Release(); err != nil {
-		l.logger.Warn("releasing pinned host memory", "err", err)
-	}
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // stagings lists the ways the id tests hand p to the device: as it is,
@@ -79,7 +79,7 @@ func TestStageIDsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustFail("beyond the list", s.Add(p.P32, 70000, len(p.P32)+2), "words")
-	if _, err := Register(lib, p.P32[:70000]); err == nil {
+	if _, err := devmem.Register(lib.abi, p.P32[:70000]); err == nil {
 		t.Fatal("a staged piece was not pinned: registering it again succeeded")
 	}
 	q := p
@@ -95,7 +95,7 @@ func TestStageIDsErrors(t *testing.T) {
 	if used, _ := c.MemUsage(); used != held {
 		t.Fatalf("%d device bytes held after the stage's release, %d before", used, held)
 	}
-	r, err := Register(lib, p.P32[:70000])
+	r, err := devmem.Register(lib.abi, p.P32[:70000])
 	if err != nil || r == nil {
 		t.Fatalf("the released stage's piece is still pinned: %v", err)
 	}
@@ -130,7 +130,7 @@ func TestStageIDsErrors(t *testing.T) {
 	if err := s.Release(); err != nil {
 		t.Fatalf("release after close: %v", err)
 	}
-	if r, err := Register(lib, p.P32); err != nil || r == nil {
+	if r, err := devmem.Register(lib.abi, p.P32); err != nil || r == nil {
 		t.Fatalf("pieces still pinned after the release: %v", err)
 	} else if err := r.Release(); err != nil {
 		t.Fatal(err)
@@ -184,63 +184,4 @@ func TestDeviceStageIDs(t *testing.T) {
 	if err := s.Release(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// The library's own checks of the input buffer, beneath the Go stage: a
-// copy beyond it, a preprocessing of more bytes than were copied, or of
-// no buffer, is TG_ERR_INVALID, and the preprocessing frees the buffer
-// even then.
-func TestInputBufferABI(t *testing.T) {
-	good, _ := refLibs(t)
-	lib, err := Open(Options{Path: good})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := lib.newContext(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.ctxDestroy(ctx)
-	buf := make([]byte, errBufLen)
-	var used0 uint64
-	lib.memUsage(ctx, &used0, nil, nil)
-	ids := []uint32{1, 2, 2, 3, 3, 1, 4, 4}
-	invalid := func(what string, rc int32, want string) {
-		t.Helper()
-		err := status(what, rc, buf)
-		var e *Error
-		if !errors.As(err, &e) || e.Code != tgErrInvalid || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%s: %v; want TG_ERR_INVALID saying %q", what, err, want)
-		}
-	}
-	must := func(what string, rc int32) {
-		t.Helper()
-		if err := status(what, rc, buf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var st [prepNStats]uint64
-	var ms float64
-	invalid("no buffer", lib.prepIDsInput(ctx, 0, 4, 4, 0, nil, nil, nil, &st[0], &ms, &buf[0], errBufLen), "no input buffer")
-	invalid("copy without a buffer", lib.inputCopyAsync(ctx, 0, unsafe.Pointer(&ids[0]), 8, &buf[0], errBufLen), "no input buffer")
-	must("alloc", lib.inputAlloc(ctx, 32, &buf[0], errBufLen))
-	invalid("copy beyond", lib.inputCopyAsync(ctx, 24, unsafe.Pointer(&ids[0]), 16, &buf[0], errBufLen), "exceed")
-	must("copy", lib.inputCopyAsync(ctx, 0, unsafe.Pointer(&ids[0]), 16, &buf[0], errBufLen))
-	invalid("half copied", lib.prepIDsInput(ctx, 0, 4, 4, 0, nil, nil, nil, &st[0], &ms, &buf[0], errBufLen), "16 copied")
-	var used uint64
-	if lib.memUsage(ctx, &used, nil, nil); used != used0 {
-		t.Fatalf("%d device bytes held after a refused preprocessing, %d before", used, used0)
-	}
-	must("alloc", lib.inputAlloc(ctx, 32, &buf[0], errBufLen))
-	must("copy", lib.inputCopyAsync(ctx, 16, unsafe.Pointer(&ids[4]), 16, &buf[0], errBufLen))
-	must("copy", lib.inputCopyAsync(ctx, 0, unsafe.Pointer(&ids[0]), 16, &buf[0], errBufLen))
-	must("prep", lib.prepIDsInput(ctx, 0, 4, 4, 0, nil, nil, nil, &st[0], &ms, &buf[0], errBufLen))
-	// The triangle 1-2-3 and a self-loop of an id seen nowhere else.
-	if st[prepVertices] != 3 || st[prepEdges] != 3 || st[prepSelfLoops] != 1 || st[prepIsolated] != 1 {
-		t.Fatalf("stats %v: want 3 vertices, 3 edges, 1 loop, 1 isolated id", st)
-	}
-	invalid("consumed", lib.prepIDsInput(ctx, 0, 4, 4, 0, nil, nil, nil, &st[0], &ms, &buf[0], errBufLen), "no input buffer")
-	must("alloc", lib.inputAlloc(ctx, 32, &buf[0], errBufLen))
-	must("free", lib.inputFree(ctx, &buf[0], errBufLen))
-	must("free twice", lib.inputFree(ctx, &buf[0], errBufLen))
 }

@@ -3,11 +3,12 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
 // Streaming rows. Under a tight memory limit the three blocks of a
@@ -29,17 +30,8 @@ func (c *Counter) SetRowStreaming(on bool) {
 	c.rowStream = on
 }
 
-// rowsSubtask is tg_rows_subtask (trigrid.h).
-type rowsSubtask struct {
-	ijOff  *uint64
-	ijCols *uint32
-	ikOff  *uint64
-	ikCols *uint32
-	nrows  int64
-}
-
 // maxStreamBatch is how many subtasks sharing a JK one tg_count_rows call
-// counts (TG_ROWS_MAX_SUBTASKS bounds it).
+// counts (at most abi.RowsMaxSubtasks).
 const maxStreamBatch = 16
 
 // streamKey names a subtask among the results counted ahead.
@@ -68,21 +60,10 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		delete(c.aheadResults, keyOf(t))
 		return r, nil
 	}
-	var pinned [maxSlots]bool
 	start := time.Now()
-	if c.find(t.JK) < 0 && c.loadedVictim(&pinned, t.Ahead) >= 0 {
-		// Into a loaded slot (an earlier JK), reusing its buffers: a new
-		// allocation would take the ranges' memory.
-		for i := range c.slots {
-			pinned[i] = !c.slots[i].loaded
-		}
-	}
-	s, err := c.slotFor(t.JK, &pinned, t)
-	if err == nil {
-		for c.releaseIdle(&pinned, nil) {
-		}
-		err = c.complete([3]int32{s, s, s})
-	}
+	// JK alone, into a loaded slot (an earlier JK) reusing its buffers: a
+	// new allocation would take the ranges' memory.
+	s, err := c.slots.Alone(t.JK, t)
 	c.stalled += time.Since(start)
 	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count: %w", err)
@@ -102,57 +83,53 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 			}
 		}
 	}
-	keep := c.keeper(t)
-	subs := make([]rowsSubtask, len(batch))
+	keep := c.slots.Keeper(t)
+	subs := make([]abi.RowsSubtask, len(batch))
 	var reading []*graph.CSR
 	for i, b := range batch {
-		subs[i] = rowsSubtask{ijOff: ptr(b.IJ.Offsets), ijCols: ptr(b.IJ.Cols), nrows: b.IJ.NumRows()}
+		subs[i] = abi.RowsSubtask{IJOff: b.IJ.Offsets, IJCols: b.IJ.Cols}
 		if b.IK != b.IJ {
-			subs[i].ikOff, subs[i].ikCols = ptr(b.IK.Offsets), ptr(b.IK.Cols)
+			subs[i].IKOff, subs[i].IKCols = b.IK.Offsets, b.IK.Cols
 		}
 		blocks := []*graph.CSR{b.IJ}
 		if b.IK != b.IJ {
 			blocks = append(blocks, b.IK)
 		}
 		for _, x := range blocks {
-			if c.lib.pins.startLoad(x, keep) {
+			if c.lib.pins.StartLoad(x, keep) {
 				reading = append(reading, x)
 			}
 		}
 	}
 	tri := make([]uint64, len(batch))
 	ms := make([]float64, len(batch))
-	var (
-		parts int64
-		rc    int32
-	)
+	var parts int64
 	t0 := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rc = c.lib.countRows(c.ctx, id, s, &subs[0], int32(len(subs)), &tri[0], &ms[0], &parts, &c.buf[0], errBufLen)
+		parts, err = c.ctx.CountRows(id, s, subs, tri, ms)
 	}()
-	if next := t.Ahead[len(batch)-1:]; len(next) > 0 && c.lib.pins.limit > 0 {
+	if next := t.Ahead[len(batch)-1:]; len(next) > 0 && c.lib.pins.Limit() > 0 {
 		// The blocks of the subtasks after the batch are pinned while it
 		// counts.
-		c.stageList(keep, next[:min(len(next), maxStreamBatch)])
+		c.slots.StageList(keep, next[:min(len(next), maxStreamBatch)])
 	}
 	<-done
-	runtime.KeepAlive(subs)
 	c.calls += time.Since(t0)
 	for _, b := range reading {
-		c.lib.pins.endLoad(b)
+		c.lib.pins.EndLoad(b)
 	}
-	if err := status("tg_count_rows", rc, c.buf); err != nil {
+	if err != nil {
 		return kernels.Result{}, fmt.Errorf("gpu: count with %s: %w", kernel, err)
 	}
 	c.last = kernel
 	c.ranges += int(parts)
 	for i, b := range batch {
 		if b.IJ.NumEdges() > 0 && b.IK.NumEdges() > 0 && t.JK.NumEdges() > 0 {
-			c.copied += uint64(CopyBytes(b.IJ.NumRows(), b.IJ.NumEdges()))
+			c.copied += uint64(devmem.CopyBytes(b.IJ.NumRows(), b.IJ.NumEdges()))
 			if b.IK != b.IJ {
-				c.copied += uint64(CopyBytes(b.IK.NumRows(), b.IK.NumEdges()))
+				c.copied += uint64(devmem.CopyBytes(b.IK.NumRows(), b.IK.NumEdges()))
 			}
 			c.streamed++
 		}
@@ -167,20 +144,6 @@ func (c *Counter) countStreamed(t kernels.Subtask) (kernels.Result, error) {
 		}
 	}
 	return kernels.Result{Triangles: tri[0], KernelTime: time.Duration(ms[0] * float64(time.Millisecond))}, nil
-}
-
-// kernelFor is the kernel that counts t (the counter's, or auto's
-// choice for t) and its id.
-func (c *Counter) kernelFor(t kernels.Subtask) (string, int32, error) {
-	kernel := c.kernel
-	if kernel == "auto" {
-		kernel = pickKernel(kernels.Stats(t))
-	}
-	id, err := kernelID(kernel)
-	if err != nil {
-		return "", 0, fmt.Errorf("gpu: count: auto chose %w", err)
-	}
-	return kernel, id, nil
 }
 
 // countMaybeStreamed is countStreamed when the counter streams rows, then

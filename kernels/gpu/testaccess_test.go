@@ -1,7 +1,5 @@
 package gpu
 
-import "github.com/trigrid/trigrid/graph"
-
 // Accessors only tests use.
 
 // maxChunkShare bounds setChunkShare.
@@ -13,14 +11,4 @@ func (c *Counter) setChunkShare(f float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.chunkShare = min(max(f, 0), maxChunkShare)
-}
-
-// isPinned reports whether b is pinned now.
-func (r *pinRegistry) isPinned(b *graph.CSR) bool {
-	if r == nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pins[b] != nil
 }

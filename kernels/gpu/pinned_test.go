@@ -8,10 +8,12 @@ import (
 
 	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
+	"github.com/trigrid/trigrid/kernels/gpu/abi"
+	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
-// openRef opens the reference library with a pin limit, every non-empty
-// array pinnable.
+// openRef opens the reference library with opts, every non-empty array
+// pinnable (the reference library has no pages to share).
 func openRef(t *testing.T, opts Options) *Library {
 	t.Helper()
 	good, _ := refLibs(t)
@@ -20,12 +22,24 @@ func openRef(t *testing.T, opts Options) *Library {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib.pins.minBytes = 1
+	pinAll(lib)
 	return lib
 }
 
-// stillRegistered reports whether the reference library still holds a
-// registration of b's columns: registering them again is refused then.
+// pinAll makes every non-empty array of lib's blocks pinnable, within
+// the pin limit lib was opened with; no counter of lib may be open.
+func pinAll(lib *Library) {
+	cfg := devmem.PinsConfig{Limit: lib.pins.Limit(), MinBytes: 1, Logger: lib.logger}
+	lib.pins = devmem.NewPins(lib.abi, cfg)
+}
+
+// registerSlice page-locks s whatever its size (abi.Register).
+func registerSlice[T any](lib *Library, s []T) (*abi.Registration, error) {
+	return abi.Register(lib.abi, s)
+}
+
+// stillRegistered reports whether the library still holds a registration
+// of b's columns: registering them again is refused then.
 func stillRegistered(t *testing.T, lib *Library, b *graph.CSR) bool {
 	t.Helper()
 	r, err := registerSlice(lib, b.Cols)
@@ -36,83 +50,6 @@ func stillRegistered(t *testing.T, lib *Library, b *graph.CSR) bool {
 		t.Fatal(err)
 	}
 	return false
-}
-
-// The registry pins blocks within its limit, gives up the least recently
-// used idle pin for room, never one a pending load reads or the caller
-// keeps, refuses a block larger than the limit, remembers a block the
-// library would not register, and releases everything when the last
-// counter closes.
-func TestPinRegistry(t *testing.T) {
-	g := forward(t, randomEdges(300, 3000, 9))
-	ts := partitioned(g, 2, "hash")
-	a, b, c := ts[0].IJ, ts[1].IK, ts[2].JK // (0,0), (0,1), (1,0)
-	none := func(*graph.CSR) bool { return false }
-	lib := openRef(t, Options{})
-	r := lib.pins
-	r.limit = r.pinBytes(a) + r.pinBytes(b) + r.pinBytes(c)/2
-	r.open()
-	for _, x := range []*graph.CSR{a, b} {
-		if !r.pin(x, none) || !r.isPinned(x) || !stillRegistered(t, lib, x) {
-			t.Fatalf("not pinned: %s", r)
-		}
-	}
-	// Both read by pending loads: c is not pinned; both kept: neither.
-	if !r.startLoad(a, none) || !r.startLoad(b, none) {
-		t.Fatalf("pinned blocks not loadable: %s", r)
-	}
-	if r.pin(c, none) || !r.isPinned(a) || !r.isPinned(b) {
-		t.Errorf("pins read by pending loads were given up: %s", r)
-	}
-	r.endLoad(a)
-	r.endLoad(b)
-	if r.pin(c, func(*graph.CSR) bool { return true }) || !r.isPinned(a) || !r.isPinned(b) {
-		t.Errorf("kept pins were given up: %s", r)
-	}
-	// Neither: the least recently used (a) goes, and is unregistered.
-	r.pin(b, none)
-	if !r.pin(c, none) || r.isPinned(a) || !r.isPinned(b) || !r.isPinned(c) || r.held > r.limit {
-		t.Errorf("want b and c within the limit: a %v b %v c %v, %s", r.isPinned(a), r.isPinned(b), r.isPinned(c), r)
-	}
-	if stillRegistered(t, lib, a) {
-		t.Error("a pin given up is still registered")
-	}
-	// A block larger than the limit is not pinned.
-	small := newPinRegistry(lib, 8)
-	small.minBytes = 1
-	if small.pin(a, none) {
-		t.Error("a pin larger than the limit")
-	}
-	// A block whose memory is registered elsewhere is not pinned, and not
-	// tried again.
-	d := ts[7].JK // (1,1)
-	other, err := registerSlice(lib, d.Cols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.limit = 1 << 30
-	made := r.made
-	first := r.pin(d, none)
-	again := r.pin(d, none)
-	if first || again || r.made != made || len(r.failed) != 1 {
-		t.Errorf("a block registered elsewhere: pinned %v, %d registrations, %d remembered", r.isPinned(d), r.made-made, len(r.failed))
-	}
-	if err := other.Release(); err != nil {
-		t.Fatal(err)
-	}
-	// The last user releases every pin.
-	r.open()
-	if err := r.close(); err != nil || !r.isPinned(b) {
-		t.Fatalf("a counter still open, pins released: %v, %s", err, r)
-	}
-	if err := r.close(); err != nil || r.held != 0 || len(r.pins) != 0 {
-		t.Fatalf("after the last close: %v, %s", err, r)
-	}
-	for _, x := range []*graph.CSR{b, c} {
-		if stillRegistered(t, lib, x) {
-			t.Error("a block is still registered after the last close")
-		}
-	}
 }
 
 // Counters of one Library on two goroutines share the pinned blocks: both
@@ -168,21 +105,17 @@ func TestCountersSharePins(t *testing.T) {
 	if got[0] != want || got[1] != want1 {
 		t.Errorf("counts %d and %d, want %d and %d", got[0], got[1], want, want1)
 	}
-	pending := 0
-	for i := range cs[1].slots {
-		if cs[1].slots[i].pending {
-			pending++
-		}
-	}
-	if pending == 0 {
+	// The blocks uploaded ahead of the second counter's next subtasks,
+	// which it never counts, are loads still pending.
+	if st := cs[1].DeviceStats(); st.Ahead == 0 {
 		t.Error("no load pending after the last subtask with subtasks ahead")
 	}
 	distinct := map[*graph.CSR]bool{}
 	for _, s := range ts {
 		distinct[s.IJ], distinct[s.IK], distinct[s.JK] = true, true, true
 	}
-	if lib.pins.made > len(distinct) {
-		t.Errorf("%d registrations for %d blocks shared by two counters", lib.pins.made, len(distinct))
+	if made := lib.pins.Stats().Made; made > len(distinct) {
+		t.Errorf("%d blocks pinned of %d blocks shared by two counters", made, len(distinct))
 	}
 	for i, c := range cs {
 		if st := c.DeviceStats(); st.PinnedUploads == 0 {
@@ -192,7 +125,7 @@ func TestCountersSharePins(t *testing.T) {
 	if err := cs[0].Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	if lib.pins.held == 0 {
+	if lib.pins.Stats().Held == 0 {
 		t.Error("pins released while a counter is open")
 	}
 	// The last counter closes with loads pending from pinned blocks: its
@@ -201,8 +134,8 @@ func TestCountersSharePins(t *testing.T) {
 	if err := cs[1].Close(); err != nil || cs[1].Close() != nil {
 		t.Fatalf("close with loads pending: %v", err)
 	}
-	if lib.pins.held != 0 || len(lib.pins.pins) != 0 {
-		t.Errorf("after the last close: %s", lib.pins)
+	if st := lib.pins.Stats(); st.Held != 0 || st.Blocks != 0 {
+		t.Errorf("after the last close: %s", st)
 	}
 	for b := range distinct {
 		if b.NumEdges() > 0 && stillRegistered(t, lib, b) {
@@ -211,7 +144,7 @@ func TestCountersSharePins(t *testing.T) {
 	}
 }
 
-// With the real threshold, blocks of at least MinRegisterBytes are pinned
+// With the real threshold, blocks of at least devmem.MinRegisterBytes are pinned
 // and uploaded from there, and smaller ones from pageable memory; the count
 // is exact.
 func TestCountPinsLargeBlocks(t *testing.T) {
@@ -243,8 +176,8 @@ func TestCountPinsLargeBlocks(t *testing.T) {
 		t.Errorf("P = 2: %d triangles, want %d", sum, want)
 	}
 	st := c.DeviceStats()
-	if st.PinnedUploads != 1 || st.Uploads < 5 || !lib.pins.isPinned(g) {
-		t.Errorf("want the whole graph alone pinned: %d of %d uploads pinned, %s", st.PinnedUploads, st.Uploads, lib.pins)
+	if st.PinnedUploads != 1 || st.Uploads < 5 || !stillRegistered(t, lib, g) {
+		t.Errorf("want the whole graph alone pinned: %d of %d uploads pinned, %s", st.PinnedUploads, st.Uploads, lib.pins.Stats())
 	}
 }
 
@@ -270,23 +203,19 @@ func TestCountMalformedPinnedBlock(t *testing.T) {
 	if _, err := c.Count(t.Context(), s); err == nil || !strings.Contains(err.Error(), "malformed") {
 		t.Fatalf("malformed block: %v, want the library's error", err)
 	}
-	if !lib.pins.isPinned(&bad) {
-		t.Fatalf("the malformed block was not uploaded from pinned memory: %s", lib.pins)
+	if !stillRegistered(t, lib, &bad) {
+		t.Fatalf("the malformed block was not uploaded from pinned memory: %s", lib.pins.Stats())
 	}
-	lib.pins.mu.Lock()
-	for b, p := range lib.pins.pins {
-		if p.readers != 0 {
-			t.Errorf("block of %d edges still read by %d loads", b.NumEdges(), p.readers)
-		}
+	if st := lib.pins.Stats(); st.Readers != 0 {
+		t.Errorf("pinned blocks still read by %d loads", st.Readers)
 	}
-	lib.pins.mu.Unlock()
 	for _, s := range ts[:2] {
 		res, err := c.Count(t.Context(), s)
 		if err != nil || res.Triangles != mustReference(t, s) {
 			t.Fatalf("after the error: %d triangles, %v; want %d", res.Triangles, err, mustReference(t, s))
 		}
 	}
-	if err := c.Close(); err != nil || lib.pins.held != 0 {
-		t.Fatalf("close: %v, %s", err, lib.pins)
+	if err := c.Close(); err != nil || lib.pins.Stats().Held != 0 {
+		t.Fatalf("close: %v, %s", err, lib.pins.Stats())
 	}
 }

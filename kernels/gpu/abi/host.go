@@ -1,4 +1,4 @@
-package gpu
+package abi
 
 import (
 	"fmt"
@@ -6,37 +6,24 @@ import (
 	"unsafe"
 )
 
-// MinRegisterBytes is the smallest slice Register pins. Smaller slices may
-// share a page with other Go objects (a page can be registered only once),
-// and copying them through the driver's staging costs little anyway.
-const MinRegisterBytes = 256 << 10
-
 // Registration is host memory page-locked in place (tg_host_register):
 // copies between it and the device run at the bus's speed without
 // staging. The slice it pins stays reachable through the Registration
 // until Release, so the Go heap cannot reuse the memory while the device
 // may read it.
 type Registration struct {
-	lib   *Library
+	lib   *Lib
 	mem   unsafe.Pointer
 	bytes uint64
 	keep  any // the slice, alive while registered
 }
 
-// Register page-locks s's backing array. It returns nil, with no error,
-// for a slice below MinRegisterBytes. The caller calls Release once no
-// copy from or into s is pending.
-func Register[T any](l *Library, s []T) (*Registration, error) {
-	var zero T
-	if uint64(len(s))*uint64(unsafe.Sizeof(zero)) < MinRegisterBytes {
-		return nil, nil
-	}
-	return registerSlice(l, s)
-}
-
-// registerSlice page-locks s's backing array whatever its size (the pin
-// registry decides what to pin; s is not empty).
-func registerSlice[T any](l *Library, s []T) (*Registration, error) {
+// Register page-locks s's backing array (tg_host_register; s not empty).
+// Registration needs no context and may be called from any thread. A
+// range that overlaps one registered already, or one the host will not
+// lock, is an error. The caller calls Release once no copy from or into
+// s is pending.
+func Register[T any](l *Lib, s []T) (*Registration, error) {
 	var zero T
 	bytes := uint64(len(s)) * uint64(unsafe.Sizeof(zero))
 	mem := unsafe.Pointer(unsafe.SliceData(s))
@@ -48,8 +35,25 @@ func registerSlice[T any](l *Library, s []T) (*Registration, error) {
 	return &Registration{lib: l, mem: mem, bytes: bytes, keep: s}, nil
 }
 
-// holds reports whether n bytes at p lie inside the registered memory.
-func (r *Registration) holds(p unsafe.Pointer, n uint64) bool {
+// Mem is the registered memory's start; nil for a nil Registration or
+// once released.
+func (r *Registration) Mem() unsafe.Pointer {
+	if r == nil {
+		return nil
+	}
+	return r.mem
+}
+
+// Bytes is the registered memory's length; 0 for a nil Registration.
+func (r *Registration) Bytes() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.bytes
+}
+
+// Holds reports whether n bytes at p lie inside the registered memory.
+func (r *Registration) Holds(p unsafe.Pointer, n uint64) bool {
 	if r == nil || r.mem == nil {
 		return false
 	}
@@ -57,9 +61,9 @@ func (r *Registration) holds(p unsafe.Pointer, n uint64) bool {
 	return at >= lo && uint64(at-lo)+n <= r.bytes
 }
 
-// Release unpins the memory; nil and a call after a successful one are
-// no-ops. No copy from or into it may be pending: the library refuses,
-// and the registration stays for a later Release.
+// Release unpins the memory (tg_host_unregister); nil and a call after a
+// successful one are no-ops. No copy from or into it may be pending: the
+// library refuses, and the registration stays for a later Release.
 func (r *Registration) Release() error {
 	if r == nil || r.mem == nil {
 		return nil

@@ -1,13 +1,19 @@
-// Package gpu loads libtrigrid_cuda.so at run time (purego, no cgo: the
-// binary builds with CGO_ENABLED=0) and counts subtasks on NVIDIA GPUs
-// through the C ABI in kernels/cuda/trigrid.h. When the library or a GPU is
-// missing, Select falls back to the CPU kernels with a logged reason.
-package gpu
+// Package abi binds the C ABI of libtrigrid_cuda.so (kernels/cuda/trigrid.h)
+// without cgo: it finds the library, loads it with purego (the binary
+// builds with CGO_ENABLED=0), resolves every entry point, checks the ABI
+// version, and wraps each entry in a typed Go method that takes slices and
+// returns a Go error (an *Error, whose status maps to this package's
+// sentinel errors). It mirrors the header's constants and structs, and
+// header_test.go holds them equal to it.
+//
+// The binding decides nothing: which blocks go where, what is pinned and
+// how a count runs are kernels/gpu/devmem's and kernels/gpu's. The same
+// ABI is implemented on the CPU by the reference library
+// (kernels/cuda/ref), against which every wrapper is tested.
+package abi
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"unsafe"
@@ -15,57 +21,14 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// ABIVersion is TG_ABI_VERSION of the trigrid.h this package was written
+// Version is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const ABIVersion = 13
+const Version = 13
 
-// Options configure Open and the counters made from the Library.
-type Options struct {
-	// Path of the library; empty searches $TRIGRID_CUDA_LIB, the
-	// executable's directory and the system paths.
-	Path string
-	// Device is the GPU index NewCounter runs on (NewCounterOn names its
-	// own); 0 is the first GPU.
-	Device int
-	// MemLimit caps the device bytes one counter's context may hold (blocks,
-	// scratch, preprocessing). 0 lets the library use the free memory at
-	// context creation less a 5% reserve. Exceeding it is ErrOutOfMemory.
-	MemLimit uint64
-	// PinnedHost bounds the host memory the Library's counters keep
-	// page-locked: blocks' arrays registered in place (tg_host_register) at
-	// their first upload, shared by the counters of every device. A pinned
-	// block is uploaded on a copy stream at the bus's full rate while
-	// kernels run, and may be uploaded ahead of its subtask; the least
-	// recently used pins are given up for room. 0 means DefaultPinnedHost;
-	// negative pins nothing: blocks are copied from pageable memory before
-	// each count, with the GPU idle meanwhile.
-	PinnedHost int64
-	// Settings override the kernels' tuning (SettingNames); nil keeps the
-	// library's defaults. A value the library rejects fails NewCounter with
-	// its message naming the setting.
-	Settings Settings
-	// Logger receives load and fallback messages; nil discards them.
-	Logger *slog.Logger
-}
-
-// Device describes one GPU as the library sees it.
-type Device struct {
-	Index            int
-	Name             string
-	TotalMem         uint64
-	FreeMem          uint64
-	SMs              int
-	CCMajor, CCMinor int
-}
-
-// Library is a loaded libtrigrid_cuda.so (or a library with the same ABI,
-// such as the CPU reference libtrigrid_ref.so used in tests). It is safe
-// for concurrent use; each Counter owns a device context.
-type Library struct {
-	path   string
-	opts   Options
-	logger *slog.Logger
-	pins   *pinRegistry
+// Lib is a loaded library with the ABI of trigrid.h. It is safe for
+// concurrent use; a context (Ctx) is not.
+type Lib struct {
+	path string
 
 	abiVersion      func() int32
 	settingsDefault func(s *int32)
@@ -83,8 +46,8 @@ type Library struct {
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
-	prepIDs         func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
-	prepIDsOut      func(ctx uintptr, slot int32, edges *uint32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	prepIDs         func(ctx uintptr, slot int32, edges unsafe.Pointer, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	prepIDsOut      func(ctx uintptr, slot int32, edges unsafe.Pointer, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	countRows       func(ctx uintptr, kernel, jk int32, subs *rowsSubtask, nsubs int32, tri *uint64, ms *float64, parts *int64, err *byte, errlen uint64) int32
 	inputAlloc      func(ctx uintptr, bytes uint64, err *byte, errlen uint64) int32
@@ -100,28 +63,21 @@ type Library struct {
 	piecesRank      func(ctx uintptr, rank *uint32, wedges, maxDegree *uint64, err *byte, errlen uint64) int32
 	piecesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 	rangesBegin     func(ctx uintptr, cols *uint32, nnz, n, bytes uint64, bmRatio uint32, err *byte, errlen uint64) int32
-	rangesCount     func(ctx uintptr, rows *uint32, base, first, nrows uint64, entries *rangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
+	rangesCount     func(ctx uintptr, rows *uint32, base, first, nrows uint64, entries *RangeRow, nentries uint64, triangles *uint64, kernelMS *float64, err *byte, errlen uint64) int32
 	rangesEnd       func(ctx uintptr, err *byte, errlen uint64) int32
 }
-
-// DefaultPinnedHost is Options.PinnedHost's zero value: the blocks of a
-// graph of some 500M edges.
-const DefaultPinnedHost = 2 << 30
 
 // errBufLen is the size of the message buffer handed to every call.
 const errBufLen = 512
 
-// Open finds, loads and checks the library. The first candidate path that
-// exists is the one used: a file there that does not load is ErrBadLibrary
-// (with the loader's reason), not a reason to look further. Errors wrap
-// ErrNoLibrary, ErrBadLibrary or ErrABIMismatch.
-func Open(opts Options) (*Library, error) {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+// Open finds, loads and checks the library: at explicit when it is not
+// empty, else where candidates lists. The first candidate path that
+// exists is the one used: a file there that does not load is
+// ErrBadLibrary (with the loader's reason), not a reason to look further.
+// Errors wrap ErrNoLibrary, ErrBadLibrary or ErrABIMismatch.
+func Open(explicit string) (*Lib, error) {
 	var tried []string
-	for _, name := range candidates(opts.Path) {
+	for _, name := range candidates(explicit) {
 		if isPath(name) {
 			if _, err := os.Stat(name); err != nil {
 				tried = append(tried, fmt.Sprintf("%s: %v", name, err))
@@ -142,19 +98,13 @@ func Open(opts Options) (*Library, error) {
 			tried = append(tried, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
-		lib := &Library{path: name, opts: opts, logger: logger.With("component", "gpu")}
-		pin := opts.PinnedHost
-		if pin == 0 {
-			pin = DefaultPinnedHost
-		}
-		lib.pins = newPinRegistry(lib, pin)
+		lib := &Lib{path: name}
 		if err := lib.bind(h); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadLibrary, name, err)
 		}
-		if v := lib.abiVersion(); v != ABIVersion {
-			return nil, fmt.Errorf("gpu: open %s: %w: library has %d, trigrid wants %d", name, ErrABIMismatch, v, ABIVersion)
+		if v := lib.abiVersion(); v != Version {
+			return nil, fmt.Errorf("gpu: open %s: %w: library has %d, trigrid wants %d", name, ErrABIMismatch, v, Version)
 		}
-		lib.logger.Debug("loaded CUDA library", "path", name)
 		return lib, nil
 	}
 	return nil, fmt.Errorf("%w (tried %s)", ErrNoLibrary, strings.Join(tried, "; "))
@@ -162,7 +112,7 @@ func Open(opts Options) (*Library, error) {
 
 // bind resolves every symbol first, so that a library missing one is an
 // error rather than a panic inside purego.
-func (l *Library) bind(h uintptr) error {
+func (l *Lib) bind(h uintptr) error {
 	syms := []struct {
 		name string
 		fn   any
@@ -223,10 +173,21 @@ func (l *Library) bind(h uintptr) error {
 }
 
 // Path is where the library was loaded from.
-func (l *Library) Path() string { return l.path }
+func (l *Lib) Path() string { return l.path }
 
-// Devices lists the visible GPUs (none is not an error).
-func (l *Library) Devices() ([]Device, error) {
+// Device describes one GPU as the library sees it.
+type Device struct {
+	Index            int
+	Name             string
+	TotalMem         uint64
+	FreeMem          uint64
+	SMs              int
+	CCMajor, CCMinor int
+}
+
+// Devices lists the visible GPUs (tg_device_count, tg_device_info); none
+// is not an error.
+func (l *Lib) Devices() ([]Device, error) {
 	buf := make([]byte, errBufLen)
 	var n int32
 	if err := status("tg_device_count", l.deviceCount(&n, &buf[0], errBufLen), buf); err != nil {
@@ -245,36 +206,6 @@ func (l *Library) Devices() ([]Device, error) {
 			SMs: int(sms), CCMajor: int(ma), CCMinor: int(mi)})
 	}
 	return devs, nil
-}
-
-// checkDevice returns ErrNoDevice unless device is visible.
-func (l *Library) checkDevice(device int) error {
-	devs, err := l.Devices()
-	if err != nil {
-		return err
-	}
-	if device < 0 || device >= len(devs) {
-		return fmt.Errorf("gpu: device %d of %d: %w", device, len(devs), ErrNoDevice)
-	}
-	return nil
-}
-
-// newContext creates a context on device with the configured limit.
-func (l *Library) newContext(device int) (uintptr, error) {
-	buf := make([]byte, errBufLen)
-	var ctx uintptr
-	rc := l.ctxCreate(int32(device), l.opts.MemLimit, &ctx, &buf[0], errBufLen)
-	if err := status("tg_ctx_create", rc, buf); err != nil {
-		return 0, err
-	}
-	if ctx == 0 {
-		return 0, errors.New("gpu: tg_ctx_create returned no context")
-	}
-	if err := l.applySettings(ctx); err != nil {
-		l.ctxDestroy(ctx)
-		return 0, err
-	}
-	return ctx, nil
 }
 
 // ptr returns the address of a slice's first element, or nil when empty,
