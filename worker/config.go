@@ -16,6 +16,11 @@ import (
 // DefaultCacheBytes keeps a few blocks of a graph of some 100M edges.
 const DefaultCacheBytes = 1 << 30
 
+// DefaultMaxPrefetch bounds the assignments per slot the worker pulls
+// ahead by itself: enough for subtasks of microseconds behind a round
+// trip of a millisecond or two.
+const DefaultMaxPrefetch = 256
+
 // Slot is one counting device: a GPU, or the CPU. Each slot counts one
 // assignment at a time with counters of its own.
 type Slot struct {
@@ -56,8 +61,12 @@ type Config struct {
 	// Prefetch is how many assignments per slot the worker pulls ahead of
 	// the ones counting, loading their blocks meanwhile. More hides more
 	// load time but holds subtasks another worker could take. 0 pulls an
-	// assignment only when a slot is free.
-	Prefetch int
+	// assignment only when a slot is free. MaxPrefetch, when above a
+	// Prefetch of 1 or more, lets the worker keep more ahead as its
+	// measured subtask and round-trip times ask (pace.go); when below, it
+	// is Prefetch.
+	Prefetch    int
+	MaxPrefetch int
 	// HeartbeatInterval is how often the worker tells the coordinator it
 	// is alive and what it holds; it must be well under the coordinator's
 	// lease. 0 sends no heartbeats (the in-process run needs none).
@@ -84,10 +93,11 @@ func DefaultConfig() Config {
 	return Config{
 		ID:         "worker",
 		CacheBytes: DefaultCacheBytes,
-		// Two assignments ahead per slot keep the next subtask's blocks
-		// decoded while the current one counts, without holding much work
-		// away from other workers.
+		// At least two assignments ahead per slot keep the next subtask's
+		// blocks decoded while the current one counts; more when a round
+		// trip to the coordinator takes longer than two subtasks (pace.go).
 		Prefetch:          2,
+		MaxPrefetch:       DefaultMaxPrefetch,
 		HeartbeatInterval: 2 * time.Second,
 		// A subtask counts in seconds; a drain of this length lets most
 		// finish rather than be counted again elsewhere.
@@ -109,8 +119,12 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("worker: config: slot %d (%s) has no NewCounter", n, s.Device.Name)
 		}
 	}
-	if c.Prefetch < 0 {
-		return fmt.Errorf("worker: config: Prefetch %d is negative", c.Prefetch)
+	if c.Prefetch < 0 || c.MaxPrefetch < 0 {
+		return fmt.Errorf("worker: config: Prefetch %d, MaxPrefetch %d: negative", c.Prefetch, c.MaxPrefetch)
+	}
+	c.MaxPrefetch = max(c.MaxPrefetch, c.Prefetch)
+	if c.Prefetch == 0 {
+		c.MaxPrefetch = 0
 	}
 	if c.HeartbeatInterval < 0 || c.DrainTimeout < 0 || c.ReportTimeout < 0 {
 		return errors.New("worker: config: negative interval")

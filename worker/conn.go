@@ -42,6 +42,13 @@ type Canceller interface {
 	Cancels() <-chan api.Cancel
 }
 
+// Flusher is a Conn that may hold reports back to send several at once:
+// Flush returns once every report made so far is on its way. Run
+// flushes before it returns.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // HeartbeatPacer is a Conn that knows how often its coordinator wants
 // heartbeats (the gRPC client learns it from the Welcome). The worker
 // heartbeats at that interval when it is shorter than its own

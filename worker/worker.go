@@ -162,16 +162,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		cancelCount()
 	}
 
-	capacity := len(slots) * (1 + w.cfg.Prefetch)
-	free := make(chan struct{}, capacity)
-	for range capacity {
-		free <- struct{}{}
-	}
-	queue := make(chan *task, capacity)
-	prefetch := w.cfg.Prefetch > 0 && w.cfg.CacheBytes >= 0
+	pace := newPacer(w.cfg.Prefetch, w.cfg.MaxPrefetch, len(slots))
+	most := min(len(slots)*(1+w.cfg.MaxPrefetch), api.MaxBatch)
+	win := newWindow(min(pace.capacity(), most))
+	queue := make(chan *task, most)
+	prefetch := w.cfg.MaxPrefetch > 0 && w.cfg.CacheBytes >= 0
 	var ahead chan *task
 	if prefetch {
-		ahead = make(chan *task, capacity)
+		ahead = make(chan *task, most)
 	}
 
 	var wg sync.WaitGroup
@@ -182,7 +180,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				close(ahead)
 			}
 		}()
-		w.pull(runCtx, capacity, free, queue, ahead, fail)
+		w.pull(runCtx, win, pace, most, queue, ahead, fail)
 	})
 	if prefetch {
 		wg.Go(func() { w.prefetch(runCtx, ahead) })
@@ -206,7 +204,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				case runCtx.Err() != nil:
 					r = w.handBack(t.a, "worker draining")
 				default:
+					began := time.Now()
 					r = w.count(runCtx, countCtx, st, t)
+					pace.subtask(time.Since(began))
 				}
 				// A cancelled attempt gets no result: the coordinator has
 				// settled or dropped it.
@@ -216,36 +216,28 @@ func (w *Worker) Run(ctx context.Context) error {
 					}
 				}
 				w.release(t)
-				free <- struct{}{}
+				win.release(1)
 			}
 		})
 	}
 	wg.Wait()
+	w.flush(ctx)
 	fatalMu.Lock()
 	defer fatalMu.Unlock()
 	return fatal
 }
 
-// pull fills the worker's capacity with assignments until the Conn has
-// no more or runCtx ends.
-func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, queue, ahead chan *task, fail func(error)) {
+// pull fills the worker's window with assignments until the Conn has no
+// more or runCtx ends, resizing the window after each pull from the
+// measured times (pacer), up to most.
+func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int, queue, ahead chan *task, fail func(error)) {
+	asked := 0 // of the Conn and not yet received
 	for {
-		n := 0
-		select {
-		case <-free:
-			n = 1
-		case <-runCtx.Done():
+		n := win.room(runCtx, asked)
+		if n == 0 {
 			return
 		}
-	more:
-		for n < capacity {
-			select {
-			case <-free:
-				n++
-			default:
-				break more
-			}
-		}
+		began := time.Now()
 		as, err := w.conn.Pull(runCtx, n)
 		switch {
 		case errors.Is(err, ErrNoMoreWork):
@@ -260,11 +252,12 @@ func (w *Worker) pull(runCtx context.Context, capacity int, free chan struct{}, 
 			fail(fmt.Errorf("worker: pull: asked for at most %d assignments, got %d", n, len(as)))
 			return
 		}
+		pace.roundTrip(time.Since(began))
+		asked = n - len(as)
+		win.hold(len(as))
+		win.setLimit(min(pace.capacity(), most))
 		// Assignments that arrive as the worker starts draining are still
 		// queued: the slots hand them back rather than leave them to lapse.
-		for range n - len(as) {
-			free <- struct{}{}
-		}
 		for _, a := range as {
 			t := &task{a: a}
 			w.hold(t)
@@ -382,19 +375,27 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	return r
 }
 
+// maxAhead bounds the subtasks ahead lists: a counter uploads for the
+// next one or two and looks a little further to choose what to evict.
+const maxAhead = 4
+
 // ahead is the subtasks pulled after t and not yet started whose blocks
-// are loaded, in order, up to the first whose blocks are not: the counter
-// may upload them while it counts t (kernels.Subtask.Ahead). A worker with
-// several slots tells none: any slot may take the next subtask, and a
-// counter would upload blocks another device counts.
+// are loaded, in order, up to the first whose blocks are not and at most
+// maxAhead: the counter may upload them while it counts t
+// (kernels.Subtask.Ahead). A worker with several slots tells none: any
+// slot may take the next subtask, and a counter would upload blocks
+// another device counts.
 func (w *Worker) ahead(t *task, key string) []kernels.Subtask {
 	if len(w.cfg.Slots) != 1 {
 		return nil
 	}
 	w.heldMu.Lock()
 	after := w.queued[slices.Index(w.queued, t)+1:]
-	next := make([]*task, 0, len(after))
+	next := make([]*task, 0, min(len(after), maxAhead))
 	for _, n := range after {
+		if len(next) == maxAhead {
+			break
+		}
 		if !n.started.Load() && !n.isCancelled() && n.a.Store == t.a.Store && n.a.Ref.Job == t.a.Ref.Job {
 			next = append(next, n)
 		}
@@ -660,4 +661,18 @@ func KernelName(c kernels.Counter) string {
 		}
 	}
 	return c.Name()
+}
+
+// flush sends what a batching Conn holds back (Flusher), for up to
+// ReportTimeout.
+func (w *Worker) flush(ctx context.Context) {
+	f, ok := w.conn.(Flusher)
+	if !ok {
+		return
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ReportTimeout)
+	defer cancel()
+	if err := f.Flush(fctx); err != nil {
+		w.log.Warn("results not all sent before stopping", "err", err)
+	}
 }

@@ -42,7 +42,7 @@ func TestRunMatchesWholeGraph(t *testing.T) {
 						as := assignments("j", "", part.Subtasks())
 						conn := newFakeConn(as)
 						cfg := testConfig(t, conn, cpuSlots(slots, "merge"), PartitionSource{Part: part})
-						cfg.Prefetch = prefetch
+						cfg.Prefetch, cfg.MaxPrefetch = prefetch, prefetch
 						cfg.CacheBytes = 1 << 12 // tiny: exercise eviction
 						runWorker(t, cfg)
 						if got := sumResults(t, conn.check(t, as)); got != want {

@@ -40,7 +40,7 @@ type workerFlags struct {
 	logFormat   string
 	insecure    bool
 	drain       time.Duration
-	prefetch    int
+	prefetch    string
 	cacheBytes  string
 	findTimeout time.Duration
 	joinTimeout time.Duration
@@ -80,7 +80,7 @@ once.`,
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.BoolVar(&f.insecure, "insecure", false, "allow clear-text gossip beyond loopback (trusted networks only)")
 	fl.DurationVar(&f.drain, "drain-timeout", d.DrainTimeout, "on SIGINT/SIGTERM, how long running subtasks may finish before they are handed back")
-	fl.IntVar(&f.prefetch, "prefetch", d.Prefetch, "assignments per slot pulled ahead, their blocks loaded while the slot counts")
+	fl.StringVar(&f.prefetch, "prefetch", "auto", fmt.Sprintf("assignments per slot pulled ahead, their blocks loaded while the slot counts: auto (twice what a slot counts during one round trip to the coordinator, as measured, from %d to %d) or a fixed number", d.Prefetch, d.MaxPrefetch))
 	fl.StringVar(&f.cacheBytes, "cache", strconv.FormatInt(d.CacheBytes, 10), "decoded blocks kept between subtasks, e.g. 4GiB (negative: none)")
 	fl.StringVar(&f.metrics, "metrics", "", "serve /healthz (alive), /readyz (connected to a coordinator) and Prometheus /metrics on this address, plain HTTP (\"\": off; beyond loopback only with --insecure)")
 	fl.BoolVar(&f.fetchShards, "fetch-shards", false, "always fetch shards from the coordinator, even when a job's store path opens here")
@@ -234,7 +234,9 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	cfg.Slots = slots
 	cfg.OpenStore = conn.OpenStore
 	cfg.CacheBytes = cache
-	cfg.Prefetch = f.prefetch
+	if cfg.Prefetch, cfg.MaxPrefetch, err = parsePrefetch(f.prefetch, cfg.Prefetch, cfg.MaxPrefetch); err != nil {
+		return err
+	}
 	cfg.DrainTimeout = f.drain
 	cfg.Version = version
 	cfg.Kernels = workerKernels(sel.Kernel, devices)
@@ -342,4 +344,17 @@ func workerKernels(own string, devices []api.Device) []string {
 		}
 	}
 	return out
+}
+
+// parsePrefetch reads --prefetch: "auto" keeps the adaptive range
+// [lo, hi]; a number n fixes it at n.
+func parsePrefetch(s string, lo, hi int) (int, int, error) {
+	if s == "auto" {
+		return lo, hi, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > api.MaxBatch {
+		return 0, 0, fmt.Errorf("--prefetch %q: want auto or a number of assignments from 0 to %d", s, api.MaxBatch)
+	}
+	return n, n, nil
 }

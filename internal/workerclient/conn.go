@@ -36,9 +36,24 @@ type Config struct {
 	// a path that names another filesystem on this machine. false reads
 	// the store directly when its manifest is there.
 	FetchShards bool
+	// ResultBatch bounds the results sent in one message, and
+	// ResultLinger how long a result waits for others to share its
+	// message (see outbox.go); 0 means 256 and 2 ms, a negative linger
+	// sends each result at once. ResendTimeout bounds the reconnect made
+	// to resend a batch whose stream broke; 0 means 5 s.
+	ResultBatch   int
+	ResultLinger  time.Duration
+	ResendTimeout time.Duration
 	// Logger receives reconnects and refusals; nil discards them.
 	Logger *slog.Logger
 }
+
+// Defaults of Config's batching.
+const (
+	DefaultResultBatch   = 256
+	DefaultResultLinger  = 2 * time.Millisecond
+	DefaultResendTimeout = 5 * time.Second
+)
 
 // ErrRefused wraps a refusal that retrying cannot cure: a missing or
 // wrong join token, a Hello the coordinator rejects, TLS settings that do
@@ -69,6 +84,8 @@ type Conn struct {
 	// cancels carries the coordinator's cancels to the worker loop
 	// (worker.Canceller).
 	cancels chan api.Cancel
+	// out batches results and pulls (outbox.go).
+	out outbox
 }
 
 // session is one Work stream.
@@ -91,6 +108,16 @@ func New(cfg Config) (*Conn, error) {
 	}
 	if cfg.MaxBackoff < cfg.MinBackoff {
 		cfg.MaxBackoff = max(5*time.Second, cfg.MinBackoff)
+	}
+	if cfg.ResultBatch <= 0 {
+		cfg.ResultBatch = DefaultResultBatch
+	}
+	cfg.ResultBatch = min(cfg.ResultBatch, api.MaxBatch)
+	if cfg.ResultLinger == 0 {
+		cfg.ResultLinger = DefaultResultLinger
+	}
+	if cfg.ResendTimeout <= 0 {
+		cfg.ResendTimeout = DefaultResendTimeout
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -124,6 +151,9 @@ func (c *Conn) Hello(ctx context.Context, h api.Hello) error {
 	}
 	c.mu.Lock()
 	c.hello = m
+	if c.out.wake == nil {
+		c.startOutbox()
+	}
 	c.mu.Unlock()
 	_, err := c.current(ctx)
 	return err
@@ -299,30 +329,27 @@ func (c *Conn) Pull(ctx context.Context, n int) ([]api.Assignment, error) {
 			return nil, err
 		}
 		c.mu.Lock()
-		ask := n - c.pending
-		if ask > 0 {
+		if ask := n - c.pending; ask > 0 {
 			c.pending = n
+			c.queuePull(s, ask)
 		}
 		c.mu.Unlock()
-		if ask > 0 {
-			if err := s.send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Pull{Pull: &pb.Pull{Max: int32(ask)}}}); err != nil {
-				s.cancel()
-				<-s.done
-				continue
-			}
-		}
 		select {
 		case as := <-s.batches:
 			c.mu.Lock()
 			if c.sess == s {
 				c.pending = max(0, c.pending-len(as))
 			}
+			c.out.outstanding += len(as)
 			c.mu.Unlock()
 			return as, nil
 		case <-s.done:
 			// Take a batch that arrived just before the end.
 			select {
 			case as := <-s.batches:
+				c.mu.Lock()
+				c.out.outstanding += len(as)
+				c.mu.Unlock()
 				return as, nil
 			default:
 			}
@@ -335,23 +362,22 @@ func (c *Conn) Pull(ctx context.Context, n int) ([]api.Assignment, error) {
 	}
 }
 
-// Report sends one result. When the stream is down it reconnects first;
-// the coordinator accepts a result of an attempt it still holds and
-// ignores one it has requeued.
+// Report queues one result for the outbox (outbox.go), which sends it
+// with others in one message, reconnecting when the stream is down: the
+// coordinator accepts a result of an attempt it still holds and ignores
+// one it has requeued.
 func (c *Conn) Report(ctx context.Context, r api.Result) error {
-	m := &pb.WorkerMessage{Msg: &pb.WorkerMessage_Result{Result: pb.EncodeResult(r)}}
-	for range 2 {
-		s, err := c.current(ctx)
-		if err != nil {
-			return err
-		}
-		if err := s.send(m); err == nil {
-			return nil
-		}
-		s.cancel()
-		<-s.done
+	m := pb.EncodeResult(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out.wake == nil {
+		return errors.New("workerclient: Hello first")
 	}
-	return fmt.Errorf("workerclient: result of %s/%d: the stream broke twice", r.Ref.Job, r.Ref.Index)
+	if c.out.closing {
+		return fmt.Errorf("workerclient: result of %s/%d: the connection is closed", r.Ref.Job, r.Ref.Index)
+	}
+	c.queueResult(m)
+	return nil
 }
 
 // Heartbeat sends a heartbeat on the open stream; with none open it does
@@ -369,8 +395,10 @@ func (c *Conn) Heartbeat(ctx context.Context, hb api.Heartbeat) error {
 	return s.send(&pb.WorkerMessage{Msg: &pb.WorkerMessage_Heartbeat{Heartbeat: pb.EncodeHeartbeat(hb)}})
 }
 
-// Close ends the stream; the coordinator requeues what the worker held.
+// Close sends the results queued, then ends the stream; the coordinator
+// requeues what the worker held.
 func (c *Conn) Close() error {
+	c.closeOutbox()
 	c.mu.Lock()
 	s := c.sess
 	c.sess = nil

@@ -58,15 +58,17 @@ func (s *cancelServer) Work(stream pb.Cluster_WorkServer) error {
 				Ref: s.as[0].Ref, Attempt: s.as[0].Attempt, Reason: "settled elsewhere"})}}); err != nil {
 				return err
 			}
-		case *pb.WorkerMessage_Result:
-			r, err := pb.DecodeResult(msg.Result)
+		case *pb.WorkerMessage_Results:
+			rs, _, err := pb.DecodeResults(msg.Results)
 			if err != nil {
 				return err
 			}
-			s.mu.Lock()
-			s.results = append(s.results, r)
-			s.mu.Unlock()
-			s.got <- struct{}{}
+			for _, r := range rs {
+				s.mu.Lock()
+				s.results = append(s.results, r)
+				s.mu.Unlock()
+				s.got <- struct{}{}
+			}
 		}
 	}
 }
