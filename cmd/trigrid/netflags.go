@@ -20,6 +20,7 @@ type securityFlags struct {
 	tlsCert, tlsKey, tlsCA string
 	serverName             string
 	token                  string
+	keepalive              time.Duration
 }
 
 func (f *securityFlags) add(cmd *cobra.Command) {
@@ -27,6 +28,7 @@ func (f *securityFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	cmd.Flags().StringVar(&f.tlsCA, "tls-ca", "", "PEM CA the other side's certificate must chain to")
 	cmd.Flags().StringVar(&f.token, "token", "", "the cluster's join token (better set as TRIGRID_TOKEN or in the config file than on the command line)")
+	cmd.Flags().DurationVar(&f.keepalive, "keepalive-timeout", cluster.DefaultKeepaliveTimeout, "drop a gRPC connection whose peer acknowledges nothing sent, or answers no keepalive ping (sent after 10 s of silence), for this long: a dead host or cut link then fails the connection instead of hanging it")
 }
 
 func (f *securityFlags) addServerName(cmd *cobra.Command) {
@@ -39,6 +41,9 @@ func (f *securityFlags) security(logger *slog.Logger) cluster.Security {
 		ServerName: f.serverName,
 		Token:      f.token,
 		Logger:     logger,
+		// 0 is the default; a negative timeout is refused when options
+		// are made.
+		KeepaliveTimeout: f.keepalive,
 	}
 }
 

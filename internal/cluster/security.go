@@ -6,10 +6,27 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+)
+
+// DefaultKeepaliveTimeout is how long a connection may leave what it sent
+// unacknowledged, or a keepalive ping unanswered, before it is dropped:
+// gRPC's own default for an unanswered ping.
+const DefaultKeepaliveTimeout = 20 * time.Second
+
+// keepaliveTime is how long a client hears nothing from the server before
+// it pings: gRPC's shortest for clients. keepaliveMinTime is how often
+// the server lets clients ping; it must stay below keepaliveTime, since a
+// server answers pings more frequent than it allows with GOAWAY, which
+// ends the connection and every stream on it.
+const (
+	keepaliveTime    = 10 * time.Second
+	keepaliveMinTime = 5 * time.Second
 )
 
 // Security is how a gRPC server or client proves itself and checks the
@@ -27,6 +44,14 @@ type Security struct {
 	// Insecure lets a server without TLS listen on an address other than
 	// loopback (a trusted network only).
 	Insecure bool
+	// KeepaliveTimeout is how long a connection may leave what it sent
+	// unacknowledged (TCP_USER_TIMEOUT), or a keepalive ping unanswered,
+	// before it is dropped, on either side. A peer gone silent without
+	// FIN or RST (a dead host, a blackholed link) then fails the
+	// connection, and a worker reconnects (to the address gossip shows),
+	// instead of waiting on it for TCP's retransmissions, many minutes.
+	// 0 means DefaultKeepaliveTimeout.
+	KeepaliveTimeout time.Duration
 	// Logger receives refusals; nil discards them.
 	Logger *slog.Logger
 }
@@ -38,9 +63,27 @@ func (s Security) logger() *slog.Logger {
 	return s.Logger.With("component", "security")
 }
 
+func (s Security) keepaliveTimeout() (time.Duration, error) {
+	switch {
+	case s.KeepaliveTimeout < 0:
+		return 0, fmt.Errorf("cluster: --keepalive-timeout %v: want a positive duration", s.KeepaliveTimeout)
+	case s.KeepaliveTimeout == 0:
+		return DefaultKeepaliveTimeout, nil
+	}
+	return s.KeepaliveTimeout, nil
+}
+
 // ServerOptions returns the gRPC options of a server with these settings.
+// The server lets clients ping as often as DialOptions makes them.
 func (s Security) ServerOptions() ([]grpc.ServerOption, error) {
-	var opts []grpc.ServerOption
+	timeout, err := s.keepaliveTimeout()
+	if err != nil {
+		return nil, err
+	}
+	opts := []grpc.ServerOption{
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Timeout: timeout}),
+	}
 	if s.TLS.Enabled() {
 		cfg, err := ServerTLS(s.TLS)
 		if err != nil {
@@ -57,9 +100,17 @@ func (s Security) ServerOptions() ([]grpc.ServerOption, error) {
 
 // DialOptions returns the gRPC options of a client with these settings.
 // A connection that fails because its TLS settings do not fit the
-// server's fails with an error that says so (TLSErrorPrefix).
+// server's fails with an error that says so (TLSErrorPrefix). The client
+// pings a server it has not heard from for keepaliveTime and drops the
+// connection after KeepaliveTimeout without an answer or an
+// acknowledgement.
 func (s Security) DialOptions() ([]grpc.DialOption, error) {
-	var opts []grpc.DialOption
+	timeout, err := s.keepaliveTimeout()
+	if err != nil {
+		return nil, err
+	}
+	opts := []grpc.DialOption{grpc.WithKeepaliveParams(keepalive.ClientParameters{
+		Time: keepaliveTime, Timeout: timeout, PermitWithoutStream: true})}
 	if s.TLS.Enabled() {
 		cfg, err := ClientTLS(s.TLS, s.ServerName)
 		if err != nil {
