@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,11 +13,13 @@ import (
 
 	"github.com/trigrid/trigrid/bench/scale"
 	"github.com/trigrid/trigrid/graph/edgeio"
+	"github.com/trigrid/trigrid/kernels/gpu"
 	"github.com/trigrid/trigrid/storage"
 )
 
 type benchScaleFlags struct {
 	graph, shards, workers, devices, scheme, kernel, out, cache string
+	device, cudaLib                                             string
 	format, tmpDir, progress                                    string
 	p, repeat, cores, prefetch                                  int
 	asJSON, skipBad                                             bool
@@ -35,8 +38,9 @@ func newBenchScaleCommand() *cobra.Command {
 workers as separate processes of this binary on loopback, the same gRPC,
 gossip and shard path as a cluster of machines, submit the shard store as a
 job and wait for it. Every run is a fresh cluster, so every job is a first
-job. With --devices the workers count on those GPUs, one worker per GPU
-(more workers than GPUs share them); otherwise CPU workers of
+job. Where there are GPUs (--device auto finds them through the CUDA
+library; --devices picks some) the workers count on them, one worker per
+GPU (more workers than GPUs share them); otherwise they are CPU workers of
 --cores-per-worker cores each.
 
 A graph FILE is read, cleaned, oriented and counted whole on the CPU once,
@@ -67,7 +71,9 @@ clusters and removes the temporary files.`,
 	fl.StringVar(&f.graph, "graph", "", "graph file to count (read, counted whole on the CPU, partitioned into a temporary store)")
 	fl.StringVar(&f.shards, "shards", "", "shard store (URL or directory) to count as it is")
 	fl.StringVar(&f.workers, "workers", "1,2", "comma-separated worker counts; 1 must be among them")
-	fl.StringVar(&f.devices, "devices", "", "GPU indexes the workers count on, one worker per GPU in turn (default: CPU workers)")
+	fl.StringVar(&f.device, "device", "auto", "where the workers count: auto (every GPU the CUDA library finds, else the CPU), cpu, gpu")
+	fl.StringVar(&f.devices, "devices", "", "GPU indexes the workers count on, one worker per GPU in turn (default: every GPU found)")
+	fl.StringVar(&f.cudaLib, "cuda-lib", "", "path of libtrigrid_cuda.so, for finding the GPUs and for the workers (default: $TRIGRID_CUDA_LIB, next to the binary, system paths)")
 	fl.IntVar(&f.cores, "cores-per-worker", 1, "cores of each CPU worker (its --cores and GOMAXPROCS)")
 	fl.IntVarP(&f.p, "partitions", "P", 8, "P for --graph: P x P blocks, P^3 subtasks")
 	fl.StringVar(&f.scheme, "scheme", "hash", "partition scheme for --graph: hash or range")
@@ -100,8 +106,11 @@ func runBenchScale(cmd *cobra.Command, f *benchScaleFlags, workerArgs []string) 
 	if cfg.Workers, err = parseCounts("--workers", f.workers); err != nil {
 		return err
 	}
-	if cfg.Devices, err = parseDevices(f.devices); err != nil {
+	if cfg.Devices, err = benchScaleDevices(f); err != nil {
 		return err
+	}
+	if f.cudaLib != "" && len(cfg.Devices) > 0 {
+		cfg.WorkerArgs = append([]string{"--cuda-lib", f.cudaLib}, cfg.WorkerArgs...)
 	}
 	if cfg.CacheBytes, err = parseBytes(f.cache); err != nil {
 		return fmt.Errorf("--cache: %w", err)
@@ -133,6 +142,44 @@ func runBenchScale(cmd *cobra.Command, f *benchScaleFlags, workerArgs []string) 
 		return enc.Encode(rep)
 	}
 	return rep.WriteTable(cmd.OutOrStdout())
+}
+
+// benchScaleDevices are the GPUs the workers count on: --devices, or
+// with --device auto or gpu every GPU the CUDA library finds; none means
+// CPU workers. --device gpu without a usable GPU is an error.
+func benchScaleDevices(f *benchScaleFlags) ([]int, error) {
+	switch f.device {
+	case "cpu":
+		if f.devices != "" {
+			return nil, errors.New("bench scale: --devices with --device cpu")
+		}
+		return nil, nil
+	case "auto", "gpu":
+	default:
+		return nil, fmt.Errorf("--device %q: want auto, cpu or gpu", f.device)
+	}
+	if f.devices != "" {
+		return parseDevices(f.devices)
+	}
+	lib, err := gpu.Open(gpu.Options{Path: f.cudaLib})
+	var found []gpu.Device
+	if err == nil {
+		found, err = lib.Devices()
+	}
+	if err == nil && len(found) == 0 {
+		err = errors.New("the CUDA library sees no GPU")
+	}
+	if err != nil {
+		if f.device == "gpu" {
+			return nil, fmt.Errorf("bench scale: --device gpu: %w", err)
+		}
+		return nil, nil
+	}
+	out := make([]int, len(found))
+	for i := range out {
+		out[i] = i
+	}
+	return out, nil
 }
 
 // parseCounts reads a comma-separated list of positive counts for flag.

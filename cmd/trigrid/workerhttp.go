@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trigrid/trigrid/coordinator"
@@ -33,10 +34,11 @@ func (r *workerReadiness) ready(context.Context) error {
 }
 
 // serveWorkerHTTP serves the worker's --metrics listener: /healthz,
-// /readyz and /metrics (the Go runtime's and the process's collectors).
-// Plain HTTP, so beyond loopback only with --insecure, like the
-// coordinator's. It returns the server and the address it bound.
-func serveWorkerHTTP(addr string, insecure bool, ready func(context.Context) error) (*http.Server, string, error) {
+// /readyz and /metrics (reg: the worker's series, the Go runtime's and
+// the process's collectors). Plain HTTP, so beyond loopback only with
+// --insecure, like the coordinator's. It returns the server and the
+// address it bound.
+func serveWorkerHTTP(addr string, insecure bool, ready func(context.Context) error, reg *prometheus.Registry) (*http.Server, string, error) {
 	if err := (cluster.Security{Insecure: insecure}).CheckListen(addr); err != nil {
 		return nil, "", fmt.Errorf("--metrics %s: health and metrics are served over plain HTTP; use a loopback address or --insecure", addr)
 	}
@@ -48,7 +50,7 @@ func serveWorkerHTTP(addr string, insecure bool, ready func(context.Context) err
 	health := coordinator.HealthHandler(ready)
 	mux.Handle("/healthz", health)
 	mux.Handle("/readyz", health)
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(lis)
 	return srv, lis.Addr().String(), nil

@@ -6,14 +6,21 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/trigrid/trigrid/worker"
 )
 
 // The worker's listener: alive at once, ready only once connected, and
 // not ready again when the connection says so; /metrics serves the
-// runtime's collectors; beyond loopback it needs --insecure.
+// worker's series and the runtime's and process's collectors; beyond
+// loopback it needs --insecure.
 func TestWorkerHTTP(t *testing.T) {
 	var r workerReadiness
-	srv, addr, err := serveWorkerHTTP("127.0.0.1:0", false, r.ready)
+	reg := processRegistry()
+	if _, err := worker.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	srv, addr, err := serveWorkerHTTP("127.0.0.1:0", false, r.ready, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +50,11 @@ func TestWorkerHTTP(t *testing.T) {
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "stream ended") {
 		t.Fatalf("/readyz disconnected: %d %q", code, body)
 	}
-	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") || !strings.Contains(body, "process_cpu_seconds_total") ||
+		!strings.Contains(body, `trigrid_worker_subtasks_total{outcome="counted"} 0`) {
 		t.Fatalf("/metrics: %d %.200q", code, body)
 	}
-	if _, _, err := serveWorkerHTTP("0.0.0.0:0", false, r.ready); err == nil || !strings.Contains(err.Error(), "--insecure") {
+	if _, _, err := serveWorkerHTTP("0.0.0.0:0", false, r.ready, reg); err == nil || !strings.Contains(err.Error(), "--insecure") {
 		t.Fatalf("0.0.0.0 without --insecure: %v", err)
 	}
 }
