@@ -46,6 +46,13 @@ func csrBytes(b *graph.CSR) int64 { return 8*int64(len(b.Offsets)) + 4*int64(len
 // load times are those of a load this call performed; a hit, or a wait on
 // another caller's load, costs nothing here.
 func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx context.Context) (*graph.CSR, LoadTimes, error)) (*graph.CSR, LoadTimes, error) {
+	b, lt, _, err := c.lookup(ctx, key, load)
+	return b, lt, err
+}
+
+// lookup is get that also says whether it was a hit: the block was held
+// or another caller was loading it, so this call made no load.
+func (c *blockCache) lookup(ctx context.Context, key blockKey, load func(ctx context.Context) (*graph.CSR, LoadTimes, error)) (*graph.CSR, LoadTimes, bool, error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		if e.elem != nil {
@@ -54,9 +61,9 @@ func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx contex
 		c.mu.Unlock()
 		select {
 		case <-e.ready:
-			return e.b, LoadTimes{}, e.err
+			return e.b, LoadTimes{}, true, e.err
 		case <-ctx.Done():
-			return nil, LoadTimes{}, ctx.Err()
+			return nil, LoadTimes{}, true, ctx.Err()
 		}
 	}
 	e := &cacheEntry{ready: make(chan struct{})}
@@ -78,7 +85,14 @@ func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx contex
 		c.evict(key)
 	}
 	c.mu.Unlock()
-	return b, lt, err
+	return b, lt, false, err
+}
+
+// held is the raw CSR bytes the cache keeps.
+func (c *blockCache) held() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 // peek returns the block key names when it is loaded, without loading it,

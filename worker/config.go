@@ -85,6 +85,9 @@ type Config struct {
 	Cores   int
 	// Logger receives the worker's messages; nil discards them.
 	Logger *slog.Logger
+	// Metrics receives the worker's Prometheus series (NewMetrics); nil
+	// records none.
+	Metrics *Metrics
 }
 
 // DefaultConfig returns a configuration with the tunables set; the caller

@@ -79,6 +79,7 @@ func New(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Slots = cfg.Metrics.attach(cfg.Slots)
 	return &Worker{
 		cfg:   cfg,
 		conn:  cfg.Conn,
@@ -211,6 +212,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				// A cancelled attempt gets no result: the coordinator has
 				// settled or dropped it.
 				if !t.isCancelled() {
+					w.observe(st, r)
 					if err := w.report(ctx, r); err != nil {
 						fail(err)
 					}
@@ -329,7 +331,8 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	}
 	var blocks [3]*graph.CSR
 	for n, ij := range blocksOf(a) {
-		b, lt, err := w.cache.get(runCtx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
+		b, lt, hit, err := w.cache.lookup(runCtx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
+		w.cfg.Metrics.hostLookup(hit)
 		t.addLoad(lt)
 		if err != nil {
 			return failed(runCtx, fmt.Errorf("block (%d,%d): %w", ij[0], ij[1], err))

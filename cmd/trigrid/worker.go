@@ -170,8 +170,13 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	}
 
 	var readiness workerReadiness
+	var metrics *worker.Metrics
 	if f.metrics != "" {
-		hsrv, haddr, err := serveWorkerHTTP(f.metrics, f.insecure, readiness.ready)
+		reg := processRegistry()
+		if metrics, err = worker.NewMetrics(reg); err != nil {
+			return err
+		}
+		hsrv, haddr, err := serveWorkerHTTP(f.metrics, f.insecure, readiness.ready, reg)
 		if err != nil {
 			return err
 		}
@@ -242,6 +247,7 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	cfg.Kernels = workerKernels(sel.Kernel, devices)
 	cfg.Cores = f.cores
 	cfg.Logger = logger
+	cfg.Metrics = metrics
 	w, err := worker.New(cfg)
 	if err != nil {
 		return err
