@@ -18,8 +18,8 @@ import (
 )
 
 // TestGenPipeCount runs `trigrid gen ... -o - | trigrid count -` as two
-// processes joined by a pipe, in text and in binary, with progress forced
-// on: the stream on standard output must hold only edges (the summary and
+// processes joined by a pipe, in text and in binary, on the CPU and through
+// the device library, with progress forced on: the stream on standard output must hold only edges (the summary and
 // the progress go to standard error), and the count must be the count of
 // the same graph generated into a file, which an independent brute force
 // checks too.
@@ -45,10 +45,18 @@ func TestGenPipeCount(t *testing.T) {
 		t.Fatalf("count of the file: %d triangles, brute force %d", fromFile, want)
 	}
 
-	for _, format := range []string{"edgelist", "bin"} {
-		t.Run(format, func(t *testing.T) {
+	// The device path through the library's reference implementation:
+	// standard input's 32-bit binary pairs go to it as a file's do.
+	lib := deviceLibrary(t)
+	for _, tc := range []struct{ format, device string }{{"edgelist", "cpu"}, {"bin", "cpu"}, {"bin", "gpu"}, {"edgelist", "gpu"}} {
+		format := tc.format
+		t.Run(format+"/"+tc.device, func(t *testing.T) {
 			g := exec.Command(os.Args[0], append(genArgs, "--format", format, "-o", "-")...)
-			c := exec.Command(os.Args[0], "count", "--json", "--progress", "none", "--device", "cpu", "-")
+			countArgs := []string{"count", "--json", "--progress", "none", "--device", tc.device}
+			if tc.device == "gpu" {
+				countArgs = append(countArgs, "--cuda-lib", lib)
+			}
+			c := exec.Command(os.Args[0], append(countArgs, "-")...)
 			g.Env = append(os.Environ(), asMainEnv+"=1")
 			c.Env = g.Env
 			pr, pw, err := os.Pipe()
@@ -85,8 +93,12 @@ func TestGenPipeCount(t *testing.T) {
 			if !strings.Contains(genErr.String(), fmt.Sprintf("wrote %d raw edges to -", len(edges))) {
 				t.Fatalf("gen's summary is not on its standard error:\n%s", genErr.String())
 			}
-			if got := decodeReport(t, out.String()).Triangles; got != fromFile {
-				t.Fatalf("gen -o - | count -: %d triangles, the file counts %d", got, fromFile)
+			rep := decodeReport(t, out.String())
+			if rep.Triangles != fromFile {
+				t.Fatalf("gen -o - | count -: %d triangles, the file counts %d", rep.Triangles, fromFile)
+			}
+			if (rep.Device == "cpu") != (tc.device == "cpu") {
+				t.Fatalf("count --device %s counted on %q", tc.device, rep.Device)
 			}
 		})
 	}

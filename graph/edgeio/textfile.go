@@ -317,9 +317,13 @@ func closeGaps[T any](out []T, per int64, chunks []textChunk) []T {
 // 32-bit ids: a binary file of 32-bit ids, or an uncompressed edge list
 // that the parallel reader takes and whose ids are all below 2^32, comes
 // as 32-bit pairs (p32: u0, v0, u1, v1, ... in file order, half the memory
-// of edges); anything else as edges (an edge list with a larger id is
-// parsed again for them). At most one of p32 and edges is not nil.
+// of edges), and so does a binary list of 32-bit ids on standard input
+// ("-"); anything else as edges (an edge list with a larger id is parsed
+// again for them). At most one of p32 and edges is not nil.
 func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint32, edges []graph.Edge, st ReadStats, err error) {
+	if path == "-" {
+		return readStreamIDs(ctx, os.Stdin, path, opts)
+	}
 	if pairs, st, ok, err := ReadBinaryPairs32(ctx, path, opts); ok {
 		return pairs, nil, st, err
 	}
