@@ -200,14 +200,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Go(func() {
 			for t := range queue {
 				var r api.Result
+				var began time.Time // of a count
 				switch {
 				case t.isCancelled():
 				case runCtx.Err() != nil:
 					r = w.handBack(t.a, "worker draining")
 				default:
-					began := time.Now()
+					began = time.Now()
 					r = w.count(runCtx, countCtx, st, t)
-					pace.subtask(time.Since(began))
 				}
 				// A cancelled attempt gets no result: the coordinator has
 				// settled or dropped it.
@@ -216,6 +216,9 @@ func (w *Worker) Run(ctx context.Context) error {
 					if err := w.report(ctx, r); err != nil {
 						fail(err)
 					}
+				}
+				if !began.IsZero() {
+					pace.subtask(time.Since(began)) // the slot's time: count and report
 				}
 				w.release(t)
 				win.release(1)

@@ -72,6 +72,13 @@ func (c *faultConn) HeartbeatInterval() time.Duration {
 	return 0
 }
 
+func (c *faultConn) Flush(ctx context.Context) error {
+	if f, ok := c.Conn.(worker.Flusher); ok {
+		return f.Flush(ctx)
+	}
+	return nil
+}
+
 func (c *faultConn) Cancels() <-chan api.Cancel {
 	if cc, ok := c.Conn.(worker.Canceller); ok {
 		return cc.Cancels()

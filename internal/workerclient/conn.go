@@ -367,7 +367,6 @@ func (c *Conn) Pull(ctx context.Context, n int) ([]api.Assignment, error) {
 // coordinator accepts a result of an attempt it still holds and ignores
 // one it has requeued.
 func (c *Conn) Report(ctx context.Context, r api.Result) error {
-	m := pb.EncodeResult(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.out.wake == nil {
@@ -376,7 +375,7 @@ func (c *Conn) Report(ctx context.Context, r api.Result) error {
 	if c.out.closing {
 		return fmt.Errorf("workerclient: result of %s/%d: the connection is closed", r.Ref.Job, r.Ref.Index)
 	}
-	c.queueResult(m)
+	c.queueResult(r)
 	return nil
 }
 

@@ -21,7 +21,7 @@ import (
 
 // outbox is guarded by Conn.mu.
 type outbox struct {
-	results []*pb.Result
+	results []api.Result
 	pull    int      // assignments asked of pullSess, not yet sent
 	pullSes *session // the session pull belongs to
 	first   time.Time
@@ -44,7 +44,7 @@ func (c *Conn) startOutbox() {
 }
 
 // queueResult adds a result to the outbox. Caller holds c.mu.
-func (c *Conn) queueResult(r *pb.Result) {
+func (c *Conn) queueResult(r api.Result) {
 	if len(c.out.results) == 0 && c.out.pull == 0 {
 		c.out.first = time.Now()
 	}
@@ -95,7 +95,7 @@ func (c *Conn) sender() {
 		c.mu.Lock()
 		now, wait := c.due()
 		closing := c.out.closing
-		var rs []*pb.Result
+		var rs []api.Result
 		var pull int
 		var ps *session
 		if now {
@@ -134,7 +134,7 @@ func (c *Conn) sender() {
 // sendBatch sends results and a pull of session ps in one message, on a
 // new stream if the current one breaks; a pull meant for a stream that
 // has ended is dropped.
-func (c *Conn) sendBatch(rs []*pb.Result, pull int, ps *session) {
+func (c *Conn) sendBatch(rs []api.Result, pull int, ps *session) {
 	for range 2 {
 		c.mu.Lock()
 		s := c.sess
@@ -149,7 +149,7 @@ func (c *Conn) sendBatch(rs []*pb.Result, pull int, ps *session) {
 		if len(rs) == 0 {
 			m = &pb.WorkerMessage{Msg: &pb.WorkerMessage_Pull{Pull: &pb.Pull{Max: int32(pull)}}}
 		} else {
-			m = &pb.WorkerMessage{Msg: &pb.WorkerMessage_Results{Results: &pb.Results{Items: rs, Pull: int32(pull)}}}
+			m = &pb.WorkerMessage{Msg: &pb.WorkerMessage_Results{Results: pb.EncodeResults(rs, pull)}}
 		}
 		if s != nil {
 			if err := s.send(m); err == nil {
