@@ -39,8 +39,8 @@ func readStreamIDs(ctx context.Context, r io.Reader, name string, opts ReadOptio
 
 // readPairs32Stream reads the binary edge list of 32-bit ids that r holds,
 // whose header declares m edges, into pairs as ReadBinaryPairs32 does a
-// file: the header checked against the memory there is before the pairs
-// are made, the pairs read in order (opts.Pairs32 told of each piece), and
+// file: the header checked against the memory available before the pairs
+// are made (their pages are taken as the stream fills them), the pairs read in order (opts.Pairs32 told of each piece), and
 // a stream shorter or longer than its header an error.
 func readPairs32Stream(ctx context.Context, r io.Reader, name string, m uint64, opts ReadOptions) ([]uint32, ReadStats, error) {
 	dn := displayName(name)
@@ -49,7 +49,7 @@ func readPairs32Stream(ctx context.Context, r io.Reader, name string, m uint64, 
 		return nil, st, fmt.Errorf("graph/edgeio: %s: reading: %w", dn, err)
 	}
 	st.Bytes = binHeaderSize
-	limit, src := osmem.Limit()
+	limit, src := osmem.Available()
 	if m > math.MaxInt/8 || (limit > 0 && m*8 > limit) {
 		if limit == 0 {
 			limit, src = math.MaxInt, "address space"

@@ -90,3 +90,42 @@ func TestReadStreamIDsRefusals(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// FuzzReadStreamIDs: any stream gives pairs, edges or an error, never a
+// panic; pairs are what the streaming reader gives as edges, and a stream
+// the streaming reader refuses is refused here too.
+func FuzzReadStreamIDs(f *testing.F) {
+	var b bytes.Buffer
+	_ = Write(&b, []graph.Edge{{U: 1, V: 2}, {U: 3, V: 4}}, WriteOptions{Format: FormatBin})
+	f.Add(b.Bytes())
+	f.Add(b.Bytes()[:binHeaderSize])
+	f.Add(append(slices.Clone(b.Bytes()), 0))
+	f.Add([]byte("1 2\n2 3\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p32, es, _, err := readStreamIDs(t.Context(), bytes.NewReader(data), "-", ReadOptions{})
+		ref, _, rerr := Read(t.Context(), bytes.NewReader(data), "-", ReadOptions{})
+		if err != nil {
+			if rerr == nil && p32 == nil && es == nil && !strings.Contains(err.Error(), "corrupt header") {
+				t.Fatalf("refused what the streaming reader reads: %v", err)
+			}
+			return
+		}
+		if rerr != nil {
+			t.Fatalf("read what the streaming reader refuses (%v)", rerr)
+		}
+		if p32 == nil {
+			if !slices.Equal(es, ref) {
+				t.Fatal("edges differ from the streaming reader's")
+			}
+			return
+		}
+		if len(p32) != 2*len(ref) {
+			t.Fatalf("%d words for %d edges", len(p32), len(ref))
+		}
+		for i, e := range ref {
+			if uint64(p32[2*i]) != e.U || uint64(p32[2*i+1]) != e.V {
+				t.Fatalf("pair %d: %d %d, the streaming reader %v", i, p32[2*i], p32[2*i+1], e)
+			}
+		}
+	})
+}

@@ -10,21 +10,36 @@ import (
 )
 
 // Limit returns the tighter of GOMEMLIMIT and the machine's total memory,
-// with a word for a message; 0 when neither is known. Readers and
-// generators check what they are about to allocate against it, so that a
-// size that cannot fit is a clear error rather than an out-of-memory kill.
+// with a word for a message; 0 when neither is known. Generators check
+// what they are about to allocate against it, so that a size that cannot
+// fit is a clear error rather than an out-of-memory kill.
 func Limit() (bytes uint64, source string) {
+	return tighter(meminfo("MemTotal:"), "memory of this machine")
+}
+
+// Available is Limit with the memory available now (MemAvailable) in
+// place of the total: what a reader may allocate on the word of a header
+// it cannot check yet. Past it the system may refuse the allocation, which
+// the runtime cannot survive.
+func Available() (bytes uint64, source string) {
+	return tighter(meminfo("MemAvailable:"), "memory available on this machine")
+}
+
+// tighter is the smaller of GOMEMLIMIT and os (named osWord), 0 when
+// neither is known.
+func tighter(os uint64, osWord string) (bytes uint64, source string) {
 	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
 		bytes, source = uint64(l), "memory limit (GOMEMLIMIT)"
 	}
-	if t := memTotal(); t > 0 && (bytes == 0 || t < bytes) {
-		bytes, source = t, "memory of this machine"
+	if os > 0 && (bytes == 0 || os < bytes) {
+		bytes, source = os, osWord
 	}
 	return bytes, source
 }
 
-// memTotal reads MemTotal from /proc/meminfo; 0 where it is unavailable.
-func memTotal() uint64 {
+// meminfo reads the line key (with its colon) of /proc/meminfo, in bytes;
+// 0 where it is unavailable.
+func meminfo(key string) uint64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0
@@ -33,7 +48,7 @@ func memTotal() uint64 {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "MemTotal:") {
+		if !strings.HasPrefix(line, key) {
 			continue
 		}
 		fields := strings.Fields(line)
