@@ -20,12 +20,17 @@ type jobResult struct {
 
 // runJob submits the store as a job and follows it to its end
 // (reporting done subtasks to progress). A job that does not end in
-// JobTimeout is cancelled and an error.
+// JobTimeout is cancelled and an error; so is one whose coordinator or
+// any of whose workers exits meanwhile (the bench measures N workers,
+// not fewer).
 func (cl *cluster) runJob(ctx context.Context, store string, progress func(done, total int64)) (jobResult, error) {
 	var res jobResult
 	client := cl.jobs
-	jctx, cancel := context.WithTimeout(ctx, cl.cfg.JobTimeout)
-	defer cancel()
+	tctx, cancelTimeout := context.WithTimeout(ctx, cl.cfg.JobTimeout)
+	defer cancelTimeout()
+	jctx, cancel := context.WithCancelCause(tctx)
+	defer cancel(nil)
+	go cl.watchChildren(jctx, cancel)
 	start := time.Now()
 	resp, err := client.Submit(jctx, pb.EncodeSubmit(api.JobSpec{Shards: store, Kernel: cl.cfg.Kernel}))
 	if err != nil {
@@ -38,6 +43,9 @@ func (cl *cluster) runJob(ctx context.Context, store string, progress func(done,
 	st, err := cl.follow(jctx, client, id, progress)
 	res.wall = time.Since(start)
 	if err != nil {
+		if ce := (*childExited)(nil); errors.As(context.Cause(jctx), &ce) {
+			return res, ce.err
+		}
 		if jctx.Err() != nil && ctx.Err() == nil {
 			_, _ = client.Cancel(ctx, &pb.CancelRequest{Job: string(id)})
 			return res, cl.coord.failure(fmt.Sprintf("did not finish job %s within %v", id, cl.cfg.JobTimeout))
@@ -49,6 +57,32 @@ func (cl *cluster) runJob(ctx context.Context, store string, progress func(done,
 	}
 	res.status = st
 	return res, nil
+}
+
+// childExited is the cause of a job given up because a process of the
+// cluster exited.
+type childExited struct{ err error }
+
+func (e *childExited) Error() string { return e.err.Error() }
+
+// watchChildren cancels ctx, naming the process, when one of the
+// cluster's processes exits before ctx ends.
+func (cl *cluster) watchChildren(ctx context.Context, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, c := range append([]*child{cl.coord}, cl.workers...) {
+			if c.exited() {
+				cancel(&childExited{c.failure("exited during the job")})
+				return
+			}
+		}
+	}
 }
 
 // follow watches job id until it ends and returns its final status.

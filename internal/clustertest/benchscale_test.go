@@ -2,8 +2,11 @@ package clustertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,6 +150,64 @@ func TestBenchScaleInterruptCleansUp(t *testing.T) {
 	}
 	if left := leftovers(t, tmp); len(left) > 0 {
 		t.Errorf("left behind after SIGINT: %v", left)
+	}
+}
+
+// childOf finds the pid of parent's child whose command line holds arg.
+func childOf(parent int, arg string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		stat, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != parent {
+			continue
+		}
+		dir := filepath.Dir(p)
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pid, _ := strconv.Atoi(filepath.Base(dir))
+			return pid
+		}
+	}
+	return 0
+}
+
+// A worker killed during a job fails the bench at once, naming it: a run
+// of fewer workers than asked for is no measurement.
+func TestBenchScaleWorkerDeathFails(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	p := start(t, "bench", "bench", "scale", "--graph", grqc(t), "-P", "2", "--workers", "1", "--progress", "none",
+		"--tmp-dir", tmp, "--", "--fault-delay", "300ms")
+	deadline := time.Now().Add(time.Minute)
+	pid := 0
+	for pid == 0 {
+		if time.Now().After(deadline) || p.exited() {
+			t.Fatalf("no worker within a minute (exited %v):\n%s", p.exited(), p.out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+		if m, _ := filepath.Glob(filepath.Join(tmp, "*", "run-1-1", "state", "*")); len(m) > 0 {
+			pid = childOf(p.cmd.Process.Pid, "bench-w1")
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // into the job
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wait(30 * time.Second); err == nil {
+		t.Fatal("the bench passed with its worker killed")
+	}
+	if out := p.out.String(); !strings.Contains(out, "worker bench-w1") || !strings.Contains(out, "exited") {
+		t.Errorf("the error does not name the worker:\n%s", out)
+	}
+	if left := leftovers(t, tmp); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
 
