@@ -69,6 +69,11 @@ func TestFitRecoversTheModel(t *testing.T) {
 		t.Errorf("validation %+v", v)
 	}
 
+	// Each worker count fitted to its own runs: the same.
+	if v, err := Validate(rep, nil, DefaultTolerance); err != nil || !v.OK || v.WorstError > 1e-3 || len(v.EachModel) != 3 {
+		t.Errorf("each count fitted: %+v, %v", v, err)
+	}
+
 	// A model that counts twice as fast predicts half the job: outside
 	// the tolerance.
 	m.KernelNsPerWork /= 2

@@ -29,10 +29,13 @@ type Comparison struct {
 
 // Validation is Validate's answer.
 type Validation struct {
-	Source      string       `json:"source"`
-	P           int          `json:"p"`
-	Tolerance   float64      `json:"tolerance"`
-	Model       Model        `json:"model"`
+	Source    string  `json:"source"`
+	P         int     `json:"p"`
+	Tolerance float64 `json:"tolerance"`
+	// Model is the one model of every prediction; EachModel the model of
+	// each worker count, fitted to its own runs, when there is none.
+	Model       Model        `json:"model,omitzero"`
+	EachModel   []Model      `json:"each_model,omitempty"`
 	Comparisons []Comparison `json:"comparisons"`
 	// WorstError is the largest |Error|.
 	WorstError float64 `json:"worst_error"`
@@ -41,7 +44,11 @@ type Validation struct {
 
 // Validate simulates every worker count of rep on rep's own partition
 // with model m and compares the makespan with the median job time
-// measured. Each prediction must be within tolerance.
+// measured. Each prediction must be within tolerance. With m nil, each
+// worker count gets a model fitted to its own runs: that checks how the
+// simulator composes measured costs into a job (overlap, balance, loads
+// repeated per worker, the tail), not how the costs carry over from one
+// worker count to another.
 func Validate(rep *scale.Report, m *Model, tolerance float64) (*Validation, error) {
 	g, err := ReportGrid(rep)
 	if err != nil {
@@ -50,16 +57,26 @@ func Validate(rep *scale.Report, m *Model, tolerance float64) (*Validation, erro
 	if len(rep.Rows) == 0 {
 		return nil, fmt.Errorf("simulate: the report of %s has no rows to compare", rep.Source)
 	}
-	v := &Validation{Source: rep.Source, P: rep.P, Tolerance: tolerance, Model: *m, OK: true}
+	v := &Validation{Source: rep.Source, P: rep.P, Tolerance: tolerance, OK: true}
+	if m != nil {
+		v.Model = *m
+	}
 	for _, row := range rep.Rows {
-		res, err := Simulate(g, DefaultConfig(row.Workers, *m))
+		model := m
+		if m == nil {
+			if model, err = Fit(rep, []int{row.Workers}); err != nil {
+				return nil, err
+			}
+			v.EachModel = append(v.EachModel, *model)
+		}
+		res, err := Simulate(g, DefaultConfig(row.Workers, *model))
 		if err != nil {
 			return nil, err
 		}
 		c := Comparison{Workers: row.Workers, Runs: row.Runs, MeasuredSeconds: row.JobSeconds, PredictedSeconds: res.MakespanSeconds,
 			MeasuredIR: row.IR, PredictedIR: res.IR}
-		if m.Fit != nil {
-			for _, w := range m.Fit.Workers {
+		if model.Fit != nil {
+			for _, w := range model.Fit.Workers {
 				c.Fitted = c.Fitted || w == row.Workers
 			}
 		}

@@ -99,7 +99,7 @@ type benchSimFlags struct {
 	shards, stats, model, saveModel, validate, out, workers, fitWorkers, devMem, progress string
 	p, maxSubtasks                                                                        int
 	tolerance, maxIR                                                                      float64
-	asJSON                                                                                bool
+	asJSON, fitEach                                                                       bool
 }
 
 func newBenchSimulateCommand() *cobra.Command {
@@ -141,6 +141,7 @@ median job time by more than --tolerance.`,
 	fl.StringVar(&f.saveModel, "save-model", "", "write the cost model used to this file")
 	fl.StringVar(&f.validate, "validate", "", "bench scale report to check the simulator's predictions against")
 	fl.Float64Var(&f.tolerance, "tolerance", simulate.DefaultTolerance, "with --validate: the largest relative error accepted")
+	fl.BoolVar(&f.fitEach, "fit-each", false, "with --validate: fit each worker count's own runs (checks how the simulator composes measured costs, not how they carry over)")
 	fl.IntVarP(&f.p, "partitions", "P", 0, "simulate this P (a divisor of the statistics' fine P; default: chosen)")
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", 1<<20, "largest number of subtasks a candidate P may have")
 	fl.Float64Var(&f.maxIR, "max-ir", simulate.DefaultMaxIR, "choosing P: the largest time imbalance ratio a chosen P may have")
@@ -280,9 +281,13 @@ func runSimValidate(cmd *cobra.Command, f *benchSimFlags, fitWorkers []int) erro
 		return err
 	}
 	var model *simulate.Model
-	if f.model != "" {
+	switch {
+	case f.fitEach && (f.model != "" || fitWorkers != nil):
+		return errors.New("bench simulate: --fit-each fits every worker count itself: no --cost-model or --fit-workers")
+	case f.fitEach:
+	case f.model != "":
 		model, err = loadCostModel(f.model, fitWorkers)
-	} else {
+	default:
 		if fitWorkers == nil {
 			fitWorkers = []int{1}
 		}
@@ -295,7 +300,7 @@ func runSimValidate(cmd *cobra.Command, f *benchSimFlags, fitWorkers []int) erro
 	if err != nil {
 		return err
 	}
-	if f.saveModel != "" {
+	if f.saveModel != "" && model != nil {
 		if err := simulate.WriteModel(f.saveModel, model); err != nil {
 			return err
 		}
