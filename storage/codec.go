@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -210,11 +211,22 @@ func decodeShard(name string, data []byte, verify bool) (ShardHeader, *graph.CSR
 		return ShardHeader{}, nil, err
 	}
 	var raw [numSections][]byte
+	// The decompressed sections are garbage once decoded: their buffers
+	// are kept for the next shard's (scratch.go).
+	var bufs [numSections][]byte
+	defer func() {
+		for _, b := range bufs {
+			putScratch(b)
+		}
+	}()
 	pos := uint64(headerSize)
 	for s, d := range descs {
 		stored := data[pos : pos+d.stored]
 		pos += d.stored
-		if raw[s], err = readSection(name, sectionNames[s], d, stored, verify); err != nil {
+		if d.codec == codecZstd {
+			bufs[s] = getScratch(d.raw)
+		}
+		if raw[s], err = readSectionInto(name, sectionNames[s], d, stored, verify, bufs[s]); err != nil {
 			return ShardHeader{}, nil, err
 		}
 	}
@@ -222,7 +234,7 @@ func decodeShard(name string, data []byte, verify bool) (ShardHeader, *graph.CSR
 	if err != nil {
 		return ShardHeader{}, nil, err
 	}
-	cols := make([]uint32, h.Edges)
+	cols := fresh[uint32](h.Edges)
 	if err := decodeCols(name, raw[secCols], offs, cols, h.Cols); err != nil {
 		return ShardHeader{}, nil, err
 	}
@@ -301,7 +313,7 @@ func parseHeader(name string, data []byte, verify bool) (ShardHeader, [numSectio
 // decodeDegrees turns the degree varints into Rows+1 offsets and checks
 // they add up to Edges. rows <= len(raw) was checked by parseHeader.
 func decodeDegrees(name string, raw []byte, rows, edges uint64) ([]uint64, error) {
-	offs := make([]uint64, rows+1)
+	offs := fresh[uint64](rows + 1)
 	p := 0
 	var sum uint64
 	for r := uint64(0); r < rows; r++ {
@@ -333,34 +345,46 @@ func decodeDegrees(name string, raw []byte, rows, edges uint64) ([]uint64, error
 }
 
 // decodeCols fills cols from the gap varints. Strict increase follows from
-// the encoding; the range check is one compare per column.
+// the encoding; the range check is one compare per column. A varint of up
+// to four bytes (a gap below 2^28: every gap of a block of fewer columns)
+// is read without a branch on its length, whose mispredictions would
+// otherwise take most of the decode; longer ones, and those in the last
+// bytes of raw, by binary.Uvarint.
 func decodeCols(name string, raw []byte, offs []uint64, cols []uint32, ncols uint64) error {
 	p, n := 0, len(raw)
 	for r := 0; r+1 < len(offs); r++ {
 		row := cols[offs[r]:offs[r+1]]
-		prev := ^uint64(0)
+		next := uint64(0) // the least the row's next column can be
 		for k := range row {
 			var v uint64
-			if p < n && raw[p] < 0x80 {
-				v = uint64(raw[p])
-				p++
-			} else {
+			var stop uint32
+			if p+4 <= n {
+				x := binary.LittleEndian.Uint32(raw[p:])
+				// A byte below 0x80 ends the varint: the lowest such.
+				if stop = ^x & 0x80808080; stop != 0 {
+					l := bits.TrailingZeros32(stop)/8 + 1
+					w := uint64(x)
+					v = (w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14) | w>>3&(0x7f<<21)) & (1<<(7*l) - 1)
+					p += l
+				}
+			}
+			if stop == 0 {
 				var m int
 				v, m = binary.Uvarint(raw[p:])
 				if m <= 0 {
 					return shardErr(name, ErrCorrupt, "cols: row %d: bad varint at byte %d", r, p)
 				}
 				p += m
-				if v >= ncols { // keeps prev+1+v from overflowing
+				if v >= ncols { // keeps next+v from overflowing
 					return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, v, ncols)
 				}
 			}
-			c := prev + 1 + v
+			c := next + v
 			if c >= ncols {
 				return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, c, ncols)
 			}
 			row[k] = uint32(c)
-			prev = c
+			next = c + 1
 		}
 	}
 	if p != n {

@@ -134,6 +134,13 @@ func appendSection(out, raw []byte) ([]byte, sectionDesc, error) {
 // in errors ("degrees", "cols"). Only fuzz tests pass verify = false, to
 // reach the decoders behind the checksums.
 func readSection(name, what string, d sectionDesc, stored []byte, verify bool) ([]byte, error) {
+	return readSectionInto(name, what, d, stored, verify, nil)
+}
+
+// readSectionInto is readSection that decompresses into buf when it holds
+// the raw length (a fresh array otherwise). The section returned is
+// stored itself for an uncompressed one, else memory of buf (or fresh).
+func readSectionInto(name, what string, d sectionDesc, stored []byte, verify bool, buf []byte) ([]byte, error) {
 	if verify {
 		if got := xxhash.Sum64(stored); got != d.sum {
 			return nil, shardErr(name, ErrChecksum, "%s: checksum mismatch (header says %016x, data hashes to %016x)", what, d.sum, got)
@@ -146,7 +153,12 @@ func readSection(name, what string, d sectionDesc, stored []byte, verify bool) (
 	if err != nil {
 		return nil, shardErr(name, err, "%s: zstd: %v", what, err)
 	}
-	raw, err := dec.DecodeAll(stored, make([]byte, 0, d.raw))
+	if uint64(cap(buf)) < d.raw {
+		buf = make([]byte, 0, d.raw)
+	}
+	// Capped at the raw length the header declares: a lying frame cannot
+	// write past it (WithDecodeAllCapLimit).
+	raw, err := dec.DecodeAll(stored, buf[:0:d.raw])
 	if err != nil {
 		return nil, shardErr(name, ErrCorrupt, "%s: zstd: %v", what, err)
 	}
