@@ -52,6 +52,12 @@ type Result struct {
 	// KernelTime is the time spent counting only: CUDA-event time for GPU
 	// kernels, wall time of the parallel loop for CPU kernels.
 	KernelTime time.Duration
+	// Upload is the time the count waited for its blocks to reach the
+	// device and be ready there (copies, their completion, the device's
+	// checks and indexes), beyond what ran beside an earlier kernel, and
+	// excluding the host's page-locking; 0 for a counter without a device
+	// of its own.
+	Upload time.Duration
 }
 
 // Counter counts the triangles of a subtask. Implementations must be exact

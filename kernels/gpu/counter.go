@@ -196,11 +196,14 @@ func (c *Counter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result,
 		return kernels.Result{}, fmt.Errorf("gpu: count: counter is closed")
 	}
 	c.dropSpare()
+	stalled, pinning := c.stalled, c.slots.Stats().Pinning
 	res, err := c.countMaybeStreamed(t)
-	if !errors.Is(err, ErrOutOfMemory) {
-		return res, err
+	if errors.Is(err, ErrOutOfMemory) {
+		res, err = c.countRows(ctx, t, 0, t.IJ.NumRows())
 	}
-	return c.countRows(ctx, t, 0, t.IJ.NumRows())
+	// The wait for the blocks, less the page-locking on its way.
+	res.Upload = max(0, c.stalled-stalled-(c.slots.Stats().Pinning-pinning))
+	return res, err
 }
 
 // kernelFor is the kernel that counts t (the counter's, or auto's

@@ -7,6 +7,8 @@
  * reused while large enough; it builds no indexes and needs no scratch.
  * Built with -DTG_REF_MEMORY=BYTES the fake device has that much memory
  * (default 4 GiB), so that a test can run on a device of a given size;
+ * with -DTG_REF_DEVICES=N it reports N such devices (default 1), for the
+ * tests of a worker that counts on several;
  * with -DTG_REF_ABI=N it reports ABI version N, for the loader's mismatch
  * test. */
 #define _POSIX_C_SOURCE 200809L
@@ -27,6 +29,9 @@
 
 #ifndef TG_REF_MEMORY
 #define TG_REF_MEMORY (1ull << 32)
+#endif
+#ifndef TG_REF_DEVICES
+#define TG_REF_DEVICES 1
 #endif
 #define REF_MEMORY ((uint64_t)(TG_REF_MEMORY)) /* what the fake device has */
 
@@ -246,14 +251,15 @@ int32_t tg_device_count(int32_t *n, char *err, uint64_t errlen) {
         set_err(err, errlen, "tg_device_count: n is NULL");
         return TG_ERR_INVALID;
     }
-    *n = 1;
+    *n = TG_REF_DEVICES;
     return TG_OK;
 }
 
 int32_t tg_device_info(int32_t device, char *name, uint64_t namelen, uint64_t *total_mem, uint64_t *free_mem,
                        int32_t *sm_count, int32_t *cc_major, int32_t *cc_minor, char *err, uint64_t errlen) {
-    if (device != 0) {
-        set_err(err, errlen, "tg_device_info: device %d out of range (1 device)", device);
+    if (device < 0 || device >= TG_REF_DEVICES) {
+        set_err(err, errlen, "tg_device_info: device %d out of range (%d device%s)", device, TG_REF_DEVICES,
+                TG_REF_DEVICES == 1 ? "" : "s");
         return TG_ERR_NO_DEVICE;
     }
     if (name && namelen) snprintf(name, (size_t)namelen, "reference");
@@ -271,8 +277,9 @@ int32_t tg_ctx_create(int32_t device, uint64_t mem_limit, tg_ctx **out, char *er
         return TG_ERR_INVALID;
     }
     *out = NULL;
-    if (device != 0) {
-        set_err(err, errlen, "tg_ctx_create: device %d out of range (1 device)", device);
+    if (device < 0 || device >= TG_REF_DEVICES) {
+        set_err(err, errlen, "tg_ctx_create: device %d out of range (%d device%s)", device, TG_REF_DEVICES,
+                TG_REF_DEVICES == 1 ? "" : "s");
         return TG_ERR_NO_DEVICE;
     }
     tg_ctx *ctx = calloc(1, sizeof *ctx);

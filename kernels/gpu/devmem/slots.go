@@ -3,6 +3,7 @@ package devmem
 import (
 	"errors"
 	"fmt"
+	"time"
 	"weak"
 
 	"github.com/trigrid/trigrid/graph"
@@ -46,6 +47,9 @@ type SlotStats struct {
 	Ahead   int    // of them for a later subtask, beside a kernel (Prefetch)
 	Pinned  int    // of them from pinned blocks, asynchronously
 	Copied  uint64 // bytes they copied (CopyBytes)
+	// Pinning is the time Ready spent page-locking blocks on the way to
+	// a kernel: the host's work, not the uploads' (stage.go).
+	Pinning time.Duration
 }
 
 // Slots is a context's block slots used as a cache of blocks: a block
@@ -313,7 +317,7 @@ func (s *Slots) upload(i int, b *graph.CSR, t kernels.Subtask) error {
 	// slot's buffers; waiting here keeps the count of the pinned block's
 	// readers exact.
 	s.Wait(i)
-	async := !s.cut && s.pins.StartLoad(b, s.Keeper(t))
+	async := !s.cut && s.timedPin(func() bool { return s.pins.StartLoad(b, s.Keeper(t)) })
 	if err := s.ctx.LoadBlock(int32(i), b.Offsets, b.Cols, b.NCols, async); err != nil {
 		if async {
 			s.pins.EndLoad(b)
@@ -357,7 +361,7 @@ func (s *Slots) Prefetch(t kernels.Subtask, keep Keep) {
 				keep[i] = true
 				continue
 			}
-			if !s.pins.Pin(b, s.Keeper(t)) {
+			if !s.timedPin(func() bool { return s.pins.Pin(b, s.Keeper(t)) }) {
 				return // a later subtask uploads it from pageable memory
 			}
 			// Free memory, else the buffers of one block needed later than
