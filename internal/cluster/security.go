@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -28,6 +29,10 @@ const (
 	keepaliveTime    = 10 * time.Second
 	keepaliveMinTime = 5 * time.Second
 )
+
+// reconnectMax bounds the wait between a client's attempts to connect;
+// the worker's own reconnects back off to the same.
+const reconnectMax = 5 * time.Second
 
 // Security is how a gRPC server or client proves itself and checks the
 // other side.
@@ -50,7 +55,8 @@ type Security struct {
 	// FIN or RST (a dead host, a blackholed link) then fails the
 	// connection, and a worker reconnects (to the address gossip shows),
 	// instead of waiting on it for TCP's retransmissions, many minutes.
-	// 0 means DefaultKeepaliveTimeout.
+	// It also bounds a client's attempt to connect, so an address that
+	// went silent is given up as fast. 0 means DefaultKeepaliveTimeout.
 	KeepaliveTimeout time.Duration
 	// Logger receives refusals; nil discards them.
 	Logger *slog.Logger
@@ -103,14 +109,20 @@ func (s Security) ServerOptions() ([]grpc.ServerOption, error) {
 // server's fails with an error that says so (TLSErrorPrefix). The client
 // pings a server it has not heard from for keepaliveTime and drops the
 // connection after KeepaliveTimeout without an answer or an
-// acknowledgement.
+// acknowledgement. It gives up connecting after KeepaliveTimeout too, and
+// tries again at most reconnectMax later (gRPC's default waits up to two
+// minutes), so a worker soon dials the address gossip shows once its
+// coordinator moved.
 func (s Security) DialOptions() ([]grpc.DialOption, error) {
 	timeout, err := s.keepaliveTimeout()
 	if err != nil {
 		return nil, err
 	}
-	opts := []grpc.DialOption{grpc.WithKeepaliveParams(keepalive.ClientParameters{
-		Time: keepaliveTime, Timeout: timeout, PermitWithoutStream: true})}
+	opts := []grpc.DialOption{
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: timeout, PermitWithoutStream: true}),
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: timeout, Backoff: backoff.Config{
+			BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax}}),
+	}
 	if s.TLS.Enabled() {
 		cfg, err := ClientTLS(s.TLS, s.ServerName)
 		if err != nil {
