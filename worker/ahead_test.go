@@ -79,33 +79,3 @@ func TestRunHandsSubtasksAhead(t *testing.T) {
 		}
 	}
 }
-
-// A worker with several slots tells no counter what comes next: another
-// slot may count it.
-func TestRunSeveralSlotsHandNothingAhead(t *testing.T) {
-	fwd := testForward(t, 8, 4)
-	part, err := partition.Split(fwd, storage.SchemeHash, 3, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := assignments("j", "", part.Subtasks())
-	conn := newFakeConn(as)
-	cs := []*aheadCounter{{}, {}}
-	slots := cpuSlots(2, "merge")
-	for i := range slots {
-		slots[i].NewCounter = func(string) (kernels.Counter, error) { return cs[i], nil }
-	}
-	cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
-	cfg.Prefetch = 4
-	runWorker(t, cfg)
-	if got, want := sumResults(t, conn.check(t, as)), referenceCount(t, fwd); got != want {
-		t.Fatalf("worker counted %d, whole graph %d", got, want)
-	}
-	for i, c := range cs {
-		for x, next := range c.ahead {
-			if len(next) > 0 {
-				t.Fatalf("slot %d, subtask %d: told of %d subtasks ahead", i, x, len(next))
-			}
-		}
-	}
-}

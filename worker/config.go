@@ -67,6 +67,15 @@ type Config struct {
 	// is Prefetch.
 	Prefetch    int
 	MaxPrefetch int
+	// Blocks, when not nil, is the cache the worker reads its blocks from
+	// (NewBlocks; CacheBytes then does not apply), which its maker may have
+	// begun to fill (Blocks.Preload). Several workers may share one.
+	Blocks *Blocks
+	// Loaders is how many goroutines fetch and decode the blocks of held
+	// assignments ahead of the slots (each takes a core while it decodes);
+	// 0 means Cores. Negative loads nothing ahead: each slot loads its
+	// blocks itself.
+	Loaders int
 	// HeartbeatInterval is how often the worker tells the coordinator it
 	// is alive and what it holds; it must be well under the coordinator's
 	// lease. 0 sends no heartbeats (the in-process run needs none).
@@ -146,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Cores <= 0 {
 		c.Cores = runtime.GOMAXPROCS(0)
+	}
+	if c.Loaders == 0 {
+		c.Loaders = c.Cores
 	}
 	if c.OpenStore == nil {
 		c.OpenStore = func(ctx context.Context, url string) (storage.Store, error) { return storage.Open(url) }

@@ -24,6 +24,7 @@ type Worker struct {
 	conn  Conn
 	log   *slog.Logger
 	cache *blockCache
+	eng   engine // loaders, streams and figures (loader.go, streams.go, stats.go)
 
 	srcMu sync.Mutex
 	srcs  map[jobStore]storeSource
@@ -40,11 +41,10 @@ type Worker struct {
 
 // task is one pulled assignment on its way through the worker.
 type task struct {
-	a       api.Assignment
-	started atomic.Bool // a slot has taken it: the prefetcher skips it
+	a api.Assignment
 
 	mu        sync.Mutex
-	lt        LoadTimes          // loads made for this task, by its slot or the prefetcher
+	lt        LoadTimes          // loads made for this task, by its slot or the loaders
 	cancelled bool               // the coordinator no longer wants it: no result
 	stop      context.CancelFunc // stops its count, once a slot runs it
 }
@@ -84,7 +84,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg:   cfg,
 		conn:  cfg.Conn,
 		log:   cfg.Logger.With("component", "worker", "worker", string(cfg.ID)),
-		cache: newBlockCache(cfg.CacheBytes),
+		cache: cfg.cache(),
 		srcs:  map[jobStore]storeSource{},
 		held:  map[api.SubtaskRef]*task{},
 		early: map[api.Cancel]struct{}{},
@@ -113,6 +113,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: Run called twice")
 	}
 	slots := make([]*slotState, len(w.cfg.Slots))
+	made := time.Now()
 	for n, s := range w.cfg.Slots {
 		c, err := s.NewCounter("")
 		if err != nil {
@@ -123,6 +124,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		slots[n] = &slotState{index: n, cfg: s, def: c, byKernel: map[string]kernels.Counter{}}
 	}
+	w.log.Debug("counters made", "slots", len(slots), "seconds", time.Since(made).Seconds())
+	w.eng.start(w.cfg, slots)
 	defer func() {
 		for _, st := range slots {
 			st.close(w.log)
@@ -166,8 +169,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	pace := newPacer(w.cfg.Prefetch, w.cfg.MaxPrefetch, len(slots))
 	most := min(len(slots)*(1+w.cfg.MaxPrefetch), api.MaxBatch)
 	win := newWindow(min(pace.capacity(), most))
-	queue := make(chan *task, most)
-	prefetch := w.cfg.MaxPrefetch > 0 && w.cfg.CacheBytes >= 0
+	queue := w.eng.streams
+	prefetch := w.cfg.CacheBytes >= 0 && w.cfg.Loaders > 0
 	var ahead chan *task
 	if prefetch {
 		ahead = make(chan *task, most)
@@ -176,7 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer func() {
-			close(queue)
+			queue.close()
 			if ahead != nil {
 				close(ahead)
 			}
@@ -198,7 +201,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	for _, st := range slots {
 		wg.Go(func() {
-			for t := range queue {
+			for t := range queue.tasks(st.index) {
 				var r api.Result
 				var began time.Time // of a count
 				switch {
@@ -235,7 +238,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // pull fills the worker's window with assignments until the Conn has no
 // more or runCtx ends, resizing the window after each pull from the
 // measured times (pacer), up to most.
-func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int, queue, ahead chan *task, fail func(error)) {
+func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int, queue *streams, ahead chan *task, fail func(error)) {
 	asked := 0 // of the Conn and not yet received
 	for {
 		n := win.room(runCtx, asked)
@@ -266,7 +269,7 @@ func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int
 		for _, a := range as {
 			t := &task{a: a}
 			w.hold(t)
-			queue <- t
+			queue.push(t)
 			if ahead != nil {
 				select {
 				case ahead <- t:
@@ -275,29 +278,6 @@ func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int
 					// task's blocks itself.
 				}
 			}
-		}
-	}
-}
-
-// prefetch loads the blocks of pulled assignments, in order, before a slot
-// takes them.
-func (w *Worker) prefetch(ctx context.Context, ahead chan *task) {
-	for t := range ahead {
-		if ctx.Err() != nil {
-			continue // drain the channel; the puller closes it
-		}
-		src, key, err := w.source(ctx, t.a)
-		if err != nil {
-			continue // the slot meets the error again and reports it
-		}
-		for _, ij := range blocksOf(t.a) {
-			if t.started.Load() {
-				break // its slot loads the rest itself
-			}
-			// A failed load is not cached; the slot loads the block again
-			// and reports the error.
-			_, lt, _ := w.cache.get(ctx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
-			t.addLoad(lt)
 		}
 	}
 }
@@ -314,7 +294,6 @@ func loader(src Source, ij [2]int) func(context.Context) (*graph.CSR, LoadTimes,
 // with runCtx, counting with countCtx; an attempt stopped by either is
 // handed back rather than failed.
 func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task) api.Result {
-	t.started.Store(true)
 	a := t.a
 	r := api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID}
 	failed := func(ctx context.Context, err error) api.Result {
@@ -333,15 +312,18 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		return failed(runCtx, err)
 	}
 	var blocks [3]*graph.CSR
+	waitFrom := time.Now()
 	for n, ij := range blocksOf(a) {
 		b, lt, hit, err := w.cache.lookup(runCtx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
 		w.cfg.Metrics.hostLookup(hit)
 		t.addLoad(lt)
+		w.eng.stats.loaded(lt)
 		if err != nil {
 			return failed(runCtx, fmt.Errorf("block (%d,%d): %w", ij[0], ij[1], err))
 		}
 		blocks[n] = b
 	}
+	wait := time.Since(waitFrom)
 	counter, err := st.counter(a.Kernel)
 	if err != nil {
 		return failed(runCtx, err)
@@ -356,7 +338,7 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		return r
 	}
 	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset,
-		Ahead: w.ahead(t, key)}
+		Ahead: w.ahead(st.index, t, key)}
 	var res kernels.Result
 	if a.PerVertex || a.PerEdge {
 		counter, err = st.localCounter(counter, w.cfg.Cores, w.log)
@@ -372,10 +354,12 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	}
 	r.Triangles = res.Triangles
 	r.KernelTime = res.KernelTime
+	r.Upload, r.Busy, r.Device = res.Upload, res.Upload+res.KernelTime, st.index
 	r.Kernel = KernelName(counter)
 	t.mu.Lock()
 	r.Fetch, r.Decode = t.lt.Fetch, t.lt.Decode
 	t.mu.Unlock()
+	w.eng.stats.counted(st.index, r, wait)
 	w.log.Debug("subtask done", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K,
 		"triangles", r.Triangles, "kernel", r.KernelTime, "slot", st.index)
 	return r
@@ -384,41 +368,6 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 // maxAhead bounds the subtasks ahead lists: a counter uploads for the
 // next one or two and looks a little further to choose what to evict.
 const maxAhead = 4
-
-// ahead is the subtasks pulled after t and not yet started whose blocks
-// are loaded, in order, up to the first whose blocks are not and at most
-// maxAhead: the counter may upload them while it counts t
-// (kernels.Subtask.Ahead). A worker with several slots tells none: any
-// slot may take the next subtask, and a counter would upload blocks
-// another device counts.
-func (w *Worker) ahead(t *task, key string) []kernels.Subtask {
-	if len(w.cfg.Slots) != 1 {
-		return nil
-	}
-	w.heldMu.Lock()
-	after := w.queued[slices.Index(w.queued, t)+1:]
-	next := make([]*task, 0, min(len(after), maxAhead))
-	for _, n := range after {
-		if len(next) == maxAhead {
-			break
-		}
-		if !n.started.Load() && !n.isCancelled() && n.a.Store == t.a.Store && n.a.Ref.Job == t.a.Ref.Job {
-			next = append(next, n)
-		}
-	}
-	w.heldMu.Unlock()
-	var out []kernels.Subtask
-	for _, n := range next {
-		var b [3]*graph.CSR
-		for x, ij := range blocksOf(n.a) {
-			if b[x] = w.cache.peek(blockKey{key, ij[0], ij[1]}); b[x] == nil {
-				return out
-			}
-		}
-		out = append(out, kernels.Subtask{IJ: b[0], IK: b[1], JK: b[2], Clip: n.a.Clip, TailOffset: n.a.TailOffset})
-	}
-	return out
-}
 
 func (w *Worker) handBack(a api.Assignment, why string) api.Result {
 	return api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID, HandedBack: true, Err: why}
