@@ -72,6 +72,8 @@ func (m *Model) Check(where string) error {
 		return fmt.Errorf("simulate: %s: format %d; this build reads format %d", where, m.Format, ModelFormat)
 	case m.Prefetch < 0 || m.Prefetch > 1<<16:
 		return fmt.Errorf("simulate: %s: prefetch %d", where, m.Prefetch)
+	case m.CacheBytes < 0:
+		return fmt.Errorf("simulate: %s: cache of %d bytes", where, m.CacheBytes)
 	}
 	for name, v := range map[string]float64{"kernel_ns_per_subtask": m.KernelNsPerSubtask, "kernel_ns_per_work": m.KernelNsPerWork,
 		"load_ns_per_block": m.LoadNsPerBlock, "load_ns_per_element": m.LoadNsPerElement, "upload_ns_per_element": m.UploadNsPerElement,
@@ -106,11 +108,16 @@ func ReadModel(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
+	return DecodeModel(path, data)
+}
+
+// DecodeModel parses and checks a cost model; where names it in errors.
+func DecodeModel(where string, data []byte) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("simulate: %s: %w", path, err)
+		return nil, fmt.Errorf("simulate: %s: %w", where, err)
 	}
-	if err := m.Check(path); err != nil {
+	if err := m.Check(where); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -100,8 +100,8 @@ func Run(stats Stats, opts Options) (*Report, error) {
 		return nil, errors.New("simulate: no worker counts")
 	}
 	for _, n := range opts.Workers {
-		if n < 1 || n > 1<<20 {
-			return nil, fmt.Errorf("simulate: %d workers: want 1 to %d", n, 1<<20)
+		if n < 1 || n > MaxWorkers {
+			return nil, fmt.Errorf("simulate: %d workers: want 1 to %d", n, MaxWorkers)
 		}
 	}
 	if err := opts.Model.Check("the cost model"); err != nil {

@@ -12,6 +12,9 @@ import (
 	"github.com/trigrid/trigrid/partition"
 )
 
+// MaxWorkers bounds a simulation's workers.
+const MaxWorkers = 1 << 20
+
 // Config is one simulation. Start from DefaultConfig.
 type Config struct {
 	Workers int
@@ -126,8 +129,8 @@ type sim struct {
 // Simulate runs one job of grid's subtasks on cfg.Workers simulated
 // workers under the real scheduler core and returns what it measured.
 func Simulate(grid *Grid, cfg Config) (Result, error) {
-	if cfg.Workers < 1 {
-		return Result{}, fmt.Errorf("simulate: %d workers", cfg.Workers)
+	if cfg.Workers < 1 || cfg.Workers > MaxWorkers {
+		return Result{}, fmt.Errorf("simulate: %d workers: want 1 to %d", cfg.Workers, MaxWorkers)
 	}
 	if err := cfg.Model.Check("the cost model"); err != nil {
 		return Result{}, err
