@@ -105,6 +105,13 @@ type Config struct {
 	// ahead of the one counting (worker.Config.Prefetch); 0 loads none
 	// ahead.
 	Prefetch int
+	// Loaders is how many goroutines each local worker loads blocks ahead
+	// with (worker.Config.Loaders): 0 means Workers, negative none.
+	Loaders int
+
+	// blocks is the cache the local workers share, begun while the
+	// devices started (startShardDevices); nil: each makes its own.
+	blocks *worker.Blocks
 
 	// groupJK: the scheduler groups subtasks by JK (a GPU streaming rows
 	// keeps JK resident); set by the partitioned count.

@@ -207,9 +207,11 @@ func budgetError(path string, cfg *Config, err error) error {
 }
 
 // CountShards counts a partitioned graph from its store, every subtask in
-// this process. cfg.Scheme and cfg.P are ignored: the store's apply.
+// this process. cfg.Scheme and cfg.P are ignored: the store's apply. With
+// cfg.Devices the devices are chosen and started while the first blocks
+// are fetched and decoded (Seconds.DeviceWait is that wait).
 func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.check(true); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -230,6 +232,11 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 	}
 	src := worker.StoreSource{Store: store, Manifest: m}
 	tasks := partition.Subtasks(m)
+	stop, err := startShardDevices(ctx, &cfg, rep, src, tasks)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	if oneDevice(&cfg) {
 		tasks = reuseOrder(tasks)
 	}
@@ -263,7 +270,6 @@ func CountShards(ctx context.Context, store storage.Store, cfg Config) (*Report,
 }
 
 func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []partition.Subtask, cfg *Config, rep *Report, sums *counts.Blocks) error {
-	t := time.Now()
 	rc := *cfg
 	if oneDevice(cfg) {
 		rc.Prefetch = max(rc.Prefetch, deviceAhead)
@@ -273,7 +279,9 @@ func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []p
 		return err
 	}
 	rep.Triangles = res.Triangles
-	rep.Seconds.Count = since(t)
+	// The count phase ends with the last result (the run's Wall): the
+	// devices' release after it counts in the total only.
+	rep.Seconds.Count = res.Wall.Seconds()
 	rep.Partition = &PartitionInfo{Subtasks: make([]SubtaskReport, len(res.Subtasks))}
 	var kernel time.Duration
 	for i, s := range res.Subtasks {
@@ -284,6 +292,7 @@ func runSubtasks(ctx context.Context, src worker.Source, store string, tasks []p
 	rep.Kernel = runKernel(res.Subtasks)
 	rep.Seconds.Kernel = kernel.Seconds()
 	rep.DeviceMemory = res.Device
+	rep.Engine = res.Engine
 	return nil
 }
 

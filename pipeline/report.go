@@ -54,6 +54,10 @@ type Report struct {
 	// Device is, for partitioned runs on GPUs, the device-memory
 	// high-water mark, the bytes copied to the devices and their idle share.
 	DeviceMemory *DeviceReport `json:"device_memory,omitempty"`
+	// Engine is, for partitioned runs, where the count phase went: the
+	// blocks' loads on the host's cores, the slots' waits, uploads and
+	// kernels, and the devices' busy share of the phase.
+	Engine *EngineReport `json:"engine,omitempty"`
 	// Plan is how the count ran (plan.Choose), with the reason for each
 	// choice; nil for shards.
 	Plan *plan.Plan `json:"plan,omitempty"`

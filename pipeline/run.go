@@ -40,9 +40,13 @@ type RunResult struct {
 	Triangles uint64
 	// Subtasks is in the order of the tasks given.
 	Subtasks []SubtaskResult
-	Wall     time.Duration
+	// Wall is the run's time until the job's last result (the devices'
+	// release after it is not counted).
+	Wall time.Duration
 	// Device is what the counters did on their devices (nil on the CPU).
 	Device *DeviceReport
+	// Engine is where the local workers' time went (worker.Stats).
+	Engine *EngineReport
 }
 
 // RunLocal counts tasks in this process: the coordinator's scheduler
@@ -101,6 +105,7 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		wc.CacheBytes, wc.Prefetch = cfg.CacheBytes, cfg.Prefetch
 		wc.HeartbeatInterval, wc.DrainTimeout = 0, 0
 		wc.Cores, wc.Logger = cfg.Workers, cfg.Logger
+		wc.Loaders, wc.Blocks = cfg.Loaders, cfg.blocks
 		if workers[n], err = worker.New(wc); err != nil {
 			return nil, err
 		}
@@ -131,13 +136,21 @@ func runLocal(ctx context.Context, src worker.Source, store string, tasks []part
 		})
 	}
 	runErr := l.loop(ctx, len(workers))
+	// The count ends with the job's last result; the workers' release of
+	// their devices after it is teardown, not counting.
+	wall := time.Since(start)
 	stopWorkers()
 	wg.Wait()
 	if runErr != nil {
 		return nil, runErr
 	}
-	res := &RunResult{Triangles: l.total, Subtasks: l.results, Wall: time.Since(start)}
+	res := &RunResult{Triangles: l.total, Subtasks: l.results, Wall: wall}
 	res.Device = tally.report(res.Wall.Seconds())
+	ids, stats := make([]string, len(workers)), make([]worker.Stats, len(workers))
+	for n, w := range workers {
+		ids[n], stats[n] = fmt.Sprintf("local-%d", n), w.Stats()
+	}
+	res.Engine = engineReport(ids, stats, cfg.blocks, res.Wall.Seconds())
 	var sum uint64
 	for x, ok := range l.have {
 		if !ok {

@@ -150,10 +150,12 @@ func runCount(cmd *cobra.Command, f *countFlags, args []string) error {
 	if cfg.DeviceLimit, err = f.device.deviceLimit(); err != nil {
 		return err
 	}
-	// P = 0 sizes its blocks by the selected device, so it selects first
-	// unless --device-mem-limit gives the budget (the memory model then
-	// follows the device the count starts while the file is read).
-	if f.shards == "" && (f.partitions != 0 || f.device.memLim != "") && f.device.mayUseGPU() {
+	// A device that may be a GPU is chosen by the count itself, while it
+	// reads the file or decodes a store's first blocks. P = 0 sizes its
+	// blocks by the selected device, so it selects first unless
+	// --device-mem-limit gives the budget (the memory model then follows
+	// the device the count starts while the file is read).
+	if (f.shards != "" || f.partitions != 0 || f.device.memLim != "") && f.device.mayUseGPU() {
 		f.device.deferApply(&cfg, kernelProg)
 	} else if err := f.device.apply(&cfg, kernelProg); err != nil {
 		return err
@@ -296,6 +298,9 @@ func printReport(w io.Writer, rep *pipeline.Report, asJSON bool, settings []stri
 	if d := rep.DeviceMemory; d != nil {
 		row("device", fmt.Sprintf("peak %s, %s copied in %d uploads (%d ahead of their subtask), %d split, idle %.0f%%",
 			humanBytes(int64(d.PeakBytes)), humanBytes(int64(d.CopiedBytes)), d.Uploads, d.UploadsAhead, d.Splits, 100*d.IdleShare))
+	}
+	if e := rep.Engine; e != nil {
+		row("engine", engineText(e))
 	}
 	s := rep.Seconds
 	times := fmt.Sprintf("read %.3fs  clean %.3fs  order %.3fs", s.Read, s.Clean, s.Order)

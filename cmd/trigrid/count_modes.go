@@ -72,3 +72,20 @@ func countShards(cmd *cobra.Command, f *countFlags, cfg pipeline.Config) (*pipel
 	}
 	return pipeline.CountShards(cmd.Context(), store, cfg)
 }
+
+// engineText says where a partitioned count's phase went: the loads on
+// the host's cores, then the devices' waits, uploads and kernels and
+// their busy share (each device's when there are several).
+func engineText(e *pipeline.EngineReport) string {
+	s := e.Seconds
+	t := fmt.Sprintf("%s on %d loaders: fetch %.3fs, decode %.3fs, stage %.3fs; waited %.3fs, upload %.3fs, kernel %.3fs: busy %.0f%% of the count",
+		nouns(uint64(e.Loads), "block load"), e.Loaders, s.Fetch, s.Decode, s.Stage, s.Wait, s.Upload, s.Kernel, 100*e.BusyShare)
+	if len(e.Devices) > 1 {
+		parts := make([]string, len(e.Devices))
+		for i, d := range e.Devices {
+			parts[i] = fmt.Sprintf("%s %.0f%%", d.Device, 100*d.BusyShare)
+		}
+		t += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return t
+}
