@@ -13,11 +13,6 @@ import (
 // are possible. The same (n, m, seed) gives the same edges whatever
 // workers is (0 means GOMAXPROCS).
 func ER(n, m uint64, seed uint64, workers int) ([]graph.Edge, error) {
-	if n >= 1 {
-		if err := checkEdgeCount(fmt.Sprintf("er: %d edges", m), m); err != nil {
-			return nil, err
-		}
-	}
 	s, err := ERSource(n, m, seed)
 	if err != nil {
 		return nil, err
@@ -32,7 +27,7 @@ func ERSource(n, m uint64, seed uint64) (*Source, error) {
 		return nil, fmt.Errorf("gen: er: %d vertices, want >= 1", n)
 	}
 	if m > math.MaxInt64 {
-		return nil, fmt.Errorf("gen: er: %d edges, more than 2^63-1", m)
+		return nil, fmt.Errorf("gen: er: %d edges, more than a list can count (2^63-1), let alone hold in memory", m)
 	}
 	fill := func(c int, dst []graph.Edge) {
 		r := chunkStream(seed, purposeER, c)

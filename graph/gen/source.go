@@ -1,8 +1,21 @@
 package gen
 
 import (
+	"fmt"
+	"math"
+	"unsafe"
+
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/osmem"
+	"github.com/trigrid/trigrid/internal/parallel"
 )
+
+// chunkEdges is the fixed chunk size. It is part of the output's
+// definition: changing it changes the edges a seed gives.
+const chunkEdges = 1 << 16
+
+// edgeBytes is the in-memory size of one graph.Edge.
+const edgeBytes = uint64(unsafe.Sizeof(graph.Edge{}))
 
 // Source is a generated edge list produced chunk by chunk: chunk c holds
 // edges [c*ChunkLen(), min((c+1)*ChunkLen(), Len())) and is the same
@@ -35,12 +48,22 @@ func (s *Source) Chunk(c int, buf []graph.Edge) []graph.Edge {
 	return dst
 }
 
-// materialize fills the whole list in memory, after checking that it fits.
+// materialize fills the whole list in memory, its chunks spread over
+// workers goroutines (0 means GOMAXPROCS). A list longer than a slice may
+// be, or larger than the memory available (or GOMEMLIMIT), is refused up
+// front: a clear message instead of an out-of-memory kill minutes later.
 func (s *Source) materialize(what string, workers int) ([]graph.Edge, error) {
-	if err := checkEdgeCount(what, s.edges); err != nil {
-		return nil, err
+	if s.edges > uint64(math.MaxInt)/edgeBytes {
+		return nil, fmt.Errorf("gen: %s: %d edges cannot be held in memory", what, s.edges)
+	}
+	need := s.edges * edgeBytes
+	if limit, src := osmem.Available(); limit > 0 && need > limit {
+		return nil, fmt.Errorf("gen: %s: %d edges need %.1f GiB, more than the %.1f GiB %s",
+			what, s.edges, float64(need)/(1<<30), float64(limit)/(1<<30), src)
 	}
 	out := make([]graph.Edge, s.edges)
-	fillChunks(out, workers, s.fill)
+	parallel.Dynamic(len(out), chunkEdges, workers, func(lo, hi int) {
+		s.fill(lo/chunkEdges, out[lo:hi])
+	})
 	return out, nil
 }

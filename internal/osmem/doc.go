@@ -3,8 +3,8 @@
 // the heap's memory clears it on one core first (a quarter of a gigabyte
 // costs tens of milliseconds); fresh pages are zero as they are first
 // touched, by whichever cores touch them, the collector never scans them,
-// and Free hands them back at once. Limit says how much memory such arrays
-// may take at most.
+// and Free hands them back at once. Available says how much memory such
+// arrays may take now.
 package osmem
 
 // MinBytes is the smallest array Alloc maps: below it a make costs little.

@@ -9,18 +9,11 @@ import (
 	"strings"
 )
 
-// Limit returns the tighter of GOMEMLIMIT and the machine's total memory,
-// with a word for a message; 0 when neither is known. Generators check
-// what they are about to allocate against it, so that a size that cannot
-// fit is a clear error rather than an out-of-memory kill.
-func Limit() (bytes uint64, source string) {
-	return tighter(meminfo("MemTotal:"), "memory of this machine")
-}
-
-// Available is Limit with the memory available now (MemAvailable) in
-// place of the total: what a reader may allocate on the word of a header
-// it cannot check yet. Past it the system may refuse the allocation, which
-// the runtime cannot survive.
+// Available returns the tighter of GOMEMLIMIT and the memory available
+// now (MemAvailable), with a word for a message; 0 when neither is known.
+// What a reader allocates on the word of a header it cannot check yet, or
+// a generator for a list in memory, is checked against it first: past it
+// the system may refuse the allocation, which the runtime cannot survive.
 func Available() (bytes uint64, source string) {
 	return tighter(meminfo("MemAvailable:"), "memory available on this machine")
 }
