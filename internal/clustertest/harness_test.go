@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trigrid/trigrid/internal/testnet"
 )
 
 // bin is the trigrid binary under test, built by TestMain.
@@ -87,8 +89,19 @@ func env() []string {
 
 func start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
+	return startOn(t, nil, name, args...)
+}
+
+// startOn starts a process of the binary on node, a network namespace of
+// a testnet lab; nil is the test's own (loopback).
+func startOn(t testing.TB, node *testnet.Node, name string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
+	if node != nil {
+		p.cmd = node.Command(context.Background(), bin, args...)
+	} else {
+		p.cmd = exec.Command(bin, args...)
+	}
 	p.cmd.Env = env()
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
@@ -189,6 +202,9 @@ type coord struct {
 	*proc
 	grpc, gossip, metrics string
 	args                  []string
+	// node is the lab namespace the coordinator runs in (nil: loopback);
+	// client commands run there too and metrics are scraped from there.
+	node *testnet.Node
 }
 
 // fastTimings make failure handling quick on loopback: 20 ms ticks, 0.6 s
@@ -212,9 +228,14 @@ func startCoordinator(t testing.TB, extra ...string) *coord {
 
 func launchCoordinator(t testing.TB, args []string) *coord {
 	t.Helper()
-	p := start(t, "coordinator", args...)
+	return launchCoordinatorOn(t, nil, "coordinator", args)
+}
+
+func launchCoordinatorOn(t testing.TB, node *testnet.Node, name string, args []string) *coord {
+	t.Helper()
+	p := startOn(t, node, name, args...)
 	ready := p.logLine("coordinator ready", 30*time.Second)
-	c := &coord{proc: p, args: args}
+	c := &coord{proc: p, args: args, node: node}
 	c.grpc, _ = ready["grpc"].(string)
 	c.gossip, _ = ready["gossip"].(string)
 	c.metrics, _ = ready["metrics"].(string)
@@ -235,16 +256,17 @@ func startWorker(t testing.TB, c *coord, name string, extra ...string) *proc {
 
 // result is `trigrid submit --wait --json`'s object.
 type result struct {
-	Job       string  `json:"job"`
-	State     string  `json:"state"`
-	Triangles *uint64 `json:"triangles"`
-	Subtasks  int64   `json:"subtasks"`
-	Workers   int     `json:"workers"`
-	Seconds   float64 `json:"seconds"`
-	Attempts  int64   `json:"attempts"`
-	Requeued  int64   `json:"requeued"`
-	Error     string  `json:"error"`
-	Faulty    []struct {
+	Job        string  `json:"job"`
+	State      string  `json:"state"`
+	Triangles  *uint64 `json:"triangles"`
+	Subtasks   int64   `json:"subtasks"`
+	Workers    int     `json:"workers"`
+	Seconds    float64 `json:"seconds"`
+	Attempts   int64   `json:"attempts"`
+	Requeued   int64   `json:"requeued"`
+	Speculated int64   `json:"speculated"`
+	Error      string  `json:"error"`
+	Faulty     []struct {
 		Worker string `json:"worker"`
 		Reason string `json:"reason"`
 	} `json:"faulty_workers"`
@@ -254,9 +276,20 @@ type result struct {
 // stdout, stderr and the exit error.
 func cli(t testing.TB, timeout time.Duration, args ...string) (string, string, error) {
 	t.Helper()
+	return cliOn(t, nil, timeout, args...)
+}
+
+// cliOn is cli on node (nil: loopback).
+func cliOn(t testing.TB, node *testnet.Node, timeout time.Duration, args ...string) (string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	var cmd *exec.Cmd
+	if node != nil {
+		cmd = node.Command(ctx, bin, args...)
+	} else {
+		cmd = exec.CommandContext(ctx, bin, args...)
+	}
 	cmd.Env = env()
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
@@ -272,7 +305,7 @@ func cli(t testing.TB, timeout time.Duration, args ...string) (string, string, e
 // error is returned with it (a failed job exits 1).
 func submitWait(t testing.TB, c *coord, timeout time.Duration, args ...string) (result, string, error) {
 	t.Helper()
-	out, stderr, err := cli(t, timeout, append([]string{"submit", "--coordinator", c.grpc, "--wait", "--json"}, args...)...)
+	out, stderr, err := cliOn(t, c.node, timeout, append([]string{"submit", "--coordinator", c.grpc, "--wait", "--json"}, args...)...)
 	var r result
 	if jerr := json.Unmarshal([]byte(out), &r); jerr != nil && err == nil {
 		t.Fatalf("submit output %q: %v\n%s", out, jerr, stderr)
@@ -283,7 +316,7 @@ func submitWait(t testing.TB, c *coord, timeout time.Duration, args ...string) (
 // submit submits a job without waiting and returns its id.
 func submit(t testing.TB, c *coord, args ...string) string {
 	t.Helper()
-	out, stderr, err := cli(t, 30*time.Second, append([]string{"submit", "--coordinator", c.grpc}, args...)...)
+	out, stderr, err := cliOn(t, c.node, 30*time.Second, append([]string{"submit", "--coordinator", c.grpc}, args...)...)
 	if err != nil {
 		t.Fatalf("submit %v: %v\n%s", args, err, stderr)
 	}
@@ -300,7 +333,7 @@ type jobStatus struct {
 
 func status(t testing.TB, c *coord, job string) (jobStatus, error) {
 	t.Helper()
-	out, stderr, err := cli(t, 30*time.Second, "status", "--coordinator", c.grpc, "--json", job)
+	out, stderr, err := cliOn(t, c.node, 30*time.Second, "status", "--coordinator", c.grpc, "--json", job)
 	if err != nil {
 		return jobStatus{}, fmt.Errorf("status: %v: %s", err, stderr)
 	}
@@ -316,7 +349,7 @@ func status(t testing.TB, c *coord, job string) (jobStatus, error) {
 // labels contain a given string.
 func metrics(t testing.TB, c *coord) (sums map[string]float64, lines []string) {
 	t.Helper()
-	resp, err := http.Get("http://" + c.metrics + "/metrics")
+	resp, err := c.httpClient().Get("http://" + c.metrics + "/metrics")
 	if err != nil {
 		t.Fatalf("scrape metrics: %v", err)
 	}
@@ -346,6 +379,14 @@ func metrics(t testing.TB, c *coord) (sums map[string]float64, lines []string) {
 		lines = append(lines, line)
 	}
 	return sums, lines
+}
+
+// httpClient reaches the coordinator's metrics address.
+func (c *coord) httpClient() *http.Client {
+	if c.node != nil {
+		return c.node.HTTPClient()
+	}
+	return http.DefaultClient
 }
 
 // sample returns the sum of the samples of name whose labels contain
