@@ -102,7 +102,9 @@ type JobStatus struct {
 	// settled subtasks (each subtask once), by worker name.
 	PerWorker []WorkerStats
 	// CoordinatorCPU is the CPU time the coordinator process spent while
-	// the job ran in it (shared by the jobs running at the same time).
+	// the job ran in it, from when its subtasks were queued (after
+	// preparing or resuming it) until it ended, shared by the jobs running
+	// at the same time.
 	CoordinatorCPU time.Duration
 }
 

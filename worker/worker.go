@@ -202,29 +202,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for _, st := range slots {
 		wg.Go(func() {
 			for t := range queue.tasks(st.index) {
-				var r api.Result
-				var began time.Time // of a count
-				switch {
-				case t.isCancelled():
-				case runCtx.Err() != nil:
-					r = w.handBack(t.a, "worker draining")
-				default:
-					began = time.Now()
-					r = w.count(runCtx, countCtx, st, t)
-				}
-				// A cancelled attempt gets no result: the coordinator has
-				// settled or dropped it.
-				if !t.isCancelled() {
-					w.observe(st, r)
-					if err := w.report(ctx, r); err != nil {
-						fail(err)
-					}
-				}
-				if !began.IsZero() {
-					pace.subtask(time.Since(began)) // the slot's time: count and report
-				}
-				w.release(t)
-				win.release(1)
+				w.serve(slotRun{ctx, runCtx, countCtx, st, win, pace, fail}, t)
 			}
 		})
 	}
@@ -233,6 +211,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	fatalMu.Lock()
 	defer fatalMu.Unlock()
 	return fatal
+}
+
+// slotRun is what a slot's loop needs: Run's contexts (see Run), the
+// slot, the worker's window and pacer, and how to fail the run.
+type slotRun struct {
+	ctx, runCtx, countCtx context.Context
+	st                    *slotState
+	win                   *window
+	pace                  *pacer
+	fail                  func(error)
+}
+
+// serve counts t on a slot, or hands it back while draining, and reports
+// it; a cancelled attempt gets no result (the coordinator has settled or
+// dropped it). The pacer learns the slot's time over a count, report
+// included.
+func (w *Worker) serve(s slotRun, t *task) {
+	var r api.Result
+	var began time.Time // of a count
+	switch {
+	case t.isCancelled():
+	case s.runCtx.Err() != nil:
+		r = w.handBack(t.a, "worker draining")
+	default:
+		began = time.Now()
+		r = w.count(s.runCtx, s.countCtx, s.st, t)
+	}
+	if !t.isCancelled() {
+		w.observe(s.st, r)
+		if err := w.report(s.ctx, r); err != nil {
+			s.fail(err)
+		}
+	}
+	if !began.IsZero() {
+		s.pace.subtask(time.Since(began))
+	}
+	w.release(t)
+	s.win.release(1)
 }
 
 // pull fills the worker's window with assignments until the Conn has no

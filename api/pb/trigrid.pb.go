@@ -2369,8 +2369,9 @@ type JobStatus struct {
 	// worker name.
 	PerWorker []*WorkerStats `protobuf:"bytes,21,rep,name=per_worker,json=perWorker,proto3" json:"per_worker,omitempty"`
 	// coordinator_cpu_ns is the CPU time (user and system) the coordinator
-	// process spent while the job ran in it (from when it was prepared or
-	// resumed until it ended), shared by every job running at the time.
+	// process spent while the job ran in it (from when its subtasks were
+	// queued, after preparing it or resuming it, until it ended), shared by
+	// every job running at the time.
 	CoordinatorCpuNs int64 `protobuf:"varint,22,opt,name=coordinator_cpu_ns,json=coordinatorCpuNs,proto3" json:"coordinator_cpu_ns,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
