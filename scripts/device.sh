@@ -22,12 +22,14 @@ SELF=$ROOT/scripts/device.sh
 . "$ROOT/scripts/lib/cluster.sh" || exit 2
 # shellcheck source=lib/final.sh
 . "$ROOT/scripts/lib/final.sh" || exit 2
+# shellcheck source=lib/shards.sh
+. "$ROOT/scripts/lib/shards.sh" || exit 2
 # shellcheck source=lib/prepare.sh
 . "$ROOT/scripts/lib/prepare.sh" || exit 2
 # shellcheck source=lib/selftest.sh
 . "$ROOT/scripts/lib/selftest.sh" || exit 2
 
-SUITES="prepare check bench e2e partitions outofcore pervertex cluster final ab selftest"
+SUITES="prepare check bench e2e partitions outofcore pervertex cluster shards final ab selftest"
 
 usage() {
 	cat <<'EOF'
@@ -55,9 +57,12 @@ kernels/cuda/libtrigrid_cuda.so from scratch first:
               kernels --modes total,vertex,edge, per-vertex and per-edge sums
   cluster     a coordinator and GPU worker(s) on this machine: rmat 20 from shards, from
               the file (P given and chosen), per vertex, against count --shards
+  shards      rmat 23 from shards at the GPU's pace: count --shards against the whole
+              graph's count (whole processes, the engine's breakdown, busy share), a
+              coordinator and GPU worker's first job, decode and pinning benchmarks
   final       the release check in one call within --timeout (540 s): check, partitions,
               outofcore at CSR/4 and CSR/20, bench and e2e on rmat 22 and 23
-  ab          one timing suite (--suite bench|e2e|outofcore|partitions) for this tree and
+  ab          one timing suite (--suite bench|e2e|outofcore|partitions|shards) for this tree and
               another build (prepare --ab REV), alternated --rounds times: a / b
 
 Results: OUT (default /tmp/trigrid-device/SUITE) holds four files: results.txt (an ok, FAIL,
@@ -201,6 +206,23 @@ scripts/device.sh cluster [--workers N] [--port N] [common options]
   parts: cluster
 EOF
 		;;
+	shards)
+		cat <<'EOF'
+scripts/device.sh shards [--shard-p P] [--workers N] [--devices LIST] [--port N] [common options]
+  rmat S (the first of SCALES, default 23) partitioned -P P (default 4, hash), then:
+  counts   RUNS rounds of count of the binary file and count --shards alternated (fresh
+           processes, whole-process wall time), their ratio, the count phase and its GPU
+           busy share (the engine's breakdown: fetch, decode, stage, wait, upload, kernel);
+           count --device cpu --shards once
+  cluster  min(RUNS, 3) fresh clusters of a coordinator and N GPU workers (default 1;
+           --devices passed to each): the first job from the shards, submit to result
+  micro    the shards' decode on 1 and all cores (storage.test BenchmarkDecodeStore, once in
+           fresh memory, twice in reused), pinning host memory (gpu.test BenchmarkRegister),
+           when the binaries are there
+  profile  one count --shards with --cpu-profile (OUT/shards.pprof) and debug logs
+  Every count against the published one. parts: counts, cluster, micro, profile
+EOF
+		;;
 	final)
 		cat <<'EOF'
 scripts/device.sh final [common options] [--max-scale N] [--divs] [--paths] [--verify-scale]
@@ -214,7 +236,7 @@ EOF
 		;;
 	ab)
 		cat <<'EOF'
-scripts/device.sh ab --suite bench|e2e|outofcore|partitions [--rounds N] [--ab-dir DIR]
+scripts/device.sh ab --suite bench|e2e|outofcore|partitions|shards [--rounds N] [--ab-dir DIR]
                      [that suite's options] [common options]
   The suite for side a (this tree: .dev/bin and kernels/cuda) and side b (--ab-dir, default
   .dev/ab, made by `prepare --ab REV`: REV's trigrid, its kernels/cuda built here),
@@ -252,8 +274,9 @@ allowed() {
 	outofcore) [[ "$common --divs --paths --with-datasets " == *"$o"* ]] ;;
 	pervertex) [[ "$common --local-max-scale --modes --kernels " == *"$o"* ]] ;;
 	cluster) [[ "$common --workers --port " == *"$o"* ]] ;;
+	shards) [[ "$common --shard-p --workers --devices --port " == *"$o"* ]] ;;
 	final) [[ "$common --max-scale --divs --paths --verify-scale --big-scales --modes --kernels " == *"$o"* ]] ;;
-	ab) [[ "$common --suite --rounds --ab-dir --max-scale --divs --paths --verify-scale --big-scales --modes --kernels --no-datasets --device --with-datasets " == *"$o"* ]] ;;
+	ab) [[ "$common --suite --rounds --ab-dir --max-scale --divs --paths --verify-scale --big-scales --modes --kernels --no-datasets --device --with-datasets --shard-p --workers --devices --port " == *"$o"* ]] ;;
 	*) return 1 ;;
 	esac
 }
@@ -274,6 +297,7 @@ defaults() {
 	VERIFY_SCALE=20 BIG_SCALES="24 25"
 	DIVS="64 20 8 4 2 1 0.5" PATHS="blocks whole" SWEEP_DATASETS=0
 	CL_WORKERS=1 PORT=17000
+	SH_P=4 SH_DEVICES=""
 	AB_SUITE="" ROUNDS=2 AB_DIR=$ROOT/.dev/ab
 	DATASETS=$(cd "$ROOT/.." && pwd)/shared/datasets AB_REV="" LIMIT_MIB=""
 	ST_PREPARED=0 ST_SUITES="" ST_KEEP=0
@@ -291,6 +315,7 @@ scales_default() {
 	outofcore) echo "23 24" ;;
 	pervertex) echo "20 22" ;;
 	cluster) echo "20" ;;
+	shards) echo "23" ;;
 	*) echo "22 23" ;;
 	esac
 }
@@ -360,6 +385,8 @@ parse() {
 		--with-datasets) SWEEP_DATASETS=1 ;;
 		--workers) CL_WORKERS=$v ;;
 		--port) PORT=$v ;;
+		--shard-p) SH_P=$v ;;
+		--devices) SH_DEVICES=$v ;;
 		--suite) AB_SUITE=$v ;;
 		--rounds) ROUNDS=$v ;;
 		--ab-dir) AB_DIR=$(realpath -m "$v") ;;
@@ -378,6 +405,8 @@ parse() {
 	number --local-max-scale "$LOCAL_MAX_SCALE"
 	number --workers "$CL_WORKERS"
 	number --port "$PORT"
+	number --shard-p "$SH_P"
+	[[ -z $SH_DEVICES || $SH_DEVICES =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--devices $SH_DEVICES: GPU indexes like 0,1"
 	number --rounds "$ROUNDS"
 	[ -z "$LIMIT_MIB" ] || number --limit-mib "$LIMIT_MIB"
 	local x
@@ -388,12 +417,13 @@ parse() {
 	for x in $PATHS; do case $x in blocks | whole | ranges | stream) ;; *) die "--paths $x: blocks, whole, ranges or stream" ;; esac done
 	case $E2E_DEVICE in gpu | cpu) ;; *) die "--device $E2E_DEVICE: gpu or cpu" ;; esac
 	if [ "$s" = ab ]; then
-		case $AB_SUITE in bench | e2e | outofcore | partitions) ;; *) die "ab needs --suite bench, e2e, outofcore or partitions" ;; esac
+		case $AB_SUITE in bench | e2e | outofcore | partitions | shards) ;; *) die "ab needs --suite bench, e2e, outofcore, partitions or shards" ;; esac
 	fi
 	local parts
 	case $s in
 	check) parts="datasets tests memcheck conformance" ;;
 	pervertex) parts="tests memcheck bench counts" ;;
+	shards) parts="counts cluster micro profile" ;;
 	final) parts="datasets partitions outofcore tests bench e2e memcheck conformance" ;;
 	ab) parts=$AB_SUITE ;;
 	*) parts=$s ;;

@@ -32,7 +32,8 @@ suite_ab() {
 	e2e) fn=e2e_all ;;
 	outofcore) fn=outofcore_all ;;
 	partitions) fn=partitions_all ;;
-	*) die "ab --suite $AB_SUITE: one of bench, e2e, outofcore, partitions" ;;
+	shards) fn=shards_ab ;;
+	*) die "ab --suite $AB_SUITE: one of bench, e2e, outofcore, partitions, shards" ;;
 	esac
 	b_bin=$WORK/ab/trigrid
 	b_lib=${OTHER_LIB:-}
