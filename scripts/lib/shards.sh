@@ -185,20 +185,18 @@ shards_cluster() {
 			fail "shards: cluster first job ($CL_WORKERS worker(s))" "$(rcmsg $rc): $(tail -c 300 "$j.err" | tr '\n' ' ')"
 			continue
 		fi
-		mapfile -t vals < <(jget "$j" triangles seconds per_worker.0.busy_ns per_worker.0.kernel_ns per_worker.0.upload_ns \
-			per_worker.0.decode_ns per_worker.0.fetch_ns per_worker.0.wall_ns)
+		mapfile -t vals < <(jget "$j" triangles seconds per_worker.0.busy_seconds per_worker.0.kernel_seconds \
+			per_worker.0.upload_seconds per_worker.0.decode_seconds per_worker.0.fetch_seconds per_worker.0.wall_seconds)
 		check "shards: cluster first job, submit to result ($CL_WORKERS worker(s))" "${vals[0]:-}" "$SH_W" metric# "$wall" unit s data@ "$j"
 		whole=$(printf '%s\n' "${SH_WHOLE[@]}" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }')
 		if [ -n "$whole" ]; then
 			ratio=$(python3 -c "print(round($wall / $whole, 3))")
 			rec info "shards: cluster first job / whole count" metric# "$ratio" unit x
 		fi
-		say "     cluster $r: submit to result $(f3 "$wall") s (x${ratio:-?} the whole count's median $(f3 "$whole")), job $(f3 "${vals[1]:-}") s; worker 1 busy $(nsec "${vals[2]:-}"), kernel $(nsec "${vals[3]:-}"), upload $(nsec "${vals[4]:-}"), decode $(nsec "${vals[5]:-}"), fetch $(nsec "${vals[6]:-}"), wall $(nsec "${vals[7]:-}") s"
+		say "     cluster $r: submit to result $(f3 "$wall") s (x${ratio:-?} the whole count's median $(f3 "$whole")), job $(f3 "${vals[1]:-}") s; worker 1 busy $(f3 "${vals[2]:-}"), kernel $(f3 "${vals[3]:-}"), upload $(f3 "${vals[4]:-}"), decode $(f3 "${vals[5]:-}"), fetch $(f3 "${vals[6]:-}"), wall $(f3 "${vals[7]:-}") s"
 	done
 	trap 'on_signal' INT TERM
 }
-
-nsec() { if [ -n "${1:-}" ]; then python3 -c "print('%.3f' % ($1 / 1e9))"; else printf '?'; fi; }
 
 shards_micro() {
 	local out
