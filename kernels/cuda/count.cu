@@ -31,7 +31,7 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
         tg_set_err(err, errlen, "tg_count: unknown kernel id %d (the caller chooses a kernel)", kernel);
         return TG_ERR_INVALID;
     }
-    // Loads still pending (tg_load_block_async) complete first, outside the
+    // Asynchronous loads still pending complete first, outside the
     // timed region: they are the upload's work, not the subtask's.
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
     const tg_dblock *ij, *ik, *jk;

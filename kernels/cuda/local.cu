@@ -61,7 +61,7 @@ extern "C" int32_t tg_count_local(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, 
                    kernel);
         return TG_ERR_INVALID;
     }
-    // Loads still pending (tg_load_block_async) complete first, outside the
+    // Asynchronous loads still pending complete first, outside the
     // timed region, as in tg_count.
     const int32_t slots[3] = {slot_ij, slot_ik, slot_jk};
     const tg_dblock *ij, *ik, *jk;

@@ -692,10 +692,9 @@ struct owned_buf {
     }
 };
 
-// The id entries: tg_prep_ids is this with nothing copied back. With d_in
-// (tg_prep_ids_input) the pairs are already on the device there, in a
-// buffer of at least npairs * 2 * width bytes (and of 8 bytes or more)
-// that this call owns and frees; edges is then d_in.
+// tg_prep_ids. With d_in (from the input buffer) the pairs are already on
+// the device there, in a buffer of at least npairs * 2 * width bytes (and
+// of 8 bytes or more) that this call owns and frees; edges is then d_in.
 int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t max_vertices,
                  uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
                  const char *fn, char *err, uint64_t errlen, void *d_in = nullptr) {
@@ -777,19 +776,6 @@ int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, 
 
 } // namespace
 
-extern "C" int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
-                               uint64_t *stats, double *ms, char *err, uint64_t errlen) {
-    return prep_ids(ctx, slot, edges, npairs, width, 0, nullptr, nullptr, nullptr, stats, ms, "tg_prep_ids", err,
-                    errlen);
-}
-
-extern "C" int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
-                                   uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
-                                   uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
-    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
-                    "tg_prep_ids_out", err, errlen);
-}
-
 // ---- the input buffer (tg_input_*) ------------------------------------------
 
 namespace {
@@ -861,10 +847,13 @@ extern "C" int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen) {
     return TG_OK;
 }
 
-extern "C" int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width,
-                                     uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
-                                     uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
-    const char *fn = "tg_prep_ids_input";
+namespace {
+
+// tg_prep_ids from the input buffer, which it consumes whatever the outcome.
+int32_t prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width, uint64_t max_vertices,
+                       uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
+                       char *err, uint64_t errlen) {
+    const char *fn = "tg_prep_ids (from the input buffer)";
     if (ctx == nullptr) {
         tg_set_err(err, errlen, "%s: NULL context", fn);
         return TG_ERR_INVALID;
@@ -872,13 +861,13 @@ extern "C" int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e != cudaSuccess) {
         input_drop(ctx);
-        return tg_cuda_status(e, err, errlen, "tg_prep_ids_input: cudaSetDevice");
+        return tg_cuda_status(e, err, errlen, "tg_prep_ids (from the input buffer): cudaSetDevice");
     }
     // The copies end before the buffer changes hands: kernels run on the
     // other stream.
     if ((e = cudaStreamSynchronize(ctx->copy)) != cudaSuccess) {
         input_drop(ctx);
-        return tg_cuda_status(e, err, errlen, "tg_prep_ids_input: input copies");
+        return tg_cuda_status(e, err, errlen, "tg_prep_ids (from the input buffer): input copies");
     }
     const uint64_t have = ctx->input_copied, room = ctx->input_bytes;
     void *in = ctx->input;
@@ -901,4 +890,20 @@ extern "C" int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
     ctx->input_bytes = ctx->input_copied = 0;
     return prep_ids(ctx, slot, in, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms, fn, err,
                     errlen, in);
+}
+
+} // namespace
+
+extern "C" int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, int32_t from_input, const void *edges, uint64_t npairs,
+                               int32_t width, uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
+                               uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    if (from_input == 1)
+        return prep_ids_input(ctx, slot, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms, err,
+                              errlen);
+    if (from_input != 0) {
+        tg_set_err(err, errlen, "tg_prep_ids: from_input %d: want 0 or 1", (int)from_input);
+        return TG_ERR_INVALID;
+    }
+    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
+                    "tg_prep_ids", err, errlen);
 }

@@ -250,13 +250,13 @@ int32_t tg_slot_complete(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) 
     if (!s->pending) return TG_OK;
     s->pending = false;
     cudaError_t e = cudaStreamWaitEvent(ctx->stream, s->copied, 0);
-    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_load_block_async: wait for the copy");
+    if (e != cudaSuccess) return tg_cuda_status(e, err, errlen, "tg_load_block (async): wait for the copy");
     return tg_slot_finish(ctx, s, err, errlen);
 }
 
 // One load of tg_load_block (async false: copied on the kernels' stream and
-// finished before returning) or tg_load_block_async (copied on the copy
-// stream and left pending). name prefixes the messages.
+// finished before returning; true: copied on the copy stream and left
+// pending). name prefixes the messages.
 static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
                           int64_t nnz, int64_t ncols, bool async, const char *name, char *err, uint64_t errlen) {
     if (ctx == nullptr) {
@@ -331,15 +331,14 @@ static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int
 }
 
 extern "C" int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
-                                 const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
+                                 const uint32_t *cols, int64_t nnz, int64_t ncols, int32_t async, char *err,
                                  uint64_t errlen) {
-    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, false, "tg_load_block", err, errlen);
-}
-
-extern "C" int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows,
-                                       const uint32_t *cols, int64_t nnz, int64_t ncols, char *err,
-                                       uint64_t errlen) {
-    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, true, "tg_load_block_async", err, errlen);
+    if (async != 0 && async != 1) {
+        tg_set_err(err, errlen, "tg_load_block: async %d: want 0 or 1", (int)async);
+        return TG_ERR_INVALID;
+    }
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, async == 1,
+                      async ? "tg_load_block (async)" : "tg_load_block", err, errlen);
 }
 
 extern "C" int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {

@@ -32,7 +32,7 @@ struct tg_slot {
     void *bm_tmp = nullptr;
     size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, bm_tmp_cap = 0;
     tg_dblock blk = {};
-    // pending: tg_load_block_async enqueued the copies into rowptr and cols
+    // pending: tg_load_block (async) enqueued the copies into rowptr and cols
     // on the copy stream, recorded copied after them, and tg_slot_complete
     // has not yet checked the block (loaded is false until it has).
     bool pending = false;
@@ -47,7 +47,7 @@ struct tg_alloc {
 struct tg_ctx {
     int device = 0;
     cudaStream_t stream = nullptr;
-    // copy: host-to-device copies of tg_load_block_async, so that they run
+    // copy: host-to-device copies of tg_load_block (async), so that they run
     // beside the kernels of stream.
     cudaStream_t copy = nullptr;
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
@@ -141,7 +141,7 @@ bool tg_drop_idle_indexes(tg_ctx *ctx);
 // Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
 // fills blk.max_degree and upper. Synchronizes the stream.
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);
-// Completes a pending load of slot (tg_load_block_async): the stream waits
+// Completes a pending asynchronous load of slot: the stream waits
 // for its copy, then tg_slot_finish checks it and builds its indexes. A slot
 // that is not pending is left as it is.
 int32_t tg_slot_complete(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);

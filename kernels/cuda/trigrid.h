@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 13
+#define TG_ABI_VERSION 14
 
 /* Status codes. */
 #define TG_OK 0
@@ -135,38 +135,35 @@ void tg_ctx_destroy(tg_ctx *ctx);
 /* Copies a CSR block into slot (0 <= slot < TG_MAX_SLOTS), replacing what
  * the slot held and reusing its device buffers when they are large enough.
  * rowptr has nrows+1 entries, rowptr[0] == 0, rowptr[nrows] == nnz,
- * non-decreasing; every column is < ncols. Rows must be sorted and free of
- * duplicates (checked on the device only by the kernels' contract, not
- * here: O(nnz) host checks are the caller's job). nrows == 0 or nnz == 0
- * are valid empty blocks. */
+ * non-decreasing; every column is < ncols and every row strictly
+ * increasing, which the device checks (a malformed block is
+ * TG_ERR_INVALID). nrows == 0 or nnz == 0 are valid empty blocks.
+ *
+ * With async 0 the block is copied, checked and indexed before the call
+ * returns. With async 1 the call returns once the copies are enqueued on
+ * the context's copy stream, a stream of its own beside the one kernels
+ * run on, so that the copy overlaps the kernels of later tg_count calls on
+ * other slots: from page-locked memory (tg_host_register) the copy engine
+ * reads the arrays after the call returns; from other host memory the
+ * copy may be done before it returns. Either way the arrays must then stay
+ * allocated and unchanged until the load completes: at tg_load_wait for
+ * the slot, at a tg_count, tg_load_block or tg_free_block naming the slot,
+ * or at tg_ctx_destroy. The arguments are checked and the slot's device
+ * memory is reserved in the call (TG_ERR_OOM leaves the slot empty); the
+ * block's device-side check, its maximum degree and its indexes are made
+ * when the load completes, and a malformed block is reported by the call
+ * that completes it. */
 int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
                       int64_t nrows, const uint32_t *cols, int64_t nnz,
-                      int64_t ncols, char *err, uint64_t errlen);
+                      int64_t ncols, int32_t async, char *err, uint64_t errlen);
 
-/* tg_load_block that returns once the copies are enqueued on the
- * context's copy stream, a stream of its own beside the one kernels run on,
- * so that the copy overlaps the kernels of later tg_count calls on other
- * slots. From page-locked memory (tg_host_register) the copy engine reads the
- * arrays after the call returns; from other host memory the copy may be
- * done before it returns. Either way the arrays must stay allocated and
- * unchanged until the load completes: at tg_load_wait for the slot, at a
- * tg_count, tg_load_block, tg_load_block_async or tg_free_block naming the
- * slot, or at tg_ctx_destroy. The arguments are checked as tg_load_block
- * checks them and the slot's device memory is reserved here (TG_ERR_OOM
- * leaves the slot empty); the block's device-side check, its maximum degree
- * and its indexes are made when the load completes, and a malformed block
- * is reported by the call that completes it (TG_ERR_INVALID). */
-int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr,
-                            int64_t nrows, const uint32_t *cols, int64_t nnz,
-                            int64_t ncols, char *err, uint64_t errlen);
-
-/* Completes slot's pending load (tg_load_block_async), if it has one:
- * waits for its copy, checks the block and builds its indexes. */
+/* Completes slot's pending load (tg_load_block with async 1), if it has
+ * one: waits for its copy, checks the block and builds its indexes. */
 int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen);
 
 /* Page-locks bytes of existing host memory at p in place (cudaHostRegister,
  * portable to every context), so that copies from it or into it, by
- * tg_load_block_async or by any entry given a pointer into it, run at the
+ * tg_load_block or by any entry given a pointer into it, run at the
  * bus's speed without staging. Pinning memory the host has already touched
  * costs far less than allocating pinned memory and copying into it. A
  * range that overlaps one
@@ -284,61 +281,52 @@ int32_t tg_preprocess(tg_ctx *ctx, int32_t slot, const uint32_t *edges,
                       uint32_t *rank_out, uint64_t *stats, double *ms,
                       char *err, uint64_t errlen);
 
-/* GPU preprocessing from the input's own ids: edges holds npairs (u, v)
- * pairs in input order, each id a little-endian unsigned integer of width
- * bytes (4 or 8), any value. The library compacts the ids as the host does
- * (the ids with a non-loop edge, in ascending order, become 0..n-1; ids
- * seen only in self-loops are counted in TG_PREP_ISOLATED and dropped),
- * then does what tg_preprocess does with the compact pairs, building the
- * forward CSR in slot (n rows). Nothing is copied back: stats receives
- * TG_PREP_NSTATS values (TG_PREP_VERTICES is n), ms the CUDA-event time of
- * the GPU work including the upload. More than 2^32 - 2 distinct ids is
- * TG_ERR_INVALID; TG_ERR_OOM means the pairs do not fit the device. */
-int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges,
-                    uint64_t npairs, int32_t width, uint64_t *stats,
+/* GPU preprocessing from the input's own ids: npairs (u, v) pairs in
+ * input order, each id a little-endian unsigned integer of width bytes (4
+ * or 8), any value. They are at edges in host memory (from_input 0), or
+ * in the context's input buffer (from_input 1, edges unused; see
+ * tg_input_alloc): its first npairs pairs, every byte of which
+ * tg_input_copy_async must have copied (the copied bytes must sum to
+ * npairs * 2 * width, else TG_ERR_INVALID); the call waits for the copies,
+ * and the buffer is consumed, freed whether the call succeeds or not.
+ *
+ * The library compacts the ids as the host does (the ids with a non-loop
+ * edge, in ascending order, become 0..n-1; ids seen only in self-loops are
+ * counted in TG_PREP_ISOLATED and dropped), then does what tg_preprocess
+ * does with the compact pairs, building the forward CSR in slot (n rows).
+ * It copies back what a caller that splits the forward graph into blocks
+ * needs (each output pointer may be NULL: not wanted): the forward CSR's
+ * n+1 offsets into rowptr_out and its columns into cols_out (room for
+ * npairs), and into orig_out (n entries) the input id of each forward id.
+ * max_vertices is the room of orig_out and rowptr_out (one more): a graph
+ * of more than max_vertices vertices is TG_ERR_INVALID when either is
+ * given. stats receives TG_PREP_NSTATS values (TG_PREP_VERTICES is n), ms
+ * the CUDA-event time of the GPU work, including the upload from host
+ * memory. More than 2^32 - 2 distinct ids is TG_ERR_INVALID; TG_ERR_OOM
+ * means the pairs do not fit the device. */
+int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, int32_t from_input,
+                    const void *edges, uint64_t npairs, int32_t width,
+                    uint64_t max_vertices, uint64_t *rowptr_out,
+                    uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats,
                     double *ms, char *err, uint64_t errlen);
 
-/* tg_prep_ids, copying back what a caller that splits the forward graph
- * into blocks needs (any output pointer may be NULL: not wanted): the
- * forward CSR's n+1 offsets into rowptr_out and its columns into cols_out
- * (room for npairs), and into orig_out (n entries) the input id of each
- * forward id. max_vertices is the room of orig_out and rowptr_out (one
- * more): a graph of more than max_vertices vertices is TG_ERR_INVALID when
- * either is given. The slot holds the forward graph as after tg_prep_ids. */
-int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges,
-                        uint64_t npairs, int32_t width, uint64_t max_vertices,
-                        uint64_t *rowptr_out, uint32_t *cols_out,
-                        uint64_t *orig_out, uint64_t *stats, double *ms,
-                        char *err, uint64_t errlen);
-
 /* The input's pairs uploaded in pieces while the caller still reads the
- * rest, then preprocessed where they are (tg_prep_ids_input), so that the
- * upload overlaps the read. tg_input_alloc reserves a device buffer of
- * bytes (8 a pair of 32-bit ids, 16 of 64-bit ones), freeing any earlier
- * one; TG_ERR_OOM when it does not fit. tg_input_copy_async enqueues a copy
- * of bytes from host memory src into the buffer at offset, on the copy
- * stream, and returns: from registered memory (tg_host_register) the copy
- * engine reads src after the call returns, so src must stay allocated,
- * unchanged and registered until the buffer is consumed or freed
- * (tg_prep_ids_input, tg_input_free, tg_input_alloc, tg_ctx_destroy). A
- * range beyond the buffer, or no buffer, is TG_ERR_INVALID. tg_input_free
- * waits for the pending copies and frees the buffer (none: a no-op). */
+ * rest, then preprocessed where they are (tg_prep_ids with from_input 1),
+ * so that the upload overlaps the read. tg_input_alloc reserves a device
+ * buffer of bytes (8 a pair of 32-bit ids, 16 of 64-bit ones), freeing any
+ * earlier one; TG_ERR_OOM when it does not fit. tg_input_copy_async
+ * enqueues a copy of bytes from host memory src into the buffer at offset,
+ * on the copy stream, and returns: from registered memory
+ * (tg_host_register) the copy engine reads src after the call returns, so
+ * src must stay allocated, unchanged and registered until the buffer is
+ * consumed or freed (tg_prep_ids, tg_input_free, tg_input_alloc,
+ * tg_ctx_destroy). A range beyond the buffer, or no buffer, is
+ * TG_ERR_INVALID. tg_input_free waits for the pending copies and frees the
+ * buffer (none: a no-op). */
 int32_t tg_input_alloc(tg_ctx *ctx, uint64_t bytes, char *err, uint64_t errlen);
 int32_t tg_input_copy_async(tg_ctx *ctx, uint64_t offset, const void *src,
                             uint64_t bytes, char *err, uint64_t errlen);
 int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen);
-
-/* tg_prep_ids_out from the input buffer: its first npairs pairs of width
- * bytes per id, every byte of which tg_input_copy_async must have copied
- * (the copied bytes must sum to npairs * 2 * width, else TG_ERR_INVALID).
- * It waits for the copies, and the buffer is consumed: freed whether the
- * call succeeds or not. Output pointers may all be NULL (tg_prep_ids's
- * result); ms excludes the upload. */
-int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs,
-                          int32_t width, uint64_t max_vertices,
-                          uint64_t *rowptr_out, uint32_t *cols_out,
-                          uint64_t *orig_out, uint64_t *stats, double *ms,
-                          char *err, uint64_t errlen);
 
 /* Splits the forward graph that slot src holds (as tg_prep_ids leaves it:
  * n rows, n columns, rows sorted) into the p x p blocks of a 2D partition

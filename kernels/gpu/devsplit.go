@@ -41,10 +41,9 @@ func idPairsArg(p kernels.IDPairs) (unsafe.Pointer, int32, uint64, error) {
 	return base, width, uint64(words / 2), nil
 }
 
-// prepIDsLeastBytes is the device memory tg_prep_ids_out and
-// tg_prep_ids_input take at the least for p: the pairs' buffer (8 bytes
-// a pair of 32-bit ids, 16 of 64-bit ones); nothing for staged ids, which
-// are on the device already.
+// prepIDsLeastBytes is the device memory tg_prep_ids takes at the least
+// for p: the pairs' buffer (8 bytes a pair of 32-bit ids, 16 of 64-bit
+// ones); nothing for staged ids, which are on the device already.
 func prepIDsLeastBytes(p kernels.IDPairs) int64 {
 	if p.Staged != nil {
 		return 0
@@ -76,12 +75,12 @@ func (c *Counter) hasFree(need int64) (free, limit uint64, ok bool) {
 	return free, limit, limit == 0 || uint64(max(need, 0)) <= free
 }
 
-// KeepIDsOnDevice implements kernels.Device (tg_prep_ids_out, or
-// tg_prep_ids_input from staged ids, copying back only the input ids,
-// when wanted; the pairs are page-locked for their upload as
-// OrientIDsOnDevice does): the forward graph stays
-// in the resident slot for SplitOnDevice, ForwardOut or CountResident. An
-// error wrapping ErrOutOfMemory means the pairs do not fit the device.
+// KeepIDsOnDevice implements kernels.Device (tg_prep_ids, from the pairs
+// or from staged ids, copying back only the input ids, when wanted; the
+// pairs are page-locked for their upload as OrientIDsOnDevice does): the
+// forward graph stays in the resident slot for SplitOnDevice, ForwardOut
+// or CountResident. An error wrapping ErrOutOfMemory means the pairs do
+// not fit the device.
 //
 // host, when not nil, is the memory SplitOnDevice copies the blocks back
 // into: it is page-locked on another goroutine while the device works.

@@ -52,11 +52,11 @@
 // The preparation steps of kernels.Device, which leave the forward graph
 // on the device or hand it back: PrepareResident and CountResident
 // (preprocess.go, resident.go; tg_preprocess), PrepareResidentIDs from the
-// input's own ids (prepids.go; tg_prep_ids, tg_prep_ids_out, from the
-// input staged while read, stage.go: tg_input_*, tg_prep_ids_input),
-// OrientOnDevice (orient.go: tg_preprocess with copy-back, or in pieces
-// when the pairs do not fit, pieces.go and piecesprep.go: tg_pieces_*),
-// OrientIDsOnDevice (orientids.go; tg_prep_ids_out) and KeepIDsOnDevice,
+// input's own ids (prepids.go; tg_prep_ids, from host memory or from the
+// input staged while read, stage.go: tg_input_*), OrientOnDevice
+// (orient.go: tg_preprocess with copy-back, or in pieces when the pairs do
+// not fit, pieces.go and piecesprep.go: tg_pieces_*), OrientIDsOnDevice
+// (orientids.go; tg_prep_ids with copy-back) and KeepIDsOnDevice,
 // SplitOnDevice and ForwardOut (devsplit.go; tg_split_blocks,
 // tg_block_out). The GPU `auto` kernel is chosen per subtask by a pure
 // rule (choose.go, auto.go); Bench (bench.go) times the kernels.
@@ -73,14 +73,14 @@
 //	tg_ctx_create, tg_ctx_destroy                      library.go, counter.go
 //	tg_settings_default, tg_ctx_set_settings           settings.go
 //	tg_mem_usage                                       devmem (Slots.Prefetch), every strategy's sizing
-//	tg_load_block(_async), tg_load_wait, tg_free_block devmem.Slots, for every strategy
+//	tg_load_block, tg_load_wait, tg_free_block         devmem.Slots, for every strategy
 //	tg_host_register, tg_host_unregister               devmem.Pins, and the strategies' own host arrays
 //	tg_count                                           whole.go (and CountResident)
 //	tg_count_local                                     local.go, through whole.go
 //	tg_count_rows                                      stream.go, chunks.go
 //	tg_ranges_begin, _count, _end                      ranges.go
 //	tg_preprocess                                      preprocess.go (PrepareResident, OrientOnDevice)
-//	tg_prep_ids, tg_prep_ids_out, tg_prep_ids_input    prepids.go (PrepareResidentIDs, OrientIDsOnDevice, KeepIDsOnDevice)
+//	tg_prep_ids                                        prepids.go (PrepareResidentIDs, OrientIDsOnDevice, KeepIDsOnDevice)
 //	tg_input_alloc, _copy_async, _free                 stage.go
 //	tg_pieces_begin, _sort, _csr, _vertices, _rank, _end pieces.go, piecesprep.go
 //	tg_split_blocks, tg_block_out                      devsplit.go

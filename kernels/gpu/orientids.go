@@ -10,7 +10,7 @@ import (
 	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
-// OrientIDsOnDevice implements kernels.Device (tg_prep_ids_out): the
+// OrientIDsOnDevice implements kernels.Device (tg_prep_ids): the
 // device compacts the input's own ids in p, cleans and orients, and the
 // forward graph comes back with ids[forward id] = input id; the device
 // copy is then freed. The host only bounds the vertices (the largest id

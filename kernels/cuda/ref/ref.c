@@ -38,7 +38,7 @@
 typedef struct {
     tg_cpu_csr csr;
     int loaded;
-    /* pending: a tg_load_block_async whose arrays are read when the load
+    /* pending: an asynchronous tg_load_block whose arrays are read when the load
      * completes (slot_complete), as the copy engine reads them after the
      * CUDA library's call returns, so that tests catch a caller that
      * changes or frees them too early. */
@@ -358,7 +358,7 @@ static int32_t slot_copy(ref_slot *s, const uint64_t *rowptr, int64_t nrows, con
 static int32_t slot_complete(ref_slot *s, char *err, uint64_t errlen) {
     if (!s->pending) return TG_OK;
     slot_unpend(s);
-    const char *name = "tg_load_block_async";
+    const char *name = "tg_load_block (async)";
     int32_t rc = check_rows(s->p_rowptr, s->csr.nrows, s->p_cols, s->csr.ncols, name, err, errlen);
     if (rc == TG_OK && s->csr.nrows > 0 && s->p_rowptr[s->csr.nrows] != (uint64_t)s->csr.nnz) {
         set_err(err, errlen, "%s: the offsets changed before the load completed", name);
@@ -370,7 +370,8 @@ static int32_t slot_complete(ref_slot *s, char *err, uint64_t errlen) {
     return rc;
 }
 
-/* tg_load_block (async 0) and tg_load_block_async (async 1). */
+/* tg_load_block: copied and checked now (async 0), or when the load
+ * completes (async 1). */
 static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
                           int64_t nnz, int64_t ncols, int async, const char *name, char *err, uint64_t errlen) {
     if (ctx == NULL || slot < 0 || slot >= TG_MAX_SLOTS) {
@@ -408,13 +409,13 @@ static int32_t load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int
 }
 
 int32_t tg_load_block(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
-                      int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
-    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, 0, "tg_load_block", err, errlen);
-}
-
-int32_t tg_load_block_async(tg_ctx *ctx, int32_t slot, const uint64_t *rowptr, int64_t nrows, const uint32_t *cols,
-                            int64_t nnz, int64_t ncols, char *err, uint64_t errlen) {
-    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, 1, "tg_load_block_async", err, errlen);
+                      int64_t nnz, int64_t ncols, int32_t async, char *err, uint64_t errlen) {
+    if (async != 0 && async != 1) {
+        set_err(err, errlen, "tg_load_block: async %d: want 0 or 1", (int)async);
+        return TG_ERR_INVALID;
+    }
+    return load_block(ctx, slot, rowptr, nrows, cols, nnz, ncols, async,
+                      async ? "tg_load_block (async)" : "tg_load_block", err, errlen);
 }
 
 int32_t tg_load_wait(tg_ctx *ctx, int32_t slot, char *err, uint64_t errlen) {
@@ -847,7 +848,7 @@ static int sort_unique(uint64_t *ids, uint64_t n, uint64_t *distinct) {
     return 0;
 }
 
-/* Both id entries: tg_prep_ids is this with nothing copied back. */
+/* tg_prep_ids of pairs in host memory (or the input buffer's, copied). */
 static int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
                         uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out,
                         uint64_t *stats, double *ms, const char *fn, char *err, uint64_t errlen) {
@@ -962,18 +963,6 @@ static int32_t prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t n
     return TG_OK;
 }
 
-int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width, uint64_t *stats,
-                    double *ms, char *err, uint64_t errlen) {
-    return prep_ids(ctx, slot, edges, npairs, width, 0, NULL, NULL, NULL, stats, ms, "tg_prep_ids", err, errlen);
-}
-
-int32_t tg_prep_ids_out(tg_ctx *ctx, int32_t slot, const void *edges, uint64_t npairs, int32_t width,
-                        uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out,
-                        uint64_t *stats, double *ms, char *err, uint64_t errlen) {
-    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
-                    "tg_prep_ids_out", err, errlen);
-}
-
 /* Drops the input buffer and its pending copies without reading them. */
 static void input_drop(tg_ctx *ctx) {
     for (size_t i = 0; i < ctx->ncopies; i++) reg_pending(ctx->copies[i].src, -1);
@@ -1047,10 +1036,12 @@ int32_t tg_input_free(tg_ctx *ctx, char *err, uint64_t errlen) {
     return TG_OK;
 }
 
-int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width, uint64_t max_vertices,
-                          uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats, double *ms,
-                          char *err, uint64_t errlen) {
-    const char *fn = "tg_prep_ids_input";
+/* tg_prep_ids from the input buffer, which it consumes whatever the
+ * outcome. */
+static int32_t prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t width, uint64_t max_vertices,
+                              uint64_t *rowptr_out, uint32_t *cols_out, uint64_t *orig_out, uint64_t *stats,
+                              double *ms, char *err, uint64_t errlen) {
+    const char *fn = "tg_prep_ids (from the input buffer)";
     if (ctx == NULL) {
         set_err(err, errlen, "%s: NULL context", fn);
         return TG_ERR_INVALID;
@@ -1085,6 +1076,21 @@ int32_t tg_prep_ids_input(tg_ctx *ctx, int32_t slot, uint64_t npairs, int32_t wi
     free(in);
     return rc;
 }
+
+int32_t tg_prep_ids(tg_ctx *ctx, int32_t slot, int32_t from_input, const void *edges, uint64_t npairs,
+                    int32_t width, uint64_t max_vertices, uint64_t *rowptr_out, uint32_t *cols_out,
+                    uint64_t *orig_out, uint64_t *stats, double *ms, char *err, uint64_t errlen) {
+    if (from_input == 1)
+        return prep_ids_input(ctx, slot, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms, err,
+                              errlen);
+    if (from_input != 0) {
+        set_err(err, errlen, "tg_prep_ids: from_input %d: want 0 or 1", (int)from_input);
+        return TG_ERR_INVALID;
+    }
+    return prep_ids(ctx, slot, edges, npairs, width, max_vertices, rowptr_out, cols_out, orig_out, stats, ms,
+                    "tg_prep_ids", err, errlen);
+}
+
 /* tg_split_blocks on the CPU: the same groups and local ids, the blocks
  * accounted as the CUDA library allocates them (each block's offsets and
  * columns, made while the source is still held). */

@@ -30,8 +30,8 @@ typedef int32_t (*devinfo_fn)(int32_t, char *, uint64_t, uint64_t *, uint64_t *,
                               char *, uint64_t);
 typedef int32_t (*create_fn)(int32_t, uint64_t, tg_ctx **, char *, uint64_t);
 typedef void (*destroy_fn)(tg_ctx *);
-typedef int32_t (*load_fn)(tg_ctx *, int32_t, const uint64_t *, int64_t, const uint32_t *, int64_t, int64_t, char *,
-                           uint64_t);
+typedef int32_t (*load_fn)(tg_ctx *, int32_t, const uint64_t *, int64_t, const uint32_t *, int64_t, int64_t, int32_t,
+                           char *, uint64_t);
 typedef int32_t (*count_fn)(tg_ctx *, int32_t, int32_t, int32_t, int32_t, uint64_t *, double *, char *, uint64_t);
 typedef int32_t (*local_fn)(tg_ctx *, int32_t, int32_t, int32_t, int32_t, const tg_local_out *, uint64_t *, double *,
                             char *, uint64_t);
@@ -326,7 +326,7 @@ static int run_file(const char *path, int runs, int P) {
     }
     free(rp);
     free(cl);
-    if (L.load(ctx, 1, g.rowptr, g.nrows, g.cols, g.nnz, g.ncols, err, sizeof err) != TG_OK) {
+    if (L.load(ctx, 1, g.rowptr, g.nrows, g.cols, g.nnz, g.ncols, 0, err, sizeof err) != TG_OK) {
         fprintf(stderr, "tgdrv: load: %s\n", err);
         L.destroy(ctx);
         return 1;
@@ -338,7 +338,8 @@ static int run_file(const char *path, int runs, int P) {
         for (int J = 0; J < P; J++) {
             blk[I * P + J] = hash_block(&g, P, I, J);
             tg_cpu_csr *b = &blk[I * P + J];
-            if (L.load(ctx, 2 + I * P + J, b->rowptr, b->nrows, b->cols, b->nnz, b->ncols, err, sizeof err) != TG_OK) {
+            if (L.load(ctx, 2 + I * P + J, b->rowptr, b->nrows, b->cols, b->nnz, b->ncols, 0, err, sizeof err) !=
+                TG_OK) {
                 fprintf(stderr, "tgdrv: load block (%d,%d): %s\n", I, J, err);
                 bad = 1;
             }

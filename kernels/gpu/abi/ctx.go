@@ -54,16 +54,15 @@ func (c *Ctx) MemUsage() (used, limit, peak uint64) {
 // LoadBlock copies a CSR block (rowptr: its rows' offsets, one more than
 // its rows, or none for an empty block; cols its columns, each below ncols)
 // into slot, replacing what the slot held (tg_load_block). With async it
-// returns once the copies are enqueued on the context's copy stream
-// (tg_load_block_async): the arrays must then stay unchanged until the
-// load completes (LoadWait, or a call that names the slot).
+// returns once the copies are enqueued on the context's copy stream: the
+// arrays must then stay unchanged until the load completes (LoadWait, or a
+// call that names the slot).
 func (c *Ctx) LoadBlock(slot int32, rowptr []uint64, cols []uint32, ncols int64, async bool) error {
-	nrows := int64(max(len(rowptr)-1, 0))
+	var a int32
 	if async {
-		rc := c.lib.loadBlockAsync(c.h, slot, ptr(rowptr), nrows, ptr(cols), int64(len(cols)), ncols, &c.buf[0], errBufLen)
-		return c.status("tg_load_block_async", rc)
+		a = 1
 	}
-	rc := c.lib.loadBlock(c.h, slot, ptr(rowptr), nrows, ptr(cols), int64(len(cols)), ncols, &c.buf[0], errBufLen)
+	rc := c.lib.loadBlock(c.h, slot, ptr(rowptr), int64(max(len(rowptr)-1, 0)), ptr(cols), int64(len(cols)), ncols, a, &c.buf[0], errBufLen)
 	runtime.KeepAlive(rowptr)
 	runtime.KeepAlive(cols)
 	return c.status("tg_load_block", rc)
@@ -168,30 +167,25 @@ type IDsOut struct {
 	Orig        []uint64
 }
 
-func (o IDsOut) none() bool { return o.Rowptr == nil && o.Cols == nil && o.Orig == nil }
-
 // PrepIDs builds the forward graph of npairs pairs of the input's own ids
 // at edges (host memory, ids of width 4 or 8 bytes) into slot: the device
-// compacts, cleans and orients them (tg_prep_ids, or tg_prep_ids_out when
-// out wants anything back). It returns the milliseconds.
+// compacts, cleans and orients them (tg_prep_ids), copying back what out
+// has room for. It returns the milliseconds.
 func (c *Ctx) PrepIDs(slot int32, edges unsafe.Pointer, npairs uint64, width int32, out IDsOut, st *PrepStats) (float64, error) {
-	var ms float64
-	if out.none() {
-		rc := c.lib.prepIDs(c.h, slot, edges, npairs, width, &st[0], &ms, &c.buf[0], errBufLen)
-		return ms, c.status("tg_prep_ids", rc)
-	}
-	rc := c.lib.prepIDsOut(c.h, slot, edges, npairs, width, out.MaxVertices, ptr(out.Rowptr), ptr(out.Cols), ptr(out.Orig), &st[0], &ms, &c.buf[0], errBufLen)
-	runtime.KeepAlive(out)
-	return ms, c.status("tg_prep_ids_out", rc)
+	return c.prepIDs(slot, 0, edges, npairs, width, out, st)
 }
 
 // PrepIDsInput is PrepIDs of the pairs the context's input buffer holds
-// (InputAlloc, InputCopy), which it consumes (tg_prep_ids_input).
+// (InputAlloc, InputCopy), which it consumes.
 func (c *Ctx) PrepIDsInput(slot int32, npairs uint64, width int32, out IDsOut, st *PrepStats) (float64, error) {
+	return c.prepIDs(slot, 1, nil, npairs, width, out, st)
+}
+
+func (c *Ctx) prepIDs(slot, fromInput int32, edges unsafe.Pointer, npairs uint64, width int32, out IDsOut, st *PrepStats) (float64, error) {
 	var ms float64
-	rc := c.lib.prepIDsInput(c.h, slot, npairs, width, out.MaxVertices, ptr(out.Rowptr), ptr(out.Cols), ptr(out.Orig), &st[0], &ms, &c.buf[0], errBufLen)
+	rc := c.lib.prepIDs(c.h, slot, fromInput, edges, npairs, width, out.MaxVertices, ptr(out.Rowptr), ptr(out.Cols), ptr(out.Orig), &st[0], &ms, &c.buf[0], errBufLen)
 	runtime.KeepAlive(out)
-	return ms, c.status("tg_prep_ids_input", rc)
+	return ms, c.status("tg_prep_ids", rc)
 }
 
 // InputAlloc reserves the context's input buffer of bytes (tg_input_alloc),

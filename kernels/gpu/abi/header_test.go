@@ -183,3 +183,31 @@ func TestStructsMatchHeader(t *testing.T) {
 		}
 	}
 }
+
+// Every entry point trigrid.h declares is bound, and nothing else.
+func TestEntriesMatchHeader(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "cuda", "trigrid.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?m)^(?:int32_t|void)\s+(tg_\w+)\(`)
+	header := map[string]bool{}
+	for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+		header[m[1]] = true
+	}
+	bound := map[string]bool{}
+	for _, s := range (&Lib{}).symbols() {
+		bound[s.name] = true
+		if !header[s.name] {
+			t.Errorf("%s is bound but trigrid.h declares no such entry", s.name)
+		}
+	}
+	for name := range header {
+		if !bound[name] {
+			t.Errorf("trigrid.h declares %s, which abi does not bind", name)
+		}
+	}
+	if len(header) < 20 {
+		t.Fatalf("read %d entry points from trigrid.h: the pattern no longer matches its declarations", len(header))
+	}
+}

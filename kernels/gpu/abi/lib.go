@@ -23,7 +23,7 @@ import (
 
 // Version is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const Version = 13
+const Version = 14
 
 // Lib is a loaded library with the ABI of trigrid.h. It is safe for
 // concurrent use; a context (Ctx) is not.
@@ -37,8 +37,7 @@ type Lib struct {
 	deviceInfo      func(dev int32, name *byte, namelen uint64, total, free *uint64, sms, ccMajor, ccMinor *int32, err *byte, errlen uint64) int32
 	ctxCreate       func(dev int32, limit uint64, out *uintptr, err *byte, errlen uint64) int32
 	ctxDestroy      func(ctx uintptr)
-	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
-	loadBlockAsync  func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, err *byte, errlen uint64) int32
+	loadBlock       func(ctx uintptr, slot int32, rowptr *uint64, nrows int64, cols *uint32, nnz, ncols int64, async int32, err *byte, errlen uint64) int32
 	loadWait        func(ctx uintptr, slot int32, err *byte, errlen uint64) int32
 	hostRegister    func(p unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	hostUnregister  func(p unsafe.Pointer, err *byte, errlen uint64) int32
@@ -46,14 +45,12 @@ type Lib struct {
 	count           func(ctx uintptr, kernel, ij, ik, jk int32, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	memUsage        func(ctx uintptr, used, limit, peak *uint64) int32
 	preprocess      func(ctx uintptr, slot int32, edges *uint32, npairs, n uint64, rowptr *uint64, cols *uint32, rank *uint32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
-	prepIDs         func(ctx uintptr, slot int32, edges unsafe.Pointer, npairs uint64, width int32, stats *uint64, ms *float64, err *byte, errlen uint64) int32
-	prepIDsOut      func(ctx uintptr, slot int32, edges unsafe.Pointer, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
+	prepIDs         func(ctx uintptr, slot, fromInput int32, edges unsafe.Pointer, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	countLocal      func(ctx uintptr, kernel, ij, ik, jk int32, out *localOut, tri *uint64, ms *float64, err *byte, errlen uint64) int32
 	countRows       func(ctx uintptr, kernel, jk int32, subs *rowsSubtask, nsubs int32, tri *uint64, ms *float64, parts *int64, err *byte, errlen uint64) int32
 	inputAlloc      func(ctx uintptr, bytes uint64, err *byte, errlen uint64) int32
 	inputCopyAsync  func(ctx uintptr, offset uint64, src unsafe.Pointer, bytes uint64, err *byte, errlen uint64) int32
 	inputFree       func(ctx uintptr, err *byte, errlen uint64) int32
-	prepIDsInput    func(ctx uintptr, slot int32, npairs uint64, width int32, maxVertices uint64, rowptr *uint64, cols *uint32, orig *uint64, stats *uint64, ms *float64, err *byte, errlen uint64) int32
 	splitBlocks     func(ctx uintptr, src, p int32, slots *int32, nranges int32, bounds *uint64, groups *int32, nnz *int64, err *byte, errlen uint64) int32
 	blockOut        func(ctx uintptr, slot int32, rowptr *uint64, cols *uint32, err *byte, errlen uint64) int32
 	piecesBegin     func(ctx uintptr, n, maxItems uint64, idMap *uint64, idWords uint64, capacity *uint64, err *byte, errlen uint64) int32
@@ -110,13 +107,16 @@ func Open(explicit string) (*Lib, error) {
 	return nil, fmt.Errorf("%w (tried %s)", ErrNoLibrary, strings.Join(tried, "; "))
 }
 
-// bind resolves every symbol first, so that a library missing one is an
-// error rather than a panic inside purego.
-func (l *Lib) bind(h uintptr) error {
-	syms := []struct {
-		name string
-		fn   any
-	}{
+// symbol is an entry point of trigrid.h and the function field of Lib it
+// binds.
+type symbol struct {
+	name string
+	fn   any
+}
+
+// symbols lists every entry point of trigrid.h with l's field for it.
+func (l *Lib) symbols() []symbol {
+	return []symbol{
 		{"tg_abi_version", &l.abiVersion},
 		{"tg_settings_default", &l.settingsDefault},
 		{"tg_ctx_set_settings", &l.setSettings},
@@ -125,7 +125,6 @@ func (l *Lib) bind(h uintptr) error {
 		{"tg_ctx_create", &l.ctxCreate},
 		{"tg_ctx_destroy", &l.ctxDestroy},
 		{"tg_load_block", &l.loadBlock},
-		{"tg_load_block_async", &l.loadBlockAsync},
 		{"tg_load_wait", &l.loadWait},
 		{"tg_host_register", &l.hostRegister},
 		{"tg_host_unregister", &l.hostUnregister},
@@ -134,13 +133,11 @@ func (l *Lib) bind(h uintptr) error {
 		{"tg_mem_usage", &l.memUsage},
 		{"tg_preprocess", &l.preprocess},
 		{"tg_prep_ids", &l.prepIDs},
-		{"tg_prep_ids_out", &l.prepIDsOut},
 		{"tg_count_local", &l.countLocal},
 		{"tg_count_rows", &l.countRows},
 		{"tg_input_alloc", &l.inputAlloc},
 		{"tg_input_copy_async", &l.inputCopyAsync},
 		{"tg_input_free", &l.inputFree},
-		{"tg_prep_ids_input", &l.prepIDsInput},
 		{"tg_split_blocks", &l.splitBlocks},
 		{"tg_block_out", &l.blockOut},
 		{"tg_pieces_begin", &l.piecesBegin},
@@ -153,6 +150,12 @@ func (l *Lib) bind(h uintptr) error {
 		{"tg_ranges_count", &l.rangesCount},
 		{"tg_ranges_end", &l.rangesEnd},
 	}
+}
+
+// bind resolves every symbol first, so that a library missing one is an
+// error rather than a panic inside purego.
+func (l *Lib) bind(h uintptr) error {
+	syms := l.symbols()
 	var missing []string
 	addrs := make([]uintptr, len(syms))
 	for i, s := range syms {

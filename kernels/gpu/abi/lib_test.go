@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/trigrid/trigrid/internal/testreflib"
 )
@@ -102,4 +103,29 @@ func TestInputBuffer(t *testing.T) {
 	must(ctx.InputAlloc(32))
 	must(ctx.InputFree())
 	must(ctx.InputFree())
+}
+
+// The merged entries refuse a flag that is neither 0 nor 1 (async of
+// tg_load_block, from_input of tg_prep_ids), naming it.
+func TestFlagsChecked(t *testing.T) {
+	ctx, err := openRef(t).NewCtx(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Destroy()
+	var st PrepStats
+	pairs := []uint32{1, 2}
+	_, err = ctx.prepIDs(0, 2, unsafe.Pointer(&pairs[0]), 1, 4, IDsOut{}, &st)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != tgErrInvalid || !strings.Contains(err.Error(), "from_input 2") {
+		t.Errorf("tg_prep_ids with from_input 2: %v; want TG_ERR_INVALID naming it", err)
+	}
+	off, cols := []uint64{0, 1}, []uint32{0}
+	rc := ctx.lib.loadBlock(ctx.h, 0, &off[0], 1, &cols[0], 1, 1, 2, &ctx.buf[0], errBufLen)
+	if err := ctx.status("tg_load_block", rc); !errors.As(err, &e) || e.Code != tgErrInvalid || !strings.Contains(err.Error(), "async 2") {
+		t.Errorf("tg_load_block with async 2: %v; want TG_ERR_INVALID naming it", err)
+	}
+	if err := ctx.LoadBlock(0, off, cols, 1, false); err != nil {
+		t.Errorf("the same block with async 0: %v", err)
+	}
 }
