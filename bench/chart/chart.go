@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -99,7 +101,7 @@ func (p Plot) WritePNG(path string) error {
 		return fmt.Errorf("chart: %s: %w", path, err)
 	}
 	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := createTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("chart: %w", err)
 	}
@@ -115,4 +117,18 @@ func (p Plot) WritePNG(path string) error {
 		return fmt.Errorf("chart: %w", err)
 	}
 	return nil
+}
+
+// createTemp creates a new file beside base in dir with mode 0644 less
+// the umask, the mode os.WriteFile gives the reports written beside the
+// charts (os.CreateTemp's files are 0600 whatever the umask).
+func createTemp(dir, base string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no free temporary name for %s in %s", base, dir)
 }

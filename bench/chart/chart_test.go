@@ -25,6 +25,11 @@ func TestWritePNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if want := os.FileMode(0o644) &^ umask(t); fi.Mode().Perm() != want {
+		t.Errorf("mode %v, want %v (as os.WriteFile gives the reports beside it)", fi.Mode().Perm(), want)
+	}
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("not a PNG: %v", err)
@@ -49,4 +54,18 @@ func TestWritePNG(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("dir holds %d files, want only speedup.png", len(entries))
 	}
+}
+
+// umask is the process's umask, read from the mode of a file os.WriteFile
+// creates with 0644.
+func umask(t *testing.T) os.FileMode {
+	p := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0o644 &^ fi.Mode().Perm()
 }
