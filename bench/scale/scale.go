@@ -183,7 +183,11 @@ func Bench(ctx context.Context, cfg Config) (*Report, error) {
 		if rep.Device == "gpu" && n > len(cfg.Devices) {
 			cfg.progress().Note(fmt.Sprintf("%d workers share %d GPUs", n, len(cfg.Devices)))
 		}
-		for r := range cfg.Repeat {
+	}
+	// Repeats outside, worker counts inside: a machine whose load drifts
+	// slows every worker count alike rather than the last ones.
+	for r := range cfg.Repeat {
+		for _, n := range cfg.Workers {
 			run, err := runOnce(ctx, &cfg, prep, n, r+1, filepath.Join(dir, fmt.Sprintf("run-%d-%d", n, r+1)))
 			if err != nil {
 				return nil, err
