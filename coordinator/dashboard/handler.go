@@ -116,10 +116,16 @@ func (h *handler) guard(next http.Handler) http.Handler {
 // authorize returns 0 when r may read the data, else the status and why.
 func (h *handler) authorize(r *http.Request) (int, string) {
 	if h.cfg.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		auth := r.Header.Get("Authorization")
+		got, ok := strings.CutPrefix(auth, "Bearer ")
 		sum := sha256.Sum256([]byte(got))
-		if !ok || subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+		switch {
+		case auth == "":
 			return http.StatusUnauthorized, "a token is required: send Authorization: Bearer TOKEN (the cluster's join token, or the coordinator's --http-token)"
+		case !ok:
+			return http.StatusUnauthorized, "the Authorization header is not of the form Bearer TOKEN (the cluster's join token, or the coordinator's --http-token)"
+		case subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1:
+			return http.StatusUnauthorized, "the token is wrong: it is neither the cluster's join token nor the coordinator's --http-token"
 		}
 		return 0, ""
 	}

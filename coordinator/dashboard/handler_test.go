@@ -187,6 +187,18 @@ func TestHandlerToken(t *testing.T) {
 		if strings.Contains(string(a.body), "s3cret") {
 			t.Errorf("the refusal shows the token: %s", a.body)
 		}
+		// The refusal says what is wrong: none sent, not a bearer token,
+		// or a bearer token that is not the one.
+		want := "token is required"
+		if len(h) > 0 {
+			want = "not of the form Bearer"
+			if strings.HasPrefix(h[1], "Bearer ") {
+				want = "token is wrong"
+			}
+		}
+		if !strings.Contains(string(a.body), want) {
+			t.Errorf("%v: %s, want it to say %q", h, a.body, want)
+		}
 	}
 	for _, path := range []string{"/api/v1/overview", "/api/v1/jobs/j"} {
 		if a := fetch(t, c, "GET", srv.URL+path, "Authorization", "Bearer s3cret"); a.code != 200 {
