@@ -49,6 +49,7 @@ func startShardDevices(ctx context.Context, cfg *Config, rep *Report, src worker
 		return nil, err
 	}
 	cfg.Slots, cfg.Device, cfg.Devices = slots, device, nil
+	blocks.Share(len(slots)) // one local worker a slot reads it
 	cfg.blocks = blocks
 	rep.Device = device
 	return stop, nil

@@ -25,6 +25,18 @@ func NewBlocks(cacheBytes int64) *Blocks {
 	return &Blocks{cache: newBlockCache(cacheBytes)}
 }
 
+// Share bounds the cache for n workers that read it (Config.Blocks): n
+// times the bytes it was made with, as each would keep as much alone.
+// Call it once, before the workers start.
+func (b *Blocks) Share(n int) {
+	c := b.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit > 0 && n > 1 {
+		c.limit *= int64(n)
+	}
+}
+
 // Preload loads the blocks order names from src (the Config.Source of
 // the worker that will read them), first to last, on loaders goroutines,
 // each while it fits the cache beside what the cache keeps (one that does
@@ -47,8 +59,8 @@ func (b *Blocks) Preload(ctx context.Context, src Source, order [][2]int, loader
 				if b.cache.has(k) || size != nil && !b.cache.room(size(ij[0], ij[1])) {
 					continue
 				}
-				_, lt, _ := b.cache.get(ctx, k, loader(src, ij))
-				b.stats.loaded(lt)
+				_, lt, hit, _ := b.cache.lookup(ctx, k, loader(src, ij))
+				b.stats.loaded(lt, hit)
 			}
 		})
 	}

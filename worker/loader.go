@@ -6,6 +6,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/graph"
 )
 
@@ -49,9 +50,9 @@ type loadQueue struct {
 	w      *Worker
 	stager Stager
 	staged chan *graph.CSR // to the staging goroutine; nil without a stager
-	// sent holds the blocks handed to staging, weakly (the cache decides
-	// what stays in memory), up to maxSent.
-	sent map[weak.Pointer[graph.CSR]]struct{}
+	// lastGroup is the group whose blocks add queued last (add's
+	// goroutine only): the scheduler hands a group's subtasks in turn.
+	lastGroup groupKey
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -59,6 +60,9 @@ type loadQueue struct {
 	spec    []loadReq // blocks of their groups, in order
 	closed  bool      // no more requests; the queue is still served
 	stopped bool      // the run ended: the queues are dropped
+	// sent holds the blocks handed to staging, weakly (the cache decides
+	// what stays in memory), up to maxSent.
+	sent map[weak.Pointer[graph.CSR]]struct{}
 }
 
 // maxStaging bounds the blocks waiting to be staged; one that finds the
@@ -67,6 +71,16 @@ const maxStaging = 1024
 
 // maxSent bounds the blocks remembered as staged.
 const maxSent = 1 << 14
+
+// maxSpec bounds the blocks of groups waiting to be loaded ahead.
+const maxSpec = 4096
+
+// groupKey names an (I, J) group of one job's store.
+type groupKey struct {
+	store string
+	job   api.JobID
+	i, j  int
+}
 
 // prefetch loads the blocks of the assignments ahead delivers, on
 // Config.Loaders goroutines, until ahead is closed and every load queued
@@ -100,11 +114,14 @@ func (w *Worker) prefetch(ctx context.Context, ahead chan *task) {
 }
 
 // add queues t's distinct blocks and, with a stager, the other blocks of
-// its group.
+// its group, unless the group's were queued for the assignment before or
+// maxSpec such blocks wait.
 func (l *loadQueue) add(ctx context.Context, t *task) {
 	bs := blocksOf(t.a)
 	var group [][2]int
-	if l.stager != nil {
+	g := groupKey{t.a.Store, t.a.Ref.Job, t.a.I, t.a.J}
+	if l.stager != nil && g != l.lastGroup {
+		l.lastGroup = g
 		if src, _, err := l.w.source(ctx, t.a); err == nil {
 			p, _ := sourceLayout(src)
 			group = groupBlocks(p, t.a.I, t.a.J)
@@ -122,6 +139,9 @@ func (l *loadQueue) add(ctx context.Context, t *task) {
 		l.queue = append(l.queue, loadReq{t: t, ij: ij})
 	}
 	for _, ij := range group {
+		if len(l.spec) >= maxSpec {
+			break
+		}
 		l.spec = append(l.spec, loadReq{t: t, ij: ij, spec: true})
 	}
 	l.cond.Broadcast()
@@ -214,9 +234,9 @@ func (l *loadQueue) load(ctx context.Context, r loadReq) {
 			return
 		}
 	}
-	b, lt, err := l.w.cache.get(ctx, k, loader(src, r.ij))
+	b, lt, hit, err := l.w.cache.lookup(ctx, k, loader(src, r.ij))
 	r.t.addLoad(lt)
-	l.w.eng.stats.loaded(lt)
+	l.w.eng.stats.loaded(lt, hit)
 	if err == nil {
 		l.stage(b)
 	}

@@ -351,3 +351,40 @@ type layoutSource struct {
 }
 
 func (s *layoutSource) Layout() (int, func(i, j int) int64) { return s.l.Layout() }
+
+// A cache made before its workers keeps what Preload loads for them, each
+// block once, within its bound; shared by three workers it holds three
+// times the bytes.
+func TestBlocksPreloadAndShare(t *testing.T) {
+	fwd := testForward(t, 9, 11)
+	part, err := partition.Split(fwd, storage.SchemeHash, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &layoutSource{countingSource{src: PartitionSource{Part: part}, loads: map[[2]int]int{}, bad: [2]int{-1, -1}}, PartitionSource{Part: part}}
+	var order [][2]int
+	for i := range 3 {
+		for j := range 3 {
+			order = append(order, [2]int{i, j}, [2]int{i, j})
+		}
+	}
+	b := NewBlocks(1 << 40)
+	b.Preload(context.Background(), src, order, 3)
+	if s := b.Stats(); len(src.loads) != 9 || s.Loads != 9 {
+		t.Fatalf("preloaded %d blocks (%d loads), want the 9 once each", len(src.loads), s.Loads)
+	}
+	for ij, n := range src.loads {
+		if n != 1 || !b.cache.has(blockKey{"", ij[0], ij[1]}) {
+			t.Fatalf("block %v loaded %d times, kept %v", ij, n, b.cache.has(blockKey{"", ij[0], ij[1]}))
+		}
+	}
+	small := NewBlocks(1)
+	small.Preload(context.Background(), src, order, 2)
+	if s := small.Stats(); s.Loads != 0 {
+		t.Fatalf("a cache of one byte preloaded %d blocks", s.Loads)
+	}
+	small.Share(3)
+	if small.cache.limit != 3 {
+		t.Fatalf("shared by 3, the bound is %d bytes, want 3", small.cache.limit)
+	}
+}

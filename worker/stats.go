@@ -76,10 +76,10 @@ func (a *statsAcc) init(loaders int, slots []Slot) {
 	}
 }
 
-// loaded records one load (a load that made nothing, a cache hit, records
-// nothing).
-func (a *statsAcc) loaded(lt LoadTimes) {
-	if lt == (LoadTimes{}) {
+// loaded records one cache lookup: a load, unless it was a hit (the
+// block was there, or another caller was loading it).
+func (a *statsAcc) loaded(lt LoadTimes, hit bool) {
+	if hit {
 		return
 	}
 	a.mu.Lock()

@@ -333,7 +333,7 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 		b, lt, hit, err := w.cache.lookup(runCtx, blockKey{key, ij[0], ij[1]}, loader(src, ij))
 		w.cfg.Metrics.hostLookup(hit)
 		t.addLoad(lt)
-		w.eng.stats.loaded(lt)
+		w.eng.stats.loaded(lt, hit)
 		if err != nil {
 			return failed(runCtx, fmt.Errorf("block (%d,%d): %w", ij[0], ij[1], err))
 		}
