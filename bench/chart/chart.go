@@ -29,10 +29,21 @@ type Series struct {
 // Plot is one chart.
 type Plot struct {
 	Title, XLabel, YLabel string
-	// LogX puts X on a log2 axis (worker counts 64, 256, 1024).
-	LogX   bool
+	// LogX puts X on a log axis (worker counts 64, 256, 1024).
+	LogX bool
+	// Legend is the corner the legend goes in, away from the lines.
+	Legend Corner
 	Series []Series
 }
+
+// Corner is a corner of the plot.
+type Corner uint8
+
+const (
+	TopLeft Corner = iota
+	TopRight
+	BottomRight
+)
 
 // palette holds the measured series' colours, in order.
 var palette = []color.Color{
@@ -59,9 +70,9 @@ func (p Plot) WritePNG(path string) error {
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top = true
-	pl.Legend.Left = true
+	pl.Legend.Top, pl.Legend.Left = p.Legend != BottomRight, p.Legend == TopLeft
 	n := 0
+	top := 0.0
 	for _, s := range p.Series {
 		if len(s.X) != len(s.Y) || len(s.X) == 0 {
 			return fmt.Errorf("chart: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
@@ -72,6 +83,7 @@ func (p Plot) WritePNG(path string) error {
 			if p.LogX && s.X[i] <= 0 {
 				return fmt.Errorf("chart: series %q: x = %v on a log axis", s.Name, s.X[i])
 			}
+			top = max(top, s.Y[i])
 		}
 		if s.Ideal {
 			l, err := plotter.NewLine(xy)
@@ -96,6 +108,8 @@ func (p Plot) WritePNG(path string) error {
 		pl.Add(l, pts)
 		pl.Legend.Add(s.Name, l, pts)
 	}
+	// Headroom above the highest point keeps it clear of the legend.
+	pl.Y.Max = max(pl.Y.Max, 1.2*top)
 	wt, err := pl.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
 	if err != nil {
 		return fmt.Errorf("chart: %s: %w", path, err)

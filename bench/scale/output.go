@@ -62,7 +62,7 @@ func (r *Report) plots(dir string) error {
 	if err := speed.WritePNG(filepath.Join(dir, SpeedupPNGName)); err != nil {
 		return err
 	}
-	effp := chart.Plot{Title: title, XLabel: "workers N", YLabel: "parallel efficiency speedup / N", Series: []chart.Series{
+	effp := chart.Plot{Title: title, XLabel: "workers N", YLabel: "parallel efficiency speedup / N", Legend: chart.BottomRight, Series: []chart.Series{
 		{Name: "measured", X: n, Y: eff}, {Name: "ideal", X: n, Y: ones, Ideal: true}}}
 	return effp.WritePNG(filepath.Join(dir, EffPNGName))
 }

@@ -62,12 +62,12 @@ func (r *Report) WriteDir(dir string) error {
 		return err
 	}
 	title := fmt.Sprintf("%s, P = %d (simulated)", filepath.Base(r.Source), r.P)
-	mp := chart.Plot{Title: title, XLabel: "workers", YLabel: "makespan (s)", LogX: true,
+	mp := chart.Plot{Title: title, XLabel: "workers", YLabel: "makespan (s)", LogX: true, Legend: chart.TopRight,
 		Series: []chart.Series{{Name: "simulated", X: n, Y: mk}}}
 	if err := mp.WritePNG(filepath.Join(dir, MakespanPNGName)); err != nil {
 		return err
 	}
-	bp := chart.Plot{Title: title, XLabel: "workers", YLabel: "efficiency, IR", LogX: true, Series: []chart.Series{
+	bp := chart.Plot{Title: title, XLabel: "workers", YLabel: "efficiency, IR", LogX: true, Legend: chart.BottomRight, Series: []chart.Series{
 		{Name: "efficiency T(1) / (N T(N))", X: n, Y: eff}, {Name: "IR max / min busy (0: a worker idle)", X: n, Y: ir},
 		{Name: "ideal", X: n, Y: ones, Ideal: true}}}
 	return bp.WritePNG(filepath.Join(dir, BalancePNGName))
