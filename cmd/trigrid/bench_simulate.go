@@ -219,61 +219,65 @@ func simStats(cmd *cobra.Command, f *benchSimFlags) (simulate.Stats, error) {
 	case f.stats != "":
 		b, err := simulate.ReadBlockStats(f.stats)
 		if err != nil {
-			return simulate.Stats{}, err
+			return simulate.Stats{}, fmt.Errorf("bench simulate: --stats: %w", err)
 		}
 		return simulate.Stats{Source: b.Source, Blocks: b}, nil
 	}
 	st, err := storage.Open(f.shards)
 	if err != nil {
-		return simulate.Stats{}, fmt.Errorf("--shards: %w", err)
+		return simulate.Stats{}, fmt.Errorf("bench simulate: --shards: %w", err)
 	}
 	m, err := storage.ReadManifest(cmd.Context(), st)
 	if err != nil {
-		return simulate.Stats{}, err
+		return simulate.Stats{}, fmt.Errorf("bench simulate: --shards: %w", err)
 	}
 	return simulate.Stats{Source: f.shards, Grid: simulate.GridFromManifest(m)}, nil
 }
 
 // loadCostModel reads a model file, or fits one to a bench scale report.
 func loadCostModel(path string, fitWorkers []int) (*simulate.Model, error) {
-	rep, err := readScaleReport(path)
+	rep, err := readScaleReport("--cost-model", path)
 	if err == nil {
 		return simulate.Fit(rep, fitWorkers)
 	}
 	if !errors.Is(err, errNotScaleReport) {
 		return nil, err
 	}
-	return simulate.ReadModel(path)
+	m, err := simulate.ReadModel(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench simulate: --cost-model: %w", err)
+	}
+	return m, nil
 }
 
 var errNotScaleReport = errors.New("not a bench scale report")
 
-// readScaleReport reads a bench scale report (scale.json), or
-// errNotScaleReport for JSON of another kind.
-func readScaleReport(path string) (*scale.Report, error) {
+// readScaleReport reads a bench scale report (scale.json) given with
+// flag, or errNotScaleReport for JSON of another kind; errors name flag.
+func readScaleReport(flag, path string) (*scale.Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench simulate: %w", err)
+		return nil, fmt.Errorf("bench simulate: %s: %w", flag, err)
 	}
 	var probe struct {
 		Kind string            `json:"kind"`
 		Runs []json.RawMessage `json:"runs"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("bench simulate: %s: %w", path, err)
+		return nil, fmt.Errorf("bench simulate: %s %s: %w", flag, path, err)
 	}
 	if probe.Kind != "" || probe.Runs == nil {
 		return nil, errNotScaleReport
 	}
 	var rep scale.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("bench simulate: %s: %w", path, err)
+		return nil, fmt.Errorf("bench simulate: %s %s: %w", flag, path, err)
 	}
 	return &rep, nil
 }
 
 func runSimValidate(cmd *cobra.Command, f *benchSimFlags, fitWorkers []int) error {
-	rep, err := readScaleReport(f.validate)
+	rep, err := readScaleReport("--validate", f.validate)
 	if err != nil {
 		if errors.Is(err, errNotScaleReport) {
 			return fmt.Errorf("--validate %s: %w", f.validate, err)
