@@ -42,16 +42,11 @@ func newBlockCache(limit int64) *blockCache {
 
 func csrBytes(b *graph.CSR) int64 { return 8*int64(len(b.Offsets)) + 4*int64(len(b.Cols)) }
 
-// get returns the block key names, loading it with load on a miss. The
-// load times are those of a load this call performed; a hit, or a wait on
-// another caller's load, costs nothing here.
-func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx context.Context) (*graph.CSR, LoadTimes, error)) (*graph.CSR, LoadTimes, error) {
-	b, lt, _, err := c.lookup(ctx, key, load)
-	return b, lt, err
-}
-
-// lookup is get that also says whether it was a hit: the block was held
-// or another caller was loading it, so this call made no load.
+// lookup returns the block key names, loading it with load on a miss,
+// and whether it was a hit: the block was held or another caller was
+// loading it, so this call made no load. The load times are those of a
+// load this call performed; a hit, or a wait on another caller's load,
+// costs nothing here.
 func (c *blockCache) lookup(ctx context.Context, key blockKey, load func(ctx context.Context) (*graph.CSR, LoadTimes, error)) (*graph.CSR, LoadTimes, bool, error) {
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {

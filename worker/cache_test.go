@@ -93,3 +93,9 @@ func TestCacheSharesConcurrentLoadsAndForgetsErrors(t *testing.T) {
 		t.Fatalf("a failed load was cached (%d loads)", fails)
 	}
 }
+
+// get is lookup without its hit.
+func (c *blockCache) get(ctx context.Context, key blockKey, load func(ctx context.Context) (*graph.CSR, LoadTimes, error)) (*graph.CSR, LoadTimes, error) {
+	b, lt, _, err := c.lookup(ctx, key, load)
+	return b, lt, err
+}
