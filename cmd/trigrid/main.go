@@ -22,7 +22,7 @@ func runMain(args []string) int {
 	err := root.ExecuteContext(ctx)
 	in.stop()
 	if s := in.caught(); s != nil && err != nil {
-		fmt.Fprintf(os.Stderr, "trigrid: stopped by %s\n", signalName(s))
+		interruptedReport(os.Stderr, s, err)
 		return exitStatus(s)
 	}
 	if err != nil {

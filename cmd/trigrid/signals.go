@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,4 +90,24 @@ func signalName(s os.Signal) string {
 		return "SIGTERM"
 	}
 	return s.String()
+}
+
+// afterInterrupt marks an error whose message the user needs even when a
+// signal stopped the command (a job that goes on after its submit was
+// interrupted, say); runMain prints other errors of an interrupted command
+// only as "stopped by SIGNAL".
+type afterInterrupt struct{ err error }
+
+func (e afterInterrupt) Error() string { return e.err.Error() }
+func (e afterInterrupt) Unwrap() error { return e.err }
+
+// interruptedReport writes what runMain says of a command that signal s
+// stopped with err: err's message when it is marked afterInterrupt, then
+// that the signal stopped it.
+func interruptedReport(w io.Writer, s os.Signal, err error) {
+	var note afterInterrupt
+	if errors.As(err, &note) {
+		fmt.Fprintln(w, "trigrid:", note.err)
+	}
+	fmt.Fprintf(w, "trigrid: stopped by %s\n", signalName(s))
 }

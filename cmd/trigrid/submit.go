@@ -187,7 +187,7 @@ func watchJob(ctx context.Context, client pb.JobsClient, job api.JobID, reconnec
 			watch.show(st)
 		}
 		if ctx.Err() != nil {
-			return api.JobStatus{}, fmt.Errorf("job %s: stopped waiting (the job goes on; trigrid cancel stops it): %w", job, ctx.Err())
+			return api.JobStatus{}, afterInterrupt{fmt.Errorf("job %s: stopped waiting (the job goes on; trigrid cancel stops it): %w", job, ctx.Err())}
 		}
 		// A stream that ends before the job does, or a coordinator that is
 		// unreachable, may be a restart: retry. Anything else (refused,
