@@ -124,6 +124,11 @@ func runBenchScale(cmd *cobra.Command, f *benchScaleFlags, workerArgs []string) 
 	if err != nil {
 		return err
 	}
+	if f.out != "" {
+		if err := checkOutDir(f.out); err != nil {
+			return fmt.Errorf("bench scale: --out %s: %w", f.out, err)
+		}
+	}
 	prog := newProgress(cmd.ErrOrStderr(), mode)
 	cfg.Progress = prog
 	rep, err := scale.Bench(cmd.Context(), cfg)
@@ -193,4 +198,20 @@ func parseCounts(flag, s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// checkOutDir makes dir if missing and checks that a file can be written
+// in it, so that a directory the results cannot go to fails the bench
+// before its runs rather than after them.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".trigrid-write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
