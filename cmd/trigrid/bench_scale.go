@@ -163,8 +163,12 @@ func benchScaleDevices(f *benchScaleFlags) ([]int, error) {
 	default:
 		return nil, fmt.Errorf("--device %q: want auto, cpu or gpu", f.device)
 	}
+	var want []int
 	if f.devices != "" {
-		return parseDevices(f.devices)
+		var err error
+		if want, err = parseDevices(f.devices); err != nil {
+			return nil, err
+		}
 	}
 	lib, err := gpu.Open(gpu.Options{Path: f.cudaLib})
 	var found []gpu.Device
@@ -173,6 +177,19 @@ func benchScaleDevices(f *benchScaleFlags) ([]int, error) {
 	}
 	if err == nil && len(found) == 0 {
 		err = errors.New("the CUDA library sees no GPU")
+	}
+	if want != nil {
+		// Checked here, so that a GPU that is not there fails the bench
+		// before a cluster starts rather than as a worker's exit.
+		if err != nil {
+			return nil, fmt.Errorf("bench scale: --devices %s: %w", f.devices, err)
+		}
+		for _, d := range want {
+			if d < 0 || d >= len(found) {
+				return nil, fmt.Errorf("bench scale: --devices %s: no GPU %d (the CUDA library sees %d)", f.devices, d, len(found))
+			}
+		}
+		return want, nil
 	}
 	if err != nil {
 		if f.device == "gpu" {

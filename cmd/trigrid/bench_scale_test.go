@@ -28,3 +28,15 @@ func TestBenchScaleOutCheckedFirst(t *testing.T) {
 		t.Errorf("checkOutDir left %v in %s (%v)", entries, ok, err)
 	}
 }
+
+// GPUs named with --devices that the CUDA library cannot show fail bench
+// scale before it reads the graph or starts a cluster.
+func TestBenchScaleDevicesChecked(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libtrigrid_cuda.so")
+	_, _, err := run(t, "bench", "scale", "--progress", "none", "--graph", filepath.Join(dir, "missing.bin"),
+		"--workers", "1", "--devices", "0", "--cuda-lib", lib)
+	if err == nil || !strings.Contains(err.Error(), "--devices 0") {
+		t.Fatalf("bench scale --devices 0 without a CUDA library: %v, want an error naming --devices", err)
+	}
+}
