@@ -285,19 +285,42 @@ func (s *StateDB) RecordSettled(changes []SettledChange) error {
 		return nil
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		// Keys and values live in one buffer until the commit (bbolt
+		// keeps what it is given); it grows by appending, never
+		// overwriting what a put holds.
+		buf := make([]byte, 0, len(changes)*64)
+		var job api.JobID
+		var b *bolt.Bucket
+		var jobKey []byte
 		for _, c := range changes {
-			jb := tx.Bucket(bucketJobs).Bucket([]byte(c.Ref.Job))
-			if jb == nil {
-				return fmt.Errorf("coordinator: state: settled subtask of unknown job %s", c.Ref.Job)
+			if b == nil || c.Ref.Job != job {
+				job, jobKey = c.Ref.Job, []byte(c.Ref.Job)
+				jb := tx.Bucket(bucketJobs).Bucket(jobKey)
+				if jb == nil {
+					return fmt.Errorf("coordinator: state: settled subtask of unknown job %s", c.Ref.Job)
+				}
+				b = jb.Bucket(bucketSettled)
+				// Subtasks settle mostly in index order: fuller pages.
+				b.FillPercent = 0.9
 			}
-			b := jb.Bucket(bucketSettled)
-			var err error
+			at := len(buf)
+			buf = binary.BigEndian.AppendUint64(buf, uint64(c.Ref.Index))
+			key := buf[at:len(buf):len(buf)]
 			if c.Forget {
-				err = b.Delete(binary.BigEndian.AppendUint64(nil, uint64(c.Ref.Index)))
-			} else {
-				err = putSettled(b, c.Ref.Job, c.Ref.Index, c.Triangles, c.By)
+				if err := b.Delete(key); err != nil {
+					return err
+				}
+				continue
 			}
-			if err != nil {
+			at = len(buf)
+			if c.By == nil {
+				buf = binary.BigEndian.AppendUint64(append(buf, recordVersion), c.Triangles)
+			} else {
+				buf = appendSettled(append(buf, settledVersion), c.Triangles, *c.By)
+			}
+			var val []byte
+			buf, val = appendSealed(buf, at, bucketJobs, jobKey, bucketSettled, key)
+			if err := b.Put(key, val); err != nil {
 				return err
 			}
 		}

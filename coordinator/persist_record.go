@@ -91,6 +91,14 @@ func sealAs(version byte, body []byte, path ...[]byte) []byte {
 	return binary.LittleEndian.AppendUint64(out, sealSum(out, path))
 }
 
+// appendSealed appends to dst the value that seals the bytes dst holds
+// from start on (its version byte first) under path, and returns the
+// grown dst and the sealed value within it.
+func appendSealed(dst []byte, start int, path ...[]byte) ([]byte, []byte) {
+	dst = binary.LittleEndian.AppendUint64(dst, sealSum(dst[start:], path))
+	return dst, dst[start:len(dst):len(dst)]
+}
+
 // unseal returns the body of a value of recordVersion sealed under path,
 // or errDamaged.
 func unseal(v []byte, path ...[]byte) ([]byte, error) {
@@ -126,7 +134,12 @@ type SettledBy struct {
 // as varints the fetch, decode, upload, kernel and busy nanoseconds, the
 // device index and the result's arrival in Unix nanoseconds.
 func encodeSettled(v uint64, by SettledBy) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+1+len(by.Worker)+7*4), v)
+	return appendSettled(make([]byte, 0, 8+1+len(by.Worker)+7*4), v, by)
+}
+
+// appendSettled appends encodeSettled(v, by) to b.
+func appendSettled(b []byte, v uint64, by SettledBy) []byte {
+	b = binary.BigEndian.AppendUint64(b, v)
 	b = binary.AppendUvarint(b, uint64(len(by.Worker)))
 	b = append(b, by.Worker...)
 	t := by.Times
@@ -187,7 +200,8 @@ func decodeSettled(version byte, b []byte) (uint64, *SettledBy, error) {
 }
 
 func sealSum(versioned []byte, path [][]byte) uint64 {
-	d := xxhash.New()
+	var d xxhash.Digest
+	d.Reset()
 	var n [binary.MaxVarintLen64]byte
 	for _, p := range path {
 		d.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
