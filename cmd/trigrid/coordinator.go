@@ -135,45 +135,19 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		return err
 	}
 	logger := slog.Default()
-	sec := f.sec.security(logger)
-	sec.Insecure = f.insecure
-	if err := sec.CheckListen(f.listen); err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	// Metrics and the probes are served over plain HTTP whatever gRPC
-	// uses (the dashboard over TLS only when TLS is on), so the listener
-	// stays on loopback unless --insecure, with TLS on or off.
-	if f.metrics != "" {
-		if err := (cluster.Security{Insecure: f.insecure}).CheckListen(f.metrics); err != nil {
-			return fmt.Errorf("--metrics %s: metrics and the probes are served over plain HTTP, without TLS or the join token; use a loopback address or --insecure", f.metrics)
-		}
+	sec, err := f.security(logger)
+	if err != nil {
+		return err
 	}
 	opts, err := sec.ServerOptions()
 	if err != nil {
 		return err
 	}
 
-	cfg := coordinator.DefaultConfig()
-	cfg.Registry = processRegistry()
-	cfg.StateDir = f.state
-	cfg.TickInterval = f.tick
-	cfg.HeartbeatInterval = f.heartbeat
-	cfg.Scheduler.LeaseTicks = f.leaseTicks
-	cfg.Scheduler.MaxAttempts = f.maxAttempts
-	cfg.Scheduler.NoSpeculation = f.noSpeculation
-	cfg.Scheduler.Verify = f.verify
-	if err := f.tuning.apply(&cfg); err != nil {
+	cfg, err := f.config(logger)
+	if err != nil {
 		return err
 	}
-	cfg.DataDirs = f.dataDirs
-	if cfg.DeviceMemory, err = parseBytes(f.deviceMemory); err != nil {
-		return fmt.Errorf("--device-memory: %w", err)
-	}
-	cfg.Version = version
-	cfg.Logger = logger
-	cfg.Partitioner = pipeline.Partitioner{Logger: logger}
-	cfg.CountsReader = pipeline.ShardCounts{}
-	cfg.Kernels = coordinator.KernelNames{CPU: kernels.CPUKernelNames(), GPU: gpu.Kernels()}
 	if f.state == "" {
 		logger.Warn("no --state: jobs live in memory and are lost when the coordinator stops")
 	}
@@ -187,16 +161,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	g := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(api.MaxMessage))...)
-	srv.Register(g)
-	// The standard gRPC health service (Kubernetes' grpc probe, grpc
-	// health checkers): SERVING for "" and the cluster service while the
-	// coordinator runs, NOT_SERVING once it stops.
-	hs := health.NewServer()
-	for _, name := range []string{pb.Cluster_ServiceDesc.ServiceName, pb.Jobs_ServiceDesc.ServiceName} {
-		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
-	}
-	healthpb.RegisterHealthServer(g, hs)
+	g, hs := newCoordinatorGRPC(srv, opts)
 	grpcAddr := f.grpcAdvertise
 	if grpcAddr == "" {
 		grpcAddr = lis.Addr().String()
@@ -224,39 +189,13 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	go func() { serveDone <- g.Serve(lis); serving.Store(false) }()
 	go forwardMembership(ctx, events, srv, logger)
 
-	var metricsSrv *http.Server
-	metricsAddr := ""
-	if f.metrics != "" {
-		mlis, err := net.Listen("tcp", f.metrics)
-		if err != nil {
-			stop()
-			g.Stop()
-			member.Shutdown()
-			<-runDone
-			return fmt.Errorf("--metrics: %w", err)
-		}
-		metricsAddr = mlis.Addr().String()
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
-		health := coordinator.HealthHandler(func(ctx context.Context) error {
-			if !serving.Load() {
-				return errors.New("gRPC not serving")
-			}
-			return srv.Ready(ctx)
-		})
-		mux.Handle("/healthz", health)
-		mux.Handle("/readyz", health)
-		hlis, err := mountDashboard(mux, srv, mlis, f.dash, sec)
-		if err != nil {
-			stop()
-			g.Stop()
-			member.Shutdown()
-			mlis.Close()
-			<-runDone
-			return fmt.Errorf("--metrics: %w", err)
-		}
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go metricsSrv.Serve(hlis)
+	metricsSrv, metricsAddr, err := f.serveHTTP(srv, sec, &serving)
+	if err != nil {
+		stop()
+		g.Stop()
+		member.Shutdown()
+		<-runDone
+		return err
 	}
 	logger.Info("coordinator ready", "grpc", lis.Addr().String(), "gossip", member.Addr(), "metrics", metricsAddr,
 		"state", f.state, "tls", sec.TLS.Enabled(), "token", sec.Token != "")
@@ -301,6 +240,98 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		runErr = nil
 	}
 	return runErr
+}
+
+// security is the coordinator's TLS and token setup, once --listen and
+// --metrics are checked against it.
+func (f *coordinatorFlags) security(logger *slog.Logger) (cluster.Security, error) {
+	sec := f.sec.security(logger)
+	sec.Insecure = f.insecure
+	if err := sec.CheckListen(f.listen); err != nil {
+		return sec, fmt.Errorf("--listen: %w", err)
+	}
+	// Metrics and the probes are served over plain HTTP whatever gRPC
+	// uses (the dashboard over TLS only when TLS is on), so the listener
+	// stays on loopback unless --insecure, with TLS on or off.
+	if f.metrics != "" {
+		if err := (cluster.Security{Insecure: f.insecure}).CheckListen(f.metrics); err != nil {
+			return sec, fmt.Errorf("--metrics %s: metrics and the probes are served over plain HTTP, without TLS or the join token; use a loopback address or --insecure", f.metrics)
+		}
+	}
+	return sec, nil
+}
+
+// newCoordinatorGRPC is the gRPC server of srv with the standard health
+// service (Kubernetes' grpc probe, grpc health checkers): SERVING for ""
+// and the cluster and jobs services while the coordinator runs,
+// NOT_SERVING once the health server shuts down.
+func newCoordinatorGRPC(srv *coordinator.Server, opts []grpc.ServerOption) (*grpc.Server, *health.Server) {
+	g := grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(api.MaxMessage))...)
+	srv.Register(g)
+	hs := health.NewServer()
+	for _, name := range []string{pb.Cluster_ServiceDesc.ServiceName, pb.Jobs_ServiceDesc.ServiceName} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	healthpb.RegisterHealthServer(g, hs)
+	return g, hs
+}
+
+// config is the coordinator's configuration from the flags.
+func (f *coordinatorFlags) config(logger *slog.Logger) (coordinator.Config, error) {
+	cfg := coordinator.DefaultConfig()
+	cfg.Registry = processRegistry()
+	cfg.StateDir = f.state
+	cfg.TickInterval = f.tick
+	cfg.HeartbeatInterval = f.heartbeat
+	cfg.Scheduler.LeaseTicks = f.leaseTicks
+	cfg.Scheduler.MaxAttempts = f.maxAttempts
+	cfg.Scheduler.NoSpeculation = f.noSpeculation
+	cfg.Scheduler.Verify = f.verify
+	if err := f.tuning.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	cfg.DataDirs = f.dataDirs
+	var err error
+	if cfg.DeviceMemory, err = parseBytes(f.deviceMemory); err != nil {
+		return cfg, fmt.Errorf("--device-memory: %w", err)
+	}
+	cfg.Version = version
+	cfg.Logger = logger
+	cfg.Partitioner = pipeline.Partitioner{Logger: logger}
+	cfg.CountsReader = pipeline.ShardCounts{}
+	cfg.Kernels = coordinator.KernelNames{CPU: kernels.CPUKernelNames(), GPU: gpu.Kernels()}
+	return cfg, nil
+}
+
+// serveHTTP serves --metrics: the metrics, the probes (ready while serving
+// holds and srv is ready) and the dashboard. It returns the server (nil
+// without --metrics) and the address it listens on.
+func (f *coordinatorFlags) serveHTTP(srv *coordinator.Server, sec cluster.Security, serving *atomic.Bool) (*http.Server, string, error) {
+	if f.metrics == "" {
+		return nil, "", nil
+	}
+	mlis, err := net.Listen("tcp", f.metrics)
+	if err != nil {
+		return nil, "", fmt.Errorf("--metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
+	health := coordinator.HealthHandler(func(ctx context.Context) error {
+		if !serving.Load() {
+			return errors.New("gRPC not serving")
+		}
+		return srv.Ready(ctx)
+	})
+	mux.Handle("/healthz", health)
+	mux.Handle("/readyz", health)
+	hlis, err := mountDashboard(mux, srv, mlis, f.dash, sec)
+	if err != nil {
+		mlis.Close()
+		return nil, "", fmt.Errorf("--metrics: %w", err)
+	}
+	msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go msrv.Serve(hlis)
+	return msrv, mlis.Addr().String(), nil
 }
 
 // forwardMembership tells the coordinator about workers that left or that

@@ -120,55 +120,14 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	if len(f.join) == 0 && f.coordinator == "" {
 		return errors.New("--join: give a cluster member's gossip address (or --coordinator)")
 	}
-	devs, err := parseDevices(f.devices)
+	devs, sel, slots, devices, err := f.selectSlots(logger)
 	if err != nil {
 		return err
-	}
-	if len(devs) > 0 && f.device == "cpu" {
-		return fmt.Errorf("--devices %s: --device cpu counts on no GPU", f.devices)
-	}
-	var memLimit int64
-	if f.memLimit != "" {
-		if memLimit, err = parseBytes(f.memLimit); err != nil {
-			return fmt.Errorf("--device-mem-limit: %w", err)
-		}
 	}
 	cache, err := parseSignedBytes(f.cacheBytes)
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
-	pinned, err := pinnedHostOption(f.pinned)
-	if err != nil {
-		return err
-	}
-	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
-		Library: gpu.Options{Path: f.cudaLib, MemLimit: uint64(memLimit), PinnedHost: pinned},
-		Workers: f.cores,
-		Logger:  logger,
-		Devices: devs,
-	})
-	if err != nil {
-		return fmt.Errorf("--device %s --kernel %s: %w", f.device, f.kernel, err)
-	}
-	if sel.Fallback != "" {
-		logger.Warn("counting on the CPU", "reason", sel.Fallback)
-	}
-	slots := pipeline.SlotsOf(sel)
-	host := hostMemory()
-	devices := make([]api.Device, len(slots))
-	for i := range slots {
-		d := &slots[i].Device
-		// A CPU slot's budget for --partitions 0 is the host's memory.
-		if d.Kind == "cpu" && d.Memory == 0 {
-			d.Memory = host
-			slots[i].NewCounter = anyCPUKernel(slots[i].NewCounter, sel.Kernel, f.cores)
-		}
-		if memLimit > 0 && (d.Memory == 0 || d.Memory > memLimit) {
-			d.Memory = memLimit
-		}
-		devices[i] = *d
-	}
-
 	var readiness workerReadiness
 	var metrics *worker.Metrics
 	if f.metrics != "" {
@@ -266,6 +225,59 @@ func runWorker(cmd *cobra.Command, f *workerFlags) error {
 	}
 	logger.Info("worker stopped")
 	return runErr
+}
+
+// selectSlots opens the device --device and --devices name (or the CPU)
+// and returns the GPU indexes asked for, the selection, its counting slots
+// and the devices they report, each slot's memory capped at
+// --device-mem-limit.
+func (f *workerFlags) selectSlots(logger *slog.Logger) ([]int, *gpu.Selection, []worker.Slot, []api.Device, error) {
+	devs, err := parseDevices(f.devices)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if len(devs) > 0 && f.device == "cpu" {
+		return nil, nil, nil, nil, fmt.Errorf("--devices %s: --device cpu counts on no GPU", f.devices)
+	}
+	var memLimit int64
+	if f.memLimit != "" {
+		if memLimit, err = parseBytes(f.memLimit); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("--device-mem-limit: %w", err)
+		}
+	}
+	pinned, err := pinnedHostOption(f.pinned)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	sel, err := gpu.Select(f.device, f.kernel, gpu.SelectOptions{
+		Library: gpu.Options{Path: f.cudaLib, MemLimit: uint64(memLimit), PinnedHost: pinned},
+		Workers: f.cores,
+		Logger:  logger,
+		Devices: devs,
+	})
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("--device %s --kernel %s: %w", f.device, f.kernel, err)
+	}
+	if sel.Fallback != "" {
+		logger.Warn("counting on the CPU", "reason", sel.Fallback)
+	}
+	slots := pipeline.SlotsOf(sel)
+	host := hostMemory()
+	devices := make([]api.Device, len(slots))
+	for i := range slots {
+		d := &slots[i].Device
+		// A CPU slot's budget for --partitions 0 is the host's memory.
+		if d.Kind == "cpu" && d.Memory == 0 {
+			d.Memory = host
+			slots[i].NewCounter = anyCPUKernel(slots[i].NewCounter, sel.Kernel, f.cores)
+		}
+		if memLimit > 0 && (d.Memory == 0 || d.Memory > memLimit) {
+			d.Memory = memLimit
+		}
+		devices[i] = *d
+	}
+
+	return devs, sel, slots, devices, nil
 }
 
 // anyCPUKernel lets a CPU slot count with whichever CPU kernel a job
