@@ -25,18 +25,22 @@ func sampleResult() api.Result {
 	}
 }
 
-func TestRoundTrip(t *testing.T) {
-	// Every encode goes through the wire bytes and back.
-	wire := func(m proto.Message, out proto.Message) {
-		t.Helper()
-		b, err := proto.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := proto.Unmarshal(b, out); err != nil {
-			t.Fatal(err)
-		}
+// viaWire sends m through its wire bytes into out.
+func viaWire(t *testing.T, m proto.Message, out proto.Message) {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := proto.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every encode of a worker-facing message goes through the wire bytes and
+// back.
+func TestRoundTrip(t *testing.T) {
+	wire := func(m proto.Message, out proto.Message) { t.Helper(); viaWire(t, m, out) }
 	a := sampleAssignment()
 	var am Assignment
 	wire(EncodeAssignment(a), &am)
@@ -120,6 +124,16 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := DecodeCancel(EncodeCancel(c)); err != nil || got != c {
 		t.Errorf("cancel: got %+v, %v", got, err)
 	}
+	as := []api.Assignment{a, a}
+	if got, err := DecodeAssignments(EncodeAssignments(as)); err != nil || !reflect.DeepEqual(got, as) {
+		t.Errorf("assignments: got %+v, %v", got, err)
+	}
+}
+
+// Every encode of a job-facing message goes through the wire bytes and
+// back.
+func TestRoundTripJobs(t *testing.T) {
+	wire := func(m proto.Message, out proto.Message) { t.Helper(); viaWire(t, m, out) }
 	spec := api.JobSpec{Graph: "/data/g.txt", Partitions: 4, Scheme: "range", Kernel: "merge"}
 	if got, err := DecodeSubmit(EncodeSubmit(spec)); err != nil || got != spec {
 		t.Errorf("submit: got %+v, %v", got, err)
@@ -148,19 +162,20 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := DecodeStatus(&sm); err != nil || !reflect.DeepEqual(got, st) {
 		t.Errorf("status: got %+v, %v; want %+v", got, err, st)
 	}
-	as := []api.Assignment{a, a}
-	if got, err := DecodeAssignments(EncodeAssignments(as)); err != nil || !reflect.DeepEqual(got, as) {
-		t.Errorf("assignments: got %+v, %v", got, err)
-	}
 }
 
-func TestDecodeRefuses(t *testing.T) {
+// refusal is a message a decoder must refuse, with the field its error
+// must name.
+type refusal struct {
+	name  string
+	field string // must appear in the error
+	err   func() error
+}
+
+// workerRefusals are worker-facing messages the decoders refuse.
+func workerRefusals() []refusal {
 	long := strings.Repeat("x", api.MaxNameLen+1)
-	cases := []struct {
-		name  string
-		field string // must appear in the error
-		err   func() error
-	}{
+	return []refusal{
 		{"nil assignment", "Assignment", func() error { _, err := DecodeAssignment(nil); return err }},
 		{"assignment without ref", "ref", func() error {
 			m := EncodeAssignment(sampleAssignment())
@@ -263,6 +278,12 @@ func TestDecodeRefuses(t *testing.T) {
 			return err
 		}},
 		{"fetch hidden", "name", func() error { _, _, err := DecodeFetchShard(&FetchShardRequest{Job: "j", Name: ".tmp-x"}); return err }},
+	}
+}
+
+// jobRefusals are job-facing messages the decoders refuse.
+func jobRefusals() []refusal {
+	return []refusal{
 		{"submit both", "graph", func() error { _, err := DecodeSubmit(&SubmitRequest{Graph: "g", Shards: "s"}); return err }},
 		{"submit neither", "graph", func() error { _, err := DecodeSubmit(&SubmitRequest{}); return err }},
 		{"submit P too big", "partitions", func() error {
@@ -278,6 +299,10 @@ func TestDecodeRefuses(t *testing.T) {
 		}},
 		{"status job id", "job", func() error { _, err := DecodeJobID("StatusRequest", "a b"); return err }},
 	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	cases := append(workerRefusals(), jobRefusals()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.err()
