@@ -23,23 +23,13 @@ type flight struct {
 // total, counted once.
 func randomRun(seed uint64, verify bool, caught *int) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	cfg := DefaultConfig()
-	cfg.LeaseTicks = int64(3 + rng.IntN(10))
-	cfg.MaxAttempts = 1000 // errors are random here, not a subtask's fault
-	cfg.SpeculateMinTicks = int64(1 + rng.IntN(4))
-	cfg.Verify = verify
-	s, err := New(cfg)
+	s, err := New(randomConfig(rng, verify))
 	if err != nil {
 		return err
 	}
-	jobs := map[api.JobID]int{}
-	for j := range 1 + rng.IntN(3) {
-		id := api.JobID(fmt.Sprintf("job%d", j))
-		n := 1 + rng.IntN(40)
-		jobs[id] = n
-		if _, err := s.AddJob(JobSpec{ID: id, Subtasks: testTasks(4)[:n]}); err != nil {
-			return err
-		}
+	jobs, err := addRandomJobs(rng, s)
+	if err != nil {
+		return err
 	}
 	stable := []api.WorkerID{"s1", "s2", "s3", "s4"}
 	flaky := []api.WorkerID{"f1", "f2"}
@@ -149,28 +139,7 @@ func randomRun(seed uint64, verify bool, caught *int) error {
 	if fail != nil {
 		return fail
 	}
-	for id, n := range jobs {
-		total, ok := done[id]
-		if !ok {
-			js, _ := s.Job(id)
-			return fmt.Errorf("job %s did not finish: %+v", id, js)
-		}
-		if total != truthSum(n) {
-			return fmt.Errorf("job %s: total %d, want %d", id, total, truthSum(n))
-		}
-		var sum uint64
-		for i := range n {
-			v, ok := settled[api.SubtaskRef{Job: id, Index: i}]
-			if !ok || v != truth(i) {
-				return fmt.Errorf("job %s subtask %d settled at %d (%v), want %d", id, i, v, ok, truth(i))
-			}
-			sum += v
-		}
-		if sum != total {
-			return fmt.Errorf("job %s: persisted values sum to %d, total %d", id, sum, total)
-		}
-	}
-	return nil
+	return checkRandomJobs(s, jobs, done, settled)
 }
 
 func dropWorker(in []flight, w api.WorkerID) []flight {
@@ -200,4 +169,58 @@ func TestSchedulerRandomInterleavings(t *testing.T) {
 		t.Fatal("the lying worker was never caught: the fault path went untested")
 	}
 	t.Logf("liar caught in %d of %d verified runs", caught, seeds)
+}
+
+// randomConfig is a scheduler configuration with random lease and
+// speculation ticks; errors are random here, not a subtask's fault, so
+// attempts are all but unbounded.
+func randomConfig(rng *rand.Rand, verify bool) Config {
+	cfg := DefaultConfig()
+	cfg.LeaseTicks = int64(3 + rng.IntN(10))
+	cfg.MaxAttempts = 1000
+	cfg.SpeculateMinTicks = int64(1 + rng.IntN(4))
+	cfg.Verify = verify
+	return cfg
+}
+
+// addRandomJobs adds one to three jobs of 1 to 40 subtasks to s and
+// returns each job's subtask count.
+func addRandomJobs(rng *rand.Rand, s *Scheduler) (map[api.JobID]int, error) {
+	jobs := map[api.JobID]int{}
+	for j := range 1 + rng.IntN(3) {
+		id := api.JobID(fmt.Sprintf("job%d", j))
+		n := 1 + rng.IntN(40)
+		jobs[id] = n
+		if _, err := s.AddJob(JobSpec{ID: id, Subtasks: testTasks(4)[:n]}); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
+}
+
+// checkRandomJobs: every job finished with the true total, each subtask
+// settled at its true count, and the settled counts sum to the total.
+func checkRandomJobs(s *Scheduler, jobs map[api.JobID]int, done map[api.JobID]uint64, settled map[api.SubtaskRef]uint64) error {
+	for id, n := range jobs {
+		total, ok := done[id]
+		if !ok {
+			js, _ := s.Job(id)
+			return fmt.Errorf("job %s did not finish: %+v", id, js)
+		}
+		if total != truthSum(n) {
+			return fmt.Errorf("job %s: total %d, want %d", id, total, truthSum(n))
+		}
+		var sum uint64
+		for i := range n {
+			v, ok := settled[api.SubtaskRef{Job: id, Index: i}]
+			if !ok || v != truth(i) {
+				return fmt.Errorf("job %s subtask %d settled at %d (%v), want %d", id, i, v, ok, truth(i))
+			}
+			sum += v
+		}
+		if sum != total {
+			return fmt.Errorf("job %s: persisted values sum to %d, total %d", id, sum, total)
+		}
+	}
+	return nil
 }
