@@ -89,7 +89,7 @@ func printWorkers(out io.Writer, ws []api.WorkerInfo, show, asJSON bool) error {
 func shortDur(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
 // devices names a worker's devices, alike ones counted once: "2 x gpu
-// NVIDIA H200 (140 GiB)".
+// NVIDIA H200 (140 GiB)", "cpu (23.5 GiB)".
 func devices(ds []api.Device) string {
 	if len(ds) == 0 {
 		return "-"
@@ -100,7 +100,10 @@ func devices(ds []api.Device) string {
 		for j < len(ds) && ds[j] == ds[i] {
 			j++
 		}
-		p := ds[i].Kind + " " + ds[i].Name
+		p := ds[i].Kind
+		if ds[i].Name != "" && ds[i].Name != ds[i].Kind {
+			p += " " + ds[i].Name // a CPU is named "cpu": said once
+		}
 		if ds[i].Memory > 0 {
 			p += fmt.Sprintf(" (%s)", humanBytes(ds[i].Memory))
 		}

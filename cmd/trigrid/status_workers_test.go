@@ -85,3 +85,22 @@ func TestStatusOlderCoordinator(t *testing.T) {
 		t.Fatalf("status: %v\n%s\n%s", err, out, stderr)
 	}
 }
+
+// A CPU, named "cpu", is said once; GPUs by kind and name, alike ones
+// counted once.
+func TestStatusDevicesText(t *testing.T) {
+	for _, tc := range []struct {
+		ds   []api.Device
+		want string
+	}{
+		{nil, "-"},
+		{[]api.Device{{Kind: "cpu", Name: "cpu", Memory: 47 << 29}}, "cpu (23.5 GiB)"},
+		{[]api.Device{{Kind: "cpu"}}, "cpu"},
+		{[]api.Device{{Kind: "gpu", Name: "NVIDIA H200", Memory: 140 << 30}, {Kind: "gpu", Name: "NVIDIA H200", Memory: 140 << 30}, {Kind: "cpu", Name: "cpu"}},
+			"2 x gpu NVIDIA H200 (140.0 GiB), cpu"},
+	} {
+		if got := devices(tc.ds); got != tc.want {
+			t.Errorf("devices(%+v) = %q, want %q", tc.ds, got, tc.want)
+		}
+	}
+}
