@@ -118,6 +118,11 @@ func (l *Library) NewCounterOn(device int, kernel string) (*Counter, error) {
 // Name is the kernel name ("auto" for the choosing counter).
 func (c *Counter) Name() string { return c.kernel }
 
+// SetCacheCounter makes cc hear the lookups of the counter's device block
+// cache (its slots): one per block a count needs, a hit when the block was
+// resident or already uploading (kernels.CacheCounted).
+func (c *Counter) SetCacheCounter(cc kernels.CacheCounter) { c.slots.SetLookups(cc) }
+
 // LastKernel is the kernel the last Count ran (the choice of "auto").
 func (c *Counter) LastKernel() string {
 	c.mu.Lock()

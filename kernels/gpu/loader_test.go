@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -221,4 +222,50 @@ func equalCSR(a, b *graph.CSR) bool {
 		}
 	}
 	return true
+}
+
+// lookupCount is a kernels.CacheCounter that counts.
+type lookupCount struct{ hits, misses atomic.Int64 }
+
+func (l *lookupCount) Lookup(hit bool) {
+	if hit {
+		l.hits.Add(1)
+	} else {
+		l.misses.Add(1)
+	}
+}
+
+var _ kernels.CacheCounted = (*Counter)(nil)
+
+// The device block cache reports one lookup per block a count needs: the
+// misses are the uploads, the rest hits.
+func TestSlotLookupsCounted(t *testing.T) {
+	good, _ := refLibs(t)
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lib.NewCounter("polak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var l lookupCount
+	c.SetCacheCounter(&l)
+	g := forward(t, randomEdges(100, 800, 4))
+	ts := partitioned(g, 2, "hash")
+	for range 3 {
+		for _, s := range ts {
+			if _, err := c.Count(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := int64(3 * 3 * len(ts))
+	if got := l.hits.Load() + l.misses.Load(); got != want {
+		t.Errorf("%d lookups for %d counts of 3 blocks, want %d", got, 3*len(ts), want)
+	}
+	if m := l.misses.Load(); m != int64(c.Uploads()) || m != 4 {
+		t.Errorf("%d misses, %d uploads: want 4 of each (4 distinct blocks)", m, c.Uploads())
+	}
 }

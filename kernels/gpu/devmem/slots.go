@@ -71,6 +71,9 @@ type Slots struct {
 	// they are uploaded from pageable memory, never pinned.
 	cut   bool
 	stats SlotStats
+	// lookups, when set, hears every block a count asks For: a hit when
+	// the block was resident or on its way (kernels.CacheCounter).
+	lookups kernels.CacheCounter
 }
 
 // NewSlots is the slot table of ctx, pinning blocks through pins.
@@ -78,6 +81,9 @@ func NewSlots(ctx *abi.Ctx, pins *Pins) *Slots { return &Slots{ctx: ctx, pins: p
 
 // Stats reports the uploads so far.
 func (s *Slots) Stats() SlotStats { return s.stats }
+
+// SetLookups makes c hear each block a count asks For.
+func (s *Slots) SetLookups(c kernels.CacheCounter) { s.lookups = c }
 
 // SetResident marks whether ResidentSlot holds a graph built on the
 // device.
@@ -247,7 +253,11 @@ func (s *Slots) Counted(sl [3]int32, err error) {
 // marked in keep.
 func (s *Slots) For(b *graph.CSR, keep *Keep, t kernels.Subtask) (int32, error) {
 	s.tick++
-	if i := s.Find(b); i >= 0 {
+	i := s.Find(b)
+	if s.lookups != nil {
+		s.lookups.Lookup(i >= 0)
+	}
+	if i >= 0 {
 		s.slots[i].used = s.tick
 		keep[i] = true
 		return int32(i), nil
