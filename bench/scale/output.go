@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/trigrid/trigrid/bench/chart"
+	"github.com/trigrid/trigrid/bench/report"
 )
 
 // The files WriteDir writes.
@@ -36,11 +36,11 @@ func (r *Report) WriteDir(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, JSONName), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("bench scale: %w", err)
 	}
-	if err := writeCSV(filepath.Join(dir, RowsCSVName), r.rowsTable()); err != nil {
-		return err
+	if err := report.WriteCSV(filepath.Join(dir, RowsCSVName), r.rowsTable()); err != nil {
+		return fmt.Errorf("bench scale: %w", err)
 	}
-	if err := writeCSV(filepath.Join(dir, RunsCSVName), r.runsTable()); err != nil {
-		return err
+	if err := report.WriteCSV(filepath.Join(dir, RunsCSVName), r.runsTable()); err != nil {
+		return fmt.Errorf("bench scale: %w", err)
 	}
 	return r.plots(dir)
 }
@@ -67,38 +67,13 @@ func (r *Report) plots(dir string) error {
 	return effp.WritePNG(filepath.Join(dir, EffPNGName))
 }
 
-func writeCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("bench scale: %w", err)
-	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return fmt.Errorf("bench scale: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("bench scale: %s: %w", path, err)
-	}
-	return nil
-}
-
-func ff(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-
-func irText(ir *float64) string {
-	if ir == nil {
-		return "inf"
-	}
-	return strconv.FormatFloat(*ir, 'f', 3, 64)
-}
-
 func (r *Report) rowsTable() [][]string {
 	out := [][]string{{"workers", "runs", "job_s", "min_job_s", "max_job_s", "kernel_s", "fetch_s", "decode_s", "upload_s",
 		"speedup", "efficiency", "ir", "teps"}}
 	for _, x := range r.Rows {
-		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Runs), ff(x.JobSeconds), ff(x.MinJobSeconds),
-			ff(x.MaxJobSeconds), ff(x.KernelSeconds), ff(x.FetchSeconds), ff(x.DecodeSeconds), ff(x.UploadSeconds),
-			ff(x.Speedup), ff(x.Efficiency), irText(x.IR), ff(x.TEPS)})
+		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Runs), report.Float(x.JobSeconds), report.Float(x.MinJobSeconds),
+			report.Float(x.MaxJobSeconds), report.Float(x.KernelSeconds), report.Float(x.FetchSeconds), report.Float(x.DecodeSeconds), report.Float(x.UploadSeconds),
+			report.Float(x.Speedup), report.Float(x.Efficiency), report.IR(x.IR), report.Float(x.TEPS)})
 	}
 	return out
 }
@@ -108,8 +83,8 @@ func (r *Report) runsTable() [][]string {
 		"decode_s", "upload_s", "busy_s", "ir", "teps", "coordinator_cpu_s", "attempts", "requeued", "speculated"}}
 	for _, x := range r.Runs {
 		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Repeat), x.Job, strconv.FormatUint(x.Triangles, 10),
-			ff(x.JobSeconds), ff(x.WallSeconds), ff(x.StartSeconds), ff(x.EndSeconds), ff(x.KernelSeconds), ff(x.FetchSeconds),
-			ff(x.DecodeSeconds), ff(x.UploadSeconds), ff(x.BusySeconds), irText(x.IR), ff(x.TEPS), ff(x.CoordinatorCPUSeconds),
+			report.Float(x.JobSeconds), report.Float(x.WallSeconds), report.Float(x.StartSeconds), report.Float(x.EndSeconds), report.Float(x.KernelSeconds), report.Float(x.FetchSeconds),
+			report.Float(x.DecodeSeconds), report.Float(x.UploadSeconds), report.Float(x.BusySeconds), report.IR(x.IR), report.Float(x.TEPS), report.Float(x.CoordinatorCPUSeconds),
 			strconv.FormatInt(x.Attempts, 10), strconv.FormatInt(x.Requeued, 10), strconv.FormatInt(x.Speculated, 10)})
 	}
 	return out
@@ -129,7 +104,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, x := range r.Rows {
 		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.0f%%\t%s\t%.3g\t\n", x.Workers, x.Runs,
 			x.JobSeconds, x.MinJobSeconds, x.MaxJobSeconds, x.KernelSeconds, x.FetchSeconds, x.DecodeSeconds, x.UploadSeconds,
-			x.Speedup, 100*x.Efficiency, irText(x.IR), x.TEPS)
+			x.Speedup, 100*x.Efficiency, report.IR(x.IR), x.TEPS)
 	}
 	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/bench/report"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -50,7 +51,7 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("row %d: %+v, want %+v", i, r, w)
 		}
 		if math.IsInf(w.ir, 1) != (r.IR == nil) || (r.IR != nil && !near(*r.IR, w.ir)) {
-			t.Errorf("row %d: IR %v, want %v", i, irText(r.IR), w.ir)
+			t.Errorf("row %d: IR %v, want %v", i, report.IR(r.IR), w.ir)
 		}
 	}
 	if _, err := Summarize(runs[:1], 1); err == nil || !strings.Contains(err.Error(), "1 worker") {
@@ -109,7 +110,7 @@ func TestMeasure(t *testing.T) {
 	// b reports no busy time of its own: its upload and kernel time are.
 	run, err = measure(st, 2, 1000)
 	if err != nil || run.IR == nil || *run.IR != 2 || run.PerWorker[1].BusySeconds != 3 {
-		t.Errorf("two workers: IR %v, %v; want 6/3 = 2", irText(run.IR), err)
+		t.Errorf("two workers: IR %v, %v; want 6/3 = 2", report.IR(run.IR), err)
 	}
 	if _, err := measure(st, 1, 1000); err == nil || !strings.Contains(err.Error(), "2 workers from a cluster of 1") {
 		t.Errorf("more workers than the cluster: %v", err)

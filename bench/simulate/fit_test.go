@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trigrid/trigrid/bench/report"
 	"github.com/trigrid/trigrid/bench/scale"
 	"github.com/trigrid/trigrid/internal/testlong"
 	"github.com/trigrid/trigrid/storage"
@@ -211,7 +212,7 @@ func TestRMAT27OnThousandWorkers(t *testing.T) {
 	}
 	row := r.Rows[0]
 	if !r.Balanced || row.IR == nil || *row.IR > DefaultMaxIR {
-		t.Errorf("P = %d: IR %s at 1,024 workers, want at most %v", r.P, irText(row.IR), DefaultMaxIR)
+		t.Errorf("P = %d: IR %s at 1,024 workers, want at most %v", r.P, report.IR(row.IR), DefaultMaxIR)
 	}
-	t.Logf("P = %d, makespan %.2f s, efficiency %.2f, IR %s", r.P, row.MakespanSeconds, row.Efficiency, irText(row.IR))
+	t.Logf("P = %d, makespan %.2f s, efficiency %.2f, IR %s", r.P, row.MakespanSeconds, row.Efficiency, report.IR(row.IR))
 }

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/trigrid/trigrid/bench/chart"
+	"github.com/trigrid/trigrid/bench/report"
 )
 
 // The files WriteDir writes.
@@ -20,13 +20,6 @@ const (
 	MakespanPNGName = "makespan.png"
 	BalancePNGName  = "efficiency-ir.png"
 )
-
-func irText(ir *float64) string {
-	if ir == nil {
-		return "inf"
-	}
-	return strconv.FormatFloat(*ir, 'f', 3, 64)
-}
 
 // WriteDir writes the report into dir (made if missing): JSON, a CSV row
 // per worker count, the makespan plot and the efficiency and IR plot
@@ -45,8 +38,8 @@ func (r *Report) WriteDir(dir string) error {
 	rows := [][]string{{"workers", "p", "subtasks", "makespan_s", "efficiency", "utilization", "ir", "min_busy_s", "max_busy_s", "attempts", "speculated"}}
 	var n, mk, eff, ir, ones []float64
 	for _, x := range r.Rows {
-		rows = append(rows, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.P), strconv.Itoa(x.Subtasks), ff(x.MakespanSeconds),
-			ff(x.Efficiency), ff(x.Utilization), irText(x.IR), ff(x.MinBusySeconds), ff(x.MaxBusySeconds),
+		rows = append(rows, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.P), strconv.Itoa(x.Subtasks), report.Float(x.MakespanSeconds),
+			report.Float(x.Efficiency), report.Float(x.Utilization), report.IR(x.IR), report.Float(x.MinBusySeconds), report.Float(x.MaxBusySeconds),
 			strconv.Itoa(x.Attempts), strconv.Itoa(x.Speculated)})
 		n = append(n, float64(x.Workers))
 		mk = append(mk, x.MakespanSeconds)
@@ -58,8 +51,8 @@ func (r *Report) WriteDir(dir string) error {
 			ir = append(ir, 0)
 		}
 	}
-	if err := writeCSV(filepath.Join(dir, CSVName), rows); err != nil {
-		return err
+	if err := report.WriteCSV(filepath.Join(dir, CSVName), rows); err != nil {
+		return fmt.Errorf("simulate: %w", err)
 	}
 	title := fmt.Sprintf("%s, P = %d (simulated)", filepath.Base(r.Source), r.P)
 	mp := chart.Plot{Title: title, XLabel: "workers", YLabel: "makespan (s)", LogX: true, Legend: chart.TopRight,
@@ -71,24 +64,6 @@ func (r *Report) WriteDir(dir string) error {
 		{Name: "efficiency T(1) / (N T(N))", X: n, Y: eff}, {Name: "IR max / min busy (0: a worker idle)", X: n, Y: ir},
 		{Name: "ideal", X: n, Y: ones, Ideal: true}}}
 	return bp.WritePNG(filepath.Join(dir, BalancePNGName))
-}
-
-func ff(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-
-func writeCSV(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	w := csv.NewWriter(f)
-	if err := w.WriteAll(rows); err != nil {
-		f.Close()
-		return fmt.Errorf("simulate: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("simulate: %s: %w", path, err)
-	}
-	return nil
 }
 
 // WriteTable prints the report for people.
@@ -106,7 +81,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if len(r.Candidates) > 0 {
 		fmt.Fprintln(tw, "P\tsubtasks\tmakespan s\tIR\tutilization\t")
 		for _, c := range r.Candidates {
-			fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.0f%%\t\n", c.P, c.Subtasks, c.MakespanSeconds, irText(c.IR), 100*c.Utilization)
+			fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.0f%%\t\n", c.P, c.Subtasks, c.MakespanSeconds, report.IR(c.IR), 100*c.Utilization)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -116,7 +91,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "workers\tsubtasks\tmakespan s\tefficiency\tutilization\tIR\tbusy s (min\tmax)\tspeculated\t")
 	for _, x := range r.Rows {
 		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.0f%%\t%.0f%%\t%s\t%.3f\t%.3f\t%d\t\n", x.Workers, x.Subtasks, x.MakespanSeconds,
-			100*x.Efficiency, 100*x.Utilization, irText(x.IR), x.MinBusySeconds, x.MaxBusySeconds, x.Speculated)
+			100*x.Efficiency, 100*x.Utilization, report.IR(x.IR), x.MinBusySeconds, x.MaxBusySeconds, x.Speculated)
 	}
 	return tw.Flush()
 }
@@ -132,7 +107,7 @@ func (v *Validation) WriteTable(w io.Writer) error {
 			fitted = "yes"
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%+.1f%%\t%s\t%s\t%s\t\n", c.Workers, c.Runs, c.MeasuredSeconds, c.PredictedSeconds,
-			100*c.Error, irText(c.MeasuredIR), irText(c.PredictedIR), fitted)
+			100*c.Error, report.IR(c.MeasuredIR), report.IR(c.PredictedIR), fitted)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
