@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/trigrid/trigrid/api"
 	"github.com/trigrid/trigrid/graph"
@@ -98,6 +99,20 @@ func TestRunSeveralDevicesOfTheReferenceLibrary(t *testing.T) {
 	fwd := testForward(t, 11, 3)
 	dir, _, tasks := shardStore(t, fwd, 4)
 	g := newGPUSlots(t, lib, []int{0, 1, 2}, 0)
+	// A slot whose stream runs dry takes another's work, so a slot that
+	// starts late may find nothing left; each device's first count waits
+	// until every device has begun one, so each counts some.
+	all := newFirstCountBarrier(len(g.slots))
+	for n := range g.slots {
+		next := g.slots[n].NewCounter
+		g.slots[n].NewCounter = func(k string) (kernels.Counter, error) {
+			c, err := next(k)
+			if gc, ok := c.(*gpu.Counter); ok && err == nil {
+				return &barrierCounter{Counter: gc, all: all}, nil
+			}
+			return c, err
+		}
+	}
 	as := assignments("j", dir, tasks)
 	conn := newFakeConn(as)
 	cfg := testConfig(t, conn, g.slots, nil)
@@ -129,6 +144,45 @@ func TestRunSeveralDevicesOfTheReferenceLibrary(t *testing.T) {
 			t.Errorf("device %d: stats say %d subtasks, results %d", d, st.Slots[d].Subtasks, n)
 		}
 	}
+}
+
+// firstCountBarrier opens once n counters have each begun a count, or
+// after a bound, so that a test that needs every slot to count is not at
+// the mercy of which goroutine the machine runs first.
+type firstCountBarrier struct {
+	mu    sync.Mutex
+	left  int
+	open  chan struct{}
+	bound time.Duration
+}
+
+func newFirstCountBarrier(n int) *firstCountBarrier {
+	return &firstCountBarrier{left: n, open: make(chan struct{}), bound: 30 * time.Second}
+}
+
+func (b *firstCountBarrier) arrive() {
+	b.mu.Lock()
+	if b.left--; b.left == 0 {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+	case <-time.After(b.bound):
+	}
+}
+
+// barrierCounter is a device counter whose first count waits at all; the
+// embedded counter keeps every capability the worker looks for.
+type barrierCounter struct {
+	*gpu.Counter
+	all  *firstCountBarrier
+	once sync.Once
+}
+
+func (c *barrierCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
+	c.once.Do(c.all.arrive)
+	return c.Counter.Count(ctx, t)
 }
 
 // The device keeps the blocks its subtasks share: with room for every
