@@ -389,25 +389,28 @@ func (w *Worker) handBack(a api.Assignment, why string) api.Result {
 	return api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID, HandedBack: true, Err: why}
 }
 
-// report sends r: with ctx while it lives, with ReportTimeout after (while
-// draining). A report that fails because ctx ended is dropped: the
-// coordinator's lease on it runs out instead.
+// report sends r: with ctx while it lives, with ReportTimeout after
+// (while draining). A report that ctx's end cut short is sent again with
+// ReportTimeout: a drain that starts while a result is on its way still
+// delivers it (the coordinator ignores a duplicate). A report that fails
+// while draining is dropped: the coordinator's lease on it runs out
+// instead.
 func (w *Worker) report(ctx context.Context, r api.Result) error {
-	rctx := ctx
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ReportTimeout)
-		defer cancel()
+	if ctx.Err() == nil {
+		err := w.conn.Report(ctx, r)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() == nil {
+			return fmt.Errorf("worker: report subtask %d of job %s: %w", r.Ref.Index, r.Ref.Job, err)
+		}
 	}
-	err := w.conn.Report(rctx, r)
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ReportTimeout)
+	defer cancel()
+	if err := w.conn.Report(rctx, r); err != nil {
 		w.log.Warn("result not delivered while draining", "job", r.Ref.Job, "index", r.Ref.Index, "err", err)
-		return nil
 	}
-	return fmt.Errorf("worker: report subtask %d of job %s: %w", r.Ref.Index, r.Ref.Job, err)
+	return nil
 }
 
 // jobStore names the store of one job: a store URL may be partitioned

@@ -703,3 +703,58 @@ func TestRunAssignmentsAtDrainAreHandedBack(t *testing.T) {
 		}
 	}
 }
+
+// interruptedReportConn's first Report waits for its context to end and
+// fails with its error, as a Report does that a drain cuts short; later
+// Reports are recorded.
+type interruptedReportConn struct {
+	*fakeConn
+	once      sync.Once
+	reporting chan struct{} // closed when the first Report waits
+}
+
+func (c *interruptedReportConn) Report(ctx context.Context, r api.Result) error {
+	first := false
+	c.once.Do(func() { first = true })
+	if first {
+		close(c.reporting)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return c.fakeConn.Report(ctx, r)
+}
+
+// TestRunDrainDeliversResultOnItsWay: a result whose Report the drain cut
+// short is sent again and delivered, not dropped.
+func TestRunDrainDeliversResultOnItsWay(t *testing.T) {
+	as := []api.Assignment{{Ref: api.SubtaskRef{Job: "d", Index: 0}, Attempt: 1}}
+	fc := newFakeConn(as)
+	fc.hold = true
+	conn := &interruptedReportConn{fakeConn: fc, reporting: make(chan struct{})}
+	cfg := testConfig(t, conn, cpuSlots(1, "merge"), blockFunc(func(i, j int) *graph.CSR { return &graph.CSR{Offsets: []uint64{0}} }))
+	w, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	select {
+	case <-conn.reporting:
+	case <-time.After(time.Minute):
+		t.Fatal("no result reported")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel = %v, want nil", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return after cancel")
+	}
+	r := fc.check(t, as)[0]
+	if r.HandedBack || r.Err != "" {
+		t.Fatalf("result %+v, want the count delivered", r)
+	}
+}

@@ -201,15 +201,40 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 		s, err := status(t, c, job)
 		return err == nil && s.State == "running" && s.Done > 0
 	})
+	from := ws[0].out.Len()
 	ws[0].signal(syscall.SIGTERM)
 	if err := ws[0].wait(45 * time.Second); err != nil {
 		t.Errorf("drained worker: %v, want exit status 0", err)
+	}
+	for _, l := range ws[0].linesAtOrAbove(from, "WARN") {
+		t.Errorf("an orderly drain logged %s", l)
 	}
 	r, stderr, err := waitJob(t, c, job)
 	checkDone(t, r, err, stderr, grqcTriangles)
 	waitFor(t, 10*time.Second, "the coordinator to see the worker leave", func() bool {
 		return strings.Contains(c.out.String(), `"msg":"member left","worker":"w1"`)
 	})
+}
+
+// SIGINT stops an idle worker in order: exit status 0, and nothing from
+// the signal on is logged above info (the end of its stream to the
+// coordinator is the drain's own doing, not a fault).
+func TestWorkerStopsQuietlyOnSIGINT(t *testing.T) {
+	t.Parallel()
+	c := startCoordinator(t)
+	w := startWorker(t, c, "w1")
+	w.logLine("connected to the coordinator", time.Minute)
+	from := w.out.Len()
+	w.signal(syscall.SIGINT)
+	if err := w.wait(45 * time.Second); err != nil {
+		t.Fatalf("worker stopped by SIGINT: %v, want exit status 0", err)
+	}
+	if w.logCount("worker stopped") != 1 {
+		t.Errorf("no \"worker stopped\" line")
+	}
+	for _, l := range w.linesAtOrAbove(from, "WARN") {
+		t.Errorf("an orderly stop logged %s", l)
+	}
 }
 
 // Heartbeats keep the leases of subtasks that run longer than a lease: the

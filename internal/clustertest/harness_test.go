@@ -57,6 +57,13 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// Len is how many bytes were written so far.
+func (b *syncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -181,6 +188,27 @@ func (p *proc) logLine(msg string, timeout time.Duration) map[string]any {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// linesAtOrAbove returns the JSON log lines written from byte offset from
+// on whose level is level or more severe (slog's DEBUG < INFO < WARN <
+// ERROR).
+func (p *proc) linesAtOrAbove(from int, level string) []string {
+	rank := map[string]int{"DEBUG": 0, "INFO": 1, "WARN": 2, "ERROR": 3}
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(p.out.String()[from:]))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Level string `json:"level"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			if r, ok := rank[m.Level]; ok && r >= rank[level] {
+				out = append(out, sc.Text())
+			}
+		}
+	}
+	return out
 }
 
 // logCount returns how many JSON log lines so far have msg as their msg.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -96,6 +97,9 @@ type session struct {
 	batches chan []api.Assignment
 	done    chan struct{}
 	err     error // set before done closes
+	// closing is set by Close before it ends the stream: the end is this
+	// side's orderly stop, not a fault.
+	closing atomic.Bool
 }
 
 // New returns a Conn; it connects on Hello.
@@ -273,7 +277,11 @@ func (c *Conn) receive(s *session) {
 				err = errors.New("the coordinator closed the stream")
 			}
 			s.err = classify(err)
-			c.log.Warn("stream to the coordinator ended", "err", s.err)
+			if s.closing.Load() {
+				c.log.Info("stream to the coordinator closed")
+			} else {
+				c.log.Warn("stream to the coordinator ended", "err", s.err)
+			}
 			s.cancel()
 			return
 		}
@@ -403,6 +411,7 @@ func (c *Conn) Close() error {
 	c.sess = nil
 	c.mu.Unlock()
 	if s != nil {
+		s.closing.Store(true)
 		s.sendMu.Lock()
 		s.stream.CloseSend()
 		s.sendMu.Unlock()
