@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -117,6 +118,35 @@ func TestS3StoreAgainstServer(t *testing.T) {
 			}
 			srv.Env(t)
 		}
+	})
+
+	t.Run("unreachable endpoint", func(t *testing.T) {
+		// The server's own bucket and identity, at a host name that does
+		// not resolve, and at its address as an https endpoint (it speaks
+		// plain HTTP): both fail at once, neither is retried.
+		for _, c := range []struct{ endpoint, why string }{
+			{"http://" + badHost + ":" + strings.Split(srv.Endpoint, ":")[1], "does not resolve"},
+			{"https://" + srv.Endpoint, "does not speak TLS"},
+		} {
+			t.Setenv("TRIGRID_S3_ENDPOINT", c.endpoint)
+			s, err := storage.Open("s3://trigrid-test/runs/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Get(ctx, "manifest.json")
+			if c.why == "does not resolve" {
+				var dns *net.DNSError
+				if _, lerr := net.LookupHost(badHost); !errors.As(lerr, &dns) || !dns.IsNotFound {
+					t.Logf("this machine's resolver does not answer that %s does not exist (%v)", badHost, lerr)
+					continue
+				}
+			}
+			if !errors.Is(err, storage.ErrUnreachable) || !strings.Contains(err.Error(), c.why) ||
+				!strings.Contains(err.Error(), "bucket trigrid-test") || strings.Contains(err.Error(), "gave up after") {
+				t.Errorf("%s: %v, want an unreachable endpoint, not retried", c.endpoint, err)
+			}
+		}
+		srv.Env(t)
 	})
 
 	t.Run("server restart", func(t *testing.T) { checkS3Restart(t, srv, big) })

@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +27,9 @@ var (
 	ErrNoBucket = errors.New("bucket does not exist")
 	// ErrAccessDenied: the server refused the credentials or the request.
 	ErrAccessDenied = errors.New("access denied")
+	// ErrUnreachable: the endpoint cannot be reached however often it is
+	// tried (its host name does not resolve, or TLS cannot agree).
+	ErrUnreachable = errors.New("S3 endpoint unreachable")
 )
 
 // s3Store keeps the files of a partitioning as the objects PREFIX/NAME of
@@ -145,8 +150,13 @@ func (s *s3Store) do(ctx context.Context, what, where string, op func(context.Co
 
 // transient says whether err may go away on its own: a network failure
 // (the server is restarting, a connection was reset), a 5xx, throttling.
+// A host name that does not resolve and TLS that cannot agree are not
+// (unreachable).
 func transient(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if _, ok := unreachable(err); ok {
 		return false
 	}
 	resp := minio.ToErrorResponse(err)
@@ -179,6 +189,34 @@ func transient(err error) bool {
 	return resp.Code == ""
 }
 
+// unreachable says why err shows that the endpoint cannot be reached
+// however often it is tried: its host name does not resolve (the DNS
+// answer is final, unlike a DNS timeout), or TLS cannot agree with it (an
+// unknown authority, a certificate for another name, an expired one, a
+// plain-HTTP server at an https endpoint, a refused handshake).
+func unreachable(err error) (string, bool) {
+	var (
+		dns  *net.DNSError
+		ua   x509.UnknownAuthorityError
+		host x509.HostnameError
+		inv  x509.CertificateInvalidError
+		cv   *tls.CertificateVerificationError
+		rh   tls.RecordHeaderError
+		al   tls.AlertError
+	)
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("host name %s does not resolve", dns.Name), true
+	case errors.As(err, &ua), errors.As(err, &host), errors.As(err, &inv), errors.As(err, &cv):
+		return "its TLS certificate is not trusted", true
+	case errors.As(err, &rh), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "it does not speak TLS (a plain-HTTP endpoint is named http://HOST:PORT)", true
+	case errors.As(err, &al):
+		return "it refused the TLS handshake", true
+	}
+	return "", false
+}
+
 // explain words a final error: a missing bucket or object, and refused
 // credentials, in words an operator can act on.
 func (s *s3Store) explain(what, where string, err error) error {
@@ -195,6 +233,10 @@ func (s *s3Store) explain1(err error) error {
 	case "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken":
 		return fmt.Errorf("%w (%s: %s): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (or the profile of the AWS credentials file) and that they may use bucket %s at %s",
 			ErrAccessDenied, resp.Code, strings.TrimSpace(resp.Message), s.loc.Bucket, s.set.endpoint)
+	}
+	if why, ok := unreachable(err); ok {
+		return fmt.Errorf("%w: endpoint %s of bucket %s: %s (check the endpoint: the URL's endpoint option, TRIGRID_S3_ENDPOINT, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL): %w",
+			ErrUnreachable, s.set.endpoint, s.loc.Bucket, why, err)
 	}
 	return err
 }
