@@ -151,16 +151,30 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	if f.state == "" {
 		logger.Warn("no --state: jobs live in memory and are lost when the coordinator stops")
 	}
+	// The listeners come first: a taken port fails the start before
+	// --state is touched.
+	lis, mlis, err := f.listeners()
+	if err != nil {
+		return err
+	}
+	claim, err := claimState(f.state)
+	if err != nil {
+		closeAll(lis, mlis)
+		return err
+	}
+	started := false
+	defer func() {
+		if !started {
+			claim.undo(logger)
+		}
+	}()
 	srv, err := coordinator.NewServer(cfg)
 	if err != nil {
+		closeAll(lis, mlis)
 		return err
 	}
 	defer srv.Close()
 
-	lis, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
 	g, hs := newCoordinatorGRPC(srv, opts)
 	grpcAddr := f.grpcAdvertise
 	if grpcAddr == "" {
@@ -170,12 +184,12 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	events := make(chan cluster.Event, 64)
 	mcfg, err := f.gossipFlags.config(cluster.Meta{Role: cluster.RoleCoordinator, GRPC: grpcAddr}, f.insecure, events, logger)
 	if err != nil {
-		lis.Close()
+		closeAll(lis, mlis)
 		return err
 	}
 	member, err := cluster.New(mcfg)
 	if err != nil {
-		lis.Close()
+		closeAll(lis, mlis)
 		return err
 	}
 
@@ -189,7 +203,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	go func() { serveDone <- g.Serve(lis); serving.Store(false) }()
 	go forwardMembership(ctx, events, srv, logger)
 
-	metricsSrv, metricsAddr, err := f.serveHTTP(srv, sec, &serving)
+	metricsSrv, metricsAddr, err := serveHTTP(mlis, srv, f.dash, sec, &serving)
 	if err != nil {
 		stop()
 		g.Stop()
@@ -197,8 +211,11 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		<-runDone
 		return err
 	}
-	logger.Info("coordinator ready", "grpc", lis.Addr().String(), "gossip", member.Addr(), "metrics", metricsAddr,
-		"state", f.state, "tls", sec.TLS.Enabled(), "token", sec.Token != "")
+	// A start that a signal interrupted cleans up like a failed one.
+	if started = ctx.Err() == nil; started {
+		logger.Info("coordinator ready", "grpc", lis.Addr().String(), "gossip", member.Addr(), "metrics", metricsAddr,
+			"state", f.state, "tls", sec.TLS.Enabled(), "token", sec.Token != "")
+	}
 
 	var runErr error
 	select {
@@ -211,7 +228,20 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	serving.Store(false)
 	hs.Shutdown()
 	logger.Info("coordinator stopping")
-	// A second signal skips the graceful part.
+	stopServing(member, g, metricsSrv, f.stopTimeout, logger)
+	if runErr == nil {
+		runErr = <-runDone
+	}
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// stopServing leaves the cluster and stops the gRPC server gracefully (for
+// up to timeout; a second signal stops it at once), then the HTTP server
+// (nil without --metrics).
+func stopServing(member *cluster.Member, g *grpc.Server, metricsSrv *http.Server, timeout time.Duration, logger *slog.Logger) {
 	hard := make(chan os.Signal, 1)
 	signal.Notify(hard, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(hard)
@@ -223,7 +253,7 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	go func() { g.GracefulStop(); close(graceful) }()
 	select {
 	case <-graceful:
-	case <-time.After(f.stopTimeout):
+	case <-time.After(timeout):
 		g.Stop()
 	case <-hard:
 		g.Stop()
@@ -233,13 +263,6 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 		metricsSrv.Shutdown(sctx)
 		cancel()
 	}
-	if runErr == nil {
-		runErr = <-runDone
-	}
-	if errors.Is(runErr, context.Canceled) {
-		runErr = nil
-	}
-	return runErr
 }
 
 // security is the coordinator's TLS and token setup, once --listen and
@@ -303,16 +326,35 @@ func (f *coordinatorFlags) config(logger *slog.Logger) (coordinator.Config, erro
 	return cfg, nil
 }
 
-// serveHTTP serves --metrics: the metrics, the probes (ready while serving
-// holds and srv is ready) and the dashboard. It returns the server (nil
-// without --metrics) and the address it listens on.
-func (f *coordinatorFlags) serveHTTP(srv *coordinator.Server, sec cluster.Security, serving *atomic.Bool) (*http.Server, string, error) {
-	if f.metrics == "" {
-		return nil, "", nil
+// listeners binds --listen and --metrics (nil without it).
+func (f *coordinatorFlags) listeners() (lis, mlis net.Listener, err error) {
+	if lis, err = net.Listen("tcp", f.listen); err != nil {
+		return nil, nil, fmt.Errorf("--listen: %w", err)
 	}
-	mlis, err := net.Listen("tcp", f.metrics)
-	if err != nil {
-		return nil, "", fmt.Errorf("--metrics: %w", err)
+	if f.metrics != "" {
+		if mlis, err = net.Listen("tcp", f.metrics); err != nil {
+			lis.Close()
+			return nil, nil, fmt.Errorf("--metrics: %w", err)
+		}
+	}
+	return lis, mlis, nil
+}
+
+// closeAll closes the listeners that are not nil.
+func closeAll(ls ...net.Listener) {
+	for _, l := range ls {
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// serveHTTP serves --metrics on mlis: the metrics, the probes (ready while
+// serving holds and srv is ready) and the dashboard. It returns the server
+// and the address it listens on (nil and "" when mlis is nil).
+func serveHTTP(mlis net.Listener, srv *coordinator.Server, dash dashboardFlags, sec cluster.Security, serving *atomic.Bool) (*http.Server, string, error) {
+	if mlis == nil {
+		return nil, "", nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(srv.Registry(), promhttp.HandlerOpts{}))
@@ -324,7 +366,7 @@ func (f *coordinatorFlags) serveHTTP(srv *coordinator.Server, sec cluster.Securi
 	})
 	mux.Handle("/healthz", health)
 	mux.Handle("/readyz", health)
-	hlis, err := mountDashboard(mux, srv, mlis, f.dash, sec)
+	hlis, err := mountDashboard(mux, srv, mlis, dash, sec)
 	if err != nil {
 		mlis.Close()
 		return nil, "", fmt.Errorf("--metrics: %w", err)
