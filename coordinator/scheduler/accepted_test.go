@@ -60,7 +60,13 @@ func workerTime(w api.WorkerID, idx int) time.Duration {
 // when a faulty worker's counts are discarded, the sums move to the
 // workers whose counts then settle, each subtask counted once.
 func TestSchedulerAcceptedAttemptTimes(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1; c.SpeculateAfter = 0.5 })
+	// NoFairShare: one worker takes half of a job of four subtasks.
+	h := newHarness(t, func(c *Config) {
+		c.LeaseTicks = 1000
+		c.SpeculateMinTicks = 1
+		c.SpeculateAfter = 0.5
+		c.NoFairShare = true
+	})
 	l := newLedger(t)
 	report := func(a api.Assignment, w api.WorkerID, v uint64) {
 		l.apply(h.rec(h.s.Result(api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w, Triangles: v,

@@ -20,6 +20,10 @@ type Config struct {
 	MaxAttempts int
 	// NoSpeculation turns off re-offering stragglers to idle workers.
 	NoSpeculation bool
+	// NoFairShare lets a pull take all the outstanding work it asks for;
+	// by default a worker holds at most its slots' share of it (see
+	// fairShare in pick.go).
+	NoFairShare bool
 	// SpeculateAfter is the fraction of a job's subtasks that must be done
 	// before stragglers are re-offered; the done subtasks give the median
 	// time per unit of estimated work. 0 means the default.

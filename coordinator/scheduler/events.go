@@ -45,6 +45,7 @@ func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
 			j.groups = append(j.groups, g)
 		}
 		g.items = append(g.items, idx)
+		j.fresh++
 	}
 	s.jobs[spec.ID] = j
 	s.order = append(s.order, j)

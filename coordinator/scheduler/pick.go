@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -105,9 +106,11 @@ func (s *Scheduler) addRetry(j *job, st *subtask) {
 	j.retry = append(j.retry, st.index)
 }
 
-// dispatch gives work to every worker with demand, in join order.
+// dispatch gives work to every worker with demand, in join order, each
+// up to its fair share (fairShare).
 func (s *Scheduler) dispatch() {
 	var spec *stragglers
+	share := s.fairShare()
 	for _, w := range s.workerList {
 		if w.demand <= 0 || w.suspect {
 			continue
@@ -116,20 +119,67 @@ func (s *Scheduler) dispatch() {
 			w.demand = 0
 			continue
 		}
-		for w.demand > 0 {
+		limit := share.limit(w)
+		for w.demand > 0 && len(w.running) < limit {
 			j, idx, ok := s.pick(w.id, w)
 			if !ok {
 				break
 			}
 			s.assign(w.id, w, j, idx, false)
 		}
-		if w.demand > 0 && !s.cfg.NoSpeculation {
+		// A worker held back at its share leaves the fresh work to the
+		// others; only one that found none gets a speculative copy.
+		if w.demand > 0 && len(w.running) < limit && !s.cfg.NoSpeculation {
 			if spec == nil {
 				spec = s.findStragglers()
 			}
 			s.speculate(w, spec)
 		}
 	}
+}
+
+// share is the fair share of the outstanding attempts per slot: out of
+// outstanding attempts (those running and those still to hand out),
+// slots of the workers that may take work.
+type share struct{ outstanding, slots int }
+
+// fairShare sizes the share for one dispatch. A worker holds at most its
+// slots' part of the outstanding attempts, rounded up: a pull larger than
+// that (a worker that asks far ahead, or the first to ask for a job) gets
+// the rest only as the others hold theirs, so a job of few subtasks
+// spreads over the workers from the start, and the last subtasks of a
+// long one are not all held by one. A worker running nothing has a limit
+// of at least one while anything is outstanding. The limit does not
+// change within a dispatch: attempts handed out move from waiting to
+// running.
+func (s *Scheduler) fairShare() share {
+	var sh share
+	if s.cfg.NoFairShare {
+		return share{outstanding: -1, slots: 1}
+	}
+	for _, j := range s.order {
+		if !j.state.Finished() {
+			sh.outstanding += j.fresh + len(j.retry)
+		}
+	}
+	for _, w := range s.workerList {
+		sh.outstanding += len(w.running)
+		if !w.suspect && s.faulty[w.id] == nil {
+			sh.slots += w.slots()
+		}
+	}
+	return sh
+}
+
+// limit is how many attempts w may hold.
+func (sh share) limit(w *worker) int {
+	if sh.slots == 0 {
+		return 0
+	}
+	if sh.outstanding < 0 {
+		return math.MaxInt
+	}
+	return (sh.outstanding*w.slots() + sh.slots - 1) / sh.slots
 }
 
 // pick chooses w's next subtask: from the oldest job with work for w, a
@@ -157,28 +207,30 @@ func (s *Scheduler) pick(id api.WorkerID, w *worker) (*job, int, bool) {
 		}
 		if w.hasLast && w.lastJob == j.spec.ID {
 			if g := j.groupOf[w.lastIJ]; g != nil && !g.empty() {
-				return j, g.pop(), true
+				return j, j.pop(g), true
 			}
 		}
 		for ; j.freshNext < len(j.groups); j.freshNext++ {
 			g := j.groups[j.freshNext]
 			if !g.taken && !g.empty() {
 				g.taken = true
-				return j, g.pop(), true
+				return j, j.pop(g), true
 			}
 		}
 		for ; j.anyNext < len(j.groups); j.anyNext++ {
 			if g := j.groups[j.anyNext]; !g.empty() {
-				return j, g.pop(), true
+				return j, j.pop(g), true
 			}
 		}
 	}
 	return nil, 0, false
 }
 
-func (g *group) pop() int {
+// pop takes the next fresh subtask of j's group g.
+func (j *job) pop(g *group) int {
 	idx := g.items[g.head]
 	g.head++
+	j.fresh--
 	return idx
 }
 

@@ -320,7 +320,13 @@ func TestSchedulerSpeculation(t *testing.T) {
 }
 
 func TestSchedulerDisagreementRecount(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.LeaseTicks = 1000; c.SpeculateMinTicks = 1; c.SpeculateAfter = 0.5 })
+	// NoFairShare: one worker takes half of a job of four subtasks.
+	h := newHarness(t, func(c *Config) {
+		c.LeaseTicks = 1000
+		c.SpeculateMinTicks = 1
+		c.SpeculateAfter = 0.5
+		c.NoFairShare = true
+	})
 	tasks := testTasks(1)[:1]
 	for range 3 {
 		tasks = append(tasks, partition.Subtask{I: 0, J: 0, K: 0, Work: 1})
@@ -562,7 +568,8 @@ func TestSchedulerWorkerLeft(t *testing.T) {
 }
 
 func TestSchedulerJobsFIFOAndCancel(t *testing.T) {
-	h := newHarness(t)
+	// NoFairShare: b takes both subtasks of the second job.
+	h := newHarness(t, func(c *Config) { c.NoFairShare = true })
 	h.add(JobSpec{ID: "first", Subtasks: testTasks(1)})
 	h.add(JobSpec{ID: "second", Subtasks: testTasks(2)[:2]})
 	h.join("a", "b", "c")

@@ -61,7 +61,7 @@ func TestSchedulerScripts(t *testing.T) {
 
 // runScriptCommand runs one command:
 //
-//	config [lease=N] [attempts=N] [verify] [nospec] [after=F] [minticks=N] [wait=N]
+//	config [lease=N] [attempts=N] [verify] [nospec] [nofair] [after=F] [minticks=N] [wait=N]
 //	job ID P [N]          a job of testTasks(P)'s first N subtasks
 //	join W...             workers join
 //	leave W REASON...     a worker leaves
@@ -95,6 +95,8 @@ func runScriptCommand(t *testing.T, hp **harness, line string) (string, error) {
 					c.Verify = true
 				case "nospec":
 					c.NoSpeculation = true
+				case "nofair":
+					c.NoFairShare = true
 				case "after":
 					c.SpeculateAfter, _ = strconv.ParseFloat(v, 64)
 				case "minticks":

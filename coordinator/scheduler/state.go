@@ -193,6 +193,7 @@ type job struct {
 	// copies for verification or recount) on the retry list.
 	groups    []*group
 	groupOf   map[ijKey]*group
+	fresh     int // fresh subtasks left in the groups
 	freshNext int // first group no worker has taken from
 	anyNext   int // first group that may still have fresh subtasks
 	retry     []int
@@ -229,6 +230,10 @@ type worker struct {
 	failed  int
 	joined  int64 // tick it joined
 }
+
+// slots is how many subtasks w counts at once, as its Hello said (at
+// least one).
+func (w *worker) slots() int { return max(1, w.hello.Slots) }
 
 func uitoa(v uint64) string {
 	if v == 0 {
