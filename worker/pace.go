@@ -20,7 +20,8 @@ import (
 
 // rttSamples is how many pull round trips the pacer keeps; it takes their
 // median, which a pull that waited for work (none to be had) does not
-// move.
+// move. The pull of a worker that holds nothing is not measured at all:
+// it waits for work by design (Worker.pull).
 const rttSamples = 16
 
 // pacer measures subtask and round-trip times and sizes the prefetch.
@@ -119,6 +120,13 @@ func (w *window) room(ctx context.Context, asked int) int {
 			return 0
 		}
 	}
+}
+
+// holding is how many assignments are held.
+func (w *window) holding() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.held
 }
 
 // hold counts n more held; release n fewer.

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,54 @@ func TestRunPrefetchFollowsRoundTrip(t *testing.T) {
 		case !fixed && (conn.most <= 3 || conn.most > 1+64):
 			t.Errorf("adaptive prefetch: the largest pull asked for %d, want more than 3 and at most 65", conn.most)
 		}
+	}
+}
+
+// waitFirstConn answers its first Pull only after wait, as a coordinator
+// with no job yet answers a fresh worker, and every later one at once;
+// it records what each Pull asked for.
+type waitFirstConn struct {
+	*fakeConn
+	wait  time.Duration
+	mu    sync.Mutex
+	asked []int
+}
+
+func (c *waitFirstConn) Pull(ctx context.Context, n int) ([]api.Assignment, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, n)
+	first := len(c.asked) == 1
+	c.mu.Unlock()
+	if first {
+		time.Sleep(c.wait)
+	}
+	return c.fakeConn.Pull(ctx, n)
+}
+
+// A fresh worker's first pull, which waits for the first job, is not a
+// round trip: the worker's later pulls follow the pulls answered at once,
+// and never ask for the most it may hold (which took nearly all of a
+// small first job from the other workers).
+func TestRunFirstPullWaitIsNoRoundTrip(t *testing.T) {
+	fwd := testForward(t, 9, 5)
+	want := referenceCount(t, fwd)
+	part, err := partition.Split(fwd, storage.SchemeHash, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := assignments("j", "", part.Subtasks())
+	conn := &waitFirstConn{fakeConn: newFakeConn(as), wait: 200 * time.Millisecond}
+	cfg := testConfig(t, conn, cpuSlots(1, "merge"), PartitionSource{Part: part})
+	cfg.Prefetch, cfg.MaxPrefetch = 2, 64
+	runWorker(t, cfg)
+	if got := sumResults(t, conn.check(t, as)); got != want {
+		t.Fatalf("worker counted %d, whole graph %d", got, want)
+	}
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	// Taken as a round trip, the wait made the third pull ask for the
+	// window's most (1 + 64) less what was held.
+	if len(conn.asked) < 3 || conn.asked[0] != 3 || slices.Max(conn.asked[1:]) > 16 {
+		t.Fatalf("pulls asked for %v; want 3 (one and two ahead), then never more than 16 of the most 65", conn.asked)
 	}
 }

@@ -261,6 +261,11 @@ func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int
 		if n == 0 {
 			return
 		}
+		// The pull of a worker that holds nothing waits for work as much
+		// as for the coordinator (a fresh worker's first pull waits for
+		// the first job): it is no round trip, and taken as one it would
+		// size the prefetch as if the coordinator were that slow.
+		busy := win.holding() > 0
 		began := time.Now()
 		as, err := w.conn.Pull(runCtx, n)
 		switch {
@@ -276,7 +281,9 @@ func (w *Worker) pull(runCtx context.Context, win *window, pace *pacer, most int
 			fail(fmt.Errorf("worker: pull: asked for at most %d assignments, got %d", n, len(as)))
 			return
 		}
-		pace.roundTrip(time.Since(began))
+		if busy {
+			pace.roundTrip(time.Since(began))
+		}
 		asked = n - len(as)
 		win.hold(len(as))
 		win.setLimit(min(pace.capacity(), most))
