@@ -240,6 +240,23 @@ int32_t settle(tg_ctx *ctx, const char *fn, const char *rule, bool nsel, int64_t
     return TG_OK;
 }
 
+// Queues the copy of bytes bytes of device memory at from back over the
+// spans of base (8-byte items), in the spans' order, each span filled
+// before the next. The stream's uploads of those spans come first.
+int32_t copy_back(tg_ctx *ctx, const char *fn, const void *from, uint64_t bytes, uint64_t *base,
+                  const uint64_t *spans, int32_t nspans, char *err, uint64_t errlen) {
+    char where[160];
+    const char *p = (const char *)from;
+    for (int32_t i = 0; i < nspans && bytes > 0; i++) {
+        const uint64_t b = std::min<uint64_t>(spans[2 * i + 1] * 8, bytes);
+        if (b == 0) continue;
+        TG_STEP(cudaMemcpyAsync(base + spans[2 * i], p, b, cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+        p += b;
+        bytes -= b;
+    }
+    return TG_OK;
+}
+
 const char *rule_of(int32_t op) {
     switch (op) {
     case TG_PIECES_PAIRS: return "hold an id beyond the vertices";
@@ -354,10 +371,6 @@ extern "C" int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const 
     if (nloops) *nloops = 0;
     int64_t m = 0;
     if ((rc = upload(ctx, fn, op, base, spans, nspans, &m, err, errlen)) != TG_OK) return rc;
-    if (m > 0 && out == nullptr) {
-        tg_set_err(err, errlen, "%s: NULL out", fn);
-        return TG_ERR_INVALID;
-    }
     uint64_t *sorted = nullptr, *other = nullptr;
     if ((rc = sort_keys(ctx, fn, m, &sorted, &other, err, errlen)) != TG_OK) return rc;
     auto &pc = ctx->pieces;
@@ -376,14 +389,17 @@ extern "C" int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const 
         piece_degrees<<<grid_for(ctx, kept), 256, 0, ctx->stream>>>(sorted, kept, pc.vert);
         TG_STEP(cudaGetLastError(), "degree kernel");
     }
-    if (kept > 0)
+    if (kept > 0 && out != nullptr)
         TG_STEP(cudaMemcpyAsync(out, sorted, (size_t)kept * 8, cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+    if (kept > 0 && out == nullptr &&
+        (rc = copy_back(ctx, fn, sorted, (uint64_t)kept * 8, (uint64_t *)base, spans, nspans, err, errlen)) != TG_OK)
+        return rc;
     TG_STEP(cudaStreamSynchronize(ctx->stream), "copy back");
     *nout = (uint64_t)kept;
     return TG_OK;
 }
 
-extern "C" int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans, int32_t nspans,
+extern "C" int32_t tg_pieces_csr(tg_ctx *ctx, uint64_t *base, const uint64_t *spans, int32_t nspans,
                                  uint64_t row0, uint64_t nrows, uint32_t *cols, uint32_t *counts, uint64_t *nout,
                                  char *err, uint64_t errlen) {
     const char *fn = "tg_pieces_csr";
@@ -399,10 +415,6 @@ extern "C" int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64
     *nout = 0;
     int64_t m = 0;
     if ((rc = upload(ctx, fn, TG_PIECES_KEYS, base, spans, nspans, &m, err, errlen)) != TG_OK) return rc;
-    if (m > 0 && cols == nullptr) {
-        tg_set_err(err, errlen, "%s: NULL cols", fn);
-        return TG_ERR_INVALID;
-    }
     uint64_t *sorted = nullptr, *other = nullptr;
     if ((rc = sort_keys(ctx, fn, m, &sorted, &other, err, errlen)) != TG_OK) return rc;
     // The other buffer takes the columns (m words) and the counts (nrows
@@ -420,7 +432,11 @@ extern "C" int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64
     if ((rc = settle(ctx, fn, "are repeated or of rows beyond the piece's", false, nullptr, nullptr, err, errlen)) !=
         TG_OK)
         return rc;
-    if (m > 0) TG_STEP(cudaMemcpyAsync(cols, d_cols, (size_t)m * 4, cudaMemcpyDeviceToHost, ctx->stream), "columns");
+    if (m > 0 && cols != nullptr)
+        TG_STEP(cudaMemcpyAsync(cols, d_cols, (size_t)m * 4, cudaMemcpyDeviceToHost, ctx->stream), "columns");
+    if (m > 0 && cols == nullptr &&
+        (rc = copy_back(ctx, fn, d_cols, (uint64_t)m * 4, base, spans, nspans, err, errlen)) != TG_OK)
+        return rc;
     if (nrows > 0)
         TG_STEP(cudaMemcpyAsync(counts, d_counts, (size_t)nrows * 4, cudaMemcpyDeviceToHost, ctx->stream),
                    "counts");

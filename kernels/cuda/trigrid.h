@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 14
+#define TG_ABI_VERSION 15
 
 /* Status codes. */
 #define TG_OK 0
@@ -385,7 +385,9 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
  * most capacity items together), makes each a key by op, sorts the keys
  * ascending and copies them back to out (room for the items uploaded),
  * *nout their number. out may overlap base's spans: the uploads complete
- * before anything is copied back.
+ * before anything is copied back. out NULL writes them back over the
+ * spans themselves, in the spans' order, each span filled before the next
+ * (the caller's keys sorted in place without a second host array).
  *   TG_PIECES_PAIRS: an item is a pair of 32-bit ids (u, v), both below
  *     nvertices (or, with an id map, mapped to vertices u', v'); its key is
  *     (min(u, v) << 32) | max(u, v) of the vertices. A self-loop (u == v)
@@ -404,7 +406,9 @@ int32_t tg_block_out(tg_ctx *ctx, int32_t slot, uint64_t *rowptr_out,
  * row0 + nrows - 1: cols receives each key's low word in key order (*nout
  * of them), counts the number of keys of each of the nrows rows. A key of
  * another row, or a repeated key, is TG_ERR_INVALID. nrows is at most the
- * capacity.
+ * capacity. cols NULL writes the columns back over the spans themselves as
+ * 32-bit words, in the spans' order, each span (two words an item) filled
+ * before the next.
  *
  * tg_pieces_vertices copies the nvertices vertex words to host (to_device
  * 0) or from it (1).
@@ -428,7 +432,7 @@ int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base,
                        const uint64_t *spans, int32_t nspans, uint64_t *out,
                        uint64_t *nout, uint64_t *nloops, char *err,
                        uint64_t errlen);
-int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans,
+int32_t tg_pieces_csr(tg_ctx *ctx, uint64_t *base, const uint64_t *spans,
                       int32_t nspans, uint64_t row0, uint64_t nrows,
                       uint32_t *cols, uint32_t *counts, uint64_t *nout,
                       char *err, uint64_t errlen);

@@ -71,14 +71,11 @@ type Counter struct {
 	// piecesHost: host memory readied by PrepareOrient for the next
 	// orientation in pieces; nil when none is waiting.
 	piecesHost *piecesHost
-	// spare: the pinned host array an orientation in pieces merged into,
-	// spent once it built the forward graph, kept for the count in ranges
-	// that follows to list its ranges into (no pins of its own on its
-	// way); nil when none. Close, Count and another orientation release
-	// it.
-	spare *abi.Registration
-	// background: host memory released without c.mu; Close waits.
-	background sync.WaitGroup
+	// spare: the pinned host memory an orientation in pieces left past
+	// the forward graph's columns, kept for the count in ranges of that
+	// graph to list its ranges into (no pins of its own on its way).
+	// Close, Count and another orientation drop it.
+	spare spareRoom
 
 	// residentStats describe the graph a preprocessing left in
 	// devmem.ResidentSlot while c.slots.Resident().
@@ -162,7 +159,6 @@ func (c *Counter) Close() error {
 	c.dropSplitHost()
 	c.dropPiecesHost()
 	c.dropSpare()
-	c.background.Wait()
 	if err := c.lib.pins.Close(); err != nil {
 		return fmt.Errorf("gpu: close counter: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -22,29 +23,36 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 
 // orientInPieces is OrientOnDevice for pairs that do not fit the device
 // for tg_preprocess: the device works on pieces of its work area's size
-// while the host keeps the keys (tg_pieces_*). With bits (rank bits, as
-// graph.MarkedPairs has them) the pairs hold the input's ids, which the
-// device maps to the n compact ids as it makes their keys.
+// while the host keeps the keys, every result written back over the host
+// memory it was read from (tg_pieces_*), so that the host holds no second
+// copy of the graph. With bits (rank bits, as graph.MarkedPairs has them)
+// the pairs hold the input's ids, which the device maps to the n compact
+// ids as it makes their keys.
 //
 //  1. Runs: each piece of pairs becomes its keys (min << 32 | max),
 //     sorted and deduplicated, written back over the pairs.
 //  2. Merge: the key space is cut into ranges whose keys in all runs fit
 //     a piece; each range is sorted and deduplicated again, its degrees
-//     counted on the device, and written to a second host array in order.
+//     counted on the device, and written back over the spans of the runs
+//     it was read from: the edges, in order, in parts of the pairs'
+//     memory (a rope).
 //  3. Ranks: the device ranks the degrees (tg_pieces_rank; the host does,
 //     through graph.DegreeOrder, when a piece holds fewer keys than there
 //     are vertices).
 //  4. Oriented runs: each piece of the edges becomes its forward keys
 //     (min rank << 32 | max rank), sorted, in place.
 //  5. CSR: key ranges of those runs, each no more rows than a piece,
-//     become the columns (in the pairs' memory) and row lengths.
+//     become the row lengths and the columns, written back over the spans
+//     they were read from as 32-bit words; the columns' parts then move
+//     to the front of the pairs' memory, in order (compactWords).
 //
 // The result is the forward graph and ranks tg_preprocess makes. When the
 // work area does not fit, or the runs would be more than a piece can merge,
 // the pairs are left as they were and the error wraps ErrOutOfMemory. Once
 // the runs begin, the pairs' memory is the keys' and then the columns'
 // (the CSR's Cols share it); an error after that does not wrap
-// ErrOutOfMemory.
+// ErrOutOfMemory. The memory past the columns stays the counter's spare
+// room for a count in ranges of the graph (c.spare).
 func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, bits []uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,24 +76,11 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	}
 	t0 := time.Now()
 	keys := wordsAsKeys(pairs, np)
-	made := make(chan *abi.Registration, 1)
-	var (
-		reg    *abi.Registration
-		second []uint64
-	)
+	var reg *abi.Registration
 	if h := c.takePiecesHost(keys); h != nil {
-		// Pinned and made while the host still compacted the pairs.
-		reg, second = h.reg, h.second[:np]
-		made <- h.sreg
+		reg = h.reg // pinned while the host still compacted the pairs
 	} else {
 		reg = c.lib.registerPairs(kernels.IDPairs{P64: keys})
-		// The second array is faulted in and pinned while the runs are
-		// sorted.
-		second = make([]uint64, np)
-		go func() {
-			devmem.Prefault(second)
-			made <- c.lib.registerPairs(kernels.IDPairs{P64: second})
-		}()
 	}
 	kept := false
 	defer func() {
@@ -94,7 +89,7 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 		}
 	}()
 	p.log("pieces: work area, pairs pinned", t0, "capacity", capItems, "pairs", np)
-	fwd, rank, st, err := p.run(ctx, keys, second, n, made)
+	fwd, rank, st, err := p.run(ctx, keys, n)
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces (%w): %w", errPiecesFailed, err)
 	}
@@ -104,7 +99,18 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	if len(fwd.Cols) > 0 && reg.Holds(unsafe.Pointer(&fwd.Cols[0]), uint64(len(fwd.Cols))*4) {
 		kept = c.lib.pins.Adopt(fwd, reg, int64(reg.Bytes()))
 	}
+	if kept {
+		c.spare = spareAfter(fwd, keyWords(keys))
+	}
 	return fwd, rank, st, nil
+}
+
+// keyWords is the keys' memory as 32-bit words.
+func keyWords(keys []uint64) []uint32 {
+	if len(keys) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(keys))), 2*len(keys))
 }
 
 // wordsAsKeys is the pairs' memory as np 8-byte items, or a copy of them
@@ -196,40 +202,18 @@ func (p *pieces) rank(rank []uint32) (wedges, maxDeg uint64, err error) {
 	return w, uint64(md), p.c.ctx.PiecesVertices(rank, true)
 }
 
-// run does the five steps over keys (the pairs' memory) and second, whose
-// registration (nil: pageable) made delivers once it is made; run releases
-// it after an error, and after the forward graph is built keeps it as the
-// counter's spare (c.spare).
-func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made <-chan *abi.Registration) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+// run does the five steps over keys (the pairs' memory), every result
+// written back into it.
+func (p *pieces) run(ctx context.Context, keys []uint64, n uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	np := uint64(len(keys))
 	st := kernels.PrepStats{Vertices: n, InputPairs: np}
-	var (
-		reg      *abi.Registration
-		received bool
-	)
-	done := false
-	defer func() {
-		if !received {
-			reg = <-made
-		}
-		switch {
-		case reg == nil:
-		case done:
-			p.c.spare = reg
-		default:
-			p.release(reg)
-		}
-	}()
 	// 1. Sorted, deduplicated runs of the pairs' keys, in place.
 	t := time.Now()
-	runs, loops, err := p.sortRuns(ctx, abi.PiecesPairs, abi.PiecesUnique, keys)
+	runs, loops, err := p.sortRuns(ctx, abi.PiecesPairs, abi.PiecesUnique, keys, span(0, np))
 	if err != nil {
 		return nil, nil, st, err
 	}
 	p.log("pieces: runs of the pairs' keys", t, "runs", len(runs))
-	t = time.Now()
-	reg, received = <-made, true
-	p.log("pieces: second array pinned (wait)", t)
 	t = time.Now()
 	st.SelfLoops = loops
 	// The host arrays of steps 3 and 5 are made and touched on all cores
@@ -249,21 +233,25 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 		devmem.Prefault(counts)
 	}()
 	defer func() { <-arrays }()
-	// 2. Key ranges merged, deduplicated, their degrees counted.
-	var m uint64
-	err = cutRanges(runs, p.cap, func(lo, hi uint64, spans []uint64) error {
+	// 2. Key ranges merged, deduplicated, their degrees counted, each
+	// written back over the spans it was read from.
+	var edges rope
+	err = cutRanges(runs, p.cap, keys, func(lo, hi uint64, spans []uint64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		got, _, err := p.sort(abi.PiecesKeys, abi.PiecesUnique|abi.PiecesDegrees, keys, spans, second[m:])
-		m += got
+		got, _, err := p.sort(abi.PiecesKeys, abi.PiecesUnique|abi.PiecesDegrees, keys, spans, nil)
+		back := filled(spans, got, 1)
+		for i := 0; i < len(back.segs); i += 2 {
+			edges.add(back.segs[i], back.segs[i+1])
+		}
 		return err
-	}, keys)
+	})
 	if err != nil {
 		return nil, nil, st, err
 	}
-	edges := second[:m]
-	p.log("pieces: merged", t, "edges", m)
+	m := edges.len()
+	p.log("pieces: merged", t, "edges", m, "parts", len(edges.segs)/2)
 	t = time.Now()
 	<-arrays
 	// 3. Ranks from the degrees.
@@ -274,85 +262,98 @@ func (p *pieces) run(ctx context.Context, keys, second []uint64, n uint64, made 
 	p.log("pieces: ranks", t)
 	t = time.Now()
 	// 4. Forward keys, sorted in runs, in place.
-	fruns, _, err := p.sortRuns(ctx, abi.PiecesOrient, 0, edges)
+	fruns, _, err := p.sortRuns(ctx, abi.PiecesOrient, 0, keys, edges)
 	if err != nil {
 		return nil, nil, st, err
 	}
 	p.log("pieces: forward runs", t, "runs", len(fruns))
 	t = time.Now()
-	// 5. The CSR: columns into the pairs' memory, row lengths into rowptr
+	// 5. The CSR: columns written back as words, row lengths into rowptr
 	// (a row may span two key ranges), then its offsets.
-	cols := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(keys))), 2*len(keys))[:m:m]
-	var at uint64
-	err = cutRanges(fruns, p.cap, func(lo, hi uint64, spans []uint64) error {
+	var cols rope
+	err = cutRanges(fruns, p.cap, keys, func(lo, hi uint64, spans []uint64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		row0 := lo >> 32
 		rows := min(n, (hi-1)>>32+1) - min(row0, n)
-		nout, err := p.c.ctx.PiecesCSR(edges, spans, row0, rows, cols[at:], counts)
+		nout, err := p.c.ctx.PiecesCSR(keys, spans, row0, rows, nil, counts)
 		if err != nil {
 			return err
 		}
 		for i, k := range counts[:rows] {
 			rowptr[row0+uint64(i)] += uint64(k)
 		}
-		at += nout
+		back := filled(spans, nout, 2)
+		for i := 0; i < len(back.segs); i += 2 {
+			cols.add(back.segs[i], back.segs[i+1])
+		}
 		return nil
-	}, edges)
+	})
 	if err != nil {
 		return nil, nil, st, err
 	}
-	if at != m {
-		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", at, m)
+	if cols.len() != m {
+		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", cols.len(), m)
+	}
+	colWords, err := compactWords(keyWords(keys), cols, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, nil, st, err
 	}
 	maxFwd := graph.OffsetsFromLengths(rowptr, 0)
-	p.log("pieces: forward graph", t)
-	done = true
+	p.log("pieces: forward graph", t, "parts", len(cols.segs)/2)
 	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
 	st.Wedges, st.MaxDegree, st.MaxForward = wedges, maxDeg, maxFwd
-	return &graph.CSR{Offsets: rowptr, Cols: cols, NCols: int64(n)}, rank, st, nil
+	return &graph.CSR{Offsets: rowptr, Cols: colWords, NCols: int64(n)}, rank, st, nil
 }
 
-// sortRuns sorts keys a piece at a time by op and flags, each piece's
-// result written back where the piece was; it returns the sorted runs and
-// the self-loops dropped.
-func (p *pieces) sortRuns(ctx context.Context, op, flags int32, keys []uint64) (runs [][]uint64, loops uint64, err error) {
-	for off := uint64(0); off < uint64(len(keys)); off += p.cap {
+// sortRuns sorts the items of the rope in of keys a piece at a time by op
+// and flags, each piece's result written back over the spans it was read
+// from; it returns the sorted runs and the self-loops dropped.
+func (p *pieces) sortRuns(ctx context.Context, op, flags int32, keys []uint64, in rope) (runs []rope, loops uint64, err error) {
+	var spans []uint64
+	for off := uint64(0); off < in.len(); off += p.cap {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		size := min(p.cap, uint64(len(keys))-off)
-		got, l, err := p.sort(op, flags, keys, []uint64{off, size}, keys[off:])
+		size := min(p.cap, in.len()-off)
+		spans = in.spans(spans[:0], off, size)
+		got, l, err := p.sort(op, flags, keys, spans, nil)
 		if err != nil {
 			return nil, 0, err
 		}
-		runs = append(runs, keys[off:off+got])
+		runs = append(runs, filled(spans, got, 1))
 		loops += l
 	}
 	return runs, loops, nil
 }
 
 // cutRanges cuts the key space into ranges [lo, hi), in order, each
-// holding at most limit keys of the runs (sorted, no key twice in a run)
-// and keys of at most limit rows (key >> 32), and calls fn with each
-// non-empty range and its spans: per run, its first item's index in base
-// (the array every run is a part of) and its item count.
-func cutRanges(runs [][]uint64, limit uint64, fn func(lo, hi uint64, spans []uint64) error, base []uint64) error {
+// holding at most limit keys of the runs (ropes of base, each sorted with
+// no key twice) and keys of at most limit rows (key >> 32), and calls fn
+// with each non-empty range and its spans: per run, the spans of base that
+// hold its keys in the range. fn may overwrite the spans it is given: no
+// later range reads them.
+func cutRanges(runs []rope, limit uint64, base []uint64, fn func(lo, hi uint64, spans []uint64) error) error {
 	if limit < uint64(len(runs)) {
 		return fmt.Errorf("%d runs, more than a piece of %d keys can merge", len(runs), limit)
 	}
-	at := make([]int, len(runs)) // each run's first key >= lo
-	origin := uintptr(unsafe.Pointer(unsafe.SliceData(base)))
+	at := make([]uint64, len(runs)) // each run's first key >= lo
+	key := func(r int, i uint64) uint64 { return base[runs[r].index(i)] }
+	// below is the number of run r's keys from at[r] that are below hi.
+	below := func(r int, hi uint64) uint64 {
+		left := runs[r].len() - at[r]
+		return uint64(sort.Search(int(left), func(i int) bool { return key(r, at[r]+uint64(i)) >= hi }))
+	}
 	lo := uint64(0)
 	spans := make([]uint64, 0, 2*len(runs))
 	for {
 		left := 0
 		first := uint64(math.MaxUint64)
-		for r, run := range runs {
-			if at[r] < len(run) {
+		for r := range runs {
+			if at[r] < runs[r].len() {
 				left++
-				first = min(first, run[at[r]])
+				first = min(first, key(r, at[r]))
 			}
 		}
 		if left == 0 {
@@ -367,8 +368,8 @@ func cutRanges(runs [][]uint64, limit uint64, fn func(lo, hi uint64, spans []uin
 		}
 		within := func(hi uint64) bool {
 			var k uint64
-			for r, run := range runs {
-				k += uint64(sort.Search(len(run)-at[r], func(i int) bool { return run[at[r]+i] >= hi }))
+			for r := range runs {
+				k += below(r, hi)
 			}
 			return k <= limit
 		}
@@ -386,12 +387,9 @@ func cutRanges(runs [][]uint64, limit uint64, fn func(lo, hi uint64, spans []uin
 			hi = a
 		}
 		spans = spans[:0]
-		for r, run := range runs {
-			k := sort.Search(len(run)-at[r], func(i int) bool { return run[at[r]+i] >= hi })
-			if k > 0 {
-				first := (uintptr(unsafe.Pointer(&run[at[r]])) - origin) / 8
-				spans = append(spans, uint64(first), uint64(k))
-			}
+		for r := range runs {
+			k := below(r, hi)
+			spans = runs[r].spans(spans, at[r], k)
 			at[r] += k
 		}
 		if err := fn(lo, hi, slices.Clip(spans)); err != nil {

@@ -270,6 +270,7 @@ func TestCutRanges(t *testing.T) {
 		nruns := 1 + r.IntN(6)
 		var base []uint64
 		var bounds []int
+		var keysOf [][]uint64
 		for range nruns {
 			k := r.IntN(300)
 			run := make([]uint64, 0, k)
@@ -282,18 +283,19 @@ func TestCutRanges(t *testing.T) {
 			}
 			slices.Sort(run)
 			run = slices.Compact(run)
+			keysOf = append(keysOf, run)
 			bounds = append(bounds, len(base))
 			base = append(base, run...)
 		}
 		bounds = append(bounds, len(base))
-		runs := make([][]uint64, nruns)
+		runs := make([]rope, nruns)
 		for i := range runs {
-			runs[i] = base[bounds[i]:bounds[i+1]]
+			runs[i] = span(uint64(bounds[i]), uint64(bounds[i+1]-bounds[i]))
 		}
 		limit := uint64(max(nruns, 1+r.IntN(80)))
 		var got []uint64
 		last := uint64(0)
-		err := cutRanges(runs, limit, func(lo, hi uint64, spans []uint64) error {
+		err := cutRanges(runs, limit, base, func(lo, hi uint64, spans []uint64) error {
 			if lo < last || hi <= lo {
 				t.Fatalf("range [%d, %d) after %d", lo, hi, last)
 			}
@@ -315,12 +317,20 @@ func TestCutRanges(t *testing.T) {
 			}
 			slices.Sort(keys)
 			got = append(got, keys...)
+			// The spans are the range's to overwrite: later ranges must
+			// not read them.
+			for i := 0; i < len(spans); i += 2 {
+				clear(base[spans[i] : spans[i]+spans[i+1]])
+			}
 			return nil
-		}, base)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := slices.Clone(base)
+		var want []uint64
+		for i := range nruns {
+			want = append(want, keysOf[i]...)
+		}
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d: the ranges hold %d keys, the runs %d", trial, len(got), len(want))

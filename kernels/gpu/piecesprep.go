@@ -1,32 +1,27 @@
 package gpu
 
 import (
-	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu/abi"
 	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
 
-// piecesHost is the host memory an orientation in pieces pins and makes
-// first, readied by PrepareOrient before the pairs are final.
+// piecesHost is the host memory an orientation in pieces pins first,
+// readied by PrepareOrient before the pairs are final.
 type piecesHost struct {
 	keys []uint64          // the pairs' whole memory as keys
-	done chan struct{}     // closed once reg, second and sreg are set
+	done chan struct{}     // closed once reg is set
 	reg  *abi.Registration // keys' pin; nil: pinning failed
-	// second is the merge's host array, faulted in; sreg its pin (nil:
-	// pinning failed).
-	second []uint64
-	sreg   *abi.Registration
 }
 
 // PrepareOrient implements kernels.Device: when an orientation of
 // pairs would go in pieces (the pairs do not fit the device whole, and the
-// runs would not be too many), it pins the pairs' memory and makes, faults
-// in and pins the second host array the pieces merge into, on goroutines of
-// its own, and returns at once. Pinning reads nothing, so the caller may
+// runs would not be too many), it pins the pairs' memory on a goroutine
+// of its own and returns at once. Pinning reads nothing, so the caller may
 // still be writing pairs. OrientOnDevice of pairs or a prefix of them
 // takes what it readied; another orientation, a later PrepareOrient or
 // Close releases it.
@@ -60,19 +55,8 @@ func (c *Counter) PrepareOrient(pairs []uint32) {
 	go func() {
 		defer close(h.done)
 		t := time.Now()
-		var wg sync.WaitGroup
-		var keysPinned time.Duration
-		wg.Go(func() {
-			h.reg = c.lib.registerPairs(kernels.IDPairs{P64: h.keys})
-			keysPinned = time.Since(t)
-		})
-		h.second = make([]uint64, np)
-		devmem.Prefault(h.second)
-		faulted := time.Since(t)
-		h.sreg = c.lib.registerPairs(kernels.IDPairs{P64: h.second})
-		wg.Wait()
-		c.lib.logger.Debug("pieces: host memory readied", "keys_pinned", keysPinned.Seconds(),
-			"second_faulted", faulted.Seconds(), "second_pinned", time.Since(t).Seconds())
+		h.reg = c.lib.registerPairs(kernels.IDPairs{P64: h.keys})
+		c.lib.logger.Debug("pieces: host memory readied", "keys_pinned", time.Since(t).Seconds())
 	}()
 }
 
@@ -103,26 +87,37 @@ func (c *Counter) dropPiecesHost() {
 	c.piecesHost = nil
 	<-h.done
 	c.lib.releaseLogged(h.reg)
-	c.lib.releaseLogged(h.sreg)
 }
 
-// takeSpare returns the spare pinned host array an orientation in pieces
-// left (nil: none) and forgets it: the caller releases it. c.mu is held.
-func (c *Counter) takeSpare() *abi.Registration {
+// spareRoom is pinned host memory past a forward graph's columns, in the
+// array whose pin the pin registry holds for those columns: it stays
+// pinned and alive while the graph is counted.
+type spareRoom struct {
+	cols  *uint32 // the graph's first column
+	mem   unsafe.Pointer
+	bytes uint64
+}
+
+// spareAfter is the room of words past fwd's columns, which lie at their
+// start (8-byte aligned; none when less than 8 bytes are left).
+func spareAfter(fwd *graph.CSR, words []uint32) spareRoom {
+	from := (uint64(len(fwd.Cols)) + 1) &^ 1
+	if len(fwd.Cols) == 0 || from+2 > uint64(len(words)) {
+		return spareRoom{}
+	}
+	return spareRoom{cols: &fwd.Cols[0], mem: unsafe.Pointer(&words[from]), bytes: (uint64(len(words)) - from) * 4}
+}
+
+// takeSpare returns the spare room an orientation in pieces left when it
+// lies past fwd's columns (else none) and forgets it. c.mu is held.
+func (c *Counter) takeSpare(fwd *graph.CSR) spareRoom {
 	r := c.spare
-	c.spare = nil
+	c.spare = spareRoom{}
+	if len(fwd.Cols) == 0 || r.cols != &fwd.Cols[0] {
+		return spareRoom{}
+	}
 	return r
 }
 
-// dropSpare releases the spare pinned host array, if any. c.mu is held.
-func (c *Counter) dropSpare() {
-	if r := c.takeSpare(); r != nil {
-		c.lib.releaseLogged(r)
-	}
-}
-
-// releaseInBackground releases r on a goroutine of its own, which Close
-// waits for.
-func (c *Counter) releaseInBackground(r *abi.Registration) {
-	c.background.Go(func() { c.lib.releaseLogged(r) })
-}
+// dropSpare forgets the spare room, if any. c.mu is held.
+func (c *Counter) dropSpare() { c.spare = spareRoom{} }

@@ -89,23 +89,14 @@ func (c *Counter) CountInRanges(ctx context.Context, fwd *graph.CSR, opts kernel
 		r.cols = append(make([]uint32, 0, padBytes/4), r.cols...)
 	}
 	st.PinnedCols = r.pinned
-	// The sides, then the set-up's arrays, lie in the spare pinned array
-	// an orientation in pieces left while it has room (nothing to touch
-	// or pin), else in fresh pages, the sides pinned below. The spare goes
-	// back once the count is done (this deferred call runs after the
-	// listing's and the device's end): after a count without c.mu (its
-	// unpin takes a while and no call on the counter needs it), after an
-	// error before returning.
-	spare := c.takeSpare()
-	defer func() {
-		switch {
-		case spare == nil:
-		case err == nil:
-			c.releaseInBackground(spare)
-		default:
-			c.lib.releaseLogged(spare)
-		}
-	}()
+	// The sides, then the set-up's arrays, lie in the spare pinned room
+	// an orientation in pieces left past the columns while it has room
+	// (nothing to touch or pin; pinned as long as the registry holds the
+	// columns' pin), else in fresh pages, the sides pinned below.
+	spare := c.takeSpare(fwd)
+	if !r.pinned {
+		spare = spareRoom{}
+	}
 	r.allocSides(spare, n, area)
 	r.startPins()
 	// The host arrays go back (unpinned, then unmapped) once the pins are
@@ -148,7 +139,7 @@ type rangesRun struct {
 
 	cols      []uint32 // fwd.Cols, or a padded copy (padBytes)
 	pinned    bool     // cols are pinned already (the pin registry's)
-	prepinned bool     // the sides lie in the spare pinned array
+	prepinned bool     // the sides lie in the spare pinned room
 	arena     *devmem.Arena
 	ents      [2][]rangeRow
 	rows      [2][]uint32
@@ -178,12 +169,12 @@ func (r *rangesRun) logTimeline() {
 // most) and its rows (offsets and bitmap offsets from the range's first,
 // two words a row), for a graph of n rows and a work area of area bytes:
 // the host lists the next range into one while the device counts from
-// the other. They lie in spare (nil: none) when it has room, else in fresh
-// pages (osmem): a make of them would clear them on one core first.
-func (r *rangesRun) allocSides(spare *abi.Registration, n, area int64) {
+// the other. They lie in spare (none: no room) when it has room, else in
+// fresh pages (osmem): a make of them would clear them on one core first.
+func (r *rangesRun) allocSides(spare spareRoom, n, area int64) {
 	capEntries := max(n, padBytes/int64(unsafe.Sizeof(rangeRow{})))
 	capRows := max(2*(min(n, rangesRowsAtMost(area))+1), padBytes/4)
-	r.arena = devmem.NewArena(spare.Mem(), spare.Bytes())
+	r.arena = devmem.NewArena(spare.mem, spare.bytes)
 	r.frees = append(r.frees, r.arena.Free)
 	r.prepinned = r.arena.Fits(2 * (devmem.ArenaBytes[rangeRow](int(capEntries)) + devmem.ArenaBytes[uint32](int(capRows))))
 	sides := r.arena

@@ -17,12 +17,16 @@
 #   r28e17   the same for rmat 28, edge factor 17 (4,498,211,467 edges)
 #   stream   rmat --stream-scale (29) that no disk here holds: `gen ... --format
 #            bin -o - | count -` once per --stream-kernels, against each other
+#   cap      rmat 28 out of core: the kernels/gpu tests of the pieces and
+#            ranges (gpu.test), one count for the CSR's size, bench e2e
+#            uncapped and at --device-mem-limit CSR/4 (--cap-runs N, 3), one
+#            count at the cap with debug logs (the pieces' steps, in the logs)
 # Graphs go to /dev/shm (a graph is removed after its part). Results: OUT
 # (results.txt, results.json, commands.txt, logs.tar.gz) as device.sh's.
 #
 # options: --runs N (5) --timeout S (570) --parts "P ..." (all) --rounds N (2)
 #          --ab-flags "FLAGS" --ab-files "F ..." --settings "LISTS" --stream-scale S (29) --stream-kernels "K ..."
-#          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --out DIR
+#          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --out DIR
 #          --bin DIR --data DIR --dry-run
 # shellcheck source-path=SCRIPTDIR
 # The parts are called by name (part NAME part_NAME): SC2317 cannot see it.
@@ -40,7 +44,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SUITE=big
 E2E_DEVICE=gpu
 DRY="" RUNS=5 TIMEOUT=570 PARTS="small r28 r28e17 r27 stream" ROUNDS=2 AB_FLAGS=""
-STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0
+STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3
 BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB=""
 ARGS_TEXT="$*"
 while [ $# -gt 0 ]; do
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--ab-files) AB_FILES=$2 ;;
 	--trust) TRUST=$2 ;;
 	--small-runs) SMALL_RUNS=$2 ;;
+	--cap-runs) CAP_RUNS=$2 ;;
 	--conformance) CONFORMANCE=$2 ;;
 	--stream-scale) STREAM_SCALE=$2 ;;
 	--stream-kernels) STREAM_KERNELS=$2 ;;
@@ -66,7 +71,7 @@ while [ $# -gt 0 ]; do
 		continue
 		;;
 	-h | --help)
-		sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) die "big.sh: unknown option $1 (--help)" ;;
@@ -74,11 +79,11 @@ while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || die "$1 needs a value"
 	shift 2
 done
-for x in "$RUNS" "$TIMEOUT" "$ROUNDS" "$STREAM_SCALE"; do
+for x in "$RUNS" "$TIMEOUT" "$ROUNDS" "$STREAM_SCALE" "$CAP_RUNS"; do
 	[[ $x =~ ^[0-9]+$ ]] || die "big.sh: $x is not a whole number"
 done
 for x in $PARTS; do
-	case $x in small | r27 | r28 | r28e17 | stream) ;; *) die "big.sh: no part $x" ;; esac
+	case $x in small | r27 | r28 | r28e17 | stream | cap) ;; *) die "big.sh: no part $x" ;; esac
 done
 DEADLINE=$((START + TIMEOUT))
 
@@ -265,6 +270,51 @@ part_stream() {
 			check "stream rmat $s $k against ${STREAM_KERNELS%% *}" "$got" "$first" seconds@ "$(jsec "$j")"
 		fi
 	done
+}
+
+# part_cap: rmat 28 out of core. The kernels/gpu tests of the pieces and
+# the ranges first, then the graph, one count for its CSR's size (8 bytes
+# a vertex, 4 an edge), bench e2e uncapped and at a quarter of the CSR,
+# and one count at that cap with debug logs.
+part_cap() {
+	local want j rc n m cap t
+	t=$TB/gpu.test
+	if [ "$DRY" != print ] && [ ! -x "$t" ]; then
+		fail "cap gpu.test" "no gpu.test in $BIN_DIR (prepare builds it)"
+	else
+		(cd "$ROOT/kernels/gpu" && CMD_T=120 xrun "$t" -test.v -test.timeout 110s \
+			-test.run 'Pieces|Marked|CutRanges|Rope|Filled|Compact|Ranges|PrepareOrient') >"$LOGS/tests-cap.log" 2>&1
+		rc=$?
+		[ "$DRY" = print ] || if [ "$rc" -eq 0 ]; then
+			ok "cap gpu.test" "($(grep -c '^--- PASS' "$LOGS/tests-cap.log") passed)"
+		else
+			fail "cap gpu.test" "$(rcmsg "$rc"): $(grep -E '^(--- FAIL|panic:)|_test\.go:[0-9]+:' "$LOGS/tests-cap.log" | head -5 | tr '\n' ' ')"
+		fi
+	fi
+	want=$(big_want 28-16)
+	big_gen 28 16 || return 1
+	j=$(jn "cap r28 size")
+	CMD_T=120 count "$j" "$G"
+	rc=$?
+	counted "rmat 28 uncapped count" "$want" "$j" "$rc" || return 1
+	if [ "$DRY" = print ]; then
+		cap=CAP
+	else
+		n=$(j1 "$j" vertices) m=$(j1 "$j" edges)
+		cap=$(((8 * n + 4 * m) / 4))
+		say "     rmat 28: $n vertices, $m edges, CSR/4 = $cap bytes"
+	fi
+	RUNS=$CAP_RUNS e2e "rmat 28 uncapped" "$want" "$G"
+	RUNS=$CAP_RUNS e2e "rmat 28 CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
+	j=$(jn "cap r28 debug")
+	CMD_T=150 tg count --device gpu --json --progress none --log-level debug --device-mem-limit "$cap" "$G" >"$j" 2>"$LOGS/cap-r28-debug.log"
+	rc=$?
+	counted "rmat 28 CSR/4 count (debug)" "$want" "$j" "$rc"
+	[ "$DRY" = print ] || {
+		say "     CSR/4 debug: $(j1 "$j" seconds | tr -d '\n' | head -c 400)"
+		grep -E 'pieces:|counted in row ranges|does not fit' "$LOGS/cap-r28-debug.log" | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
+		rm -f "$G"
+	}
 }
 
 device_setup

@@ -1427,6 +1427,19 @@ static int32_t pieces_load(tg_ctx *ctx, const char *fn, int32_t op, const void *
     return TG_OK;
 }
 
+/* Writes the bytes bytes at from back over the spans of base (8-byte
+ * items), in the spans' order, each span filled before the next. */
+static void pieces_back(const void *from, uint64_t bytes, uint64_t *base, const uint64_t *spans, int32_t nspans) {
+    const char *p = (const char *)from;
+    for (int32_t i = 0; i < nspans && bytes > 0; i++) {
+        uint64_t b = spans[2 * i + 1] * 8;
+        if (b > bytes) b = bytes;
+        memcpy(base + spans[2 * i], p, b);
+        p += b;
+        bytes -= b;
+    }
+}
+
 int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base, const uint64_t *spans,
                        int32_t nspans, uint64_t *out, uint64_t *nout, uint64_t *nloops, char *err,
                        uint64_t errlen) {
@@ -1442,10 +1455,6 @@ int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base,
     if (nloops) *nloops = 0;
     uint64_t m = 0;
     if ((rc = pieces_load(ctx, fn, op, base, spans, nspans, &m, nloops, err, errlen)) != TG_OK) return rc;
-    if (m > 0 && out == NULL) {
-        set_err(err, errlen, "%s: NULL out", fn);
-        return TG_ERR_INVALID;
-    }
     uint64_t kept = m;
     if ((flags & TG_PIECES_UNIQUE) && m > 0) {
         kept = 1;
@@ -1457,12 +1466,13 @@ int32_t tg_pieces_sort(tg_ctx *ctx, int32_t op, int32_t flags, const void *base,
             ctx->pc_vert[ctx->pc_a[i] >> 32]++;
             ctx->pc_vert[(uint32_t)ctx->pc_a[i]]++;
         }
-    if (kept > 0) memcpy(out, ctx->pc_a, kept * 8);
+    if (kept > 0 && out != NULL) memcpy(out, ctx->pc_a, kept * 8);
+    if (out == NULL) pieces_back(ctx->pc_a, kept * 8, (uint64_t *)base, spans, nspans);
     *nout = kept;
     return TG_OK;
 }
 
-int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans, int32_t nspans, uint64_t row0,
+int32_t tg_pieces_csr(tg_ctx *ctx, uint64_t *base, const uint64_t *spans, int32_t nspans, uint64_t row0,
                       uint64_t nrows, uint32_t *cols, uint32_t *counts, uint64_t *nout, char *err, uint64_t errlen) {
     const char *fn = "tg_pieces_csr";
     int32_t rc = pieces_need(ctx, fn, err, errlen);
@@ -1475,10 +1485,6 @@ int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans, 
     *nout = 0;
     uint64_t m = 0;
     if ((rc = pieces_load(ctx, fn, TG_PIECES_KEYS, base, spans, nspans, &m, NULL, err, errlen)) != TG_OK) return rc;
-    if (m > 0 && cols == NULL) {
-        set_err(err, errlen, "%s: NULL cols", fn);
-        return TG_ERR_INVALID;
-    }
     uint64_t bad = 0;
     for (uint64_t i = 0; i < m; i++) {
         uint64_t r = ctx->pc_a[i] >> 32;
@@ -1490,10 +1496,14 @@ int32_t tg_pieces_csr(tg_ctx *ctx, const uint64_t *base, const uint64_t *spans, 
         return TG_ERR_INVALID;
     }
     for (uint64_t r = 0; r < nrows; r++) counts[r] = 0;
+    /* The columns go to pc_b's words first: written back over the spans,
+     * they would overwrite keys not yet read in a buffer of their own. */
+    uint32_t *words = cols != NULL ? cols : (uint32_t *)ctx->pc_b;
     for (uint64_t i = 0; i < m; i++) {
-        cols[i] = (uint32_t)ctx->pc_a[i];
+        words[i] = (uint32_t)ctx->pc_a[i];
         counts[(ctx->pc_a[i] >> 32) - row0]++;
     }
+    if (cols == NULL) pieces_back(words, m * 4, base, spans, nspans);
     *nout = m;
     return TG_OK;
 }

@@ -243,8 +243,9 @@ func (c *Ctx) PiecesBegin(n, maxItems uint64, idMap []uint64) (capacity uint64, 
 
 // PiecesSort uploads the items of spans (pairs of words: first item and
 // count) of base, makes each a key by op (Pieces*), sorts them (flags:
-// PiecesUnique, PiecesDegrees) and copies them back to out
-// (tg_pieces_sort). It returns the keys written and the self-loops
+// PiecesUnique, PiecesDegrees) and copies them back to out, or with out
+// nil back over the spans themselves, in order, each filled before the
+// next (tg_pieces_sort). It returns the keys written and the self-loops
 // dropped.
 func (c *Ctx) PiecesSort(op, flags int32, base, spans, out []uint64) (nout, loops uint64, err error) {
 	rc := c.lib.piecesSort(c.h, op, flags, unsafe.Pointer(unsafe.SliceData(base)), unsafe.SliceData(spans), int32(len(spans)/2),
@@ -257,7 +258,9 @@ func (c *Ctx) PiecesSort(op, flags int32, base, spans, out []uint64) (nout, loop
 
 // PiecesCSR sorts the keys of spans of base and copies back the forward
 // CSR's part for rows row0 .. row0+nrows-1 (tg_pieces_csr): the columns
-// into cols (the number returned) and each row's length into counts.
+// into cols (the number returned), or with cols nil back over the spans
+// themselves as 32-bit words, in order, each span (two words an item)
+// filled before the next; each row's length into counts.
 func (c *Ctx) PiecesCSR(base, spans []uint64, row0, nrows uint64, cols, counts []uint32) (uint64, error) {
 	var nout uint64
 	rc := c.lib.piecesCSR(c.h, unsafe.Pointer(unsafe.SliceData(base)), unsafe.SliceData(spans), int32(len(spans)/2),
