@@ -18,9 +18,9 @@
 #   stream   rmat --stream-scale (29) that no disk here holds: `gen ... --format
 #            bin -o - | count -` once per --stream-kernels, against each other
 #   cap      rmat 28 out of core: the kernels/gpu tests of the pieces and
-#            ranges (gpu.test), one count for the CSR's size, bench e2e
-#            uncapped and at --device-mem-limit CSR/4 (--cap-runs N, 3), one
-#            count at the cap with debug logs (the pieces' steps, in the logs)
+#            ranges (gpu.test), one count for the CSR's size, one count at
+#            --device-mem-limit CSR/4 with debug logs (the pieces' steps, in
+#            the logs), bench e2e at that cap and uncapped (--cap-runs N, 3)
 # Graphs go to /dev/shm (a graph is removed after its part). Results: OUT
 # (results.txt, results.json, commands.txt, logs.tar.gz) as device.sh's.
 #
@@ -274,8 +274,8 @@ part_stream() {
 
 # part_cap: rmat 28 out of core. The kernels/gpu tests of the pieces and
 # the ranges first, then the graph, one count for its CSR's size (8 bytes
-# a vertex, 4 an edge), bench e2e uncapped and at a quarter of the CSR,
-# and one count at that cap with debug logs.
+# a vertex, 4 an edge), one count at a quarter of the CSR with debug logs,
+# and bench e2e at that cap and uncapped.
 part_cap() {
 	local want j rc n m cap t
 	t=$TB/gpu.test
@@ -304,8 +304,6 @@ part_cap() {
 		cap=$(((8 * n + 4 * m) / 4))
 		say "     rmat 28: $n vertices, $m edges, CSR/4 = $cap bytes"
 	fi
-	RUNS=$CAP_RUNS e2e "rmat 28 uncapped" "$want" "$G"
-	RUNS=$CAP_RUNS e2e "rmat 28 CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
 	j=$(jn "cap r28 debug")
 	CMD_T=150 tg count --device gpu --json --progress none --log-level debug --device-mem-limit "$cap" "$G" >"$j" 2>"$LOGS/cap-r28-debug.log"
 	rc=$?
@@ -313,8 +311,10 @@ part_cap() {
 	[ "$DRY" = print ] || {
 		say "     CSR/4 debug: $(j1 "$j" seconds | tr -d '\n' | head -c 400)"
 		grep -E 'pieces:|counted in row ranges|does not fit' "$LOGS/cap-r28-debug.log" | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
-		rm -f "$G"
 	}
+	RUNS=$CAP_RUNS e2e "rmat 28 CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
+	RUNS=$CAP_RUNS e2e "rmat 28 uncapped" "$want" "$G"
+	[ "$DRY" = print ] || rm -f "$G"
 }
 
 device_setup
