@@ -207,6 +207,13 @@ func (r *Pins) EndLoad(b *graph.CSR) {
 	}
 }
 
+// Pinned reports whether the registry holds a pin of b now.
+func (r *Pins) Pinned(b *graph.CSR) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pins[b] != nil
+}
+
 // get returns b's pin, making it when there is room. r.mu is held.
 func (r *Pins) get(b *graph.CSR, keep func(*graph.CSR) bool) (*blockPin, bool) {
 	r.tick++

@@ -36,7 +36,7 @@ func TestPinRegistry(t *testing.T) {
 	r.limit = r.pinBytes(a) + r.pinBytes(b) + r.pinBytes(c)/2
 	r.Open()
 	for _, x := range []*graph.CSR{a, b} {
-		if !r.Pin(x, none) || !r.isPinned(x) || !stillRegistered(t, lib, x) {
+		if !r.Pin(x, none) || !r.Pinned(x) || !stillRegistered(t, lib, x) {
 			t.Fatalf("not pinned: %s", r.Stats())
 		}
 	}
@@ -44,18 +44,18 @@ func TestPinRegistry(t *testing.T) {
 	if !r.StartLoad(a, none) || !r.StartLoad(b, none) {
 		t.Fatalf("pinned blocks not loadable: %s", r.Stats())
 	}
-	if r.Pin(c, none) || !r.isPinned(a) || !r.isPinned(b) {
+	if r.Pin(c, none) || !r.Pinned(a) || !r.Pinned(b) {
 		t.Errorf("pins read by pending loads were given up: %s", r.Stats())
 	}
 	r.EndLoad(a)
 	r.EndLoad(b)
-	if r.Pin(c, func(*graph.CSR) bool { return true }) || !r.isPinned(a) || !r.isPinned(b) {
+	if r.Pin(c, func(*graph.CSR) bool { return true }) || !r.Pinned(a) || !r.Pinned(b) {
 		t.Errorf("kept pins were given up: %s", r.Stats())
 	}
 	// Neither: the least recently used (a) goes, and is unregistered.
 	r.Pin(b, none)
-	if !r.Pin(c, none) || r.isPinned(a) || !r.isPinned(b) || !r.isPinned(c) || r.held > r.limit {
-		t.Errorf("want b and c within the limit: a %v b %v c %v, %s", r.isPinned(a), r.isPinned(b), r.isPinned(c), r.Stats())
+	if !r.Pin(c, none) || r.Pinned(a) || !r.Pinned(b) || !r.Pinned(c) || r.held > r.limit {
+		t.Errorf("want b and c within the limit: a %v b %v c %v, %s", r.Pinned(a), r.Pinned(b), r.Pinned(c), r.Stats())
 	}
 	if stillRegistered(t, lib, a) {
 		t.Error("a pin given up is still registered")
@@ -77,14 +77,14 @@ func TestPinRegistry(t *testing.T) {
 	first := r.Pin(d, none)
 	again := r.Pin(d, none)
 	if first || again || r.made != made || len(r.failed) != 1 {
-		t.Errorf("a block registered elsewhere: pinned %v, %d registrations, %d remembered", r.isPinned(d), r.made-made, len(r.failed))
+		t.Errorf("a block registered elsewhere: pinned %v, %d registrations, %d remembered", r.Pinned(d), r.made-made, len(r.failed))
 	}
 	if err := other.Release(); err != nil {
 		t.Fatal(err)
 	}
 	// The last user releases every pin.
 	r.Open()
-	if err := r.Close(); err != nil || !r.isPinned(b) {
+	if err := r.Close(); err != nil || !r.Pinned(b) {
 		t.Fatalf("a counter still open, pins released: %v, %s", err, r.Stats())
 	}
 	if err := r.Close(); err != nil || r.held != 0 || len(r.pins) != 0 {
@@ -95,13 +95,6 @@ func TestPinRegistry(t *testing.T) {
 			t.Error("a block is still registered after the last close")
 		}
 	}
-}
-
-// isPinned reports whether b is pinned now.
-func (r *Pins) isPinned(b *graph.CSR) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pins[b] != nil
 }
 
 // Register pins a slice of MinRegisterBytes and not a smaller one.
