@@ -41,7 +41,9 @@ func newGenCommand() *cobra.Command {
 as Graph500 does). The same seed gives the same file whatever the number of
 cores. The output format follows the extension of -o (.bin binary, .mtx Matrix
 Market, .tsv tab-separated, otherwise space-separated text; .gz/.zst compress)
-or --format.`,
+or --format. -o - writes to standard output in the binary format unless
+--format says otherwise: its header gives the edge count, so a reader of a
+stream cut short (a generator that died) fails instead of counting part of it.`,
 	}
 	cmd.AddCommand(newGenRMATCommand(), newGenERCommand())
 	return cmd
@@ -50,7 +52,7 @@ or --format.`,
 func addGenFlags(cmd *cobra.Command, f *genFlags) {
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "random seed")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output file (required)")
-	cmd.Flags().StringVar(&f.format, "format", "auto", "output format: auto (from extension), edgelist, tsv, mtx, bin")
+	cmd.Flags().StringVar(&f.format, "format", "auto", "output format: auto (from the extension; bin for -o -), edgelist, tsv, mtx, bin")
 	cmd.Flags().StringVar(&f.compress, "compress", "", "compression: gzip or zstd (default: from the extension)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "worker goroutines (0 = all cores)")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success (no progress either)")
@@ -110,6 +112,11 @@ func writeGenerated(cmd *cobra.Command, f *genFlags, src *gen.Source, start time
 	format, err := edgeio.ParseFormat(f.format)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
+	}
+	if f.out == "-" && format == edgeio.FormatAuto {
+		// A stream has no extension; binary, so that a cut shows
+		// (docs/decisions/2026-12-01-cut-text-streams.md).
+		format = edgeio.FormatBin
 	}
 	prog, err := f.startGen(cmd)
 	if err != nil {

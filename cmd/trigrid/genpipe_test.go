@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,4 +136,88 @@ func TestGenSameFileWhateverTheWorkers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGenPipeCutShort: `gen -o - | count -` where the stream stops short,
+// as when the generator dies: gen's process runs, the test passes on the
+// first bytes of its output to count's process, then ends gen and closes
+// count's input. Cut mid-line in text, and anywhere in the binary format
+// that -o - writes by default, count fails (exit status not 0) naming
+// standard input, and prints no count.
+func TestGenPipeCutShort(t *testing.T) {
+	genArgs := []string{"gen", "rmat", "--scale", "10", "--edge-factor", "8", "--seed", "3", "-q", "-o", "-"}
+	for _, tc := range []struct {
+		name   string
+		format []string
+		want   string
+	}{
+		{"text", []string{"--format", "edgelist"}, "cut short"},
+		{"default", nil, "truncated binary edge list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := exec.Command(os.Args[0], append(genArgs, tc.format...)...)
+			c := exec.Command(os.Args[0], "count", "--json", "--progress", "none", "--device", "cpu", "-")
+			g.Env = append(os.Environ(), asMainEnv+"=1")
+			c.Env = g.Env
+			gout, err := g.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cin, err := c.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, countErr bytes.Buffer
+			c.Stdout, c.Stderr = &out, &countErr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Process.Kill()
+			if err := g.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer g.Process.Kill()
+			// The first 10000 bytes, then in text more up to a last line
+			// that is a legal edge itself ("12 3" of "12 345"); the binary
+			// stream stops inside an edge.
+			head := make([]byte, 10000, 10100)
+			if _, err := io.ReadFull(gout, head); err != nil {
+				t.Fatal(err)
+			}
+			for b := make([]byte, 1); len(tc.format) > 0 && !legalEdgeLine(head[bytes.LastIndexByte(head, '\n')+1:]); {
+				if _, err := io.ReadFull(gout, b); err != nil {
+					t.Fatal(err)
+				}
+				head = append(head, b[0])
+			}
+			if len(tc.format) == 0 && string(head[:7]) != "TGEDGES" {
+				t.Fatalf("gen -o - wrote %q..., not the binary format", head[:8])
+			}
+			g.Process.Kill()
+			g.Wait()
+			if _, err := cin.Write(head); err != nil {
+				t.Fatal(err)
+			}
+			cin.Close()
+			done := make(chan error, 1)
+			go func() { done <- c.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("count still running 2 minutes after its input ended\n%s", countErr.String())
+			}
+			if err == nil || out.Len() != 0 {
+				t.Fatalf("count of a stream cut short: %v, output %q, want a failure and no count", err, out.String())
+			}
+			if !strings.Contains(countErr.String(), tc.want) || !strings.Contains(countErr.String(), "stdin") {
+				t.Fatalf("count's error does not say the stream was cut (%q):\n%s", tc.want, countErr.String())
+			}
+		})
+	}
+}
+
+// legalEdgeLine says whether line is two numbers and nothing else.
+func legalEdgeLine(line []byte) bool {
+	f := strings.Fields(string(line))
+	return len(f) == 2 && strings.Trim(f[0]+f[1], "0123456789") == ""
 }

@@ -76,6 +76,7 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	defer cancel()
 
 	col := &collector{p: p, name: name, st: st, lines: lineBase}
+	var cut []byte // the input's text after its last newline
 	for c := range ordered {
 		select {
 		case <-c.done:
@@ -92,6 +93,9 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 		if err := col.admit(res, c.data); err != nil {
 			return err
 		}
+		if n := len(c.data); n > 0 && opts.wholeLines {
+			cut = append(cut[:0], c.data[bytes.LastIndexByte(c.data, '\n')+1:]...)
+		}
 		if len(res.edges) > 0 {
 			if err := fn(res.edges); err != nil {
 				return err
@@ -105,6 +109,10 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	}
 	if err := col.finish(); err != nil {
 		return err
+	}
+	if len(bytes.TrimSpace(cut)) > 0 {
+		return &ParseError{Path: name, Line: col.lines, Text: quoteText(cut),
+			Reason: "the stream ends in the middle of this line, without its newline: it was cut short (did its writer fail?); a complete text stream ends with a newline"}
 	}
 	if p.mtx && uint64(col.entries) != p.nnz {
 		return &ParseError{Path: name, Line: p.sizeLine, Text: p.sizeText,

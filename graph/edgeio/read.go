@@ -54,6 +54,13 @@ type ReadOptions struct {
 	// edges go to a new slice, sized by the chunk's line count, instead of
 	// a buffer reused for the next chunk.
 	keepBatches bool
+	// wholeLines makes a text input whose last line has no newline an
+	// error. The readers of standard input and of files that are not
+	// regular (pipes, FIFOs) set it, and it holds for their plain text
+	// (not compressed, not archived), where a missing newline is the mark
+	// of a writer that died mid-line (see
+	// docs/decisions/2026-12-01-cut-text-streams.md).
+	wholeLines bool
 }
 
 // ReadStats describes what a read saw.
@@ -145,6 +152,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts ReadOptions) ([]gr
 // size. An error from fn stops the read and is returned as is.
 func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []graph.Edge) error) (ReadStats, error) {
 	if path == "-" {
+		opts.wholeLines = true
 		return streamReader(ctx, os.Stdin, "-", -1, nil, opts, fn)
 	}
 	f, err := os.Open(path)
@@ -157,6 +165,8 @@ func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 		watch = watchFile(f, fi)
+	} else {
+		opts.wholeLines = true // a pipe, a FIFO, a device
 	}
 	return streamReader(ctx, f, path, size, watch, opts, fn)
 }
@@ -193,7 +203,7 @@ func streamReader(ctx context.Context, r io.Reader, name string, size int64, wat
 	}
 	// fn's own errors are returned untouched; remembering them tells them
 	// apart from errors about the content.
-	rd := &contentReader{ctx: ctx, opts: opts, st: &st}
+	rd := &contentReader{ctx: ctx, opts: opts, st: &st, stream: opts.wholeLines}
 	rd.fn = func(b []graph.Edge) error {
 		rd.fnErr = fn(b)
 		return rd.fnErr
@@ -234,6 +244,9 @@ type contentReader struct {
 	fnErr    error
 	progress func()
 	cr       *countingReader
+	// stream is set for standard input or another file that is not a
+	// regular one (ReadOptions.wholeLines).
+	stream bool
 }
 
 // maxLayers bounds the compressions and archives nested in one input.
@@ -282,6 +295,9 @@ func (rd *contentReader) read(br *bufio.Reader, name, dn string, size int64, dep
 	}
 	st.Format = format
 	defer rd.progress()
+	// A compressor or an archive frames its data (a cut is an error of
+	// theirs): only a plain stream can be cut between lines unseen.
+	rd.opts.wholeLines = rd.stream && st.Compression == compNone && st.Archive == ""
 	err = rd.readFormat(br, dn, format)
 	if st.Compression != compNone && st.Archive == "" && err != nil && err != rd.fnErr && rd.ctx.Err() == nil {
 		// A corrupt stream decompresses to garbage before its checksum is

@@ -33,6 +33,7 @@ func readStreamIDs(ctx context.Context, r io.Reader, name string, opts ReadOptio
 			return p, nil, st, err
 		}
 	}
+	opts.wholeLines = true
 	edges, st, err := Read(ctx, br, name, opts)
 	return nil, edges, st, err
 }
