@@ -69,23 +69,26 @@ func (r *Report) plots(dir string) error {
 
 func (r *Report) rowsTable() [][]string {
 	out := [][]string{{"workers", "runs", "job_s", "min_job_s", "max_job_s", "kernel_s", "fetch_s", "decode_s", "upload_s",
-		"speedup", "efficiency", "ir", "teps"}}
+		"speedup", "efficiency", "ir", "teps", "worker_cores", "other_cores"}}
 	for _, x := range r.Rows {
 		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Runs), report.Float(x.JobSeconds), report.Float(x.MinJobSeconds),
 			report.Float(x.MaxJobSeconds), report.Float(x.KernelSeconds), report.Float(x.FetchSeconds), report.Float(x.DecodeSeconds), report.Float(x.UploadSeconds),
-			report.Float(x.Speedup), report.Float(x.Efficiency), report.IR(x.IR), report.Float(x.TEPS)})
+			report.Float(x.Speedup), report.Float(x.Efficiency), report.IR(x.IR), report.Float(x.TEPS),
+			report.Float(x.WorkerCores), report.Float(x.OtherCores)})
 	}
 	return out
 }
 
 func (r *Report) runsTable() [][]string {
 	out := [][]string{{"workers", "repeat", "job", "triangles", "job_s", "wall_s", "start_s", "end_s", "kernel_s", "fetch_s",
-		"decode_s", "upload_s", "busy_s", "ir", "teps", "coordinator_cpu_s", "attempts", "requeued", "speculated"}}
+		"decode_s", "upload_s", "busy_s", "ir", "teps", "coordinator_cpu_s", "attempts", "requeued", "speculated",
+		"worker_cpu_s", "worker_cores", "other_cores"}}
 	for _, x := range r.Runs {
 		out = append(out, []string{strconv.Itoa(x.Workers), strconv.Itoa(x.Repeat), x.Job, strconv.FormatUint(x.Triangles, 10),
 			report.Float(x.JobSeconds), report.Float(x.WallSeconds), report.Float(x.StartSeconds), report.Float(x.EndSeconds), report.Float(x.KernelSeconds), report.Float(x.FetchSeconds),
 			report.Float(x.DecodeSeconds), report.Float(x.UploadSeconds), report.Float(x.BusySeconds), report.IR(x.IR), report.Float(x.TEPS), report.Float(x.CoordinatorCPUSeconds),
-			strconv.FormatInt(x.Attempts, 10), strconv.FormatInt(x.Requeued, 10), strconv.FormatInt(x.Speculated, 10)})
+			strconv.FormatInt(x.Attempts, 10), strconv.FormatInt(x.Requeued, 10), strconv.FormatInt(x.Speculated, 10),
+			report.Float(x.WorkerCPUSeconds), report.Float(x.WorkerCores), report.Float(x.OtherCores)})
 	}
 	return out
 }
@@ -100,11 +103,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workers\truns\tjob s\t(min\tmax)\tkernel s\tfetch s\tdecode s\tupload s\tspeedup\tefficiency\tIR\tTEPS\t")
+	fmt.Fprintln(tw, "workers\truns\tjob s\t(min\tmax)\tkernel s\tfetch s\tdecode s\tupload s\tspeedup\tefficiency\tIR\tTEPS\tcores\tothers\t")
 	for _, x := range r.Rows {
-		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.0f%%\t%s\t%.3g\t\n", x.Workers, x.Runs,
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2fx\t%.0f%%\t%s\t%.3g\t%.2f\t%.2f\t\n", x.Workers, x.Runs,
 			x.JobSeconds, x.MinJobSeconds, x.MaxJobSeconds, x.KernelSeconds, x.FetchSeconds, x.DecodeSeconds, x.UploadSeconds,
-			x.Speedup, 100*x.Efficiency, report.IR(x.IR), x.TEPS)
+			x.Speedup, 100*x.Efficiency, report.IR(x.IR), x.TEPS, x.WorkerCores, x.OtherCores)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "cores: the workers' CPU time over the job's; others: the same of the rest of the machine (coordinator, bench, other processes)")
+	return err
 }

@@ -218,11 +218,13 @@ func runOnce(ctx context.Context, cfg *Config, prep *prepared, n, repeat int, di
 		return measured{}, err
 	}
 	cfg.progress().Start(fmt.Sprintf("%d worker%s, run %d of %d", n, plural(n), repeat, cfg.Repeat), "", -1)
+	before := cl.cpu()
 	res, err := cl.runJob(ctx, prep.store, cfg.progress().Update)
 	if err != nil {
 		cl.kill()
 		return measured{}, err
 	}
+	after := cl.cpu()
 	if err := cl.stop(cfg.StopGrace); err != nil {
 		return measured{}, err
 	}
@@ -236,6 +238,7 @@ func runOnce(ctx context.Context, cfg *Config, prep *prepared, n, repeat int, di
 		return measured{}, err
 	}
 	run.Repeat, run.WallSeconds = repeat, res.wall.Seconds()
+	run.shares(before, after, res.wall)
 	return measured{Run: run, subtasks: st.Subtasks}, nil
 }
 

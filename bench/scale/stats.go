@@ -76,12 +76,22 @@ type Run struct {
 	// run's workers; nil when a worker counted nothing (infinite).
 	IR *float64 `json:"ir"`
 	// TEPS is forward edges per second of job time.
-	TEPS                  float64     `json:"teps"`
-	CoordinatorCPUSeconds float64     `json:"coordinator_cpu_s"`
-	Attempts              int64       `json:"attempts"`
-	Requeued              int64       `json:"requeued"`
-	Speculated            int64       `json:"speculated"`
-	PerWorker             []WorkerRun `json:"per_worker"`
+	TEPS                  float64 `json:"teps"`
+	CoordinatorCPUSeconds float64 `json:"coordinator_cpu_s"`
+	Attempts              int64   `json:"attempts"`
+	Requeued              int64   `json:"requeued"`
+	Speculated            int64   `json:"speculated"`
+	// WorkerCPUSeconds is the CPU time the workers' processes used
+	// during the job (submit to final status); WorkerCores that over the
+	// bench's wall time, the cores they had on average; OtherCores the
+	// same of everything else the host ran meanwhile (all its cores'
+	// busy time less the workers': the coordinator, the bench, other
+	// processes). All 0 where the system does not say (Linux's /proc
+	// does).
+	WorkerCPUSeconds float64     `json:"worker_cpu_s,omitempty"`
+	WorkerCores      float64     `json:"worker_cores,omitempty"`
+	OtherCores       float64     `json:"other_cores,omitempty"`
+	PerWorker        []WorkerRun `json:"per_worker"`
 }
 
 // WorkerRun is one worker's part of a run.
@@ -120,6 +130,9 @@ type Row struct {
 	// infinite.
 	IR   *float64 `json:"ir"`
 	TEPS float64  `json:"teps"`
+	// WorkerCores and OtherCores are the runs' medians (Run).
+	WorkerCores float64 `json:"worker_cores,omitempty"`
+	OtherCores  float64 `json:"other_cores,omitempty"`
 }
 
 // Imbalance is max(busy) / min(busy) over workers (TRUST's IR), with one
@@ -182,6 +195,8 @@ func Summarize(runs []Run, edges int64) ([]Row, error) {
 			FetchSeconds:  pick(func(r Run) float64 { return r.FetchSeconds }),
 			DecodeSeconds: pick(func(r Run) float64 { return r.DecodeSeconds }),
 			UploadSeconds: pick(func(r Run) float64 { return r.UploadSeconds }),
+			WorkerCores:   pick(func(r Run) float64 { return r.WorkerCores }),
+			OtherCores:    pick(func(r Run) float64 { return r.OtherCores }),
 			MinJobSeconds: math.Inf(1), MaxJobSeconds: math.Inf(-1),
 		}
 		for _, r := range rs {
