@@ -35,7 +35,11 @@ func ReportGrid(rep *scale.Report) (*Grid, error) {
 //     and edges of the blocks its workers loaded, which the simulator
 //     counts by replaying the run under its own cache model (twice, so
 //     that the replay's timing uses the fitted load cost);
-//   - start and end: the runs' own.
+//   - start and end: the runs' own;
+//   - the host, where the report measured the machine's other
+//     processes: kernel and load figures are each divided by the
+//     slowdown of its run's workers on the shared cores (Host), so the
+//     model is that of a worker with its cores to itself.
 //
 // See docs/decisions/2026-12-01-simulator-cost-model.md.
 func Fit(rep *scale.Report, workers []int) (*Model, error) {
@@ -62,9 +66,17 @@ func Fit(rep *scale.Report, workers []int) (*Model, error) {
 	if m.Prefetch == 0 {
 		m.Prefetch = defaultPrefetch
 	}
+	host := shareOf(rep, runs)
+	m.Host = host
+	slow := func(r scale.Run) float64 {
+		if host == nil {
+			return 1
+		}
+		return host.Slowdown(r.Workers, r.OtherCores)
+	}
 	var kernel, start, end []float64
 	for _, r := range runs {
-		kernel = append(kernel, r.KernelSeconds*1e9/work)
+		kernel = append(kernel, r.KernelSeconds*1e9/work/slow(r))
 		start = append(start, r.StartSeconds*1e9)
 		end = append(end, r.EndSeconds*1e9)
 		if !slices.Contains(m.Fit.Workers, r.Workers) {
@@ -88,11 +100,30 @@ func Fit(rep *scale.Report, workers []int) (*Model, error) {
 				return nil, fmt.Errorf("simulate: replaying the run of %d workers: %w", r.Workers, err)
 			}
 			if res.LoadElements > 0 {
-				load = append(load, (r.FetchSeconds+r.DecodeSeconds)*1e9/float64(res.LoadElements))
+				load = append(load, (r.FetchSeconds+r.DecodeSeconds)*1e9/float64(res.LoadElements)/slow(r))
 				upload = append(upload, r.UploadSeconds*1e9/float64(res.LoadElements))
 			}
 		}
 		m.LoadNsPerElement, m.UploadNsPerElement = scale.Median(load), scale.Median(upload)
 	}
 	return m, m.Check("the fitted model")
+}
+
+// shareOf is the host the runs' CPU workers shared, when the report says
+// what the machine's other processes took (bench scale on Linux): nil
+// for GPU workers and for reports without it. The fit divides each run's
+// CPU costs by the slowdown its workers had on the host, with the other
+// processes' cores measured during that run.
+func shareOf(rep *scale.Report, runs []scale.Run) *Host {
+	if rep.Device != "cpu" || rep.HostCores < 1 || rep.CoresPerWorker < 1 {
+		return nil
+	}
+	var others []float64
+	for _, r := range runs {
+		if r.WorkerCPUSeconds <= 0 {
+			return nil
+		}
+		others = append(others, r.OtherCores)
+	}
+	return &Host{Cores: rep.HostCores, CoresPerWorker: rep.CoresPerWorker, OtherCores: scale.Median(others)}
 }

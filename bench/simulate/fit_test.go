@@ -216,3 +216,55 @@ func TestRMAT27OnThousandWorkers(t *testing.T) {
 	}
 	t.Logf("P = %d, makespan %.2f s, efficiency %.2f, IR %s", r.P, row.MakespanSeconds, row.Efficiency, report.IR(row.IR))
 }
+
+// CPU workers sharing one host with other processes: a machine of 2
+// cores where other processes keep one core's worth busy runs one worker
+// at full speed ((1 + 1) / 2 cores), two at 1.5x and four at 2.5x their
+// time. Fitted to the one-worker run, the model is the worker's own
+// speed, and the validation, sharing the host as the runs did, predicts
+// every count; without the host in the model the four-worker
+// prediction misses by far.
+func TestFitSharedHost(t *testing.T) {
+	g := gridOf6(t)
+	truth := Model{Kind: ModelKind, Format: ModelFormat, Device: "cpu", KernelNsPerWork: 40, LoadNsPerElement: 25,
+		StartNs: 30e6, EndNs: 5e6, CacheBytes: 1 << 30, Prefetch: 2, Host: &Host{Cores: 2, CoresPerWorker: 1, OtherCores: 1}}
+	rep := &scale.Report{Format: scale.ReportFormat, Source: "synthetic", Scheme: "hash", P: g.P, Vertices: g.Vertices,
+		Edges: g.Edges, GroupSizes: g.GroupSizes, BlockEdges: g.BlockEdges, Subtasks: len(g.Subtasks()), Device: "cpu",
+		CoresPerWorker: 1, HostCores: 2, CacheBytes: truth.CacheBytes, Prefetch: truth.Prefetch}
+	for _, n := range []int{1, 2, 4} {
+		r := simulate(t, g, n, truth.OnHost(n))
+		rep.Runs = append(rep.Runs, scale.Run{Workers: n, Repeat: 1, JobSeconds: r.MakespanSeconds, KernelSeconds: r.KernelSeconds,
+			DecodeSeconds: r.LoadSeconds, StartSeconds: truth.StartNs / 1e9, EndSeconds: truth.EndNs / 1e9, IR: r.IR,
+			WorkerCPUSeconds: r.KernelSeconds + r.LoadSeconds, OtherCores: 1})
+	}
+	rows, err := scale.Summarize(rep.Runs, rep.Edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Rows = rows
+	if s := truth.Host.Slowdown(4, 1); s != 2.5 {
+		t.Fatalf("slowdown of 4 workers and 1 core of others on 2 cores: %v, want 2.5", s)
+	}
+	m, err := Fit(rep, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(m.KernelNsPerWork/40-1) > 1e-6 || m.Host == nil || *m.Host != *truth.Host {
+		t.Fatalf("fitted %+v (host %+v), want the truth %+v", m, m.Host, truth)
+	}
+	v, err := Validate(rep, m, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK || v.WorstError > 1e-3 {
+		t.Errorf("validation on the shared host: %+v", v)
+	}
+	m.Host = nil
+	if v, _ = Validate(rep, m, DefaultTolerance); v.OK {
+		t.Errorf("a model without the host passed: %+v", v.Comparisons)
+	}
+	// Each worker count fitted to its own runs: the same model each time.
+	if v, err := Validate(rep, nil, DefaultTolerance); err != nil || !v.OK || v.WorstError > 1e-3 {
+		t.Errorf("each count fitted: %+v, %v", v, err)
+	}
+}

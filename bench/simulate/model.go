@@ -50,8 +50,52 @@ type Model struct {
 	CacheBytes   int64 `json:"cache_bytes"`
 	Prefetch     int   `json:"prefetch"`
 	OverlapLoads bool  `json:"overlap_loads"`
+	// Host, when set, is the one machine the fitted runs' CPU workers
+	// shared (bench scale's workers on one host). The kernel and load
+	// costs above are then those of a worker with its cores to itself,
+	// which is what a simulated worker has: each its own machine.
+	// OnHost gives the costs of workers sharing the host again.
+	Host *Host `json:"host,omitempty"`
 	// Fit says what the figures were fitted to.
 	Fit *FitInfo `json:"fit,omitempty"`
+}
+
+// Host is a machine that CPU workers share with each other and with the
+// machine's other processes.
+type Host struct {
+	// Cores is the machine's; CoresPerWorker each worker's (its
+	// GOMAXPROCS); OtherCores the cores' worth of CPU the rest of the
+	// machine took while the fitted runs ran (their median; the
+	// coordinator and every other process).
+	Cores          int     `json:"cores"`
+	CoresPerWorker int     `json:"cores_per_worker"`
+	OtherCores     float64 `json:"other_cores"`
+}
+
+// Slowdown is how much slower each of n workers computes on the host
+// than on cores of its own, with others cores' worth of other work
+// runnable beside them: the runnable work over the cores, at least 1
+// (a fair scheduler shares the cores evenly among what is runnable).
+func (h Host) Slowdown(n int, others float64) float64 {
+	if h.Cores < 1 {
+		return 1
+	}
+	return max(1, (float64(n*max(1, h.CoresPerWorker))+max(0, others))/float64(h.Cores))
+}
+
+// OnHost returns m as n workers sharing m's host (with its other
+// processes) would run it: the kernel and load costs times the host's
+// slowdown. A model without a host is returned unchanged.
+func (m Model) OnHost(n int) Model {
+	if m.Host == nil {
+		return m
+	}
+	f := m.Host.Slowdown(n, m.Host.OtherCores)
+	m.KernelNsPerSubtask *= f
+	m.KernelNsPerWork *= f
+	m.LoadNsPerBlock *= f
+	m.LoadNsPerElement *= f
+	return m
 }
 
 // FitInfo records a fit's data.
@@ -81,6 +125,10 @@ func (m *Model) Check(where string) error {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("simulate: %s: %s = %v: want a finite value of at least 0", where, name, v)
 		}
+	}
+	if h := m.Host; h != nil && (h.Cores < 1 || h.CoresPerWorker < 1 || h.OtherCores < 0 || math.IsNaN(h.OtherCores) || math.IsInf(h.OtherCores, 0)) {
+		return fmt.Errorf("simulate: %s: host of %d cores, %d a worker, %v taken by other processes: want at least 1, 1 and 0",
+			where, h.Cores, h.CoresPerWorker, h.OtherCores)
 	}
 	if m.KernelNsPerSubtask == 0 && m.KernelNsPerWork == 0 {
 		return fmt.Errorf("simulate: %s: every subtask would take no time", where)

@@ -43,7 +43,8 @@ type Validation struct {
 }
 
 // Validate simulates every worker count of rep on rep's own partition
-// with model m and compares the makespan with the median job time
+// with model m, its workers sharing m's host as the measured ones did
+// (Model.OnHost), and compares the makespan with the median job time
 // measured. Each prediction must be within tolerance. With m nil, each
 // worker count gets a model fitted to its own runs: that checks how the
 // simulator composes measured costs into a job (overlap, balance, loads
@@ -69,7 +70,8 @@ func Validate(rep *scale.Report, m *Model, tolerance float64) (*Validation, erro
 			}
 			v.EachModel = append(v.EachModel, *model)
 		}
-		res, err := Simulate(g, DefaultConfig(row.Workers, *model))
+		// The measured workers shared one host: so do the simulated ones.
+		res, err := Simulate(g, DefaultConfig(row.Workers, model.OnHost(row.Workers)))
 		if err != nil {
 			return nil, err
 		}
