@@ -137,11 +137,14 @@ func (s *streams) longest() int {
 	return v
 }
 
-// pending is slot's stream after what it counts now, in order.
-func (s *streams) pending(slot int) []*task {
+// pending is the first most of slot's stream after what it counts now,
+// in order (a copy: a slot asks each subtask, so it is bounded, not the
+// whole stream a worker far ahead holds).
+func (s *streams) pending(slot, most int) []*task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*task(nil), s.queues[slot]...)
+	q := s.queues[slot]
+	return append([]*task(nil), q[:min(len(q), most)]...)
 }
 
 // close says no more assignments come: take returns false once the
@@ -172,7 +175,8 @@ func (s *streams) tasks(slot int) iter.Seq[*task] {
 // that ran dry; that costs an upload, never a count.
 func (w *Worker) ahead(slot int, t *task, key string) []kernels.Subtask {
 	var out []kernels.Subtask
-	for _, n := range w.eng.streams.pending(slot) {
+	// Twice maxAhead: room for a few cancelled or other jobs' tasks.
+	for _, n := range w.eng.streams.pending(slot, 2*maxAhead) {
 		if len(out) == maxAhead {
 			break
 		}

@@ -71,8 +71,11 @@ func TestStreamsStealAndClose(t *testing.T) {
 	if !ok || tk.a.K != 4 || tk.a.I != 0 {
 		t.Fatalf("an idle slot took %+v, want the longest stream's last", tk)
 	}
-	if p := s.pending(0); len(p) != 4 {
+	if p := s.pending(0, 10); len(p) != 4 {
 		t.Fatalf("the stream stolen from holds %d, want 4", len(p))
+	}
+	if p := s.pending(0, 3); len(p) != 3 || p[0].a.K != 0 || p[2].a.K != 2 {
+		t.Fatalf("the first 3 pending: %d of them, want 3 from the stream's head", len(p))
 	}
 	for range 4 {
 		if _, ok := s.take(0); !ok {

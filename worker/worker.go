@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +30,6 @@ type Worker struct {
 
 	heldMu sync.Mutex
 	held   map[api.SubtaskRef]*task // pulled and not yet reported
-	queued []*task                  // held tasks in the order pulled
 	// early holds cancels that arrived before their assignment was held
 	// (a transport may deliver them out of order with the batch).
 	early map[api.Cancel]struct{}
@@ -472,7 +470,6 @@ func (w *Worker) source(ctx context.Context, a api.Assignment) (Source, string, 
 func (w *Worker) hold(t *task) {
 	w.heldMu.Lock()
 	w.held[t.a.Ref] = t
-	w.queued = append(w.queued, t)
 	key := api.Cancel{Ref: t.a.Ref, Attempt: t.a.Attempt}
 	_, cancelled := w.early[key]
 	delete(w.early, key)
@@ -489,9 +486,6 @@ func (w *Worker) release(t *task) {
 	w.heldMu.Lock()
 	if w.held[t.a.Ref] == t {
 		delete(w.held, t.a.Ref)
-	}
-	if i := slices.Index(w.queued, t); i >= 0 {
-		w.queued = slices.Delete(w.queued, i, i+1)
 	}
 	w.heldMu.Unlock()
 }
