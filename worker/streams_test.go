@@ -111,6 +111,11 @@ func TestStreamsStealAndClose(t *testing.T) {
 type seqCounter struct {
 	clock *atomic.Int64
 	delay time.Duration
+	// The counter's first count waits until every counter has begun one
+	// (a slot whose stream runs dry takes another's work, so a slot whose
+	// goroutine starts late might otherwise count nothing).
+	first sync.Once
+	start *firstCountBarrier
 
 	mu    sync.Mutex
 	seen  []stamped
@@ -126,6 +131,9 @@ type stamped struct {
 
 func (c *seqCounter) Name() string { return "seq" }
 func (c *seqCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
+	if c.start != nil {
+		c.first.Do(c.start.arrive)
+	}
 	began := c.clock.Add(1)
 	time.Sleep(c.delay)
 	var next [][3]*graph.CSR
@@ -156,7 +164,9 @@ func TestRunSeveralSlotsHandTheirOwnStreamAhead(t *testing.T) {
 		as := assignments("j", "", part.Subtasks())
 		conn := newFakeConn(as)
 		var clock atomic.Int64
-		cs := []*seqCounter{{clock: &clock, delay: time.Millisecond}, {clock: &clock, delay: time.Millisecond}, {clock: &clock, delay: time.Millisecond}}
+		start := newFirstCountBarrier(3)
+		cs := []*seqCounter{{clock: &clock, delay: time.Millisecond, start: start}, {clock: &clock, delay: time.Millisecond, start: start},
+			{clock: &clock, delay: time.Millisecond, start: start}}
 		slots := cpuSlots(len(cs), "merge")
 		for i := range slots {
 			slots[i].NewCounter = func(string) (kernels.Counter, error) { return cs[i], nil }

@@ -273,10 +273,16 @@ type slotCounter struct {
 	maxMine   *atomic.Int64
 	maxAll    *atomic.Int64
 	used      *atomic.Int64
+	// The slot's first count waits at start until every slot has begun
+	// one: a slot whose queue runs dry takes another's work, so without it
+	// a slot whose goroutine starts late may find nothing left.
+	first *sync.Once
+	start *firstCountBarrier
 }
 
 func (c slotCounter) Name() string { return "slot" }
 func (c slotCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
+	c.first.Do(c.start.arrive)
 	raise := func(v, m *atomic.Int64) {
 		for x := v.Load(); ; x = v.Load() {
 			old := m.Load()
@@ -306,10 +312,13 @@ func TestRunSlots(t *testing.T) {
 	used := make([]atomic.Int64, nslots)
 	slots := make([]Slot, nslots)
 	made := make([]atomic.Int64, nslots)
+	first := make([]sync.Once, nslots)
+	start := newFirstCountBarrier(nslots)
 	for x := range slots {
 		slots[x] = Slot{Device: api.Device{Kind: "gpu", Name: fmt.Sprint("gpu", x), Memory: 1 << 30}, NewCounter: func(string) (kernels.Counter, error) {
 			made[x].Add(1)
-			return slotCounter{mine: &mine[x], all: &all, maxMine: &maxMine[x], maxAll: &maxAll, used: &used[x]}, nil
+			return slotCounter{mine: &mine[x], all: &all, maxMine: &maxMine[x], maxAll: &maxAll, used: &used[x],
+				first: &first[x], start: start}, nil
 		}}
 	}
 	as := make([]api.Assignment, 40)
