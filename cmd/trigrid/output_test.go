@@ -161,7 +161,7 @@ func TestPartitionForceInterruptedKeepsOld(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	p.caught(t, syscall.SIGINT)
 	w.Close()
 	if got := p.wait(t, 30*time.Second); got != 130 {
 		t.Fatalf("exit status %d, want 130\n%s", got, p.stderr.String())

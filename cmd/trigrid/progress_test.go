@@ -36,12 +36,14 @@ func TestProgressPhaseWithoutUpdates(t *testing.T) {
 	p := newProgress(&buf, progressLog)
 	p.interval = 20 * time.Millisecond
 	p.Start("orient", "", -1)
-	time.Sleep(150 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(buf.String(), "orient: running for"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.Done()
+			t.Fatalf("no progress for a silent phase within 30 s: %q", buf.String())
+		}
+	}
 	p.Done()
 	out := buf.String()
-	if !strings.Contains(out, "orient: running for") {
-		t.Fatalf("no progress for a silent phase: %q", out)
-	}
 	time.Sleep(60 * time.Millisecond)
 	if buf.String() != out {
 		t.Fatalf("progress went on after Done: %q", buf.String()[len(out):])

@@ -31,9 +31,19 @@ func TestMain(m *testing.M) {
 // proc is a trigrid process under test.
 type proc struct {
 	cmd    *exec.Cmd
-	stderr bytes.Buffer
+	stderr syncBuffer // read while the process writes it (caught)
 	done   chan struct{}
 	err    error
+}
+
+// caught waits until the process says on stderr that it caught a signal
+// and is stopping: from then on its end of input can no longer let it
+// finish as if it had not been signalled.
+func (p *proc) caught(t *testing.T, sig os.Signal) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the process to catch "+signalName(sig), func() bool {
+		return strings.Contains(p.stderr.String(), signalName(sig)+": stopping")
+	})
 }
 
 func startTrigrid(t *testing.T, bin string, args ...string) *proc {
@@ -148,7 +158,12 @@ func TestPartitionSignals(t *testing.T) {
 			}
 			// Closing the input lets a read blocked on the FIFO return;
 			// a process that ignored the signal would now finish with 0.
-			time.Sleep(50 * time.Millisecond)
+			// It is closed once the process has caught the signal (a
+			// signal its handler has not yet seen cannot be told from one
+			// that came after the input ended).
+			if tc.sig != syscall.SIGKILL {
+				p.caught(t, tc.sig)
+			}
 			w.Close()
 			if got := p.wait(t, 30*time.Second); got != tc.want {
 				t.Fatalf("exit status %d, want %d\n%s", got, tc.want, p.stderr.String())
