@@ -36,6 +36,34 @@ type metrics struct {
 	// job's end (an attempt lost with its worker stays until then).
 	outMu sync.Mutex
 	out   map[api.JobID]map[attemptKey]time.Time
+
+	// byWorker holds each worker's resolved series (workerCounters), so
+	// that an assignment or a result costs no label lookups. A worker's
+	// series are never deleted, so the entries stay valid.
+	byWorker sync.Map // string -> *workerCounters
+}
+
+// workerCounters are one worker's series.
+type workerCounters struct {
+	assigned, speculated, requeued prometheus.Counter
+	results                        [3]prometheus.Counter // by resultOutcomes
+	kernel, fetch, decode          prometheus.Counter
+}
+
+// worker returns w's series, made (at 0, so that rates and sums over
+// workers hold from its first attempt on) the first time.
+func (m *metrics) worker(w string) *workerCounters {
+	if c, ok := m.byWorker.Load(w); ok {
+		return c.(*workerCounters)
+	}
+	c := &workerCounters{assigned: m.assigned.WithLabelValues(w), speculated: m.speculated.WithLabelValues(w),
+		requeued: m.requeued.WithLabelValues(w), kernel: m.kernelSeconds.WithLabelValues(w),
+		fetch: m.fetchSeconds.WithLabelValues(w), decode: m.decodeSeconds.WithLabelValues(w)}
+	for i, o := range resultOutcomes {
+		c.results[i] = m.results.WithLabelValues(w, o)
+	}
+	got, _ := m.byWorker.LoadOrStore(w, c)
+	return got.(*workerCounters)
 }
 
 type attemptKey struct {
@@ -114,27 +142,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 // resultOutcomes are the outcome label's values.
 var resultOutcomes = []string{"counted", "failed", "handed_back"}
 
-// workerSeries gives a worker its series at 0, so that rates and sums
-// over workers hold from its first attempt on.
-func (m *metrics) workerSeries(w string) {
-	m.speculated.WithLabelValues(w)
-	m.requeued.WithLabelValues(w)
-	for _, o := range resultOutcomes {
-		m.results.WithLabelValues(w, o)
-	}
-}
-
 func (m *metrics) decision(d scheduler.Decision) {
 	switch d.Kind {
 	case scheduler.DecideAssign:
-		w := string(d.Worker)
 		m.handedOut(d.Assignment)
-		m.workerSeries(w)
-		m.assigned.WithLabelValues(w).Inc()
+		c := m.worker(string(d.Worker))
+		c.assigned.Inc()
 		if d.Speculative {
-			m.speculated.WithLabelValues(w).Inc()
+			c.speculated.Inc()
 		} else if d.Attempt > 1 {
-			m.requeued.WithLabelValues(w).Inc()
+			c.requeued.Inc()
 		}
 	case scheduler.DecideSubtaskDone:
 		m.settled.Inc()
@@ -198,21 +215,21 @@ func (m *metrics) handling(f func()) func() {
 }
 
 func (m *metrics) result(r api.Result) {
-	w := string(r.Worker)
-	outcome := "counted"
+	c := m.worker(string(r.Worker))
+	outcome := 0 // resultOutcomes
 	switch {
 	case r.HandedBack:
-		outcome = "handed_back"
+		outcome = 2
 	case r.Err != "":
-		outcome = "failed"
+		outcome = 1
 	}
-	m.results.WithLabelValues(w, outcome).Inc()
+	c.results[outcome].Inc()
 	if d, ok := m.attemptEnded(r.Ref, r.Attempt); ok {
 		m.attemptSeconds.Observe(d.Seconds())
 	}
-	m.kernelSeconds.WithLabelValues(w).Add(r.KernelTime.Seconds())
-	m.fetchSeconds.WithLabelValues(w).Add(r.Fetch.Seconds())
-	m.decodeSeconds.WithLabelValues(w).Add(r.Decode.Seconds())
+	c.kernel.Add(r.KernelTime.Seconds())
+	c.fetch.Add(r.Fetch.Seconds())
+	c.decode.Add(r.Decode.Seconds())
 }
 
 func (m *metrics) jobEnded(state api.JobState) { m.jobs.WithLabelValues(state.String()).Inc() }

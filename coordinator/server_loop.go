@@ -17,11 +17,11 @@ import (
 // (applyDurable).
 func (s *Server) flush() {
 	ds := s.pending
-	s.pending = nil
 	if len(ds) == 0 {
 		s.met.gauges(s)
 		return
 	}
+	s.pending = nil
 	now := time.Now()
 	var changes []SettledChange
 	var later []scheduler.Decision
@@ -64,7 +64,13 @@ func (s *Server) flush() {
 	s.met.gauges(s)
 	if len(s.pending) > 0 { // ending a session while sending decided more
 		s.flush()
+		return
 	}
+	// Every decision of ds has been copied where it goes: its buffer
+	// takes the next ones (a pass of the loop decides a few; a fresh
+	// slice each pass was most of the coordinator's garbage).
+	clear(ds)
+	s.pending = ds[:0]
 }
 
 // heldDecisions are decisions whose effects wait until the settled
