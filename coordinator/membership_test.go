@@ -27,23 +27,26 @@ func TestServerMemberGoneSparesLiveStream(t *testing.T) {
 // further news.
 func TestServerMemberGoneEndsSessionThatFallsSilent(t *testing.T) {
 	ts := startServer(t)
+	silent := silentAfter(ts.s.cfg.HeartbeatInterval)
+	// The worker is heard at its Hello, after start: it stays live at
+	// least until start + silent, however slowly this test runs.
+	start := time.Now()
 	if _, err := openSession(t, ts.addr, "w", "i1"); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	ts.s.MemberGone("w", "i1", "membership: dead") // heard at its Hello, just now
+	ts.s.MemberGone("w", "i1", "membership: dead")
 	time.Sleep(100 * time.Millisecond)
-	if got := sessionInstance(t, ts, "w"); got != "i1" {
-		t.Fatalf("the session ended at once (holding %q), though its worker was heard just now", got)
+	if got := sessionInstance(t, ts, "w"); got != "i1" && time.Since(start) < silent {
+		t.Fatalf("the session ended (holding %q) %v after its worker was last heard, before it was silent for %v", got, time.Since(start), silent)
 	}
-	deadline := start.Add(silentAfter(ts.s.cfg.HeartbeatInterval) + 5*time.Second)
+	deadline := time.Now().Add(silent + 30*time.Second)
 	for sessionInstance(t, ts, "w") != "-" {
 		if time.Now().After(deadline) {
 			t.Fatal("the silent session outlived the news of its worker's death")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if d := time.Since(start); d < silentAfter(ts.s.cfg.HeartbeatInterval)-50*time.Millisecond {
-		t.Errorf("ended after %v, before the worker was silent for %v", d, silentAfter(ts.s.cfg.HeartbeatInterval))
+	if d := time.Since(start); d < silent {
+		t.Errorf("ended after %v, before the worker was silent for %v", d, silent)
 	}
 }
