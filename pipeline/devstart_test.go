@@ -153,8 +153,11 @@ func TestCountFileDeferredDevices(t *testing.T) {
 	ctx := context.Background()
 	path, want := writeEdges(t)
 	cfg := testConfig(nil)
+	// The device takes 600 ms to start; reading this small file takes a
+	// few, so the count waits well over 200 ms for it even when the read
+	// is slowed 100-fold on a loaded machine.
 	cfg.Devices = func() ([]worker.Slot, string, error) {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(600 * time.Millisecond)
 		return cpuSlots(1, "hash"), "slow cpu", nil
 	}
 	rep, err := CountFile(ctx, path, cfg)
