@@ -52,6 +52,7 @@ func TestRunHandsSubtasksAhead(t *testing.T) {
 		conn := newFakeConn(as)
 		c := &aheadCounter{}
 		slots := cpuSlots(1, "merge")
+		slots[0].Device.Kind = "gpu" // only a device's counter is told what comes next
 		slots[0].NewCounter = func(string) (kernels.Counter, error) { return c, nil }
 		cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
 		cfg.Prefetch = 4
@@ -76,6 +77,34 @@ func TestRunHandsSubtasksAhead(t *testing.T) {
 		}
 		if try == 4 {
 			t.Fatal("in five runs no subtask was told what comes next")
+		}
+	}
+}
+
+// A CPU slot's counter, which has no device memory to fill, is told of
+// no subtasks ahead: listing them cost a CPU worker more than the small
+// subtasks' counts.
+func TestRunTellsACPUCounterNothingAhead(t *testing.T) {
+	fwd := testForward(t, 9, 2)
+	want := referenceCount(t, fwd)
+	part, err := partition.Split(fwd, storage.SchemeHash, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := assignments("j", "", part.Subtasks())
+	conn := newFakeConn(as)
+	c := &aheadCounter{}
+	slots := cpuSlots(1, "merge")
+	slots[0].NewCounter = func(string) (kernels.Counter, error) { return c, nil }
+	cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
+	cfg.Prefetch = 4
+	runWorker(t, cfg)
+	if got := sumResults(t, conn.check(t, as)); got != want {
+		t.Fatalf("worker counted %d, whole graph %d", got, want)
+	}
+	for x, next := range c.ahead {
+		if len(next) > 0 {
+			t.Fatalf("subtask %d of a CPU slot: told of %d ahead", x, len(next))
 		}
 	}
 }

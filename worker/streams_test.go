@@ -169,6 +169,7 @@ func TestRunSeveralSlotsHandTheirOwnStreamAhead(t *testing.T) {
 			{clock: &clock, delay: time.Millisecond, start: start}}
 		slots := cpuSlots(len(cs), "merge")
 		for i := range slots {
+			slots[i].Device.Kind = "gpu" // only a device's counter is told what comes next
 			slots[i].NewCounter = func(string) (kernels.Counter, error) { return cs[i], nil }
 		}
 		cfg := testConfig(t, conn, slots, PartitionSource{Part: part})

@@ -358,8 +358,12 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	if cancelled {
 		return r
 	}
-	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset,
-		Ahead: w.ahead(st.index, t, key)}
+	sub := kernels.Subtask{IJ: blocks[0], IK: blocks[1], JK: blocks[2], Clip: a.Clip, TailOffset: a.TailOffset}
+	if st.cfg.Device.Kind != "cpu" {
+		// A device's counter uploads the blocks of the subtasks ahead;
+		// a CPU counter has no device memory to fill and ignores them.
+		sub.Ahead = w.ahead(st.index, t, key)
+	}
 	var res kernels.Result
 	if a.PerVertex || a.PerEdge {
 		counter, err = st.localCounter(counter, w.cfg.Cores, w.log)
