@@ -96,13 +96,21 @@ func TestStalledWorker(t *testing.T) {
 func TestWorkerJoinsMidJob(t *testing.T) {
 	t.Parallel()
 	file := grqc(t)
-	c, _ := startCluster(t, 1, nil, slowWorker...)
+	// 150 ms a subtask: the first worker alone takes about ten seconds
+	// over the 64, ample time for the late one to start and join on a
+	// loaded machine.
+	slow := []string{"--fault-delay", "150ms"}
+	c, _ := startCluster(t, 1, nil, slow...)
 	job := submit(t, c, "--partitions", "4", "--scheme", "hash", file)
 	waitFor(t, 30*time.Second, "some progress", func() bool {
 		s, err := status(t, c, job)
 		return err == nil && s.Done > 0
 	})
-	startWorker(t, c, "late", slowWorker...)
+	late := startWorker(t, c, "late", slow...)
+	late.logLine("connected to the coordinator", time.Minute)
+	if s, err := status(t, c, job); err == nil && s.State != "running" {
+		t.Fatalf("the job was %s before the late worker joined: the test proves nothing", s.State)
+	}
 	r, stderr, err := waitJob(t, c, job)
 	checkDone(t, r, err, stderr, grqcTriangles)
 	_, lines := metrics(t, c)
@@ -241,8 +249,11 @@ func TestWorkerStopsQuietlyOnSIGINT(t *testing.T) {
 // worker heartbeats at the interval its coordinator asks for, and no
 // attempt is requeued.
 func TestLongSubtasksKeepTheirLeases(t *testing.T) {
-	c := startCoordinator(t, "--lease-ticks", "15", "--heartbeat", "100ms", "--no-speculation") // 0.3 s leases
-	startWorker(t, c, "w1", "--fault-delay", "400ms")
+	// 0.8 s leases, heartbeats every 0.1 s: a lease lapses only if eight
+	// heartbeats in a row are late, which a loaded machine does not do;
+	// each subtask takes longer than a lease.
+	c := startCoordinator(t, "--lease-ticks", "40", "--heartbeat", "100ms", "--no-speculation")
+	startWorker(t, c, "w1", "--fault-delay", "1s")
 	r, stderr, err := submitWait(t, c, 2*time.Minute, "--partitions", "2", grqc(t))
 	checkDone(t, r, err, stderr, grqcTriangles)
 	if r.Requeued != 0 || r.Attempts != r.Subtasks {
@@ -254,7 +265,7 @@ func TestLongSubtasksKeepTheirLeases(t *testing.T) {
 // gossip declares it dead and the coordinator requeues its attempts
 // (membership, not leases).
 func TestDeadByGossip(t *testing.T) {
-	c := startCoordinator(t, "--lease-ticks", "3000", "--gossip-timing", "local") // 60 s leases
+	c := startCoordinator(t, "--lease-ticks", "6000", "--gossip-timing", "local") // 120 s leases
 	local := append([]string{"--gossip-timing", "local"}, slowWorker...)
 	stalled := startWorker(t, c, "stalled", local...)
 	startWorker(t, c, "healthy", local...)
@@ -270,7 +281,7 @@ func TestDeadByGossip(t *testing.T) {
 	if !strings.Contains(c.out.String(), `"msg":"member dead","worker":"stalled"`) {
 		t.Errorf("the coordinator did not see the stalled worker die")
 	}
-	if d := time.Since(start); d > 30*time.Second {
+	if d := time.Since(start); d > 90*time.Second {
 		t.Errorf("the job took %v after the stall: waited for leases, not gossip", d)
 	}
 }
