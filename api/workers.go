@@ -18,6 +18,10 @@ const (
 	WorkerLost WorkerState = "lost"
 )
 
+// HandBackDraining begins the error of an attempt a worker hands back
+// because it is draining (it stops: a signal, or its context ended).
+const HandBackDraining = "worker draining"
+
 // WorkerInfo is what a coordinator shows of one worker (trigrid status,
 // the dashboard).
 type WorkerInfo struct {

@@ -10,8 +10,7 @@ import (
 )
 
 // DashboardInput gathers what the dashboard shows (a dashboard.Source):
-// every job's status, the subtasks of the running jobs and of job detail
-// ("" for none), the connected workers with their streams' addresses and
+// every job's status, the subtasks of the job of detail ("" for none), the connected workers with their streams' addresses and
 // when each was last heard, and the latest that left. It is gathered on
 // the Run goroutine after a flush, so it shows only persisted progress.
 func (s *Server) DashboardInput(ctx context.Context, detail api.JobID) (dashboard.Input, error) {
@@ -24,7 +23,7 @@ func (s *Server) DashboardInput(ctx context.Context, detail api.JobID) (dashboar
 			ji := dashboard.JobInput{Status: s.status(s.jobs[id])}
 			if js, ok := s.sched.Job(id); ok {
 				ji.Sched = &js
-				if !js.State.Finished() || id == detail {
+				if id == detail {
 					ji.Subtasks, _ = s.sched.Subtasks(id)
 				}
 			}

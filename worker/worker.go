@@ -231,7 +231,7 @@ func (w *Worker) serve(s slotRun, t *task) {
 	switch {
 	case t.isCancelled():
 	case s.runCtx.Err() != nil:
-		r = w.handBack(t.a, "worker draining")
+		r = w.handBack(t.a, api.HandBackDraining)
 	default:
 		began = time.Now()
 		r = w.count(s.runCtx, s.countCtx, s.st, t)
@@ -319,7 +319,7 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	r := api.Result{Ref: a.Ref, Attempt: a.Attempt, Worker: w.cfg.ID}
 	failed := func(ctx context.Context, err error) api.Result {
 		if ctx.Err() != nil {
-			return w.handBack(a, "worker draining: "+err.Error())
+			return w.handBack(a, api.HandBackDraining+": "+err.Error())
 		}
 		r.Err = err.Error()
 		t.mu.Lock()

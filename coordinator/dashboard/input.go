@@ -30,7 +30,8 @@ type JobInput struct {
 	// the job is queued and once it is forgotten).
 	Sched *scheduler.JobStatus
 	// Subtasks are the job's subtasks when the coordinator gathered them
-	// (the job is unfinished, or Detail asked for it); nil otherwise.
+	// (Detail asked for the job); nil otherwise. The overview reads only
+	// Status and Sched, so that a poll costs no per-subtask copies.
 	Subtasks []scheduler.SubtaskStatus
 }
 

@@ -93,15 +93,8 @@ func jobOf(in Input, j JobInput) Job {
 	}
 	var sofar uint64
 	first := int64(-1)
-	for _, s := range j.Subtasks {
-		if s.State == "done" {
-			sofar += s.Triangles
-		}
-		for _, t := range s.Tries {
-			if first < 0 || t.Started < first {
-				first = t.Started
-			}
-		}
+	if j.Sched != nil {
+		sofar, first = j.Sched.Sum, j.Sched.Started
 	}
 	if st.State == api.JobDone {
 		sofar = st.Triangles

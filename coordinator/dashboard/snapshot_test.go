@@ -92,7 +92,7 @@ func (c *scene) run() (failed, retry api.Assignment) {
 	}
 	c.ticks(4)
 	h := one(t, c.s.Pull("b", 1))
-	c.s.Result(api.Result{Ref: h.Ref, Attempt: h.Attempt, Worker: "b", HandedBack: true, Err: "worker draining"})
+	c.s.Result(api.Result{Ref: h.Ref, Attempt: h.Attempt, Worker: "b", HandedBack: true, Err: api.HandBackDraining})
 	c.s.WorkerLeft("d", "membership: dead")
 	c.ticks(3)
 	return failed, retry
@@ -120,6 +120,9 @@ func TestSnapshotJob(t *testing.T) {
 	c := newScene(t)
 	c.run()
 	in := c.input()
+	// The overview reads the scheduler's totals, never the subtasks (the
+	// coordinator gathers those only for a job's detail).
+	in.Jobs[0].Subtasks = nil
 	o := Snapshot(in)
 	if o.Version != Version || len(o.Jobs) != 1 {
 		t.Fatalf("overview %+v", o)
@@ -263,10 +266,10 @@ func TestWorkersStates(t *testing.T) {
 	if ws[2].State != api.WorkerLost || ws[0].State != api.WorkerLost || ws[0].Faulty != "outvoted" {
 		t.Fatalf("silent %+v, suspect %+v", ws[2], ws[0])
 	}
-	// b's hand-back is from before it joined again: not draining now.
-	in.Workers[1].Status.Joined = in.NowTick
-	if ws = Workers(in); ws[1].State != api.WorkerIdle {
-		t.Fatalf("b rejoined: %+v", ws[1])
+	// b says hello again (a new process, or a reconnect): not draining now.
+	c.s.WorkerJoined(api.Hello{Worker: "b", Slots: 1, Version: "v1"})
+	if ws = Workers(c.input()); ws[1].State != api.WorkerIdle {
+		t.Fatalf("b said hello again: %+v", ws[1])
 	}
 }
 

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net"
-	"strings"
 	"time"
 
 	"github.com/trigrid/trigrid/api"
@@ -55,7 +54,6 @@ type Device struct {
 // that left (lost), the most recent first.
 func Workers(in Input) []api.WorkerInfo {
 	stats := perWorker(in.Jobs)
-	draining := drainingWorkers(in)
 	out := make([]api.WorkerInfo, 0, len(in.Workers)+len(in.Departed))
 	for _, w := range in.Workers {
 		ws := w.Status
@@ -71,7 +69,7 @@ func Workers(in Input) []api.WorkerInfo {
 			wi.State, wi.Left = api.WorkerLost, "a lease lapsed; no work until it shows life"
 		case wi.Heard >= SilentAfter(in.Heartbeat):
 			wi.State, wi.Left = api.WorkerLost, "silent for "+wi.Heard.Round(time.Millisecond).String()
-		case draining[h.Worker]:
+		case ws.Draining:
 			wi.State = api.WorkerDraining
 		case ws.Running > 0:
 			wi.State = api.WorkerBusy
@@ -86,27 +84,6 @@ func Workers(in Input) []api.WorkerInfo {
 		out = append(out, api.WorkerInfo{Worker: h.Worker, Version: h.Version, Devices: h.Devices, Cores: h.Cores,
 			Slots: h.Slots, State: api.WorkerLost, Counted: d.Counted, Failed: d.Failed, Left: d.Reason,
 			Heard: max(0, time.Duration(in.NowTick-d.Left)*in.Tick), Stats: stats[h.Worker]})
-	}
-	return out
-}
-
-// drainingWorkers are the connected workers that handed an attempt back
-// because they are draining, since they joined.
-func drainingWorkers(in Input) map[api.WorkerID]bool {
-	joined := map[api.WorkerID]int64{}
-	for _, w := range in.Workers {
-		joined[w.Status.Hello.Worker] = w.Status.Joined
-	}
-	out := map[api.WorkerID]bool{}
-	for _, j := range in.Jobs {
-		for _, s := range j.Subtasks {
-			for _, t := range s.Tries {
-				since, ok := joined[t.Worker]
-				if ok && t.Started >= since && strings.HasPrefix(t.Outcome, "handed back: worker draining") {
-					out[t.Worker] = true
-				}
-			}
-		}
 	}
 	return out
 }

@@ -42,3 +42,33 @@ func BenchmarkSchedulerCore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkViews measures the read-only views the coordinator's pages and
+// RPCs take on its one goroutine, on a job of P = 32 (32,768 subtasks)
+// half settled: Job (a status, what the dashboard's overview reads) and
+// Subtasks (every subtask, what a job's detail reads).
+func BenchmarkViews(b *testing.B) {
+	s, _ := New(DefaultConfig())
+	tasks := testTasks(32)
+	settled := map[int]uint64{}
+	for i := 0; i < len(tasks); i += 2 {
+		settled[i] = 1
+	}
+	if _, err := s.AddJob(JobSpec{ID: "j", Subtasks: tasks, Settled: settled}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Job", func(b *testing.B) {
+		for b.Loop() {
+			if js, ok := s.Job("j"); !ok || js.Done != len(settled) {
+				b.Fatal(js)
+			}
+		}
+	})
+	b.Run("Subtasks", func(b *testing.B) {
+		for b.Loop() {
+			if sts, ok := s.Subtasks("j"); !ok || len(sts) != len(tasks) {
+				b.Fatal(len(sts))
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trigrid/trigrid/api"
 )
@@ -23,6 +24,7 @@ func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
 	}
 	j := &job{
 		kernelWait: -1,
+		started:    -1,
 		spec:       spec,
 		tasks:      make([]subtask, len(spec.Subtasks)),
 		state:      JobQueued,
@@ -102,7 +104,9 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 		return s.flush()
 	}
 	if w, ok := s.workers[h.Worker]; ok {
-		w.hello = h
+		// A hello comes from a process that starts or reconnects, which
+		// is not draining.
+		w.hello, w.draining = h, false
 		return s.flush()
 	}
 	s.departed = slices.DeleteFunc(s.departed, func(d DepartedWorker) bool { return d.Hello.Worker == h.Worker })
@@ -236,6 +240,9 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 		} else if !r.HandedBack {
 			w.failed++
 		}
+	}
+	if w := s.workers[r.Worker]; w != nil && r.HandedBack && strings.HasPrefix(r.Err, api.HandBackDraining) {
+		w.draining = true
 	}
 	if j.state.Finished() {
 		if t.state == tryRunning {

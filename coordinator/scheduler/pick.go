@@ -253,6 +253,9 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	if j.state == JobQueued {
 		j.state = JobRunning
 	}
+	if j.started < 0 {
+		j.started = s.now
+	}
 	s.emit(Decision{Kind: DecideAssign, Worker: id, Job: j.spec.ID, Ref: ref, Attempt: attempt, Speculative: speculative,
 		Assignment: api.Assignment{Ref: ref, Attempt: attempt, I: t.I, J: t.J, K: t.K,
 			Clip: t.Clip, TailOffset: t.TailOffset, Edges: t.Edges, Work: t.Work,

@@ -208,6 +208,9 @@ type job struct {
 	// kernelWait is the tick since which no connected worker can run the
 	// job's kernel; -1 while one can.
 	kernelWait int64
+	// started is the tick its first attempt of this run was handed out;
+	// -1 before.
+	started int64
 }
 
 func (j *job) work(idx int) partition.Subtask { return j.spec.Subtasks[idx] }
@@ -229,6 +232,9 @@ type worker struct {
 	counted int
 	failed  int
 	joined  int64 // tick it joined
+	// draining is set once it hands an attempt back because it is
+	// draining (api.HandBackDraining).
+	draining bool
 }
 
 // slots is how many subtasks w counts at once, as its Hello said (at

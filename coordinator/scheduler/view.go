@@ -27,6 +27,9 @@ type JobStatus struct {
 	Err error
 	// Counted is, per worker, how many counts it returned for this job.
 	Counted map[api.WorkerID]int
+	// Started is the tick the job's first attempt of this run was handed
+	// out; -1 before.
+	Started int64
 }
 
 // SubtaskStatus is a read-only view of one subtask.
@@ -56,6 +59,8 @@ type WorkerStatus struct {
 	Faulty error
 	// Joined is the tick it joined (a reconnect without leaving keeps it).
 	Joined int64
+	// Draining says it handed an attempt back because it is draining.
+	Draining bool
 }
 
 // Job returns a job's status.
@@ -78,7 +83,7 @@ func (s *Scheduler) Jobs() []JobStatus {
 
 func (s *Scheduler) jobStatus(j *job) JobStatus {
 	js := JobStatus{ID: j.spec.ID, State: j.state, Subtasks: len(j.tasks), Total: j.total, Err: j.err,
-		Recounts: j.recounts, Counted: maps.Clone(j.perWorker)}
+		Recounts: j.recounts, Counted: maps.Clone(j.perWorker), Started: j.started}
 	for i := range j.tasks {
 		st := &j.tasks[i]
 		switch {
@@ -133,7 +138,8 @@ func (s *Scheduler) Workers() []WorkerStatus {
 	for _, id := range s.workerOrder {
 		w := s.workers[id]
 		out = append(out, WorkerStatus{Hello: w.hello, Running: len(w.running), Demand: w.demand, Suspect: w.suspect,
-			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id], Joined: w.joined})
+			Counted: w.counted, Failed: w.failed, Faulty: s.faulty[id], Joined: w.joined,
+			Draining: w.draining})
 	}
 	return out
 }
