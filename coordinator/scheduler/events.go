@@ -107,6 +107,7 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 		// A hello comes from a process that starts or reconnects, which
 		// is not draining.
 		w.hello, w.draining = h, false
+		s.countSlots()
 		return s.flush()
 	}
 	s.departed = slices.DeleteFunc(s.departed, func(d DepartedWorker) bool { return d.Hello.Worker == h.Worker })
@@ -114,6 +115,7 @@ func (s *Scheduler) WorkerJoined(h api.Hello) []Decision {
 	s.workers[h.Worker] = w
 	s.workerOrder = append(s.workerOrder, h.Worker)
 	s.workerList = append(s.workerList, w)
+	s.countSlots()
 	return s.flush()
 }
 
@@ -142,6 +144,7 @@ func (s *Scheduler) WorkerLeft(id api.WorkerID, reason string) []Decision {
 	}
 	s.workerOrder = slices.DeleteFunc(s.workerOrder, func(x api.WorkerID) bool { return x == id })
 	s.workerList = slices.DeleteFunc(s.workerList, func(x *worker) bool { return x == w })
+	s.countSlots()
 	s.dispatch()
 	return s.flush()
 }

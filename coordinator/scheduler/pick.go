@@ -110,7 +110,11 @@ func (s *Scheduler) addRetry(j *job, st *subtask) {
 // up to its fair share (fairShare).
 func (s *Scheduler) dispatch() {
 	var spec *stragglers
-	share := s.fairShare()
+	// The share is at least the attempts still to hand out over every
+	// connected worker's slots; the exact one (a pass over the workers)
+	// is taken only for a worker whose demand could go beyond that.
+	var exact *share
+	least := s.leastShare()
 	for _, w := range s.workerList {
 		if w.demand <= 0 || w.suspect {
 			continue
@@ -119,7 +123,14 @@ func (s *Scheduler) dispatch() {
 			w.demand = 0
 			continue
 		}
-		limit := share.limit(w)
+		limit := least.limit(w)
+		if len(w.running)+w.demand > limit {
+			if exact == nil {
+				sh := s.fairShare()
+				exact = &sh
+			}
+			limit = exact.limit(w)
+		}
 		for w.demand > 0 && len(w.running) < limit {
 			j, idx, ok := s.pick(w.id, w)
 			if !ok {
@@ -169,6 +180,30 @@ func (s *Scheduler) fairShare() share {
 		}
 	}
 	return sh
+}
+
+// leastShare is a share no larger than fairShare's: the attempts still to
+// hand out, over the slots of every connected worker.
+func (s *Scheduler) leastShare() share {
+	if s.cfg.NoFairShare {
+		return share{outstanding: -1, slots: 1}
+	}
+	sh := share{slots: s.slots}
+	for _, j := range s.order {
+		if !j.state.Finished() {
+			sh.outstanding += j.fresh + len(j.retry)
+		}
+	}
+	return sh
+}
+
+// countSlots sums the connected workers' slots, as they join, leave or
+// say hello again.
+func (s *Scheduler) countSlots() {
+	s.slots = 0
+	for _, w := range s.workerList {
+		s.slots += w.slots()
+	}
 }
 
 // limit is how many attempts w may hold.

@@ -18,6 +18,7 @@ type Scheduler struct {
 	workers     map[api.WorkerID]*worker
 	workerOrder []api.WorkerID // connected workers in join order
 	workerList  []*worker      // the same, for the hot loops
+	slots       int            // the connected workers' slots (countSlots)
 	faulty      map[api.WorkerID]error
 	// departed are the workers that left, oldest first, at most
 	// maxDeparted; one that joins again is taken off.
