@@ -56,7 +56,8 @@ type DeviceCaps struct {
 	Stage bool
 	// Orient: OrientOnDevice and PrepareOrient (compacted pairs);
 	// OrientIDs: OrientIDsOnDevice (the input's own ids); OrientMarked:
-	// OrientMarkedOnDevice (ids the host numbered, mapped as read).
+	// OrientMarkedOnDevice (ids the host numbered, mapped as read) and
+	// OrientSpanOnDevice (ids numbered on the device).
 	Orient, OrientIDs, OrientMarked bool
 	// MaxSplit is the largest P SplitOnDevice takes (KeepIDsOnDevice,
 	// SplitOnDevice and ForwardOut); 0: it splits none.
@@ -116,6 +117,15 @@ type Device interface {
 	OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) (fwd *graph.CSR, rank []uint32, st PrepStats, err error)
 	OrientIDsOnDevice(ctx context.Context, p IDPairs) (fwd *graph.CSR, ids []uint64, st PrepStats, err error)
 	OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (fwd *graph.CSR, rank []uint32, st PrepStats, err error)
+	// OrientSpanOnDevice builds the forward graph of pairs of the input's
+	// own ids, each below span, in pieces, the device numbering the ids:
+	// the vertices are the ids with a non-loop edge, in ascending order
+	// (as graph.Compact numbers them), rank[id] their forward ids (span
+	// words, ^uint32(0) for an id without one). st counts the pairs and
+	// self-loops as given, Vertices the ids with an edge, IsolatedIDs
+	// none (the device cannot tell the ids seen only in loops). A
+	// DoesNotFit error leaves pairs as they were.
+	OrientSpanOnDevice(ctx context.Context, pairs []uint32, span uint64) (fwd *graph.CSR, rank []uint32, st PrepStats, err error)
 	// PrepareOrient readies, while the host still writes pairs (compacts
 	// their ids in place), the host memory an OrientOnDevice of them or of
 	// a prefix of them would prepare first, without reading pairs, and
@@ -207,6 +217,11 @@ func (NoDevice) OrientOnDevice(context.Context, []uint32, uint64) (*graph.CSR, [
 
 // OrientIDsOnDevice implements Device: not offered.
 func (NoDevice) OrientIDsOnDevice(context.Context, IDPairs) (*graph.CSR, []uint64, PrepStats, error) {
+	return nil, nil, PrepStats{}, ErrNotOffered
+}
+
+// OrientSpanOnDevice implements Device: not offered.
+func (NoDevice) OrientSpanOnDevice(context.Context, []uint32, uint64) (*graph.CSR, []uint32, PrepStats, error) {
 	return nil, nil, PrepStats{}, ErrNotOffered
 }
 

@@ -85,7 +85,7 @@ func readPlanned(ctx context.Context, path string, dev *pendingCounter, cfg *Con
 	if pl = plan.Choose(g, pendingCaps(dev, cfg), req); !pl.Early {
 		return in, g, nil, nil
 	}
-	early, err := compactEarly(path, &in, g, dev, cfg, rep)
+	early, err := compactEarly(path, &in, &g, dev, cfg, rep)
 	return in, g, early, err
 }
 
@@ -190,6 +190,7 @@ func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, 
 func countForward(ctx context.Context, path string, fwd *graph.CSR, g plan.GraphStats, caps plan.DeviceCaps, counter kernels.Counter, cfg *Config, rep *Report, start time.Time) (*Report, error) {
 	f := forwardStats(fwd, cfg)
 	f.Pairs, f.PrepBytes, f.Staged = g.Pairs, g.PrepBytes, g.Staged
+	f.Spanned, f.IDSpan, f.SpanFits = g.Spanned, g.IDSpan, g.SpanFits
 	pl := choose(f, caps, cfg, counter.Name(), rep)
 	switch pl.Layout {
 	case plan.Blocks:

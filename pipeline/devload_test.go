@@ -61,10 +61,11 @@ func deviceLibrary(t *testing.T) string {
 type spyTally struct {
 	idCalls, idBuilt, calls, built atomic.Int32
 	// residentIDs counts the calls that reach PrepareResidentIDs;
-	// marked the forward graphs built by OrientMarkedOnDevice.
-	residentIDs, marked atomic.Int32
-	mu                  sync.Mutex
-	made                []*gpu.Counter // every counter the slots made
+	// marked the forward graphs built by OrientMarkedOnDevice; spanCalls
+	// and spanned the calls of OrientSpanOnDevice and its forward graphs.
+	residentIDs, marked, spanCalls, spanned atomic.Int32
+	mu                                      sync.Mutex
+	made                                    []*gpu.Counter // every counter the slots made
 }
 
 // uploads is the blocks every counter made so far uploaded.
@@ -84,8 +85,9 @@ func (t *spyTally) counts() [4]int32 {
 }
 
 // orientSpy tallies a device counter's orientations. With hostIDs its
-// OrientIDsOnDevice answers that the pairs do not fit, so that the host
-// compacts the ids and OrientOnDevice takes over.
+// OrientIDsOnDevice and OrientSpanOnDevice answer that the pairs do not
+// fit, so that the host compacts (or numbers) the ids and OrientOnDevice
+// (or OrientMarkedOnDevice) takes over.
 type orientSpy struct {
 	*gpu.Counter
 	hostIDs bool
@@ -120,6 +122,18 @@ func (s orientSpy) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantI
 func (s orientSpy) PrepareResidentIDs(ctx context.Context, p kernels.IDPairs) (kernels.PrepStats, error) {
 	s.tally.residentIDs.Add(1)
 	return s.Counter.PrepareResidentIDs(ctx, p)
+}
+
+func (s orientSpy) OrientSpanOnDevice(ctx context.Context, pairs []uint32, span uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	s.tally.spanCalls.Add(1)
+	if s.hostIDs {
+		return nil, nil, kernels.PrepStats{}, fmt.Errorf("spy: %w", gpu.ErrOutOfMemory)
+	}
+	fwd, rank, st, err := s.Counter.OrientSpanOnDevice(ctx, pairs, span)
+	if err == nil {
+		s.tally.spanned.Add(1)
+	}
+	return fwd, rank, st, err
 }
 
 func (s orientSpy) OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs) (*graph.CSR, []uint32, kernels.PrepStats, error) {

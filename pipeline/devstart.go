@@ -140,6 +140,14 @@ func readIDs(ctx context.Context, path string, cfg *Config, rep *Report, watch e
 type earlyIDs struct {
 	marked    *graph.MarkedPairs
 	compacted *graph.Compacted
+	span      *spanIDs
+}
+
+// spanIDs is 32-bit pairs of the input's own ids, scanned but not
+// numbered: the device numbers them (plan.Plan.SpanIDs).
+type spanIDs struct {
+	pairs []uint32
+	scan  graph.PairScan
 }
 
 // compactEarly readies in's ids on the host as soon as they are read,
@@ -150,7 +158,7 @@ type earlyIDs struct {
 // says otherwise (plan.Plan.KeepMarks: the pieces would not take them at
 // cfg.DeviceLimit, gpu.PiecesMayTake); other input is compacted. g is the
 // input's figures; in is consumed.
-func compactEarly(path string, in *input, g plan.GraphStats, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
+func compactEarly(path string, in *input, g *plan.GraphStats, dev *pendingCounter, cfg *Config, rep *Report) (*earlyIDs, error) {
 	pairs := inputPairs(in)
 	cfg.Logger.Debug("the pairs cannot fit the device whole: numbering their ids while it starts", "pairs", pairs, "device_limit", cfg.DeviceLimit)
 	p32 := in.p32
@@ -173,15 +181,23 @@ func compactEarly(path string, in *input, g plan.GraphStats, dev *pendingCounter
 	})
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
+	span, err := spanEarly(path, p32, g, dev, cfg)
+	if span != nil || err != nil {
+		*in = input{}
+		cfg.Progress.Done()
+		rep.Seconds.Clean = since(t)
+		return &earlyIDs{span: span}, err
+	}
 	m, err := graph.MarkPairs(p32, graph.CleanOptions{Workers: cfg.Workers, Progress: cfg.Progress.Update})
 	*in = input{}
 	cfg.Progress.Done()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	g.Marked = true
-	g.MarksFit = m.Bits != nil && gpu.PiecesMayTake(cfg.DeviceLimit, pairs, uint64(len(m.OrigID)), uint64(len(m.Bits)))
-	if !plan.Choose(g, pendingCaps(dev, cfg), planRequest(cfg, "")).KeepMarks {
+	gm := *g
+	gm.Marked = true
+	gm.MarksFit = m.Bits != nil && gpu.PiecesMayTake(cfg.DeviceLimit, pairs, uint64(len(m.OrigID)), uint64(len(m.Bits)))
+	if !plan.Choose(gm, pendingCaps(dev, cfg), planRequest(cfg, "")).KeepMarks {
 		// The device could not map them: rewritten now, still while it
 		// starts.
 		c, err := m.Compact()
@@ -195,11 +211,87 @@ func compactEarly(path string, in *input, g plan.GraphStats, dev *pendingCounter
 	return &earlyIDs{marked: m}, nil
 }
 
+// spanEarly scans p32 (graph.ScanPairs) and returns them as pairs the
+// device numbers when the plan, with the scan's figures, says so
+// (plan.Plan.SpanIDs; g then holds those figures), else nil.
+func spanEarly(path string, p32 []uint32, g *plan.GraphStats, dev *pendingCounter, cfg *Config) (*spanIDs, error) {
+	sc, err := graph.ScanPairs(p32, cfg.Workers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	gs := *g
+	gs.Spanned, gs.IDSpan = sc.LoopsListed, sc.MaxID+1
+	gs.SpanFits = sc.LoopsListed && gpu.PiecesMayTake(cfg.DeviceLimit, uint64(len(p32)/2), gs.IDSpan, 0)
+	if !plan.Choose(gs, pendingCaps(dev, cfg), planRequest(cfg, "")).SpanIDs {
+		return nil, nil
+	}
+	*g = gs
+	return &spanIDs{pairs: p32, scan: sc}, nil
+}
+
+// orientSpan builds the forward graph of s on counter's device, which
+// numbers the ids (kernels.Device.OrientSpanOnDevice). The ids seen only
+// in loops come from the scan's list, and the device's loops must be the
+// scan's. done is false, with no error, when the device declines the pairs
+// (they are as given then).
+func orientSpan(ctx context.Context, path string, s *spanIDs, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, bool, error) {
+	d, ok := counter.(kernels.Device)
+	if !ok || !d.Caps().OrientMarked {
+		return nil, nil, false, nil
+	}
+	t := time.Now()
+	cfg.Progress.Start("order", "", -1)
+	fwd, rank, st, err := d.OrientSpanOnDevice(ctx, s.pairs, s.scan.MaxID+1)
+	cfg.Progress.Done()
+	switch {
+	case d.DoesNotFit(err):
+		cfg.Logger.Info("the edge list does not fit the device for numbering its ids; numbering them on the host", "err", err)
+		return nil, nil, false, nil
+	case err != nil:
+		return nil, nil, true, fmt.Errorf("%s: orient with %s: %w", path, counter.Name(), err)
+	case st.SelfLoops != s.scan.SelfLoops || uint64(len(rank)) != s.scan.MaxID+1:
+		return nil, nil, true, fmt.Errorf("%s: orient with %s: %d self-loops and %d ranks, the scan found %d loops and ids up to %d",
+			path, counter.Name(), st.SelfLoops, len(rank), s.scan.SelfLoops, s.scan.MaxID)
+	}
+	for _, u := range s.scan.LoopIDs {
+		if rank[u] == ^uint32(0) {
+			st.IsolatedIDs++
+		}
+	}
+	notePrep(rep, st)
+	var ids []uint64
+	if wantIDs {
+		ids = make([]uint64, st.Vertices)
+		for id, r := range rank {
+			if r != ^uint32(0) {
+				ids[r] = uint64(id)
+			}
+		}
+	}
+	rep.Seconds.Order = since(t)
+	return fwd, ids, true, ctx.Err()
+}
+
 // orientEarly builds the forward graph of the ids compactEarly readied:
 // counter's device maps the marked ones as it orients them when pl says
 // so (plan.Plan.MapIDs), else, or where it declines, the host rewrites
 // them first (orientCompacted then).
 func orientEarly(ctx context.Context, path string, e *earlyIDs, pl plan.Plan, counter kernels.Counter, cfg *Config, rep *Report, wantIDs bool) (*graph.CSR, []uint64, error) {
+	if s := e.span; s != nil {
+		if pl.SpanIDs {
+			fwd, ids, done, err := orientSpan(ctx, path, s, counter, cfg, rep, wantIDs)
+			if done || err != nil {
+				return fwd, ids, err
+			}
+		}
+		t := time.Now()
+		m, err := graph.MarkPairs(s.pairs, graph.CleanOptions{Workers: cfg.Workers})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rep.Seconds.Clean += since(t)
+		e.marked = m
+	}
 	if m := e.marked; m != nil {
 		if pl.MapIDs && m.Bits != nil {
 			mo := counter.(kernels.Device)

@@ -81,6 +81,13 @@ type GraphStats struct {
 	// the marked pairs at Request.DeviceLimit and map them.
 	Marked   bool `json:"marked,omitempty"`
 	MarksFit bool `json:"marks_fit,omitempty"`
+	// Spanned: the host scanned the pairs early (Plan.Early): IDSpan is
+	// their largest id + 1 and the ids of their loops are listed;
+	// SpanFits: the device's pieces can take IDSpan vertex words at
+	// Request.DeviceLimit.
+	Spanned  bool   `json:"spanned,omitempty"`
+	IDSpan   uint64 `json:"id_span,omitempty"`
+	SpanFits bool   `json:"span_fits,omitempty"`
 }
 
 // DeviceCaps is what the counter of the first slot can do, plain data
@@ -169,6 +176,10 @@ type Plan struct {
 	// device to map; without it the host rewrites them while the device
 	// starts.
 	KeepMarks bool `json:"keep_marks,omitempty"`
+	// SpanIDs: the device takes the input's ids, scanned early, as its
+	// vertices and numbers them as it cleans and orients them in pieces;
+	// the host numbers none.
+	SpanIDs bool `json:"span_ids,omitempty"`
 	// Resident: the device keeps the graph it cleaned and counts it
 	// whole in place (Layout is Whole).
 	Resident bool   `json:"resident"`
@@ -203,6 +214,7 @@ const (
 	recStaged     = "2026-11-24-input-staged-while-read.md"
 	recMapped     = "2026-11-24-ids-mapped-on-the-device.md"
 	recPieces     = "2026-11-24-preprocessing-in-pieces.md"
+	recSpan       = "2026-12-01-out-of-core-in-place.md"
 	recRanges     = "2026-11-24-row-ranges-over-blocks.md"
 	recPinned     = "2026-11-24-blocks-pinned-in-place.md"
 	recSplit      = "2026-11-24-partitioned-split-on-the-device.md"
@@ -260,6 +272,11 @@ func chooseEarly(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 	}
 	p.Early = true
 	why("early", fmt.Sprintf("cleaning the pairs whole needs %d device bytes, more than --device-mem-limit %d: the host numbers the ids while the device starts, the device maps them as it orients in pieces (unless the input was staged, or the pieces could not map them: the host rewrites them then)", g.PrepBytes, r.DeviceLimit), recMapped)
+	if g.Spanned && g.SpanFits && g.IDSpan <= g.Pairs && (!d.Known || d.OrientMarked) && !r.blocks() {
+		p.SpanIDs = true
+		why("span-ids", fmt.Sprintf("the ids span %d vertex words, at most one a pair (%d pairs), and the device's pieces take them: the device numbers them as it cleans and orients them, the host only scans them", g.IDSpan, g.Pairs), recSpan)
+		return
+	}
 	switch {
 	case g.Marked && g.MarksFit:
 		p.KeepMarks = true
@@ -278,6 +295,10 @@ func chooseWhole(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 	orientsCompacted := d.Ranges && d.Orient && !r.Verify
 	switch {
 	case !r.Degree || !d.Known:
+	case p.Early && p.SpanIDs:
+		p.Clean, p.FromIDs, p.Orient = Device, true, Device
+		why("clean=device", "the ids were scanned while the device started; the device numbers, cleans and orients them in pieces, the host keeps the keys", recSpan)
+		p.Fallbacks = append(p.Fallbacks, "the pieces decline the ids as they are: the host numbers them and the device maps them as it orients them (in pieces)", piecesFail)
 	case p.Early:
 		earlyOrient(p, d)
 		why("clean=host", "the ids were numbered while the device started; the device orients them in pieces", recPieces)

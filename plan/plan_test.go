@@ -25,7 +25,7 @@ func fwd(b uint64, hostFits bool) GraphStats {
 // chooseWant is what TestChoose checks of a plan.
 type chooseWant struct {
 	read                     Read
-	stage, early             bool
+	stage, early, spanIDs    bool
 	clean, orient            Where
 	fromIDs, resident, split bool
 	layout                   Layout
@@ -75,6 +75,18 @@ func chooseCases() []chooseCase {
 		// starts and mapped on it (2026-11-24-ids-mapped-on-the-device.md),
 		// oriented in pieces (2026-11-24-preprocessing-in-pieces.md).
 		{"gpu early", GraphStats{Pairs: 1 << 30, PrepBytes: 1 << 35}, gpuCaps, req(func(r *Request) { r.DeviceLimit = 1 << 30 }),
+			want{read: ReadIDs, stage: true, early: true, clean: Host, orient: Device, layout: Whole, record: recMapped}},
+		// rmat 28 at CSR/4: 2^32 pairs of ids below 2^28, scanned early;
+		// the device numbers them in its pieces, the host's numbering of
+		// 21.6 s goes (2026-12-01-out-of-core-in-place.md).
+		{"gpu early span ids", GraphStats{Pairs: 1 << 32, PrepBytes: 1 << 37, Spanned: true, IDSpan: 1 << 28, SpanFits: true},
+			with(gpuCaps, func(d *DeviceCaps) { d.Limit = 4478646269 }), req(func(r *Request) { r.DeviceLimit = 4478646269 }),
+			want{read: ReadIDs, stage: true, early: true, spanIDs: true, clean: Device, fromIDs: true, orient: Device, layout: Whole, record: recSpan}},
+		// Ids sparser than the pairs, or vertex words the pieces cannot
+		// take: the host numbers them (2026-11-24-ids-mapped-on-the-device.md).
+		{"gpu early sparse ids", GraphStats{Pairs: 1 << 20, PrepBytes: 1 << 35, Spanned: true, IDSpan: 1 << 30, SpanFits: true}, gpuCaps, req(func(r *Request) { r.DeviceLimit = 1 << 30 }),
+			want{read: ReadIDs, stage: true, early: true, clean: Host, orient: Device, layout: Whole, record: recMapped}},
+		{"gpu early span too wide", GraphStats{Pairs: 1 << 30, PrepBytes: 1 << 35, Spanned: true, IDSpan: 1 << 28}, gpuCaps, req(func(r *Request) { r.DeviceLimit = 1 << 30 }),
 			want{read: ReadIDs, stage: true, early: true, clean: Host, orient: Device, layout: Whole, record: recMapped}},
 		// --verify keeps the input as read: no early numbering.
 		{"gpu early verify", GraphStats{Pairs: 1 << 30, PrepBytes: 1 << 35}, gpuCaps, req(func(r *Request) { r.DeviceLimit = 1 << 30; r.Verify = true }),
@@ -144,7 +156,7 @@ func TestChoose(t *testing.T) {
 	for _, tc := range chooseCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Choose(tc.g, tc.d, tc.r)
-			got := chooseWant{read: p.Read, stage: p.Stage, early: p.Early, clean: p.Clean, orient: p.Orient,
+			got := chooseWant{read: p.Read, stage: p.Stage, early: p.Early, spanIDs: p.SpanIDs, clean: p.Clean, orient: p.Orient,
 				fromIDs: p.FromIDs, resident: p.Resident, split: p.DeviceSplit, layout: p.Layout, hostModel: p.HostModel, record: tc.want.record}
 			if got != tc.want {
 				t.Errorf("Choose:\n got %+v\nwant %+v", got, tc.want)

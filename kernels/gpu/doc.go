@@ -55,7 +55,10 @@
 // input's own ids (prepids.go; tg_prep_ids, from host memory or from the
 // input staged while read, stage.go: tg_input_*), OrientOnDevice
 // (orient.go: tg_preprocess with copy-back, or in pieces when the pairs do
-// not fit, pieces.go and piecesprep.go: tg_pieces_*), OrientIDsOnDevice
+// not fit, pieces.go, rope.go and piecesprep.go: tg_pieces_*, each result
+// written back over the host memory it came from), OrientMarkedOnDevice
+// and OrientSpanOnDevice (orient.go: in pieces, the ids mapped through the
+// host's numbering, or numbered on the device), OrientIDsOnDevice
 // (orientids.go; tg_prep_ids with copy-back) and KeepIDsOnDevice,
 // SplitOnDevice and ForwardOut (devsplit.go; tg_split_blocks,
 // tg_block_out). The GPU `auto` kernel is chosen per subtask by a pure

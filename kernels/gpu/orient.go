@@ -21,7 +21,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	}
 	np := uint64(len(pairs) / 2)
 	if _, _, ok := c.hasFree(devmem.PreprocessMinBytes(np, n)); !ok {
-		return c.orientInPieces(ctx, pairs, n, nil)
+		return c.orientInPieces(ctx, pairs, n, nil, false)
 	}
 	c.mu.Lock()
 	c.dropPiecesHost() // readied for pieces, which tg_preprocess needs not
@@ -29,7 +29,7 @@ func (c *Counter) OrientOnDevice(ctx context.Context, pairs []uint32, n uint64) 
 	c.mu.Unlock()
 	p, err := c.Preprocess(pairs, n, true)
 	if errors.Is(err, ErrOutOfMemory) {
-		return c.orientInPieces(ctx, pairs, n, nil)
+		return c.orientInPieces(ctx, pairs, n, nil, false)
 	}
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, err
@@ -52,5 +52,15 @@ func (c *Counter) OrientMarkedOnDevice(ctx context.Context, m *graph.MarkedPairs
 	if m.Bits == nil {
 		return nil, nil, kernels.PrepStats{}, errors.New("gpu: orient marked pairs: their ids have no rank bits")
 	}
-	return c.orientInPieces(ctx, m.Pairs, uint64(len(m.OrigID)), m.Bits)
+	return c.orientInPieces(ctx, m.Pairs, uint64(len(m.OrigID)), m.Bits, false)
+}
+
+// OrientSpanOnDevice implements kernels.Device: orientInPieces of pairs
+// of the input's own ids, each below span, as vertex words, those
+// without an edge dropped.
+func (c *Counter) OrientSpanOnDevice(ctx context.Context, pairs []uint32, span uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, kernels.PrepStats{}, err
+	}
+	return c.orientInPieces(ctx, pairs, span, nil, true)
 }

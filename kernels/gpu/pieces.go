@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -46,6 +47,11 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 //     they were read from as 32-bit words; the columns' parts then move
 //     to the front of the pairs' memory, in order (compactWords).
 //
+// With idle, the n vertices are the input's own ids, some of them without
+// an edge: after the merge those are dropped, the others numbered in
+// ascending order of their ids (as graph.Compact numbers them), and rank
+// holds ^uint32(0) for each dropped id (dropIdle).
+//
 // The result is the forward graph and ranks tg_preprocess makes. When the
 // work area does not fit, or the runs would be more than a piece can merge,
 // the pairs are left as they were and the error wraps ErrOutOfMemory. Once
@@ -53,7 +59,7 @@ var errPiecesFailed = errors.New("the pairs were consumed")
 // (the CSR's Cols share it); an error after that does not wrap
 // ErrOutOfMemory. The memory past the columns stays the counter's spare
 // room for a count in ranges of the graph (c.spare).
-func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, bits []uint64) (*graph.CSR, []uint32, kernels.PrepStats, error) {
+func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, bits []uint64, idle bool) (*graph.CSR, []uint32, kernels.PrepStats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
@@ -68,7 +74,7 @@ func (c *Counter) orientInPieces(ctx context.Context, pairs []uint32, n uint64, 
 	if err != nil {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %w", err)
 	}
-	p := &pieces{c: c, cap: capItems}
+	p := &pieces{c: c, cap: capItems, idle: idle}
 	defer p.end()
 	if runs := (np + capItems - 1) / capItems; runs > maxPieceRuns {
 		return nil, nil, kernels.PrepStats{}, fmt.Errorf("gpu: orient in pieces: %d pairs make %d runs of %d keys, more than %d: %w",
@@ -144,9 +150,13 @@ const maxPieceRuns = 64
 // limit of limit bytes may take np pairs over n vertices with an id map of
 // idWords words: whether their runs would be at most maxPieceRuns, a
 // piece's items taking 16 bytes of the room the context, the vertex words
-// and the map leave (the sort's scratch not counted). It errs towards
-// yes; the pieces decide when they begin.
+// and the map leave (the sort's scratch not counted), and n below the
+// GPU path's 2^32-1 vertices. It errs towards yes; the pieces decide when
+// they begin.
 func PiecesMayTake(limit, np, n, idWords uint64) bool {
+	if n >= math.MaxUint32 {
+		return false // beyond the GPU path's vertices (tg_pieces_begin)
+	}
 	fixed := uint64(devmem.ContextBytes) + n*4 + idWords*8
 	if limit <= fixed {
 		return false
@@ -157,8 +167,9 @@ func PiecesMayTake(limit, np, n, idWords uint64) bool {
 
 // pieces drives one work area; c.mu is held.
 type pieces struct {
-	c   *Counter
-	cap uint64 // items a piece holds
+	c    *Counter
+	cap  uint64 // items a piece holds
+	idle bool   // the vertices without an edge are dropped (dropIdle)
 }
 
 // release unpins a host array, logging the time it took.
@@ -254,12 +265,24 @@ func (p *pieces) run(ctx context.Context, keys []uint64, n uint64) (*graph.CSR, 
 	p.log("pieces: merged", t, "edges", m, "parts", len(edges.segs)/2)
 	t = time.Now()
 	<-arrays
-	// 3. Ranks from the degrees.
+	// 3. Ranks from the degrees, the vertices without an edge dropped.
+	var idle uint64
+	if p.idle {
+		if idle, err = p.idleVertices(rank); err != nil {
+			return nil, nil, st, err
+		}
+	}
 	wedges, maxDeg, err := p.rank(rank)
+	if err == nil && idle > 0 {
+		err = p.dropIdle(rank, idle)
+	}
 	if err != nil {
 		return nil, nil, st, err
 	}
-	p.log("pieces: ranks", t)
+	live := n - idle // the forward graph's rows
+	rowptr = rowptr[:live+1]
+	st.Vertices = live
+	p.log("pieces: ranks", t, "dropped", idle)
 	t = time.Now()
 	// 4. Forward keys, sorted in runs, in place.
 	fruns, _, err := p.sortRuns(ctx, abi.PiecesOrient, 0, keys, edges)
@@ -270,13 +293,91 @@ func (p *pieces) run(ctx context.Context, keys []uint64, n uint64) (*graph.CSR, 
 	t = time.Now()
 	// 5. The CSR: columns written back as words, row lengths into rowptr
 	// (a row may span two key ranges), then its offsets.
+	colWords, parts, err := p.csr(ctx, keys, fruns, live, rowptr, counts)
+	if err != nil {
+		return nil, nil, st, err
+	}
+	if uint64(len(colWords)) != m {
+		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", len(colWords), m)
+	}
+	maxFwd := graph.OffsetsFromLengths(rowptr, 0)
+	p.log("pieces: forward graph", t, "parts", parts)
+	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
+	st.Wedges, st.MaxDegree, st.MaxForward = wedges, maxDeg, maxFwd
+	return &graph.CSR{Offsets: rowptr, Cols: colWords, NCols: int64(live)}, rank, st, nil
+}
+
+// idleVertices counts the vertices without an edge from the degrees in
+// the vertex words, read into words (n of them).
+func (p *pieces) idleVertices(words []uint32) (uint64, error) {
+	if err := p.c.ctx.PiecesVertices(words, false); err != nil {
+		return 0, err
+	}
+	return countZeros(words, runtime.GOMAXPROCS(0)), nil
+}
+
+// dropIdle renumbers the ranks of rank (by (degree, id): the idle
+// vertices, without an edge, hold ranks 0..idle-1) so that the vertices
+// with an edge hold 0..n-idle-1 in the same order and the idle ones
+// ^uint32(0), and makes them the vertex words the forward keys are made
+// from.
+func (p *pieces) dropIdle(rank []uint32, idle uint64) error {
+	parallelRange(len(rank), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if uint64(rank[i]) < idle {
+				rank[i] = ^uint32(0)
+			} else {
+				rank[i] -= uint32(idle)
+			}
+		}
+	})
+	return p.c.ctx.PiecesVertices(rank, true)
+}
+
+// countZeros is the number of zero words, counted on workers goroutines.
+func countZeros(words []uint32, workers int) uint64 {
+	counts := make([]uint64, max(workers, 1))
+	parallelRange(len(words), len(counts), func(k, lo, hi int) {
+		var z uint64
+		for _, w := range words[lo:hi] {
+			if w == 0 {
+				z++
+			}
+		}
+		counts[k] = z
+	})
+	var z uint64
+	for _, c := range counts {
+		z += c
+	}
+	return z
+}
+
+// parallelRange calls fn with part k of [0, n), lo..hi-1, for each k
+// below parts (at most n), each on its own goroutine, and waits.
+func parallelRange(n, parts int, fn func(k, lo, hi int)) {
+	parts = max(1, min(parts, n))
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := n*k/parts, n*(k+1)/parts
+		wg.Go(func() { fn(k, lo, hi) })
+	}
+	wg.Wait()
+}
+
+// csr builds the forward CSR of the forward runs fruns of keys over live
+// rows: each key range's row lengths added into rowptr (counts: a piece's
+// lengths), its columns written back over its spans as 32-bit words, and
+// at the end the columns moved to the front of keys' memory, which it
+// returns with the number of parts they lay in.
+func (p *pieces) csr(ctx context.Context, keys []uint64, fruns []rope, live uint64, rowptr []uint64, counts []uint32) ([]uint32, int, error) {
 	var cols rope
-	err = cutRanges(fruns, p.cap, keys, func(lo, hi uint64, spans []uint64) error {
+	err := cutRanges(fruns, p.cap, keys, func(lo, hi uint64, spans []uint64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		row0 := lo >> 32
-		rows := min(n, (hi-1)>>32+1) - min(row0, n)
+		rows := min(live, (hi-1)>>32+1) - min(row0, live)
 		nout, err := p.c.ctx.PiecesCSR(keys, spans, row0, rows, nil, counts)
 		if err != nil {
 			return err
@@ -291,20 +392,10 @@ func (p *pieces) run(ctx context.Context, keys []uint64, n uint64) (*graph.CSR, 
 		return nil
 	})
 	if err != nil {
-		return nil, nil, st, err
+		return nil, 0, err
 	}
-	if cols.len() != m {
-		return nil, nil, st, fmt.Errorf("%d columns made of %d edges", cols.len(), m)
-	}
-	colWords, err := compactWords(keyWords(keys), cols, runtime.GOMAXPROCS(0))
-	if err != nil {
-		return nil, nil, st, err
-	}
-	maxFwd := graph.OffsetsFromLengths(rowptr, 0)
-	p.log("pieces: forward graph", t, "parts", len(cols.segs)/2)
-	st.Edges, st.Duplicates = m, np-st.SelfLoops-m
-	st.Wedges, st.MaxDegree, st.MaxForward = wedges, maxDeg, maxFwd
-	return &graph.CSR{Offsets: rowptr, Cols: colWords, NCols: int64(n)}, rank, st, nil
+	words, err := compactWords(keyWords(keys), cols, runtime.GOMAXPROCS(0))
+	return words, len(cols.segs) / 2, err
 }
 
 // sortRuns sorts the items of the rope in of keys a piece at a time by op

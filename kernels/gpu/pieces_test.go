@@ -425,7 +425,7 @@ func TestPiecesMayTake(t *testing.T) {
 	path, _ := refLibs(t)
 	took := 0
 	for limit := uint64(1 << 14); limit < uint64(PreprocessMinBytes(np, 2000)); limit += limit / 8 {
-		_, _, _, err := autoCounter(t, mustOpen(t, path, limit)).orientInPieces(context.Background(), slices.Clone(pairs), 2000, nil)
+		_, _, _, err := autoCounter(t, mustOpen(t, path, limit)).orientInPieces(context.Background(), slices.Clone(pairs), 2000, nil, false)
 		may := PiecesMayTake(limit, np, 2000, 0)
 		if err == nil {
 			took++
@@ -439,4 +439,71 @@ func TestPiecesMayTake(t *testing.T) {
 	if took == 0 || PiecesMayTake(1<<14, np, 2000, 0) {
 		t.Fatalf("the pieces took the pairs under %d limits; at 16 KiB PiecesMayTake says %v", took, PiecesMayTake(1<<14, np, 2000, 0))
 	}
+	// Vertices beyond the GPU path's (tg_pieces_begin refuses them),
+	// whatever the room.
+	if PiecesMayTake(1<<62, 1<<32, 1<<32-1, 0) {
+		t.Fatal("PiecesMayTake takes 2^32-1 vertices")
+	}
+}
+
+// TestOrientSpanInPieces: pairs of the input's own ids (spread out, loops,
+// loop-only ids, ids never seen) oriented in pieces with the device
+// numbering them: the forward graph and statistics equal OrientOnDevice's
+// of the pairs graph.CompactPairsInPlace writes (less the loops and pairs
+// it counts as given), rank[id] is the compacted id's rank for every id
+// with an edge and ^0 for the others, at caps from a few pieces to many,
+// and the ranks come from the device or the host (the span past a piece).
+func TestOrientSpanInPieces(t *testing.T) {
+	forLibs(t, func(t *testing.T, path string) {
+		ctx := context.Background()
+		for _, tc := range []struct{ n, m, div int }{{300, 4000, 3}, {2000, 40000, 3}, {2000, 40000, 12}} {
+			pairs := messyPairs(tc.n, tc.m, uint64(tc.n)+2)
+			for i := range pairs {
+				pairs[i] = 3*pairs[i] + 7 // ids 7, 10, 13, ...: not compact
+			}
+			pairs = append(pairs, 2, 2, 5, 5) // loops of ids seen nowhere else
+			loops := 0
+			for i := 0; i < len(pairs); i += 2 {
+				if pairs[i] == pairs[i+1] {
+					loops++
+				}
+			}
+			span := uint64(3*tc.n + 7)
+			c, err := graph.CompactPairsInPlace(slices.Clone(pairs), graph.CleanOptions{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := uint64(len(c.OrigID))
+			base := counterBytes(t, path)
+			limit := base + PreprocessMinBytes(uint64(len(c.Pairs)/2), n)/int64(tc.div) // pieces
+			want, wrank, wst, err := autoCounter(t, mustOpen(t, path, uint64(limit))).OrientOnDevice(ctx, slices.Clone(c.Pairs), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, rank, st, err := autoCounter(t, mustOpen(t, path, uint64(limit))).OrientSpanOnDevice(ctx, slices.Clone(pairs), span)
+			if err != nil {
+				t.Fatalf("n=%d cap %d: %v", tc.n, limit, err)
+			}
+			if !equalCSR(got, want) {
+				t.Fatalf("n=%d cap %d: the forward graph differs from the compacted pairs'", tc.n, limit)
+			}
+			if uint64(len(rank)) != span {
+				t.Fatalf("n=%d: %d ranks, want %d", tc.n, len(rank), span)
+			}
+			wantRank := make([]uint32, span)
+			for i := range wantRank {
+				wantRank[i] = ^uint32(0)
+			}
+			for v, id := range c.OrigID {
+				wantRank[id] = wrank[v]
+			}
+			if !slices.Equal(rank, wantRank) {
+				t.Fatalf("n=%d cap %d: the ranks differ from the compacted pairs'", tc.n, limit)
+			}
+			wst.SelfLoops, wst.InputPairs = uint64(loops), uint64(len(pairs)/2)
+			if st != wst {
+				t.Fatalf("n=%d: stats %+v, want %+v", tc.n, st, wst)
+			}
+		}
+	})
 }
