@@ -17,7 +17,7 @@
 #   r28e17   the same for rmat 28, edge factor 17 (4,498,211,467 edges)
 #   stream   rmat --stream-scale (29) that no disk here holds: `gen ... --format
 #            bin -o - | count -` once per --stream-kernels, against each other
-#   cap      rmat 28 out of core: the kernels/gpu tests of the pieces and
+#   cap      rmat --cap-scale (28) out of core: the kernels/gpu tests of the pieces and
 #            ranges (gpu.test), one count for the CSR's size, one count at
 #            --device-mem-limit CSR/4 with debug logs (the pieces' steps, in
 #            the logs), bench e2e at that cap and uncapped (--cap-runs N, 3)
@@ -26,7 +26,7 @@
 #
 # options: --runs N (5) --timeout S (570) --parts "P ..." (all) --rounds N (2)
 #          --ab-flags "FLAGS" --ab-files "F ..." --settings "LISTS" --stream-scale S (29) --stream-kernels "K ..."
-#          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --out DIR
+#          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --cap-scale S (28: 23 or 28) --out DIR
 #          --bin DIR --data DIR --dry-run
 # shellcheck source-path=SCRIPTDIR
 # The parts are called by name (part NAME part_NAME): SC2317 cannot see it.
@@ -44,7 +44,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SUITE=big
 E2E_DEVICE=gpu
 DRY="" RUNS=5 TIMEOUT=570 PARTS="small r28 r28e17 r27 stream" ROUNDS=2 AB_FLAGS=""
-STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3
+STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3 CAP_SCALE=28
 BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB=""
 ARGS_TEXT="$*"
 while [ $# -gt 0 ]; do
@@ -59,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--trust) TRUST=$2 ;;
 	--small-runs) SMALL_RUNS=$2 ;;
 	--cap-runs) CAP_RUNS=$2 ;;
+	--cap-scale) CAP_SCALE=$2 ;;
 	--conformance) CONFORMANCE=$2 ;;
 	--stream-scale) STREAM_SCALE=$2 ;;
 	--stream-kernels) STREAM_KERNELS=$2 ;;
@@ -79,7 +80,7 @@ while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || die "$1 needs a value"
 	shift 2
 done
-for x in "$RUNS" "$TIMEOUT" "$ROUNDS" "$STREAM_SCALE" "$CAP_RUNS"; do
+for x in "$RUNS" "$TIMEOUT" "$ROUNDS" "$STREAM_SCALE" "$CAP_RUNS" "$CAP_SCALE"; do
 	[[ $x =~ ^[0-9]+$ ]] || die "big.sh: $x is not a whole number"
 done
 for x in $PARTS; do
@@ -90,6 +91,7 @@ DEADLINE=$((START + TIMEOUT))
 # The published counts (docs/performance.md), each from two kernels.
 big_want() {
 	case $1 in
+	23-16) echo 4673176691 ;;
 	27-16) echo 106880097173 ;;
 	28-16) echo 231437221421 ;;
 	28-17) echo 266360741604 ;;
@@ -272,7 +274,7 @@ part_stream() {
 	done
 }
 
-# part_cap: rmat 28 out of core. The kernels/gpu tests of the pieces and
+# part_cap: rmat CAP_SCALE out of core. The kernels/gpu tests of the pieces and
 # the ranges first, then the graph, one count for its CSR's size (8 bytes
 # a vertex, 4 an edge), one count at a quarter of the CSR with debug logs,
 # and bench e2e at that cap and uncapped.
@@ -283,7 +285,7 @@ part_cap() {
 		fail "cap gpu.test" "no gpu.test in $BIN_DIR (prepare builds it)"
 	else
 		(cd "$ROOT/kernels/gpu" && CMD_T=120 xrun "$t" -test.v -test.timeout 110s \
-			-test.run 'Pieces|Marked|CutRanges|Rope|Filled|Compact|Ranges|PrepareOrient') >"$LOGS/tests-cap.log" 2>&1
+			-test.run 'Pieces|Marked|Span|CutRanges|Rope|Filled|Compact|Ranges|PrepareOrient') >"$LOGS/tests-cap.log" 2>&1
 		rc=$?
 		[ "$DRY" = print ] || if [ "$rc" -eq 0 ]; then
 			ok "cap gpu.test" "($(grep -c '^--- PASS' "$LOGS/tests-cap.log") passed)"
@@ -291,29 +293,32 @@ part_cap() {
 			fail "cap gpu.test" "$(rcmsg "$rc"): $(grep -E '^(--- FAIL|panic:)|_test\.go:[0-9]+:' "$LOGS/tests-cap.log" | head -5 | tr '\n' ' ')"
 		fi
 	fi
-	want=$(big_want 28-16)
-	big_gen 28 16 || return 1
-	j=$(jn "cap r28 size")
+	local s=$CAP_SCALE
+	want=$(big_want "$s-16")
+	[ -n "$want" ] || die "big.sh: no published count of rmat $s (--cap-scale 23 or 28)"
+	big_gen "$s" 16 || return 1
+	j=$(jn "cap r$s size")
 	CMD_T=120 count "$j" "$G"
 	rc=$?
-	counted "rmat 28 uncapped count" "$want" "$j" "$rc" || return 1
+	counted "rmat $s uncapped count" "$want" "$j" "$rc" || return 1
 	if [ "$DRY" = print ]; then
 		cap=CAP
 	else
 		n=$(j1 "$j" vertices) m=$(j1 "$j" edges)
 		cap=$(((8 * n + 4 * m) / 4))
-		say "     rmat 28: $n vertices, $m edges, CSR/4 = $cap bytes"
+		say "     rmat $s: $n vertices, $m edges, CSR/4 = $cap bytes"
 	fi
-	j=$(jn "cap r28 debug")
-	CMD_T=150 tg count --device gpu --json --progress none --log-level debug --device-mem-limit "$cap" "$G" >"$j" 2>"$LOGS/cap-r28-debug.log"
+	j=$(jn "cap r$s debug")
+	CMD_T=150 tg count --device gpu --json --progress none --log-level debug --device-mem-limit "$cap" "$G" >"$j" 2>"$LOGS/cap-r$s-debug.log"
 	rc=$?
-	counted "rmat 28 CSR/4 count (debug)" "$want" "$j" "$rc"
+	counted "rmat $s CSR/4 count (debug)" "$want" "$j" "$rc"
 	[ "$DRY" = print ] || {
 		say "     CSR/4 debug: $(j1 "$j" seconds | tr -d '\n' | head -c 400)"
-		grep -E 'pieces:|counted in row ranges|does not fit' "$LOGS/cap-r28-debug.log" | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
+		say "     CSR/4 plan: $(j1 "$j" plan.span_ids) (span ids), clean $(j1 "$j" plan.clean)"
+		grep -E 'pieces:|counted in row ranges|does not fit' "$LOGS/cap-r$s-debug.log" | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
 	}
-	RUNS=$CAP_RUNS e2e "rmat 28 CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
-	RUNS=$CAP_RUNS e2e "rmat 28 uncapped" "$want" "$G"
+	RUNS=$CAP_RUNS e2e "rmat $s CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
+	RUNS=$CAP_RUNS e2e "rmat $s uncapped" "$want" "$G"
 	[ "$DRY" = print ] || rm -f "$G"
 }
 
