@@ -385,8 +385,12 @@ func (w *Worker) count(runCtx, countCtx context.Context, st *slotState, t *task)
 	r.Fetch, r.Decode = t.lt.Fetch, t.lt.Decode
 	t.mu.Unlock()
 	w.eng.stats.counted(st.index, r, wait)
-	w.log.Debug("subtask done", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K,
-		"triangles", r.Triangles, "kernel", r.KernelTime, "slot", st.index)
+	// Asked first: the line's arguments cost allocations even when it is
+	// not written, and this runs for every subtask.
+	if w.log.Enabled(runCtx, slog.LevelDebug) {
+		w.log.Debug("subtask done", "job", a.Ref.Job, "index", a.Ref.Index, "i", a.I, "j", a.J, "k", a.K,
+			"triangles", r.Triangles, "kernel", r.KernelTime, "slot", st.index)
+	}
 	return r
 }
 
