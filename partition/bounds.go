@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/trigrid/trigrid/graph"
+	"github.com/trigrid/trigrid/internal/parallel"
 	"github.com/trigrid/trigrid/storage"
 )
 
@@ -38,8 +39,14 @@ import (
 // forward edges between buckets, and cuts fall on bucket starts. Block
 // (I, J) sums the cells over the ranges of I times the ranges of J.
 // Coordinate descent moves one cut at a time to the position that
-// minimises (largest block, sum of squared blocks); a move changes only
-// the two ranges beside the cut, so a candidate costs O(P^2 + fold*P).
+// minimises (largest block, sum of squared blocks). A move changes only
+// the two ranges beside the cut, so only the blocks in the rows and
+// columns of their groups: the sweep of one cut over its positions first
+// sums, by group, the prefix sums of the other ranges along the sweep
+// (read along rows of the prefix sums and of their transpose), so that a
+// candidate costs O(P), and a candidate is dropped as soon as one of its
+// blocks exceeds the best largest block. Folds above 2 are searched at
+// once.
 // The min-max landscape has plateaus where one-cut moves stall, so basin
 // hopping restarts the descent from randomly displaced cuts and keeps the
 // best; the generator's seed is fixed, so the search is deterministic.
@@ -172,8 +179,11 @@ const (
 )
 
 // bounds picks fold*p ranges of whole buckets minimising the largest block
-// and returns their fold*p+1 starts in vertex ids, with the fold.
-func (g *rangeGrid) bounds(p int) ([]uint64, int) {
+// and returns their fold*p+1 starts in vertex ids, with the fold. Fold 2
+// is searched first (at small P it usually reaches foldTarget); the
+// larger folds are then searched at once on up to workers goroutines and
+// weighed in order, so the answer is the same whatever workers is.
+func (g *rangeGrid) bounds(p, workers int) ([]uint64, int) {
 	if p == 1 {
 		return []uint64{0, g.starts[len(g.starts)-1]}, 1
 	}
@@ -187,16 +197,37 @@ func (g *rangeGrid) bounds(p int) ([]uint64, int) {
 			s[(a+1)*w+b+1] = g.cells[a*nb+b] + s[a*w+b+1] + s[(a+1)*w+b] - s[a*w+b]
 		}
 	}
+	// st is s transposed: the sums over a range of rows for fixed
+	// columns, read along the rows, lie side by side.
+	st := make([]uint64, w*w)
+	for a := range w {
+		for b := range w {
+			st[b*w+a] = s[a*w+b]
+		}
+	}
 	total := s[nb*w+nb]
+	type found struct {
+		cut []int
+		sc  foldScore
+	}
+	res := make([]found, searchFolds+1)
+	search := func(fold int) {
+		res[fold].cut, res[fold].sc = newFoldSearch(s, st, nb, p, fold).search()
+	}
+	reached := func(sc foldScore) bool { return float64(sc.max)*float64(p*p) <= foldTarget*float64(total) }
+	search(2)
+	if !reached(res[2].sc) {
+		// The largest fold, the longest search, first.
+		parallel.Dynamic(searchFolds-2, 1, workers, func(k, _ int) { search(searchFolds - k) })
+	}
 	var best []int
 	var bestScore foldScore
 	for fold := 2; fold <= searchFolds; fold++ {
-		fs := newFoldSearch(s, nb, p, fold)
-		cut, sc := fs.search()
+		cut, sc := res[fold].cut, res[fold].sc
 		if best == nil || sc.max < bestScore.max {
 			best, bestScore = cut, sc
 		}
-		if float64(sc.max)*float64(p*p) <= foldTarget*float64(total) {
+		if reached(sc) {
 			break
 		}
 	}
@@ -220,20 +251,151 @@ func (a foldScore) less(b foldScore) bool {
 
 // foldSearch places the fold*p+1 cuts (bucket indices) of one fold.
 type foldSearch struct {
-	s          []uint64 // prefix sums over the (nb+1)^2 grid
+	s, st      []uint64 // prefix sums over the (nb+1)^2 grid, and transposed
 	nb, p, r   int
 	group      []int    // group of each range
 	m, base, t []uint64 // block sums (p*p): current, without two ranges, candidate
+	// A move of cut c changes only the blocks in the rows and columns of
+	// the groups of ranges c-1 and c: moved lists them (each once: stamp
+	// marks the blocks listed by the gen-th call of around), and rest is
+	// the score of all the others.
+	moved []int
+	stamp []uint64
+	gen   uint64
+	rest  foldScore
+	// The sweep of cut c over [lo, hi] (around): up[g*(hi-lo+1)+i] sums,
+	// over the ranges a < c-1 of group g, a's edges into columns
+	// [0, lo+i); down[...] sums, over the ranges b > c of group g, the
+	// edges from rows [0, lo+i) into b's columns. Ranges c-1 and c meet
+	// at lo+i.
+	up, down []uint64
+	lo, hi   int
 }
 
-func newFoldSearch(s []uint64, nb, p, fold int) *foldSearch {
+func newFoldSearch(s, st []uint64, nb, p, fold int) *foldSearch {
 	r := fold * p
-	f := &foldSearch{s: s, nb: nb, p: p, r: r, group: make([]int, r),
-		m: make([]uint64, p*p), base: make([]uint64, p*p), t: make([]uint64, p*p)}
+	f := &foldSearch{s: s, st: st, nb: nb, p: p, r: r, group: make([]int, r),
+		m: make([]uint64, p*p), base: make([]uint64, p*p), t: make([]uint64, p*p),
+		moved: make([]int, 0, 4*p), stamp: make([]uint64, p*p)}
 	for k := range r {
 		f.group[k] = storage.RangeGroup(k, p)
 	}
 	return f
+}
+
+// around prepares the moves of cut c from f.base (the blocks without
+// ranges c-1 and c): the blocks a move changes, the score of the others,
+// and the sweep's sums by group (up, down), read along rows of s and st.
+func (f *foldSearch) around(cut []int, c int) {
+	f.gen++
+	f.moved = f.moved[:0]
+	for _, g := range [2]int{f.group[c-1], f.group[c]} {
+		for j := range f.p {
+			for _, k := range [2]int{g*f.p + j, j*f.p + g} {
+				if f.stamp[k] != f.gen {
+					f.stamp[k] = f.gen
+					f.moved = append(f.moved, k)
+				}
+			}
+		}
+	}
+	f.rest = foldScore{}
+	for k, x := range f.base {
+		if f.stamp[k] != f.gen {
+			f.rest.max = max(f.rest.max, x)
+			f.rest.sq += float64(x) * float64(x)
+		}
+	}
+	w := f.nb + 1
+	f.lo, f.hi = cut[c-1], cut[c+1]
+	n := f.hi - f.lo + 1
+	f.up = slices.Grow(f.up[:0], f.p*n)[:f.p*n]
+	f.down = slices.Grow(f.down[:0], f.p*n)[:f.p*n]
+	clear(f.up)
+	clear(f.down)
+	for a := 0; a < c-1; a++ {
+		// Range a's rows [cut[a], cut[a+1]), columns [0, y).
+		r0, r1 := f.s[cut[a]*w+f.lo:][:n], f.s[cut[a+1]*w+f.lo:][:n]
+		u := f.up[f.group[a]*n:][:n]
+		for i := range u {
+			u[i] += r1[i] - r0[i]
+		}
+	}
+	for b := c + 1; b < f.r; b++ {
+		// Rows [0, y), range b's columns [cut[b], cut[b+1]).
+		c0, c1 := f.st[cut[b]*w+f.lo:][:n], f.st[cut[b+1]*w+f.lo:][:n]
+		d := f.down[f.group[b]*n:][:n]
+		for i := range d {
+			d[i] += c1[i] - c0[i]
+		}
+	}
+}
+
+// candidate returns the score of cut c at x (around prepared the sweep):
+// the blocks a move changes, from f.base plus the pairs of ranges c-1 =
+// [lo, x) and c = [x, hi), with the others' score. It gives up (false) as
+// soon as a block exceeds bound: such a position cannot beat a score
+// whose largest block is bound.
+func (f *foldSearch) candidate(c, x int, bound uint64) (foldScore, bool) {
+	p, n, i := f.p, f.hi-f.lo+1, x-f.lo
+	gl, gh := f.group[c-1], f.group[c]
+	// The blocks where the rows and columns of groups gl and gh cross
+	// take several of the sums below; every other moved block takes one.
+	for _, k := range [4]int{gl*p + gl, gl*p + gh, gh*p + gl, gh*p + gh} {
+		f.t[k] = f.base[k]
+	}
+	groups := [2]int{gl, gh}
+	for _, g := range groups[:1+b2i(gl != gh)] {
+		u, d := f.up[g*n:][:n], f.down[g*n:][:n]
+		f.t[g*p+gl] += u[i] - u[0]
+		f.t[g*p+gh] += u[n-1] - u[i]
+		f.t[gl*p+g] += d[i] - d[0]
+		f.t[gh*p+g] += d[n-1] - d[i]
+	}
+	w := f.nb + 1
+	s := func(r, c int) uint64 { return f.s[r*w+c] }
+	lo, hi := f.lo, f.hi
+	f.t[gl*p+gl] += s(x, x) - s(lo, x) - s(x, lo) + s(lo, lo)
+	f.t[gl*p+gh] += s(x, hi) - s(lo, hi) - s(x, x) + s(lo, x)
+	f.t[gh*p+gh] += s(hi, hi) - s(x, hi) - s(hi, x) + s(x, x)
+	sc := f.rest
+	add := func(v uint64) bool {
+		sc.max = max(sc.max, v)
+		sc.sq += float64(v) * float64(v)
+		return v <= bound
+	}
+	if gl == gh {
+		if !add(f.t[gl*p+gl]) {
+			return sc, false
+		}
+	} else {
+		for _, k := range [4]int{gl*p + gl, gl*p + gh, gh*p + gl, gh*p + gh} {
+			if !add(f.t[k]) {
+				return sc, false
+			}
+		}
+	}
+	for g := range p {
+		if g == gl || g == gh {
+			continue
+		}
+		u, d := f.up[g*n:][:n], f.down[g*n:][:n]
+		if gl == gh {
+			// Ranges c-1 and c of one group: their blocks with g do not
+			// depend on x.
+			if !add(f.base[g*p+gl]+u[n-1]-u[0]) || !add(f.base[gl*p+g]+d[n-1]-d[0]) {
+				return sc, false
+			}
+			continue
+		}
+		// Ranges a < c-1 of group g into c-1 and into c; c-1 and c into
+		// the ranges b > c of group g.
+		if !add(f.base[g*p+gl]+u[i]-u[0]) || !add(f.base[g*p+gh]+u[n-1]-u[i]) ||
+			!add(f.base[gl*p+g]+d[i]-d[0]) || !add(f.base[gh*p+g]+d[n-1]-d[i]) {
+			return sc, false
+		}
+	}
+	return sc, true
 }
 
 // pair returns the forward edges from range a to range b (a <= b; a > b
@@ -299,15 +461,13 @@ func (f *foldSearch) descend(cut []int) foldScore {
 		for c := 1; c < f.r; c++ {
 			copy(f.base, f.m)
 			f.touching(cut, c, f.base, true)
+			f.around(cut, c)
 			old, bx := cut[c], cut[c]
 			for x := cut[c-1]; x <= cut[c+1]; x++ {
 				if x == old {
 					continue
 				}
-				cut[c] = x
-				copy(f.t, f.base)
-				f.touching(cut, c, f.t, false)
-				if sc := score(f.t); sc.less(best) {
+				if sc, ok := f.candidate(c, x, best.max); ok && sc.less(best) {
 					best, bx = sc, x
 				}
 			}
@@ -421,7 +581,7 @@ func RangeBounds(fwd *graph.CSR, p, workers int) ([]uint64, int, error) {
 	}
 	g := newRangeGrid(forwardDegrees(fwd, workers), p)
 	g.countCSR(fwd, workers)
-	b, fold := g.bounds(p)
+	b, fold := g.bounds(p, workers)
 	return b, fold, nil
 }
 

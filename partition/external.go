@@ -732,7 +732,7 @@ func (x *extRun) layout(compact *runSet, rank []uint32, n int64, sh *extShape) (
 	if err := x.countGrid(compact, rank, g, sh); err != nil {
 		return nil, err
 	}
-	b, fold := g.bounds(x.cfg.P)
+	b, fold := g.bounds(x.cfg.P, x.workers)
 	return NewFoldedLayout(n, x.cfg.P, fold, b)
 }
 
