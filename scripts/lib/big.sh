@@ -17,10 +17,11 @@
 #   r28e17   the same for rmat 28, edge factor 17 (4,498,211,467 edges)
 #   stream   rmat --stream-scale (29) that no disk here holds: `gen ... --format
 #            bin -o - | count -` once per --stream-kernels, against each other
-#   cap      rmat --cap-scale (28) out of core: the kernels/gpu tests of the pieces and
-#            ranges (gpu.test), one count for the CSR's size, one count at
-#            --device-mem-limit CSR/4 with debug logs (the pieces' steps, in
-#            the logs), bench e2e at that cap and uncapped (--cap-runs N, 3)
+#   cap      rmat --cap-scale (28) out of core: one count for the CSR's size,
+#            one count at --device-mem-limit CSR/4 with debug logs (the
+#            pieces' steps, in the logs), the kernels/gpu tests of the pieces
+#            and ranges (gpu.test), bench e2e at that cap and uncapped
+#            (--cap-runs N, 3)
 # Graphs go to /dev/shm (a graph is removed after its part). Results: OUT
 # (results.txt, results.json, commands.txt, logs.tar.gz) as device.sh's.
 #
@@ -274,25 +275,12 @@ part_stream() {
 	done
 }
 
-# part_cap: rmat CAP_SCALE out of core. The kernels/gpu tests of the pieces and
-# the ranges first, then the graph, one count for its CSR's size (8 bytes
-# a vertex, 4 an edge), one count at a quarter of the CSR with debug logs,
+# part_cap: rmat CAP_SCALE out of core. The graph, one count for its
+# CSR's size (8 bytes a vertex, 4 an edge), one count at a quarter of the
+# CSR with debug logs, the kernels/gpu tests of the pieces and the ranges,
 # and bench e2e at that cap and uncapped.
 part_cap() {
 	local want j rc n m cap t
-	t=$TB/gpu.test
-	if [ "$DRY" != print ] && [ ! -x "$t" ]; then
-		fail "cap gpu.test" "no gpu.test in $BIN_DIR (prepare builds it)"
-	else
-		(cd "$ROOT/kernels/gpu" && CMD_T=120 xrun "$t" -test.v -test.timeout 110s \
-			-test.run 'Pieces|Marked|Span|CutRanges|Rope|Filled|Compact|Ranges|PrepareOrient') >"$LOGS/tests-cap.log" 2>&1
-		rc=$?
-		[ "$DRY" = print ] || if [ "$rc" -eq 0 ]; then
-			ok "cap gpu.test" "($(grep -c '^--- PASS' "$LOGS/tests-cap.log") passed)"
-		else
-			fail "cap gpu.test" "$(rcmsg "$rc"): $(grep -E '^(--- FAIL|panic:)|_test\.go:[0-9]+:' "$LOGS/tests-cap.log" | head -5 | tr '\n' ' ')"
-		fi
-	fi
 	local s=$CAP_SCALE
 	want=$(big_want "$s-16")
 	[ -n "$want" ] || die "big.sh: no published count of rmat $s (--cap-scale 23 or 28)"
@@ -317,6 +305,19 @@ part_cap() {
 		say "     CSR/4 plan: $(j1 "$j" plan.span_ids) (span ids), clean $(j1 "$j" plan.clean)"
 		grep -E 'pieces:|counted in row ranges|does not fit' "$LOGS/cap-r$s-debug.log" | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
 	}
+	t=$TB/gpu.test
+	if [ "$DRY" != print ] && [ ! -x "$t" ]; then
+		fail "cap gpu.test" "no gpu.test in $BIN_DIR (prepare builds it)"
+	else
+		(cd "$ROOT/kernels/gpu" && CMD_T=120 xrun "$t" -test.v -test.timeout 110s \
+			-test.run 'Pieces|Marked|Span|CutRanges|Rope|Filled|Compact|Ranges|PrepareOrient') >"$LOGS/tests-cap.log" 2>&1
+		rc=$?
+		[ "$DRY" = print ] || if [ "$rc" -eq 0 ]; then
+			ok "cap gpu.test" "($(grep -c '^--- PASS' "$LOGS/tests-cap.log") passed)"
+		else
+			fail "cap gpu.test" "$(rcmsg "$rc"): $(grep -E '^(--- FAIL|panic:)|_test\.go:[0-9]+:' "$LOGS/tests-cap.log" | head -5 | tr '\n' ' ')"
+		fi
+	fi
 	RUNS=$CAP_RUNS e2e "rmat $s CSR/4" "$want" "$G" -- --device-mem-limit "$cap"
 	RUNS=$CAP_RUNS e2e "rmat $s uncapped" "$want" "$G"
 	[ "$DRY" = print ] || rm -f "$G"
