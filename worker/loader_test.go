@@ -55,7 +55,7 @@ func (s *slowSource) Block(ctx context.Context, i, j int) (*graph.CSR, LoadTimes
 // stopped have had time to end.
 func noLeak(t *testing.T, before int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)

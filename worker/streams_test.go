@@ -101,7 +101,7 @@ func TestStreamsStealAndClose(t *testing.T) {
 		if ok {
 			t.Fatal("take returned a subtask after close with every stream empty")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("close did not wake a waiting take")
 	}
 }

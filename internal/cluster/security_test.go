@@ -50,7 +50,7 @@ func call(t *testing.T, addr string, sec Security) (unary, stream codes.Code) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := pb.NewJobsClient(conn)
 	_, err = c.List(ctx, &pb.ListRequest{})
@@ -118,7 +118,7 @@ func TestTLSRefusals(t *testing.T) {
 		})
 	}
 	// The server logs in its own goroutine, maybe after the client gave up.
-	for deadline := time.Now().Add(5 * time.Second); strings.Count(logged.String(), "TLS handshake") < 4 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(logged.String(), "TLS handshake") < 4 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := strings.Count(logged.String(), "TLS handshake"); n < 4 {

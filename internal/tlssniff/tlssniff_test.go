@@ -71,7 +71,7 @@ func TestListenerServesBoth(t *testing.T) {
 		}
 	}
 	// The silent connection is closed after the timeout.
-	idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	idle.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := idle.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && (err == nil || !strings.Contains(err.Error(), "reset")) {
 		t.Fatalf("the silent connection: %v, want it closed", err)
 	}
