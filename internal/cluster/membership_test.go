@@ -51,7 +51,7 @@ func (l *eventLog) wait(t *testing.T, kind EventKind, name string) Event {
 // waitAny returns the first event of any of kinds for node name.
 func (l *eventLog) waitAny(t *testing.T, kinds []EventKind, name string) Event {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		for _, e := range l.seen {
 			if slices.Contains(kinds, e.Kind) && e.Node.Name == name {
@@ -62,7 +62,7 @@ func (l *eventLog) waitAny(t *testing.T, kinds []EventKind, name string) Event {
 		case e := <-l.ch:
 			l.seen = append(l.seen, e)
 		case <-deadline:
-			t.Fatalf("no %v event for %s within 10 s; saw %+v", kinds, name, l.seen)
+			t.Fatalf("no %v event for %s within 30 s; saw %+v", kinds, name, l.seen)
 		}
 	}
 }
@@ -87,7 +87,7 @@ func TestMembershipEvents(t *testing.T) {
 	if c, ok := w1.Find(RoleCoordinator); !ok || c.Name != "coord" {
 		t.Errorf("w1 finds coordinator %+v, %v", c, ok)
 	}
-	if err := w1.Leave(2 * time.Second); err != nil {
+	if err := w1.Leave(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// A node that leaves is reported as left; on a loaded machine the
@@ -177,7 +177,7 @@ func TestDeadMemberBackAtAnotherAddress(t *testing.T) {
 	if moved.Addr() == old.Addr() {
 		t.Fatalf("the restarted member got the old address %s", old.Addr())
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		moved.Join([]string{w.Addr()})
 		if c, ok := w.Find(RoleCoordinator); ok && c.Addr == moved.Addr() && c.Meta.GRPC == "127.0.0.1:10" {
