@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trigrid/trigrid/api"
+	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/partition"
 	"github.com/trigrid/trigrid/storage"
 )
@@ -180,7 +181,15 @@ func TestRunFirstPullWaitIsNoRoundTrip(t *testing.T) {
 	}
 	as := assignments("j", "", part.Subtasks())
 	conn := &waitFirstConn{fakeConn: newFakeConn(as), wait: 200 * time.Millisecond}
-	cfg := testConfig(t, conn, cpuSlots(1, "merge"), PartitionSource{Part: part})
+	slots := cpuSlots(1, "merge")
+	merge, err := slots[0].NewCounter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Subtasks of 2 ms at least: a pull answered at once would have to
+	// take 16 ms for the worker to want 16 ahead.
+	slots[0].NewCounter = func(string) (kernels.Counter, error) { return slowCounter{merge, 2 * time.Millisecond}, nil }
+	cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
 	cfg.Prefetch, cfg.MaxPrefetch = 2, 64
 	runWorker(t, cfg)
 	if got := sumResults(t, conn.check(t, as)); got != want {
@@ -193,4 +202,16 @@ func TestRunFirstPullWaitIsNoRoundTrip(t *testing.T) {
 	if len(conn.asked) < 3 || conn.asked[0] != 3 || slices.Max(conn.asked[1:]) > 16 {
 		t.Fatalf("pulls asked for %v; want 3 (one and two ahead), then never more than 16 of the most 65", conn.asked)
 	}
+}
+
+// slowCounter counts with its Counter and then waits d.
+type slowCounter struct {
+	kernels.Counter
+	d time.Duration
+}
+
+func (c slowCounter) Count(ctx context.Context, t kernels.Subtask) (kernels.Result, error) {
+	r, err := c.Counter.Count(ctx, t)
+	time.Sleep(c.d)
+	return r, err
 }
