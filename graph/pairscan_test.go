@@ -55,3 +55,22 @@ func TestScanPairs(t *testing.T) {
 		t.Fatal("an odd number of ids was accepted")
 	}
 }
+
+// BenchmarkScanPairs: one pass over 2^25 rmat-like pairs with a loop in
+// 1,000; bytes are the pairs'.
+func BenchmarkScanPairs(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	pairs := make([]uint32, 1<<26)
+	for i := range pairs {
+		pairs[i] = uint32(r.IntN(1 << 24))
+	}
+	for i := 0; i < len(pairs); i += 2000 {
+		pairs[i+1] = pairs[i]
+	}
+	b.SetBytes(int64(len(pairs)) * 4)
+	for b.Loop() {
+		if _, err := ScanPairs(pairs, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

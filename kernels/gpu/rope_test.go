@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -183,6 +184,29 @@ func TestCutRangesOverParts(t *testing.T) {
 		slices.Sort(all)
 		if !slices.Equal(got, all) {
 			t.Fatalf("trial %d: the ranges hold %d keys, the runs %d", trial, len(got), len(all))
+		}
+	}
+}
+
+// BenchmarkCompactWords: 2^25 columns in 324 parts spread over an array
+// twice their size (as the pieces leave rmat 28's, scaled down), moved
+// to its front on every core; bytes are the columns' words.
+func BenchmarkCompactWords(b *testing.B) {
+	const m, parts = 1 << 25, 324
+	base := make([]uint32, 2*m)
+	var ro rope
+	per := uint64(m / parts)
+	for k := range uint64(parts) {
+		n := per
+		if k == parts-1 {
+			n = m - per*(parts-1)
+		}
+		ro.add(2*per*k, n) // each part at the start of its run's span
+	}
+	b.SetBytes(4 * m)
+	for b.Loop() {
+		if _, err := compactWords(base, ro, runtime.GOMAXPROCS(0)); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
