@@ -120,7 +120,7 @@ type binFileHeader struct {
 // whose size matches its header; ok is false otherwise (and nothing is
 // left open).
 func openBinaryFile(path string, opts ReadOptions) (*os.File, binFileHeader, bool) {
-	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatBin) {
+	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatBin) || !isRegular(path) {
 		return nil, binFileHeader{}, false
 	}
 	f, err := os.Open(path)

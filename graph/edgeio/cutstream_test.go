@@ -86,3 +86,34 @@ func TestCutTextThroughFIFO(t *testing.T) {
 		t.Fatalf("file without a final newline: %v, %v", es, err)
 	}
 }
+
+// Every reader of a path takes a FIFO as a stream, read once: the ids
+// reader (binary and text) and the binary probe, which must not open it.
+func TestFIFOReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	var bin bytes.Buffer
+	if err := Write(&bin, []graph.Edge{{U: 1, V: 2}, {U: 2, V: 3}, {U: 1, V: 3}}, WriteOptions{Format: FormatBin}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, data string }{{"text", "1 2\n2 3\n1 3\n"}, {"binary", bin.String()}} {
+		fifo := filepath.Join(dir, c.name)
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			f.WriteString(c.data)
+			f.Close()
+		}()
+		if _, _, ok, _ := ReadBinaryPairs32(context.Background(), fifo, ReadOptions{}); ok {
+			t.Fatalf("%s: the binary probe took a FIFO", c.name)
+		}
+		p32, es, _, err := ReadFileIDs(context.Background(), fifo, ReadOptions{})
+		if err != nil || len(p32)/2+len(es) != 3 {
+			t.Fatalf("%s FIFO: %d pairs, %d edges, %v; want 3 edges", c.name, len(p32)/2, len(es), err)
+		}
+	}
+}

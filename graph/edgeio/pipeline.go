@@ -112,7 +112,7 @@ func runText(ctx context.Context, r io.Reader, name string, p *lineParser, lineB
 	}
 	if len(bytes.TrimSpace(cut)) > 0 {
 		return &ParseError{Path: name, Line: col.lines, Text: quoteText(cut),
-			Reason: "the stream ends in the middle of this line, without its newline: it was cut short (did its writer fail?); a complete text stream ends with a newline"}
+			Reason: "the stream ends in the middle of this line, without its newline: it was cut short (did its writer fail?); a complete text stream ends with a newline (a whole file without one reads by its name, or append it: (cat FILE; echo) | ...)"}
 	}
 	if p.mtx && uint64(col.entries) != p.nnz {
 		return &ParseError{Path: name, Line: p.sizeLine, Text: p.sizeText,

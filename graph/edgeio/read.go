@@ -104,6 +104,14 @@ const (
 
 // ReadFile reads a whole file ("-" = standard input) into memory.
 func ReadFile(ctx context.Context, path string, opts ReadOptions) ([]graph.Edge, ReadStats, error) {
+	if f, ok, err := openStream(path); ok {
+		if err != nil {
+			return nil, ReadStats{Path: path}, err
+		}
+		defer f.Close()
+		opts.wholeLines = true
+		return Read(ctx, f, path, opts)
+	}
 	if edges, st, ok, err := readBinaryFile(ctx, path, opts); ok {
 		return edges, st, err
 	}
@@ -169,6 +177,35 @@ func Stream(ctx context.Context, path string, opts ReadOptions, fn func(batch []
 		opts.wholeLines = true // a pipe, a FIFO, a device
 	}
 	return streamReader(ctx, f, path, size, watch, opts, fn)
+}
+
+// openStream opens path once when it names no regular file but a FIFO, a
+// character device (/dev/stdin, /dev/fd/N of a pipe) or a socket: such a
+// path reads as standard input does, once and in order, since the readers
+// of files look at a file more than once (its header, then its body; its
+// chunks at offsets) and a second open of a FIFO waits for a writer that
+// is gone. ok is false for "-", a regular file, a directory or a path
+// that cannot be looked up (the file readers report those).
+func openStream(path string) (f *os.File, ok bool, err error) {
+	if path == "-" {
+		return nil, false, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return nil, false, nil
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, true, fmt.Errorf("graph/edgeio: %w", err)
+	}
+	return f, true, nil
+}
+
+// isRegular reports whether path names a regular file, without opening it
+// (an open of a FIFO waits for a writer and takes what it writes).
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // countingReader counts the raw bytes read and remembers the raw source's

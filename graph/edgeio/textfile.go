@@ -324,6 +324,13 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint
 	if path == "-" {
 		return readStreamIDs(ctx, os.Stdin, path, opts)
 	}
+	if f, ok, err := openStream(path); ok {
+		if err != nil {
+			return nil, nil, ReadStats{Path: path}, err
+		}
+		defer f.Close()
+		return readStreamIDs(ctx, f, path, opts)
+	}
 	if pairs, st, ok, err := ReadBinaryPairs32(ctx, path, opts); ok {
 		return pairs, nil, st, err
 	}
@@ -340,7 +347,7 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint
 // file otherwise (the streaming reader then reads it, and reports any error).
 // base is the offset past a UTF-8 byte order mark.
 func openFastText(path string, opts ReadOptions, size int) (*os.File, os.FileInfo, int64, Format) {
-	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) {
+	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) || !isRegular(path) {
 		return nil, nil, 0, FormatAuto
 	}
 	f, err := os.Open(path)
