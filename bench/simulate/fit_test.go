@@ -160,6 +160,32 @@ func mustAggregate(t *testing.T, b *BlockStats, p int) *Grid {
 // tolerance; fitted to each worker count's own runs, so are both. A
 // model that gives each worker cores of its own (no host) misses the
 // two workers' job by more.
+// The report of the same bench on the 2-core machine with nothing else
+// running (the rest of the machine at 0.06 cores): fitted to one worker,
+// two are predicted within the tolerance, and so is each worker count
+// fitted to its own runs.
+func TestValidateMeasuredRMAT20Quiet(t *testing.T) {
+	rep, err := readReport("testdata/scale-rmat20-p8-quiet.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fit(rep, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(rep, m, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK || len(v.Comparisons) != 2 || v.Comparisons[1].Workers != 2 {
+		t.Fatalf("fitted to one worker: %+v", v.Comparisons)
+	}
+	t.Logf("two workers from the one-worker fit: %+.1f%%", 100*v.Comparisons[1].Error)
+	if v, err = Validate(rep, nil, DefaultTolerance); err != nil || !v.OK {
+		t.Errorf("each worker count fitted to its runs: %+v, %v", v, err)
+	}
+}
+
 func TestValidateMeasuredRMAT20(t *testing.T) {
 	rep, err := readReport("testdata/scale-rmat20-p8.json")
 	if err != nil {
