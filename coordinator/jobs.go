@@ -278,7 +278,7 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 	if !preparing { // else prepared drops them once the partitioner stops
 		s.dropShards(j)
 	}
-	if _, ok := s.sched.Job(j.rec.ID); ok {
+	if s.sched.Holds(j.rec.ID) {
 		s.finished = append(s.finished, j.rec.ID)
 		for len(s.finished) > s.cfg.KeepFinished {
 			old := s.jobs[s.finished[0]]

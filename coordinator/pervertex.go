@@ -215,7 +215,7 @@ func (s *Server) settleCounts(d scheduler.Decision) {
 // failCounts fails a per-vertex job whose sums went wrong.
 func (s *Server) failCounts(j *jobInfo, err error) {
 	j.sums = nil
-	if _, ok := s.sched.Job(j.rec.ID); ok {
+	if s.sched.Holds(j.rec.ID) {
 		if ds, cerr := s.sched.CancelJob(j.rec.ID); cerr == nil {
 			s.pending = append(s.pending, ds...)
 		}

@@ -729,17 +729,20 @@ func TestSchedulerStalledWorkerWakes(t *testing.T) {
 
 func TestSchedulerForget(t *testing.T) {
 	h := newHarness(t)
+	if h.s.Holds("j") {
+		t.Fatal("holds a job never added")
+	}
 	h.add(JobSpec{ID: "j", Subtasks: testTasks(1)})
 	h.join("a")
 	a := assigned(h.pull("a", 1), "a")[0]
-	if err := h.s.Forget("j"); err == nil {
-		t.Fatal("a running job forgotten")
+	if err := h.s.Forget("j"); err == nil || !h.s.Holds("j") {
+		t.Fatalf("a running job forgotten (%v)", err)
 	}
 	h.ok(a, "a", 1)
 	if err := h.s.Forget("j"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h.s.Job("j"); ok || len(h.s.Jobs()) != 0 {
+	if _, ok := h.s.Job("j"); ok || len(h.s.Jobs()) != 0 || h.s.Holds("j") {
 		t.Fatal("forgotten job still shown")
 	}
 	if ds := h.ok(a, "a", 1); count(ds, DecideIgnore) != 1 {

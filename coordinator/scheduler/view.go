@@ -63,6 +63,13 @@ type WorkerStatus struct {
 	Draining bool
 }
 
+// Holds reports whether the scheduler holds the job (added and not yet
+// forgotten), without the walk over its subtasks that Job makes.
+func (s *Scheduler) Holds(id api.JobID) bool {
+	_, ok := s.jobs[id]
+	return ok
+}
+
 // Job returns a job's status.
 func (s *Scheduler) Job(id api.JobID) (JobStatus, bool) {
 	j, ok := s.jobs[id]
