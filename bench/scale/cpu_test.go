@@ -35,15 +35,17 @@ func TestProcCPUAndHostBusy(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatalf("procCPU %v, hostBusy %v: want both read", ok1, ok2)
 	}
-	// Compute until the own CPU time moves (its unit is 10 ms), for at
+	// Compute until both have moved (their unit is a clock tick, 10 ms,
+	// and the host's ticks are booked apart from the process's), for at
 	// most 10 s of a loaded machine.
-	x, p1 := 1, p0
-	for start := time.Now(); p1 <= p0 && time.Since(start) < 10*time.Second; p1, _ = procCPU(os.Getpid()) {
+	x, p1, h1 := 1, p0, h0
+	for start := time.Now(); (p1 <= p0 || h1 <= h0) && time.Since(start) < 10*time.Second; {
 		for range 1 << 20 {
 			x = x*31 + 7
 		}
+		p1, _ = procCPU(os.Getpid())
+		h1, _ = hostBusy()
 	}
-	h1, _ := hostBusy()
 	if p1 <= p0 || h1 <= h0 || x == 0 {
 		t.Errorf("after computing: own CPU %v -> %v, host busy %v -> %v", p0, p1, h0, h1)
 	}
