@@ -153,6 +153,41 @@ func mustAggregate(t *testing.T, b *BlockStats, p int) *Grid {
 	return g
 }
 
+// fitOneWorker reads a bench scale report of 1 and 2 workers, fits the
+// model to its one-worker runs and validates it on both: the two-worker
+// job must be predicted within the tolerance.
+func fitOneWorker(t *testing.T, path string) (*scale.Report, *Model, *Validation) {
+	t.Helper()
+	rep, err := readReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fit(rep, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(rep, m, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK || len(v.Comparisons) != 2 || v.Comparisons[0].Workers != 1 || v.Comparisons[1].Workers != 2 {
+		t.Fatalf("%s fitted to one worker: %+v", path, v.Comparisons)
+	}
+	t.Logf("two workers from the one-worker fit: %+.1f%%", 100*v.Comparisons[1].Error)
+	if v2, err := Validate(rep, nil, DefaultTolerance); err != nil || !v2.OK {
+		t.Errorf("%s, each worker count fitted to its runs: %+v, %v", path, v2, err)
+	}
+	return rep, m, v
+}
+
+// The report of the same bench on the 2-core machine with nothing else
+// running (the rest of the machine at 0.06 cores): fitted to one worker,
+// two are predicted within the tolerance, and so is each worker count
+// fitted to its own runs.
+func TestValidateMeasuredRMAT20Quiet(t *testing.T) {
+	fitOneWorker(t, "testdata/scale-rmat20-p8-quiet.json")
+}
+
 // The bench scale report of docs/performance.md (rmat 20, P = 8, 1 and 2
 // CPU workers on the shared 2-core machine, which its other processes
 // kept more than a core busy): fitted to the one-worker runs, with the
@@ -160,49 +195,11 @@ func mustAggregate(t *testing.T, b *BlockStats, p int) *Grid {
 // tolerance; fitted to each worker count's own runs, so are both. A
 // model that gives each worker cores of its own (no host) misses the
 // two workers' job by more.
-// The report of the same bench on the 2-core machine with nothing else
-// running (the rest of the machine at 0.06 cores): fitted to one worker,
-// two are predicted within the tolerance, and so is each worker count
-// fitted to its own runs.
-func TestValidateMeasuredRMAT20Quiet(t *testing.T) {
-	rep, err := readReport("testdata/scale-rmat20-p8-quiet.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Fit(rep, []int{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Validate(rep, m, DefaultTolerance)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.OK || len(v.Comparisons) != 2 || v.Comparisons[1].Workers != 2 {
-		t.Fatalf("fitted to one worker: %+v", v.Comparisons)
-	}
-	t.Logf("two workers from the one-worker fit: %+.1f%%", 100*v.Comparisons[1].Error)
-	if v, err = Validate(rep, nil, DefaultTolerance); err != nil || !v.OK {
-		t.Errorf("each worker count fitted to its runs: %+v, %v", v, err)
-	}
-}
-
 func TestValidateMeasuredRMAT20(t *testing.T) {
-	rep, err := readReport("testdata/scale-rmat20-p8.json")
-	if err != nil {
-		t.Fatal(err)
+	rep, m, v := fitOneWorker(t, "testdata/scale-rmat20-p8.json")
+	if m.Host == nil {
+		t.Errorf("fitted to one worker without the host's figures: %+v", v.Comparisons)
 	}
-	m, err := Fit(rep, []int{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := Validate(rep, m, DefaultTolerance)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Host == nil || !v.OK || len(v.Comparisons) != 2 || v.Comparisons[0].Workers != 1 {
-		t.Errorf("fitted to one worker (host %+v): %+v", m.Host, v.Comparisons)
-	}
-	t.Logf("two workers from the one-worker fit: %+.1f%%", 100*v.Comparisons[1].Error)
 	// The same report without the host's figures fits and predicts as
 	// if every worker had cores of its own.
 	bare := *rep
@@ -222,9 +219,6 @@ func TestValidateMeasuredRMAT20(t *testing.T) {
 	if mb.Host != nil || math.Abs(vb.Comparisons[1].Error) <= math.Abs(v.Comparisons[1].Error) {
 		t.Errorf("without the host (%+v) the two-worker prediction is off by %+.1f%%, with it %+.1f%%",
 			mb.Host, 100*vb.Comparisons[1].Error, 100*v.Comparisons[1].Error)
-	}
-	if v, err = Validate(rep, nil, DefaultTolerance); err != nil || !v.OK {
-		t.Errorf("each worker count fitted to its runs: %+v, %v", v, err)
 	}
 }
 
