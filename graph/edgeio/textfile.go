@@ -347,7 +347,7 @@ func ReadFileIDs(ctx context.Context, path string, opts ReadOptions) (p32 []uint
 // file otherwise (the streaming reader then reads it, and reports any error).
 // base is the offset past a UTF-8 byte order mark.
 func openFastText(path string, opts ReadOptions, size int) (*os.File, os.FileInfo, int64, Format) {
-	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) || !isRegular(path) {
+	if path == "-" || (opts.Format != FormatAuto && opts.Format != FormatEdgeList && opts.Format != FormatTSV) {
 		return nil, nil, 0, FormatAuto
 	}
 	f, err := os.Open(path)
