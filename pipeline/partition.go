@@ -48,7 +48,11 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 		resident, files := processMemory()
 		held := resident + binaryMargin
 		pc.MemLimit = max(limit-held, 1)
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(limit-files-binaryMargin, 1<<20)))
+		// The collector runs late on a loaded machine, and garbage made
+		// meanwhile is resident too: the soft limit leaves it gcSlack of
+		// the partitioner's part.
+		soft := limit - files - binaryMargin - pc.MemLimit/gcSlack
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(soft, 1<<20)))
 		sum, err := partition.PartitionFile(ctx, path, ro, store, pc)
 		var me *partition.MemLimitError
 		if errors.As(err, &me) {
@@ -88,6 +92,11 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 // binaryMargin is room for pages of the binary that a run has yet to touch
 // (code and tables first used by it), beside those mapped when it starts.
 const binaryMargin = 8 << 20
+
+// gcSlack is the share (1/gcSlack) of the partitioner's memory that the
+// runtime's soft limit keeps below it for garbage the collector has not
+// yet reached.
+const gcSlack = 8
 
 // processMemory is this process's resident memory and the part of it that
 // maps files (the binary), from /proc/self/status; where that cannot be
