@@ -86,6 +86,10 @@ func (c *fakeConn) Hello(ctx context.Context, h api.Hello) error {
 func (c *fakeConn) Pull(ctx context.Context, max int) ([]api.Assignment, error) {
 	c.mu.Lock()
 	c.pulls = append(c.pulls, max)
+	if err := ctx.Err(); err != nil {
+		c.mu.Unlock()
+		return nil, err // as a stream whose context has ended
+	}
 	if c.pullErr != nil {
 		c.mu.Unlock()
 		return nil, c.pullErr

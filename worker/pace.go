@@ -108,6 +108,9 @@ func newWindow(limit int) *window {
 // It returns 0 when ctx ends.
 func (w *window) room(ctx context.Context, asked int) int {
 	for {
+		if ctx.Err() != nil {
+			return 0 // a draining worker asks for nothing more
+		}
 		w.mu.Lock()
 		n := max(w.limit-w.held, asked)
 		w.mu.Unlock()
