@@ -289,8 +289,10 @@ func (s *Server) endJob(j *jobInfo, state api.JobState, total uint64, err error)
 			s.finished = s.finished[1:]
 		}
 	}
-	j.notify()
+	// Closed, a watcher's channel tells it the job ended: it reads the
+	// final status at once instead of coalescing it with what went before.
 	for w := range j.watchers {
+		close(w)
 		delete(j.watchers, w)
 	}
 }

@@ -69,7 +69,8 @@ func (s *Server) Cancel(ctx context.Context, id api.JobID) error {
 }
 
 // Watch calls fn with the job's status now and after changes (at most
-// every interval), until the job's final status or ctx ends or fn fails.
+// every interval, and the final status as soon as the job ends), until
+// the job's final status or ctx ends or fn fails.
 func (s *Server) Watch(ctx context.Context, id api.JobID, interval time.Duration, fn func(api.JobStatus) error) error {
 	ch := make(chan struct{}, 1)
 	var st api.JobStatus
@@ -107,14 +108,31 @@ func (s *Server) Watch(ctx context.Context, id api.JobID, interval time.Duration
 		case <-s.done:
 			return ErrStopped
 		}
-		select { // coalesce bursts
-		case <-time.After(interval):
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := coalesce(ctx, ch, interval); err != nil {
+			return err
 		}
 		var err error
 		if st, err = s.Status(ctx, id); err != nil {
 			return err
+		}
+	}
+}
+
+// coalesce waits out interval, so that a burst of changes is shown as
+// one status, unless ch is closed: the job ended.
+func coalesce(ctx context.Context, ch chan struct{}, interval time.Duration) error {
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case _, open := <-ch:
+			if !open {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

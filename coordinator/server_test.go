@@ -927,3 +927,38 @@ func TestServerRefusesFaultyAfterRestartMidJob(t *testing.T) {
 		t.Fatalf("faulty worker connecting after a restart mid-job: %v", err)
 	}
 }
+
+// A watcher coalesces changes over its interval, but the job's end cuts
+// the wait short: the final status comes at once.
+func TestWatchShowsTheEndAtOnce(t *testing.T) {
+	want, err := wholeTriangles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t)
+	id := submit(t, ts.addr, &pb.SubmitRequest{Graph: testGraph, Partitions: 2, Scheme: "hash"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	done := make(chan error, 1)
+	var last api.JobStatus
+	go func() {
+		done <- ts.s.Watch(ctx, api.JobID(id), time.Hour, func(st api.JobStatus) error {
+			if last.Job == "" {
+				close(first)
+			}
+			last = st
+			return nil
+		})
+	}()
+	<-first
+	startWorkers(t, ts.addr, &fakeWorker{id: "w1"})
+	select {
+	case err := <-done:
+		if err != nil || last.State != api.JobDone || last.Triangles != want {
+			t.Fatalf("Watch = %v, last status %+v; want done with %d", err, last, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the final status waited for the watcher's hour-long interval")
+	}
+}
