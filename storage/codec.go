@@ -354,37 +354,43 @@ func decodeCols(name string, raw []byte, offs []uint64, cols []uint32, ncols uin
 	p, n := 0, len(raw)
 	for r := 0; r+1 < len(offs); r++ {
 		row := cols[offs[r]:offs[r+1]]
+		if uint64(len(row)) > ncols { // bounds next below: see have
+			return shardErr(name, ErrCorrupt, "cols: row %d: %d entries, so columns out of range (%d columns)", r, len(row), ncols)
+		}
 		next := uint64(0) // the least the row's next column can be
 		for k := range row {
 			var v uint64
-			var stop uint32
 			if p+4 <= n {
-				x := binary.LittleEndian.Uint32(raw[p:])
+				x := binary.LittleEndian.Uint32(raw[p : p+4])
 				// A byte below 0x80 ends the varint: the lowest such.
-				if stop = ^x & 0x80808080; stop != 0 {
-					l := bits.TrailingZeros32(stop)/8 + 1
-					w := uint64(x)
-					v = (w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14) | w>>3&(0x7f<<21)) & (1<<(7*l) - 1)
-					p += l
+				if stop := ^x & 0x80808080; stop != 0 {
+					w := uint64(x & (stop ^ (stop - 1))) // its bytes and no later one
+					v = w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14) | w>>3&(0x7f<<21)
+					p += bits.TrailingZeros32(stop)>>3 + 1
+					goto have
 				}
 			}
-			if stop == 0 {
+			{
 				var m int
 				v, m = binary.Uvarint(raw[p:])
 				if m <= 0 {
 					return shardErr(name, ErrCorrupt, "cols: row %d: bad varint at byte %d", r, p)
 				}
 				p += m
-				if v >= ncols { // keeps next+v from overflowing
-					return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, v, ncols)
+				if v >= ncols || next+v >= ncols {
+					return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next+v, ncols)
 				}
 			}
+		have:
+			// Columns increase along a row, so its last is checked for all:
+			// next stays below 2^61 (at most 2^32 gaps under 2^28 since a
+			// long varint was last checked), and no sum overflows.
 			c := next + v
-			if c >= ncols {
-				return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, c, ncols)
-			}
 			row[k] = uint32(c)
 			next = c + 1
+		}
+		if next > ncols {
+			return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next-1, ncols)
 		}
 	}
 	if p != n {

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/trigrid/trigrid/graph"
@@ -73,5 +75,49 @@ func FuzzDecodeShardUnchecked(f *testing.F) {
 			return
 		}
 		checkDecoded(t, h, c)
+	})
+}
+
+// refDecodeCols is decodeCols written the plain way, one binary.Uvarint
+// and one range check a column, as the fast decoder's independent check.
+func refDecodeCols(raw []byte, offs []uint64, ncols uint64) ([]uint32, bool) {
+	cols := make([]uint32, offs[len(offs)-1])
+	p := 0
+	for r := 0; r+1 < len(offs); r++ {
+		next := uint64(0)
+		for k := offs[r]; k < offs[r+1]; k++ {
+			v, m := binary.Uvarint(raw[p:])
+			if m <= 0 || v >= ncols || next+v >= ncols {
+				return nil, false
+			}
+			p += m
+			cols[k] = uint32(next + v)
+			next += v + 1
+		}
+	}
+	return cols, p == len(raw)
+}
+
+// FuzzDecodeCols: the column decoder agrees with refDecodeCols on any
+// bytes, degrees and column count, error for error.
+func FuzzDecodeCols(f *testing.F) {
+	f.Add([]byte{0, 0, 5, 0x80, 1, 0xff, 0xff, 0xff, 0x7f}, []byte{3, 2, 0, 1}, uint64(300))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0, 1}, []byte{1, 2}, uint64(1)<<32)
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []byte{10}, uint64(80))
+	f.Fuzz(func(t *testing.T, raw, degs []byte, ncols uint64) {
+		ncols %= maxCols + 1
+		offs := make([]uint64, len(degs)+1)
+		for r, d := range degs {
+			offs[r+1] = offs[r] + uint64(d%32)
+		}
+		want, ok := refDecodeCols(raw, offs, ncols)
+		got := make([]uint32, offs[len(offs)-1])
+		err := decodeCols("fuzz", raw, offs, got, ncols)
+		if (err == nil) != ok {
+			t.Fatalf("decodeCols error %v, the reference decoder's ok %v", err, ok)
+		}
+		if ok && !slices.Equal(got, want) {
+			t.Fatalf("decodeCols gave %v, the reference %v", got, want)
+		}
 	})
 }
