@@ -24,10 +24,13 @@ import (
 //
 // A worker with GPU slots also loads, when its loaders have nothing else
 // to do and the cache has room without giving up a block, the other
-// blocks of each held assignment's (I, J) group: the scheduler hands a
+// blocks of each held assignment's (I, J) group and then those of the
+// groups after it in its row, (I, J') for J' > J: the scheduler hands a
 // worker a group's subtasks (I, J, K) in turn, which read B[I][K] and
-// B[J][K] for every K, so those blocks are decoded before their subtasks
-// arrive. A CPU worker's cores count; they decode only what it holds.
+// B[J][K] for every K, and the groups in that order, so those blocks are
+// decoded on every loader before their subtasks arrive rather than a row
+// at a time as each group begins. A CPU worker's cores count; they decode
+// only what it holds.
 
 // Stager is a counter that can ready a decoded block for its device before
 // the count that reads it (gpu.Counter page-locks its arrays). Stage is
@@ -148,13 +151,19 @@ func (l *loadQueue) add(ctx context.Context, t *task) {
 }
 
 // groupBlocks is the blocks of the subtasks (i, j, k) of a P x P layout
-// (p 0: unknown, none).
+// (p 0: unknown, none), and then those the groups (i, j') for j' > j add
+// to them: rows j+1 to p-1.
 func groupBlocks(p, i, j int) [][2]int {
-	out := make([][2]int, 0, 2*p)
+	out := make([][2]int, 0, p*max(0, p-j+1))
 	for k := range p {
 		out = append(out, [2]int{i, k})
 		if j != i {
 			out = append(out, [2]int{j, k})
+		}
+	}
+	for r := max(i, j) + 1; r < p; r++ {
+		for k := range p {
+			out = append(out, [2]int{r, k})
 		}
 	}
 	return out
