@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/trigrid/trigrid/bench/chart"
@@ -77,6 +78,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s: P = %d (%s), simulated on the scheduler core with a %s cost model (%.3g ns per work unit)\n",
 		r.Source, r.P, how, r.Model.Device, r.Model.KernelNsPerWork)
+	if len(r.Speeds) > 0 {
+		fmt.Fprintf(w, "workers' speeds, in turn: %s (efficiency against their summed speeds)\n", strings.Trim(fmt.Sprint(r.Speeds), "[]"))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(r.Candidates) > 0 {
 		fmt.Fprintln(tw, "P\tsubtasks\tmakespan s\tIR\tutilization\t")

@@ -42,6 +42,9 @@ type Options struct {
 	// candidate P must fit (partition.FitsBudget with MemModel).
 	MemBudget int64
 	MemModel  partition.MemModel
+	// Speeds, when set, mix workers of different speeds (Config);
+	// the one-worker baseline runs at Speeds[0].
+	Speeds []float64
 	// Progress, if set, is told what is simulated.
 	Progress func(msg string)
 }
@@ -69,6 +72,8 @@ type Report struct {
 	Balanced   bool        `json:"balanced,omitempty"`
 	Candidates []Candidate `json:"candidates,omitempty"`
 	Model      Model       `json:"model"`
+	// Speeds are Options.Speeds: the workers' speeds, in turn.
+	Speeds []float64 `json:"speeds,omitempty"`
 	// OneWorkerSeconds is the simulated makespan of one worker, the
 	// baseline of the rows' Efficiency.
 	OneWorkerSeconds float64  `json:"one_worker_s"`
@@ -107,7 +112,7 @@ func Run(stats Stats, opts Options) (*Report, error) {
 	if err := opts.Model.Check("the cost model"); err != nil {
 		return nil, err
 	}
-	rep := &Report{Kind: SimulationKind, Format: SimulationFormat, Source: stats.Source, Model: opts.Model, P: opts.P}
+	rep := &Report{Kind: SimulationKind, Format: SimulationFormat, Source: stats.Source, Model: opts.Model, P: opts.P, Speeds: opts.Speeds}
 	if opts.P == 0 && stats.Blocks != nil {
 		p, cands, err := Choose(stats.Blocks, opts)
 		if err != nil {
@@ -124,7 +129,7 @@ func Run(stats Stats, opts Options) (*Report, error) {
 	}
 	rep.P = g.P
 	opts.progress(fmt.Sprintf("P = %d: 1 worker (the baseline)", g.P))
-	one, err := Simulate(g, DefaultConfig(1, opts.Model))
+	one, err := Simulate(g, opts.config(1))
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +138,34 @@ func Run(stats Stats, opts Options) (*Report, error) {
 		opts.progress(fmt.Sprintf("P = %d: %d workers", g.P, n))
 		r := one
 		if n != 1 {
-			if r, err = Simulate(g, DefaultConfig(n, opts.Model)); err != nil {
+			if r, err = Simulate(g, opts.config(n)); err != nil {
 				return nil, err
 			}
 		}
-		r.Efficiency = one.MakespanSeconds / (float64(n) * r.MakespanSeconds)
+		r.Efficiency = one.MakespanSeconds / (opts.capacity(n) * r.MakespanSeconds)
 		rep.Rows = append(rep.Rows, r)
 	}
 	return rep, nil
+}
+
+// config is the simulation of n workers.
+func (o *Options) config(n int) Config {
+	c := DefaultConfig(n, o.Model)
+	c.Speeds = o.Speeds
+	return c
+}
+
+// capacity is what n workers count in the time the first counts one
+// subtask's worth: n, or with Speeds their speeds over the first's.
+func (o *Options) capacity(n int) float64 {
+	if len(o.Speeds) == 0 {
+		return float64(n)
+	}
+	var sum float64
+	for w := range n {
+		sum += o.Speeds[w%len(o.Speeds)]
+	}
+	return sum / o.Speeds[0]
 }
 
 func (o *Options) maxIR() float64 {
@@ -184,7 +209,7 @@ func Choose(b *BlockStats, opts Options) (int, []Candidate, error) {
 			continue
 		}
 		opts.progress(fmt.Sprintf("choosing P: P = %d (%d subtasks) at %d workers", p, n, workers))
-		r, err := Simulate(g, DefaultConfig(workers, opts.Model))
+		r, err := Simulate(g, opts.config(workers))
 		if err != nil {
 			return 0, nil, err
 		}

@@ -25,6 +25,12 @@ type Config struct {
 	Scheduler   scheduler.Config
 	TickNs      int64
 	HeartbeatNs int64
+	// Speeds, when set, are the workers' speeds relative to the model,
+	// repeated over the workers in turn (worker w has Speeds[w % len]):
+	// a mixed cluster, e.g. {1, 0.1, 0.1, 0.1} for one worker beside
+	// three that take ten times as long over each of their loads,
+	// uploads and kernels.
+	Speeds []float64
 }
 
 // DefaultConfig has the coordinator's defaults: 100 ms ticks, the
@@ -135,6 +141,11 @@ func Simulate(grid *Grid, cfg Config) (Result, error) {
 	if err := cfg.Model.Check("the cost model"); err != nil {
 		return Result{}, err
 	}
+	for _, v := range cfg.Speeds {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return Result{}, fmt.Errorf("simulate: a worker speed of %v: want a positive number", v)
+		}
+	}
 	if cfg.TickNs <= 0 || cfg.HeartbeatNs <= 0 {
 		return Result{}, fmt.Errorf("simulate: tick %d ns, heartbeat %d ns: want positive", cfg.TickNs, cfg.HeartbeatNs)
 	}
@@ -176,7 +187,11 @@ func (s *sim) start() error {
 	for w := range s.cfg.Workers {
 		id := api.WorkerID(fmt.Sprintf("sim-%d", w+1))
 		s.byID[id] = w
-		s.workers = append(s.workers, newSimWorker(id, m.CacheBytes))
+		sw := newSimWorker(id, m.CacheBytes)
+		if len(s.cfg.Speeds) > 0 {
+			sw.speed = s.cfg.Speeds[w%len(s.cfg.Speeds)]
+		}
+		s.workers = append(s.workers, sw)
 		if err := s.apply(s.sched.WorkerJoined(api.Hello{Worker: id, Version: "simulated", Cores: 1, Slots: 1,
 			Devices: []api.Device{{Kind: m.Device, Name: m.Device}}})); err != nil {
 			return err
@@ -354,10 +369,12 @@ type simWorker struct {
 	hasDevice bool
 	// Totals.
 	busy, kernel, load, loadElements int64
+	// speed divides the model's times (Config.Speeds).
+	speed float64
 }
 
 func newSimWorker(id api.WorkerID, cacheBytes int64) *simWorker {
-	return &simWorker{id: id, cache: newLRU(cacheBytes)}
+	return &simWorker{id: id, cache: newLRU(cacheBytes), speed: 1}
 }
 
 // receive queues a; with overlapping loads its blocks load at once,
@@ -384,7 +401,7 @@ func (w *simWorker) tryStart(s *sim) {
 	w.running = &a
 	m := &s.cfg.Model
 	t := s.tasks[a.Ref.Index]
-	kernel := m.kernelNs(t)
+	kernel := w.slower(m.kernelNs(t))
 	start := max(s.now, q.ready)
 	busyBefore := w.busy
 	if !m.OverlapLoads {
@@ -393,11 +410,19 @@ func (w *simWorker) tryStart(s *sim) {
 		start += load
 		w.busy += load
 	}
-	upload := w.upload(s, a)
+	upload := w.slower(w.upload(s, a))
 	w.kernel += kernel
 	w.busy += kernel + upload
 	w.finishAt, w.runKernel, w.runBusy = start+upload+kernel, kernel, w.busy-busyBefore
 	s.push(&event{t: start + upload + kernel, kind: evFinish, worker: s.byID[w.id], attempt: attemptKey{a.Ref, a.Attempt}, gen: w.gen})
+}
+
+// slower is the time ns of the model takes w.
+func (w *simWorker) slower(ns int64) int64 {
+	if w.speed == 1 {
+		return ns
+	}
+	return int64(math.Round(float64(ns) / w.speed))
 }
 
 // blocksOf are a subtask's blocks IJ, IK, JK.
@@ -416,7 +441,7 @@ func (w *simWorker) loadBlocks(s *sim, a api.Assignment) int64 {
 			continue
 		}
 		w.cache.put(ij, blockBytes(st))
-		ns := s.cfg.Model.loadNs(st)
+		ns := w.slower(s.cfg.Model.loadNs(st))
 		total += ns
 		w.load += ns
 		w.loadElements += st.Rows + st.Edges

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,10 +99,10 @@ so 'bench simulate --stats' can choose P for a graph never partitioned.`,
 }
 
 type benchSimFlags struct {
-	shards, stats, model, saveModel, validate, out, workers, fitWorkers, devMem, progress string
-	p, maxSubtasks                                                                        int
-	tolerance, maxIR                                                                      float64
-	asJSON, fitEach                                                                       bool
+	shards, stats, model, saveModel, validate, out, workers, fitWorkers, devMem, progress, speeds string
+	p, maxSubtasks                                                                                int
+	tolerance, maxIR                                                                              float64
+	asJSON, fitEach                                                                               bool
 }
 
 func newBenchSimulateCommand() *cobra.Command {
@@ -117,7 +120,11 @@ statistics' fine P with at least one subtask per worker is simulated at the
 largest worker count, and the smallest makespan among those whose time
 imbalance ratio is at most --max-ir wins (--partitions fixes P). Reported per worker count: the makespan, the parallel efficiency
 T(1)/(N T(N)) against one simulated worker, the workers' busy share, and the
-time imbalance ratio IR (max over min busy time). --out DIR receives
+time imbalance ratio IR (max over min busy time). --speeds mixes workers of
+different speeds, taken in turn (1,0.1,0.1,0.1: for each worker of the
+model's speed, three whose loads, uploads and kernels take ten times as
+long); N in the efficiency is then the workers' speeds summed over the
+first's. --out DIR receives
 simulate.json, simulate.csv, makespan.png and efficiency-ir.png.
 
 --validate scale.json checks the simulator against measurements instead:
@@ -146,6 +153,7 @@ median job time by more than --tolerance.`,
 	fl.IntVar(&f.maxSubtasks, "max-subtasks", 1<<20, "largest number of subtasks a candidate P may have")
 	fl.Float64Var(&f.maxIR, "max-ir", simulate.DefaultMaxIR, "choosing P: the largest time imbalance ratio a chosen P may have")
 	fl.StringVar(&f.devMem, "device-memory", "0", "memory per subtask a candidate P must fit, e.g. 80GiB (0: not checked)")
+	fl.StringVar(&f.speeds, "speeds", "", "the workers' speeds relative to the cost model, taken in turn, e.g. 1,0.1,0.1,0.1 (default: all 1)")
 	fl.StringVar(&f.out, "out", "", "directory for simulate.json, simulate.csv and the plots (default: none written)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fl.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (bar on a terminal, log lines otherwise), bar, log, none")
@@ -161,6 +169,9 @@ func runBenchSimulate(cmd *cobra.Command, f *benchSimFlags) error {
 		}
 	}
 	if f.validate != "" {
+		if f.speeds != "" {
+			return errors.New("bench simulate: --speeds does not go with --validate: a bench scale report measures workers of one kind")
+		}
 		return runSimValidate(cmd, f, fitWorkers)
 	}
 	if f.model == "" {
@@ -171,6 +182,9 @@ func runBenchSimulate(cmd *cobra.Command, f *benchSimFlags) error {
 		return err
 	}
 	opts := simulate.Options{Model: *model, P: f.p, MaxSubtasks: f.maxSubtasks, MaxIR: f.maxIR}
+	if opts.Speeds, err = parseSpeeds(f.speeds); err != nil {
+		return err
+	}
 	if opts.Workers, err = parseCounts("--workers", f.workers); err != nil {
 		return err
 	}
@@ -209,6 +223,22 @@ func runBenchSimulate(cmd *cobra.Command, f *benchSimFlags) error {
 		return enc.Encode(rep)
 	}
 	return rep.WriteTable(cmd.OutOrStdout())
+}
+
+// parseSpeeds reads --speeds: positive numbers, comma-separated ("": none).
+func parseSpeeds(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("--speeds %q: %q is not a positive number; want speeds like 1,0.1,0.1", s, part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // simStats is the partition --shards or --stats names.

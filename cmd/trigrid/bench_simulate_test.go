@@ -31,6 +31,9 @@ func TestBenchSimulateBadInputs(t *testing.T) {
 		{[]string{"--stats", notJSON, "--cost-model", model, "--workers", "4"}, "--stats", notJSON},
 		{[]string{"--validate", missing}, "--validate", missing},
 		{[]string{"--validate", notJSON}, "--validate", notJSON},
+		{[]string{"--stats", missing, "--cost-model", model, "--speeds", "1,0,1"}, "--speeds", "1,0,1"},
+		{[]string{"--stats", missing, "--cost-model", model, "--speeds", "fast"}, "--speeds", "fast"},
+		{[]string{"--validate", model, "--speeds", "1,0.5"}, "--speeds", "--validate"},
 	} {
 		_, _, err := run(t, append([]string{"bench", "simulate", "--progress", "none"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.flag) || !strings.Contains(err.Error(), tc.file) {
