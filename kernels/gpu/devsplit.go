@@ -277,6 +277,7 @@ func (c *Counter) SplitOnDevice(ctx context.Context, g kernels.BlockGroups) ([]*
 		blocks[b] = blk
 	}
 	c.slots.Hold(slots, blocks)
+	c.lib.madeBySplit(blocks)
 	c.lib.logger.Debug("split on device", "p", p, "host_ready_s", t0.Sub(tw).Seconds(), "split_s", t1.Sub(t0).Seconds(), "host_wait_s", t2.Sub(t1).Seconds(),
 		"copy_s", time.Since(t2).Seconds(), "registered", len(h.regs))
 	return blocks, nil

@@ -224,3 +224,41 @@ func TestDeviceSplit(t *testing.T) {
 		}
 	}
 }
+
+// Blocks a device split made are held by the device: staging them ahead
+// registers none of their memory, while a block from elsewhere is still
+// staged.
+func TestStageLeavesSplitBlocks(t *testing.T) {
+	good, _ := refLibs(t)
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinAll(lib) // every block is big enough to pin
+	ctx := context.Background()
+	edges := randomEdges(300, 3000, 5)
+	c := autoCounter(t, lib)
+	if _, _, err := c.KeepIDsOnDevice(ctx, idPairs(edges), true, nil); err != nil {
+		t.Fatal(err)
+	}
+	fwd := forward(t, edges)
+	l, err := partition.NewLayout(fwd, storage.SchemeHash, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := c.SplitOnDevice(ctx, layoutGroups(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x, b := range blocks {
+		c.Stage(b)
+		if stillRegistered(t, lib, b) {
+			t.Errorf("block %d of the device split was pinned to be staged", x)
+		}
+	}
+	other := &graph.CSR{Offsets: slices.Clone(blocks[1].Offsets), Cols: slices.Clone(blocks[1].Cols), NCols: blocks[1].NCols}
+	c.Stage(other)
+	if !stillRegistered(t, lib, other) {
+		t.Error("a block from the host was not staged")
+	}
+}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/trigrid/trigrid/kernels/gpu/abi"
 	"github.com/trigrid/trigrid/kernels/gpu/devmem"
@@ -55,6 +56,10 @@ type Library struct {
 	opts   Options
 	logger *slog.Logger
 	pins   *devmem.Pins
+	// split holds, weakly, the host copies of the blocks a device split
+	// made (SplitOnDevice): their device holds them, so Stage leaves them
+	// unpinned.
+	split sync.Map // weak.Pointer[graph.CSR] -> struct{}
 }
 
 // DefaultPinnedHost is Options.PinnedHost's zero value: the blocks of a
