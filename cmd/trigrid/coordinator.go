@@ -218,9 +218,11 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	}
 
 	var runErr error
+	ran := false // runDone received: it is sent once
 	select {
 	case <-ctx.Done():
 	case runErr = <-runDone:
+		ran = true
 	case err := <-serveDone:
 		runErr = fmt.Errorf("gRPC server: %w", err)
 	}
@@ -229,8 +231,10 @@ func runCoordinator(cmd *cobra.Command, f *coordinatorFlags) error {
 	hs.Shutdown()
 	logger.Info("coordinator stopping")
 	stopServing(member, g, metricsSrv, f.stopTimeout, logger)
-	if runErr == nil {
-		runErr = <-runDone
+	if !ran {
+		if err := <-runDone; runErr == nil {
+			runErr = err
+		}
 	}
 	if errors.Is(runErr, context.Canceled) {
 		runErr = nil
