@@ -41,6 +41,7 @@ var defaultStageSizes = stageSizes{piece: 32 << 20, min: 64 << 20, workers: 1}
 type inputStage struct {
 	log   *slog.Logger
 	sizes stageSizes
+	devUp chan struct{} // the device's counter is made (pendingCounter.done)
 	begun chan struct{} // closed by Begin
 	ended chan struct{} // closed by finish
 	done  chan struct{} // closed when the uploader stops
@@ -55,6 +56,9 @@ type inputStage struct {
 	added  int   // pieces handed to the device
 	failed bool  // the read failed or was cancelled
 	err    error // staging failed
+	// upFirst says the device was ready when the read ended (set by
+	// finish): the uploader stages what was read, however late it looks.
+	upFirst bool
 
 	// Set by the uploader, read after done is closed.
 	stage *kernels.IDStage
@@ -64,7 +68,7 @@ type inputStage struct {
 // caller reads with the stage as its edgeio.PairsWatcher and then calls
 // finish.
 func newInputStage(ctx context.Context, dev *pendingCounter, log *slog.Logger, sizes stageSizes) *inputStage {
-	s := &inputStage{log: log, sizes: sizes, begun: make(chan struct{}), ended: make(chan struct{}), done: make(chan struct{})}
+	s := &inputStage{log: log, sizes: sizes, devUp: dev.done, begun: make(chan struct{}), ended: make(chan struct{}), done: make(chan struct{})}
 	s.more = sync.NewCond(&s.mu)
 	go s.upload(ctx, dev)
 	return s
@@ -127,7 +131,9 @@ func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 	select {
 	case <-dev.done:
 	case <-s.ended:
-		return
+		if !s.readyFirst() {
+			return
+		}
 	case <-ctx.Done():
 		return
 	}
@@ -138,13 +144,15 @@ func (s *inputStage) upload(ctx context.Context, dev *pendingCounter) {
 	select { // a 32-bit binary file's read begins, or another read ends
 	case <-s.begun:
 	case <-s.ended:
-		return
+		if !isClosed(s.begun) {
+			return
+		}
 	case <-ctx.Done():
 		return
 	}
 	s.mu.Lock()
 	pairs, pieces := s.pairs, len(s.starts)
-	late := isClosed(s.ended)
+	late := isClosed(s.ended) && !s.upFirst
 	s.mu.Unlock()
 	if late || len(pairs)*4 < s.sizes.min {
 		return // the read ended before the device was ready, or will
@@ -189,6 +197,13 @@ func (s *inputStage) work(stage *kernels.IDStage, pairs []uint32, pieces int) {
 	}
 }
 
+// readyFirst reports whether the device was ready when the read ended.
+func (s *inputStage) readyFirst() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.upFirst
+}
+
 // finish ends the staging once the read is over (readErr its error) and
 // returns the stage holding every pair on the device, or nil: the read
 // failed, the device was not ready before it ended, does not stage ids,
@@ -197,6 +212,7 @@ func (s *inputStage) work(stage *kernels.IDStage, pairs []uint32, pieces int) {
 func (s *inputStage) finish(readErr error) *kernels.IDStage {
 	s.mu.Lock()
 	s.failed = readErr != nil
+	s.upFirst = isClosed(s.devUp)
 	close(s.ended)
 	s.more.Broadcast()
 	s.mu.Unlock()
