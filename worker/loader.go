@@ -25,7 +25,8 @@ import (
 // A worker with GPU slots also loads, when its loaders have nothing else
 // to do and the cache has room without giving up a block, the other
 // blocks of each held assignment's (I, J) group and then those of the
-// groups after it in its row, (I, J') for J' > J: the scheduler hands a
+// next groups in its row, (I, J') for J' > J, up to groupRowsAhead rows of
+// blocks further: the scheduler hands a
 // worker a group's subtasks (I, J, K) in turn, which read B[I][K] and
 // B[J][K] for every K, and the groups in that order, so those blocks are
 // decoded on every loader before their subtasks arrive rather than a row
@@ -150,18 +151,22 @@ func (l *loadQueue) add(ctx context.Context, t *task) {
 	l.cond.Broadcast()
 }
 
+// groupRowsAhead is how many rows of blocks past a group's own the loaders
+// load ahead: those the next groups of its row bring.
+const groupRowsAhead = 2
+
 // groupBlocks is the blocks of the subtasks (i, j, k) of a P x P layout
-// (p 0: unknown, none), and then those the groups (i, j') for j' > j add
-// to them: rows j+1 to p-1.
+// (p 0: unknown, none), and then the groupRowsAhead rows after rows i and
+// j, which the next groups (i, j') add to them.
 func groupBlocks(p, i, j int) [][2]int {
-	out := make([][2]int, 0, p*max(0, p-j+1))
+	out := make([][2]int, 0, (2+groupRowsAhead)*p)
 	for k := range p {
 		out = append(out, [2]int{i, k})
 		if j != i {
 			out = append(out, [2]int{j, k})
 		}
 	}
-	for r := max(i, j) + 1; r < p; r++ {
+	for r := max(i, j) + 1; r < min(p, max(i, j)+1+groupRowsAhead); r++ {
 		for k := range p {
 			out = append(out, [2]int{r, k})
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -387,5 +388,36 @@ func TestBlocksPreloadAndShare(t *testing.T) {
 	small.Share(3)
 	if small.cache.limit != 3 {
 		t.Fatalf("shared by 3, the bound is %d bytes, want 3", small.cache.limit)
+	}
+}
+
+// groupBlocks: a group's rows, then up to groupRowsAhead rows after both.
+func TestGroupBlocks(t *testing.T) {
+	rows := func(bs [][2]int) []int {
+		var out []int
+		for x, b := range bs {
+			if b[1] == 0 {
+				out = append(out, b[0])
+			}
+			if x > 0 && b == bs[x-1] {
+				t.Fatalf("block %v listed twice in a row", b)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		p, i, j int
+		rows    []int
+	}{
+		{4, 0, 0, []int{0, 1, 2}},
+		{4, 0, 2, []int{0, 2, 3}},
+		{4, 3, 1, []int{3, 1}},
+		{8, 1, 1, []int{1, 2, 3}},
+		{0, 0, 0, nil},
+	} {
+		got := groupBlocks(tc.p, tc.i, tc.j)
+		if r := rows(got); !slices.Equal(r, tc.rows) || len(got) != tc.p*len(tc.rows) {
+			t.Errorf("groupBlocks(%d, %d, %d): rows %v (%d blocks), want %v", tc.p, tc.i, tc.j, r, len(got), tc.rows)
+		}
 	}
 }
