@@ -235,7 +235,7 @@ func decodeShard(name string, data []byte, verify bool) (ShardHeader, *graph.CSR
 		return ShardHeader{}, nil, err
 	}
 	cols := fresh[uint32](h.Edges)
-	if err := decodeCols(name, raw[secCols], offs, cols, h.Cols); err != nil {
+	if err := decodeColsPar(name, raw[secCols], offs, cols, h.Cols); err != nil {
 		return ShardHeader{}, nil, err
 	}
 	return h, &graph.CSR{Offsets: offs, Cols: cols, NCols: int64(h.Cols)}, nil
@@ -351,11 +351,21 @@ func decodeDegrees(name string, raw []byte, rows, edges uint64) ([]uint64, error
 // otherwise take most of the decode; longer ones, and those in the last
 // bytes of raw, by binary.Uvarint.
 func decodeCols(name string, raw []byte, offs []uint64, cols []uint32, ncols uint64) error {
-	p, n := 0, len(raw)
-	for r := 0; r+1 < len(offs); r++ {
+	p, err := decodeRows(name, raw, 0, offs, 0, len(offs)-1, cols, ncols)
+	if err == nil && p != len(raw) {
+		err = shardErr(name, ErrCorrupt, "cols: %d bytes left after %d edges", len(raw)-p, len(cols))
+	}
+	return err
+}
+
+// decodeRows decodes rows [r0, r1) of the column varints from byte p of
+// raw on, as decodeCols does, and returns the byte after them.
+func decodeRows(name string, raw []byte, p int, offs []uint64, r0, r1 int, cols []uint32, ncols uint64) (int, error) {
+	n := len(raw)
+	for r := r0; r < r1; r++ {
 		row := cols[offs[r]:offs[r+1]]
 		if uint64(len(row)) > ncols { // bounds next below: see have
-			return shardErr(name, ErrCorrupt, "cols: row %d: %d entries, so columns out of range (%d columns)", r, len(row), ncols)
+			return p, shardErr(name, ErrCorrupt, "cols: row %d: %d entries, so columns out of range (%d columns)", r, len(row), ncols)
 		}
 		next := uint64(0) // the least the row's next column can be
 		for k := range row {
@@ -374,11 +384,11 @@ func decodeCols(name string, raw []byte, offs []uint64, cols []uint32, ncols uin
 				var m int
 				v, m = binary.Uvarint(raw[p:])
 				if m <= 0 {
-					return shardErr(name, ErrCorrupt, "cols: row %d: bad varint at byte %d", r, p)
+					return p, shardErr(name, ErrCorrupt, "cols: row %d: bad varint at byte %d", r, p)
 				}
 				p += m
 				if v >= ncols || next+v >= ncols {
-					return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next+v, ncols)
+					return p, shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next+v, ncols)
 				}
 			}
 		have:
@@ -390,11 +400,8 @@ func decodeCols(name string, raw []byte, offs []uint64, cols []uint32, ncols uin
 			next = c + 1
 		}
 		if next > ncols {
-			return shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next-1, ncols)
+			return p, shardErr(name, ErrCorrupt, "cols: row %d: column %d out of range (%d columns)", r, next-1, ncols)
 		}
 	}
-	if p != n {
-		return shardErr(name, ErrCorrupt, "cols: %d bytes left after %d edges", n-p, len(cols))
-	}
-	return nil
+	return p, nil
 }

@@ -119,5 +119,15 @@ func FuzzDecodeCols(f *testing.F) {
 		if ok && !slices.Equal(got, want) {
 			t.Fatalf("decodeCols gave %v, the reference %v", got, want)
 		}
+		for parts := 2; parts <= 5; parts++ {
+			par := make([]uint32, len(got))
+			err := decodeColsParts("fuzz", raw, offs, par, ncols, parts)
+			if (err == nil) != ok {
+				t.Fatalf("%d parts: error %v, the reference decoder's ok %v", parts, err, ok)
+			}
+			if ok && !slices.Equal(par, want) {
+				t.Fatalf("%d parts gave %v, the reference %v", parts, par, want)
+			}
+		}
 	})
 }
