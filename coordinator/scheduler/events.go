@@ -35,8 +35,9 @@ func (s *Scheduler) AddJob(spec JobSpec) ([]Decision, error) {
 		st := &j.tasks[idx]
 		st.index, st.waitFrom = idx, -1
 		if v, ok := spec.Settled[idx]; ok {
-			st.settled, st.value, st.restored = true, v, true
-			j.settled++
+			j.settleValue(st, v)
+			st.restored = true
+			j.tally.restored++
 			continue
 		}
 		k := j.groupKey(t)
@@ -132,7 +133,8 @@ func (s *Scheduler) WorkerLeft(id api.WorkerID, reason string) []Decision {
 		j := s.jobs[ref.Job]
 		st := &j.tasks[ref.Index]
 		t := st.try(w.running[ref])
-		t.state, t.reason = tryLost, reason
+		j.setTry(st, t, tryLost)
+		t.reason = reason
 		delete(w.running, ref)
 		s.afterLoss(j, st)
 	}
@@ -205,7 +207,7 @@ func (s *Scheduler) Tick() []Decision {
 			if t.deadline > s.now {
 				continue
 			}
-			t.state = tryExpired
+			j.setTry(st, t, tryExpired)
 			delete(w.running, ref)
 			w.suspect = true // no more work until it shows life
 			s.afterLoss(j, st)
@@ -249,7 +251,7 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 	}
 	if j.state.Finished() {
 		if t.state == tryRunning {
-			t.state = tryCancelled
+			j.setTry(st, t, tryCancelled)
 		}
 		s.ignore(r.Worker, r.Ref, r.Attempt, "job is %s", j.state)
 		return s.flush()
@@ -259,9 +261,10 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 		s.ignore(r.Worker, r.Ref, r.Attempt, "duplicate result")
 	case s.faulty[r.Worker] != nil:
 		if r.Err == "" && !r.HandedBack {
-			t.state, t.triangles = tryDiscarded, r.Triangles
+			j.setTry(st, t, tryDiscarded)
+			t.triangles = r.Triangles
 		} else if t.state == tryRunning {
-			t.state = tryCancelled
+			j.setTry(st, t, tryCancelled)
 		}
 		s.ignore(r.Worker, r.Ref, r.Attempt, "worker is faulty")
 		s.afterLoss(j, st)
@@ -270,17 +273,20 @@ func (s *Scheduler) Result(r api.Result) []Decision {
 			s.ignore(r.Worker, r.Ref, r.Attempt, "handed back after it ended")
 			break
 		}
-		t.state, t.reason = tryHanded, r.Err
+		j.setTry(st, t, tryHanded)
+		t.reason = r.Err
 		s.requeueIfWanted(j, st)
 	case r.Err != "":
 		if t.state != tryRunning {
 			s.ignore(r.Worker, r.Ref, r.Attempt, "error after the attempt ended: %s", r.Err)
 			break
 		}
-		t.state, t.reason = tryFailed, r.Err
+		j.setTry(st, t, tryFailed)
+		t.reason = r.Err
 		s.afterLoss(j, st)
 	default:
-		t.state, t.triangles, t.partial, t.times = tryCounted, r.Triangles, r.Partial, r.Times()
+		j.setTry(st, t, tryCounted)
+		t.triangles, t.partial, t.times = r.Triangles, r.Partial, r.Times()
 		if j.voted == nil {
 			j.voted = map[api.WorkerID][]int{}
 		}

@@ -94,6 +94,7 @@ func (s *Scheduler) requeueIfWanted(j *job, st *subtask) {
 	}
 	if len(st.tries) > 0 {
 		st.requeued++
+		j.tally.requeued++
 	}
 	s.addRetry(j, st)
 }
@@ -274,7 +275,7 @@ func (s *Scheduler) assign(id api.WorkerID, w *worker, j *job, idx int, speculat
 	st := &j.tasks[idx]
 	t := j.work(idx)
 	attempt := len(st.tries) + 1
-	st.tries = append(st.tries, try{worker: id, attempt: attempt, start: s.now,
+	j.addTry(st, try{worker: id, attempt: attempt, start: s.now,
 		deadline: s.now + s.cfg.LeaseTicks, speculative: speculative})
 	ref := api.SubtaskRef{Job: j.spec.ID, Index: idx}
 	w.running[ref] = attempt
@@ -366,6 +367,7 @@ func (s *Scheduler) speculate(w *worker, sp *stragglers) {
 		}
 		sp.list = slices.Delete(sp.list, i, i+1)
 		st.speculated++
+		c.j.tally.speculated++
 		s.assign(w.id, w, c.j, c.idx, true)
 		return
 	}

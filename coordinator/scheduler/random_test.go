@@ -44,6 +44,9 @@ func randomRun(seed uint64, verify bool, caught *int) error {
 	settled := map[api.SubtaskRef]uint64{}
 	var fail error
 	handle := func(ds []Decision) {
+		if fail == nil {
+			fail = checkTallies(s)
+		}
 		for _, d := range ds {
 			switch d.Kind {
 			case DecideAssign:
@@ -136,6 +139,9 @@ func randomRun(seed uint64, verify bool, caught *int) error {
 			handle(s.Pull(w, 1))
 		}
 	}
+	if fail == nil {
+		fail = checkTallies(s)
+	}
 	if fail != nil {
 		return fail
 	}
@@ -223,4 +229,91 @@ func checkRandomJobs(s *Scheduler, jobs map[api.JobID]int, done map[api.JobID]ui
 		}
 	}
 	return nil
+}
+
+// walkStatus is a job's status counted over its subtasks and their
+// attempts, as the tallies must show it.
+func walkStatus(j *job) JobStatus {
+	var js JobStatus
+	for i := range j.tasks {
+		st := &j.tasks[i]
+		running := 0
+		for k := range st.tries {
+			if st.tries[k].state == tryRunning {
+				running++
+			}
+			if st.tries[k].failure() {
+				js.Failures++
+			}
+		}
+		switch {
+		case st.settled:
+			js.Done++
+			js.Sum += st.value
+			if st.restored {
+				js.Restored++
+			}
+		case running > 0:
+			js.Running++
+		default:
+			js.Queued++
+		}
+		js.Requeued += st.requeued
+		js.Speculated += st.speculated
+		js.Attempts += len(st.tries)
+	}
+	return js
+}
+
+// checkTallies holds every job's status to walkStatus.
+func checkTallies(s *Scheduler) error {
+	for _, j := range s.order {
+		got, want := s.jobStatus(j), walkStatus(j)
+		g := [9]uint64{uint64(got.Queued), uint64(got.Running), uint64(got.Done), uint64(got.Restored), got.Sum,
+			uint64(got.Requeued), uint64(got.Speculated), uint64(got.Attempts), uint64(got.Failures)}
+		w := [9]uint64{uint64(want.Queued), uint64(want.Running), uint64(want.Done), uint64(want.Restored), want.Sum,
+			uint64(want.Requeued), uint64(want.Speculated), uint64(want.Attempts), uint64(want.Failures)}
+		if g != w {
+			return fmt.Errorf("job %s at tick %d: status (queued, running, done, restored, sum, requeued, speculated, attempts, failures) %v, its subtasks say %v",
+				j.spec.ID, s.now, g, w)
+		}
+	}
+	return nil
+}
+
+// A job restored with settled subtasks shows them in its tallies, and
+// they stay equal to its subtasks' as the rest is counted.
+func TestTalliesOfARestoredJob(t *testing.T) {
+	s, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := testTasks(4)[:10]
+	if _, err := s.AddJob(JobSpec{ID: "r", Subtasks: tasks, Settled: map[int]uint64{0: truth(0), 3: truth(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkTallies(s); err != nil {
+		t.Fatal(err)
+	}
+	if js, _ := s.Job("r"); js.Restored != 2 || js.Done != 2 || js.Sum != truth(0)+truth(3) || js.Queued != 8 {
+		t.Fatalf("restored job: %+v", js)
+	}
+	ds := s.WorkerJoined(api.Hello{Worker: "w", Slots: 1})
+	ds = append(ds, s.Pull("w", 20)...)
+	for len(ds) > 0 {
+		var next []Decision
+		for _, d := range ds {
+			if d.Kind == DecideAssign {
+				next = append(next, s.Result(api.Result{Worker: "w", Ref: d.Ref, Attempt: d.Attempt, Triangles: truth(d.Ref.Index)})...)
+				next = append(next, s.Pull("w", 1)...)
+			}
+		}
+		if err := checkTallies(s); err != nil {
+			t.Fatal(err)
+		}
+		ds = next
+	}
+	if js, _ := s.Job("r"); js.State != JobDone || js.Total != truthSum(10) || js.Restored != 2 {
+		t.Fatalf("finished job: %+v", js)
+	}
 }

@@ -87,12 +87,11 @@ func (s *Scheduler) settleAt(j *job, st *subtask, v uint64) {
 			break
 		}
 	}
-	if !st.settled {
-		st.settled = true
-		j.settled++
+	first := !st.settled
+	j.settleValue(st, v)
+	if first {
 		s.recordRatio(j, st)
 	}
-	st.value = v
 	ref := api.SubtaskRef{Job: j.spec.ID, Index: st.index}
 	d := Decision{Kind: DecideSubtaskDone, Job: j.spec.ID, Ref: ref, Triangles: v, Prev: s.accepted(st)}
 	st.won = 0
@@ -125,9 +124,11 @@ func (s *Scheduler) unsettle(j *job, st *subtask) {
 	if !st.settled {
 		return
 	}
-	st.settled = false
+	j.unsettleValue(st)
+	if st.restored {
+		j.tally.restored--
+	}
 	st.restored = false
-	j.settled--
 	s.emit(Decision{Kind: DecideSubtaskReopened, Job: j.spec.ID, Ref: api.SubtaskRef{Job: j.spec.ID, Index: st.index}, Prev: s.accepted(st)})
 	st.won = 0
 }
@@ -143,7 +144,8 @@ func (s *Scheduler) accepted(st *subtask) *Accepted {
 }
 
 func (s *Scheduler) cancelTry(ref api.SubtaskRef, t *try) {
-	t.state = tryCancelled
+	j := s.jobs[ref.Job]
+	j.setTry(&j.tasks[ref.Index], t, tryCancelled)
 	if w := s.workers[t.worker]; w != nil {
 		delete(w.running, ref)
 	}
@@ -182,7 +184,7 @@ func (s *Scheduler) markFaulty(id api.WorkerID, err *FaultyWorkerError) {
 			st := &j.tasks[idx]
 			for i := range st.tries {
 				if t := &st.tries[i]; t.worker == id && t.state == tryCounted {
-					t.state = tryDiscarded
+					j.setTry(st, t, tryDiscarded)
 				}
 			}
 			s.evaluate(j, st)

@@ -76,17 +76,10 @@ type subtask struct {
 	disputed   bool
 	requeued   int
 	speculated int
+	nrun       int // attempts running (job.addTry, job.setTry)
 }
 
-func (s *subtask) running() int {
-	n := 0
-	for i := range s.tries {
-		if s.tries[i].state == tryRunning {
-			n++
-		}
-	}
-	return n
-}
+func (s *subtask) running() int { return s.nrun }
 
 func (s *subtask) failures() int {
 	n := 0
@@ -211,6 +204,7 @@ type job struct {
 	// started is the tick its first attempt of this run was handed out;
 	// -1 before.
 	started int64
+	tally   tally
 }
 
 func (j *job) work(idx int) partition.Subtask { return j.spec.Subtasks[idx] }

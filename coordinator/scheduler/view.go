@@ -89,27 +89,11 @@ func (s *Scheduler) Jobs() []JobStatus {
 }
 
 func (s *Scheduler) jobStatus(j *job) JobStatus {
+	c := &j.tally
 	js := JobStatus{ID: j.spec.ID, State: j.state, Subtasks: len(j.tasks), Total: j.total, Err: j.err,
-		Recounts: j.recounts, Counted: maps.Clone(j.perWorker), Started: j.started}
-	for i := range j.tasks {
-		st := &j.tasks[i]
-		switch {
-		case st.settled:
-			js.Done++
-			js.Sum += st.value
-			if st.restored {
-				js.Restored++
-			}
-		case st.running() > 0:
-			js.Running++
-		default:
-			js.Queued++
-		}
-		js.Requeued += st.requeued
-		js.Speculated += st.speculated
-		js.Attempts += len(st.tries)
-		js.Failures += st.failures()
-	}
+		Recounts: j.recounts, Counted: maps.Clone(j.perWorker), Started: j.started,
+		Done: j.settled, Running: c.running, Queued: len(j.tasks) - j.settled - c.running, Restored: c.restored,
+		Sum: c.sum, Requeued: c.requeued, Speculated: c.speculated, Attempts: c.attempts, Failures: c.failures}
 	if j.state != JobDone {
 		js.Total = 0
 	}
