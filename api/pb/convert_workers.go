@@ -130,5 +130,6 @@ func decodeWorker(msg, field string, m *WorkerInfo) (api.WorkerInfo, error) {
 			return api.WorkerInfo{}, fieldErr(msg, field+".stats.worker", fmt.Errorf("%q, not the worker %q", w.Stats.Worker, w.Worker))
 		}
 	}
+	w.Stats.Worker = w.Worker // no stats: none yet, of this worker (as encoded)
 	return w, nil
 }
