@@ -104,6 +104,14 @@ func FuzzReadStreamIDs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p32, es, _, err := readStreamIDs(t.Context(), bytes.NewReader(data), "-", ReadOptions{})
 		ref, _, rerr := Read(t.Context(), bytes.NewReader(data), "-", ReadOptions{})
+		if err != nil && strings.Contains(err.Error(), "ends in the middle of this line") {
+			// A text stream whose last line has no newline is refused as cut
+			// (Read of a reader, the reference, takes it).
+			if last := data[bytes.LastIndexByte(data, '\n')+1:]; len(bytes.TrimSpace(last)) == 0 {
+				t.Fatalf("refused as cut, but the stream ends with a whole line: %v", err)
+			}
+			return
+		}
 		if err != nil {
 			if rerr == nil && p32 == nil && es == nil && !strings.Contains(err.Error(), "corrupt header") {
 				t.Fatalf("refused what the streaming reader reads: %v", err)
