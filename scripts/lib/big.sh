@@ -28,7 +28,7 @@
 # options: --runs N (5) --timeout S (570) --parts "P ..." (all) --rounds N (2)
 #          --ab-flags "FLAGS" --ab-files "F ..." --settings "LISTS" --stream-scale S (29) --stream-kernels "K ..."
 #          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --cap-scale S (28: 23 or 28) --out DIR
-#          --bin DIR --data DIR --dry-run
+#          --bin DIR --data DIR --lib PATH (count through this library, not rebuilt) --dry-run
 # shellcheck source-path=SCRIPTDIR
 # The parts are called by name (part NAME part_NAME): SC2317 cannot see it.
 # shellcheck disable=SC2317
@@ -67,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2 ;;
 	--bin) BIN_DIR=$(realpath -m "$2") ;;
 	--data) DATA_DIR=$(realpath -m "$2") ;;
+	--lib) USER_LIB=$(realpath -m "$2") ;;
 	--dry-run)
 		DRY=print
 		shift
