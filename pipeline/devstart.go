@@ -363,7 +363,9 @@ func countIDsOnDevice(ctx context.Context, ip kernels.Device, in *input, cfg *Co
 	notePrep(rep, st)
 	// The input is unpinned before the count: unpinned beside it, it
 	// finished only after the count, holding its memory until then.
+	tu := time.Now()
 	releaseStage(in.staged, cfg.Logger)
+	cfg.Logger.Debug("prepared on the device", "seconds", since(t), "unpin_seconds", since(tu))
 	rep.Seconds.Order = since(t)
 	// The graph is on the device: unless --verify needs the input, its
 	// memory goes back to the operating system while the device counts,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu/abi"
@@ -29,10 +30,16 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 		return nil, fmt.Errorf("gpu: prepare ids: counter is closed")
 	}
 	var st abi.PrepStats
+	t := time.Now()
 	ms, err := c.prepIDs(p, abi.IDsOut{}, &st)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: prepare ids: %w", err)
 	}
+	// The device's own time runs from its first kernel to the forward
+	// graph's end; the rest of the wall time is the slot's indexes, the
+	// temporaries' release and the calls' host side.
+	c.lib.logger.Debug("prepared from the input's ids", "pairs", len(p.P32)+len(p.P64), "staged", p.Staged != nil,
+		"device_seconds", ms/1e3, "seconds", time.Since(t).Seconds())
 	return c.madeResident(&st, ms), nil
 }
 

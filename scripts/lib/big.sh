@@ -46,7 +46,7 @@ SUITE=big
 E2E_DEVICE=gpu
 DRY="" RUNS=5 TIMEOUT=570 PARTS="small r28 r28e17 r27 stream" ROUNDS=2 AB_FLAGS=""
 STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3 CAP_SCALE=28
-BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB=""
+BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB="" KEPT=""
 ARGS_TEXT="$*"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -101,7 +101,8 @@ big_want() {
 }
 
 # big_gen S EF: G is rmat S with edge factor EF in GRAPHS, generated and
-# timed (edges a second from the summary's count).
+# timed (edges a second from the summary's count); one a part before kept
+# (big_keep) is taken as it is.
 big_gen() {
 	local s=$1 ef=$2 t0 t1 secs raw
 	G=$GRAPHS/r$s-$ef.bin
@@ -109,6 +110,10 @@ big_gen() {
 		tg gen rmat --scale "$s" --edge-factor "$ef" --seed 1 --progress none -o "$G"
 		return 0
 	}
+	if [ "$KEPT" = "$G" ] && [ "$(stat -c %s "$G" 2>/dev/null)" = $((24 + 8 * (ef << s))) ]; then
+		say "     rmat $s ef $ef: the graph of the part before"
+		return 0
+	fi
 	rm -f "$G"
 	t0=$(date +%s.%N)
 	CMD_T=200 tg gen rmat --scale "$s" --edge-factor "$ef" --seed 1 --progress none -o "$G" >"$LOGS/gen-$s-$ef.log" 2>&1
@@ -124,23 +129,50 @@ big_gen() {
 	ok "gen rmat $s ef $ef" "$secs s, $(awk -v n="$raw" -v t="$secs" 'BEGIN { printf "%.1f", n / t / 1e6 }')M edges/s, $(stat -c %s "$G") bytes" metric# "$secs" unit s
 }
 
-# big_graph NAME S EF: gen, bench e2e through auto, one count through
-# trust, both against the published count; the graph removed after.
+# big_graph NAME S EF: gen, bench e2e through auto, one count with debug
+# logs (its phases and the device's steps), one count through trust, each
+# against the published count; the graph removed after, unless the cap
+# part comes later and takes it.
 big_graph() {
 	local name=$1 s=$2 ef=$3 want j rc
 	want=$(big_want "$s-$ef")
 	big_gen "$s" "$ef" || return 1
 	e2e "$name" "$want" "$G"
-	[ "$TRUST" = 1 ] || {
-		[ "$DRY" = print ] || rm -f "$G"
-		return 0
-	}
-	j=$(jn "$name trust")
-	CMD_T=240 count "$j" --kernel trust "$G"
+	big_debug "$name" "$want" "$s-$ef"
+	if [ "$TRUST" = 1 ]; then
+		j=$(jn "$name trust")
+		CMD_T=240 count "$j" --kernel trust "$G"
+		rc=$?
+		counted "$name trust" "$want" "$j" "$rc" metric# "$([ "$DRY" = print ] || j1 "$j" seconds.kernel)" unit s
+		[ "$DRY" = print ] || say "     $name trust: kernel $(f3 "$(j1 "$j" seconds.kernel)") s, count $(f3 "$(j1 "$j" seconds.count)") s, total $(f3 "$(j1 "$j" seconds.total)") s"
+	fi
+	big_keep "$s" "$ef"
+}
+
+# big_debug NAME WANT TAG: one count of G with debug logs (LOGS/debug-TAG.log):
+# its phases and the device's preparation steps into the results.
+big_debug() {
+	local j rc
+	j=$(jn "$1 debug")
+	CMD_T=120 tg count --device gpu --json --progress none --log-level debug "$G" >"$j" 2>"$LOGS/debug-$3.log"
 	rc=$?
-	counted "$name trust" "$want" "$j" "$rc" metric# "$([ "$DRY" = print ] || j1 "$j" seconds.kernel)" unit s
-	[ "$DRY" = print ] || say "     $name trust: kernel $(f3 "$(j1 "$j" seconds.kernel)") s, count $(f3 "$(j1 "$j" seconds.count)") s, total $(f3 "$(j1 "$j" seconds.total)") s"
-	[ "$DRY" = print ] || rm -f "$G"
+	counted "$1 count (debug)" "$2" "$j" "$rc"
+	[ "$DRY" = print ] && return 0
+	say "     $1 phases: $(j1 "$j" seconds | tr -d '\n ' | head -c 300)"
+	grep -E 'prepared|staged|unpinned|pinned in all' "$LOGS/debug-$3.log" | sed -E 's/^time=[^ ]* level=[A-Z]* //' | cut -c 1-300 | sed 's/^/     /' | tee -a "$RES"
+}
+
+# big_keep S EF: G removed, or kept (KEPT) when the cap part, later in
+# PARTS, is to count this graph.
+big_keep() {
+	[ "$DRY" = print ] && return 0
+	local after=" $PARTS "
+	after=${after#* "$PART" }
+	if [ "$1" = "$CAP_SCALE" ] && [ "$2" = 16 ] && [[ " $after " == *" cap "* ]]; then
+		KEPT=$G
+		return 0
+	fi
+	rm -f "$G"
 }
 
 part_r27() { big_graph "rmat 27" 27 16; }
