@@ -3,6 +3,7 @@ package kernels
 import (
 	"context"
 	"errors"
+	"unsafe"
 
 	"github.com/trigrid/trigrid/graph"
 )
@@ -163,6 +164,27 @@ type IDStage struct {
 // record of it (Handle), add and release implement Add and Release.
 func NewIDStage(handle any, add func(ids []uint32, lo, hi int) error, release func() error) *IDStage {
 	return &IDStage{handle: handle, add: add, release: release}
+}
+
+// AlignedPieces cuts words into pieces for an IDStage: the first word of
+// each piece, ascending, the pieces after the first starting at addresses
+// aligned to piece bytes (a power of two of a page or more), so that no
+// two pieces, each pinned on its own, share a page. A piece ends where the
+// next starts; the last at len(words).
+func AlignedPieces(words []uint32, piece int) []int {
+	if len(words) == 0 {
+		return nil
+	}
+	p := uintptr(piece)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(words)))
+	first := int((p - base%p) % p / 4)
+	starts := []int{0}
+	for w := first; w < len(words); w += piece / 4 {
+		if w > 0 {
+			starts = append(starts, w)
+		}
+	}
+	return starts
 }
 
 // Handle is the device's own record of the stage.

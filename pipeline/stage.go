@@ -6,7 +6,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/trigrid/trigrid/kernels"
 )
@@ -83,17 +82,7 @@ func (s *inputStage) Begin(pairs []uint32) {
 	if len(pairs) == 0 {
 		return
 	}
-	// Pieces start at addresses aligned to their size (after the first),
-	// so that no two pinned pieces share a page.
-	piece := uintptr(s.sizes.piece)
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(pairs)))
-	first := int((piece - base%piece) % piece / 4)
-	s.starts = []int{0}
-	for w := first; w < len(pairs); w += int(piece / 4) {
-		if w > 0 {
-			s.starts = append(s.starts, w)
-		}
-	}
+	s.starts = kernels.AlignedPieces(pairs, s.sizes.piece)
 	s.left = make([]int, len(s.starts))
 	for i := range s.starts {
 		s.left[i] = s.end(i) - s.starts[i]

@@ -107,9 +107,8 @@ func (c *Counter) KeepIDsOnDevice(ctx context.Context, p kernels.IDPairs, wantID
 		out.Orig = make([]uint64, out.MaxVertices+1)
 		devmem.Prefault(out.Orig)
 	}
-	if p.Staged == nil {
-		defer c.lib.releaseLogged(c.lib.registerPairs(p))
-	}
+	p, uploaded := c.uploadPairs(p)
+	defer uploaded()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {

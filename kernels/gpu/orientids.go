@@ -32,9 +32,8 @@ func (c *Counter) OrientIDsOnDevice(ctx context.Context, p kernels.IDPairs) (*gr
 	devmem.Prefault(out.Rowptr)
 	devmem.Prefault(out.Cols)
 	devmem.Prefault(out.Orig)
-	if p.Staged == nil {
-		defer c.lib.releaseLogged(c.lib.registerPairs(p))
-	}
+	p, uploaded := c.uploadPairs(p)
+	defer uploaded()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -21,9 +21,8 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 	if _, _, _, err := idPairsArg(p); err != nil {
 		return nil, fmt.Errorf("gpu: prepare ids: %w", err)
 	}
-	if p.Staged == nil {
-		defer c.lib.releaseLogged(c.lib.registerPairs(p))
-	}
+	p, uploaded := c.uploadPairs(p)
+	defer uploaded()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {

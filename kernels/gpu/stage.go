@@ -128,6 +128,61 @@ func (c *Counter) takeStage(p kernels.IDPairs) error {
 	return nil
 }
 
+// uploadPiece is the size of the pieces uploadPairs hands a large list
+// of 32-bit ids to the device in: large enough that pinning and enqueueing
+// each costs little against its copy, small enough that the first copy
+// starts soon and the last ends soon after the last pin. A power of two
+// of a page or more (kernels.AlignedPieces); a variable for the tests.
+var uploadPiece = 128 << 20
+
+// uploadPairs readies p's ids, not staged while read, for a call of the
+// library that copies them in: 32-bit ids of two pieces or more are
+// staged now, piece by piece (each pinned in place, then copied by the
+// copy engine while the next is pinned: one pass of pinning and copying
+// where pinning the whole list and then copying it makes two), and the
+// pairs come back with Staged set; otherwise they are pinned whole
+// (registerPairs) for the library's one copy. done releases the stage or
+// the pins once the call has consumed the ids. c.mu is not held.
+func (c *Counter) uploadPairs(p kernels.IDPairs) (_ kernels.IDPairs, done func()) {
+	if p.Staged != nil {
+		return p, func() {}
+	}
+	if p.P32 == nil || len(p.P32)*4 < 2*uploadPiece {
+		reg := c.lib.registerPairs(p)
+		return p, func() { c.lib.releaseLogged(reg) }
+	}
+	st, err := c.StageIDs(len(p.P32))
+	if err == nil {
+		starts := kernels.AlignedPieces(p.P32, uploadPiece)
+		for i, lo := range starts {
+			hi := len(p.P32)
+			if i+1 < len(starts) {
+				hi = starts[i+1]
+			}
+			if err = st.Add(p.P32, lo, hi); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			if rerr := st.Release(); rerr != nil {
+				c.lib.logger.Warn("releasing staged ids", "err", rerr)
+			}
+		}
+	}
+	if err != nil {
+		// Pinned whole, the same ids take the library's own copy.
+		c.lib.logger.Debug("uploading ids pinned whole: staging them failed", "err", err)
+		reg := c.lib.registerPairs(p)
+		return p, func() { c.lib.releaseLogged(reg) }
+	}
+	p.Staged = st
+	return p, func() {
+		if err := st.Release(); err != nil {
+			c.lib.logger.Warn("releasing staged ids", "err", err)
+		}
+	}
+}
+
 // registerPairs page-locks p's ids for one upload, so that the library's
 // copy runs at the bus's speed: pinning memory the host has touched and
 // copying costs less than one copy from pageable memory. A failure leaves

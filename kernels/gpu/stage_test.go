@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
@@ -183,5 +184,71 @@ func TestDeviceStageIDs(t *testing.T) {
 	}
 	if err := s.Release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Pairs not staged while read go to the device in pieces when they make
+// two or more (uploadPairs): every id staged, the count from them exact,
+// whether the device takes them to count, to orient or to keep; fewer go
+// pinned whole, as they are.
+func TestUploadPairsInPieces(t *testing.T) {
+	good, _ := refLibs(t)
+	lib, err := Open(Options{Path: good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(p int) { uploadPiece = p }(uploadPiece)
+	uploadPiece = 64 << 10
+	edges := randomEdges(5000, 60000, 3)
+	und, _, err := graph.Clean(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, _, _, err := graph.Orient(und, graph.OrderDegree, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustReference(t, kernels.Whole(fwd))
+	c := autoCounter(t, lib)
+
+	small := idPairs(edges[:1000])
+	if p, done := c.uploadPairs(small); p.Staged != nil {
+		t.Fatal("fewer ids than two pieces were staged")
+	} else {
+		done()
+	}
+	p, done := c.uploadPairs(idPairs(edges))
+	if p.Staged == nil {
+		t.Fatal("ids of several pieces were not staged")
+	}
+	s := p.Staged.Handle().(*stage)
+	if s.added != len(p.P32) || len(p.P32)*4 < 4*uploadPiece {
+		t.Fatalf("%d of %d ids staged", s.added, len(p.P32))
+	}
+	if _, err := c.PrepareIDs(p); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	res, err := c.CountResident(context.Background())
+	if err != nil || res.Triangles != want {
+		t.Fatalf("count from ids uploaded in pieces: %d triangles (%v), the reference counts %d", res.Triangles, err, want)
+	}
+
+	// Through the public entries, which upload for themselves.
+	if _, err := c.PrepareIDs(idPairs(edges)); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.CountResident(context.Background()); err != nil || res.Triangles != want {
+		t.Fatalf("PrepareIDs: %d triangles (%v), the reference counts %d", res.Triangles, err, want)
+	}
+	if c.input != nil {
+		t.Fatal("the upload's stage is still held")
+	}
+	got, _, _, err := c.OrientIDsOnDevice(context.Background(), idPairs(edges))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Offsets, fwd.Offsets) || !slices.Equal(got.Cols, fwd.Cols) {
+		t.Fatal("the forward graph oriented from ids uploaded in pieces differs from the host's")
 	}
 }

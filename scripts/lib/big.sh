@@ -10,7 +10,8 @@
 #            wetric under each list of kernel settings; every dataset once
 #            (auto, wetric, trust); one ncu profile of wetric; with
 #            --conformance 1 make conformance (tools/twt) on the text datasets
-#   r27      rmat 27: gen (timed), bench e2e (kernel and whole process)
+#   r24 r26 r27  rmat 24, 26, 27: gen (timed), bench e2e (kernel and whole
+#            process), a debug count, one count --kernel trust
 #   r28      rmat 28, edge factor 16 (2^32 input pairs): gen (timed, its
 #            edges a second), bench e2e --runs RUNS through auto (wetric),
 #            one count --kernel trust; both against the published count
@@ -28,7 +29,9 @@
 # options: --runs N (5) --timeout S (570) --parts "P ..." (all) --rounds N (2)
 #          --ab-flags "FLAGS" --ab-files "F ..." --settings "LISTS" --stream-scale S (29) --stream-kernels "K ..."
 #          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --cap-scale S (28: 23 or 28) --out DIR
-#          --bin DIR --data DIR --lib PATH (count through this library, not rebuilt) --dry-run
+#          --bin DIR --data DIR --lib PATH (count through this library, not rebuilt)
+#          --other-bin PATH (the rmat parts' bench e2e also through this trigrid,
+#          alternated with this tree's --rounds times) --dry-run
 # shellcheck source-path=SCRIPTDIR
 # The parts are called by name (part NAME part_NAME): SC2317 cannot see it.
 # shellcheck disable=SC2317
@@ -46,7 +49,7 @@ SUITE=big
 E2E_DEVICE=gpu
 DRY="" RUNS=5 TIMEOUT=570 PARTS="small r28 r28e17 r27 stream" ROUNDS=2 AB_FLAGS=""
 STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3 CAP_SCALE=28
-BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB="" KEPT=""
+BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB="" KEPT="" OTHER_BIN=""
 ARGS_TEXT="$*"
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,13 +71,14 @@ while [ $# -gt 0 ]; do
 	--bin) BIN_DIR=$(realpath -m "$2") ;;
 	--data) DATA_DIR=$(realpath -m "$2") ;;
 	--lib) USER_LIB=$(realpath -m "$2") ;;
+	--other-bin) OTHER_BIN=$(realpath -m "$2") ;;
 	--dry-run)
 		DRY=print
 		shift
 		continue
 		;;
 	-h | --help)
-		sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		sed -n '2,/^# shellcheck/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) die "big.sh: unknown option $1 (--help)" ;;
@@ -86,7 +90,7 @@ for x in "$RUNS" "$TIMEOUT" "$ROUNDS" "$STREAM_SCALE" "$CAP_RUNS" "$CAP_SCALE"; 
 	[[ $x =~ ^[0-9]+$ ]] || die "big.sh: $x is not a whole number"
 done
 for x in $PARTS; do
-	case $x in small | r27 | r28 | r28e17 | stream | cap) ;; *) die "big.sh: no part $x" ;; esac
+	case $x in small | r24 | r26 | r27 | r28 | r28e17 | stream | cap) ;; *) die "big.sh: no part $x" ;; esac
 done
 DEADLINE=$((START + TIMEOUT))
 
@@ -94,6 +98,8 @@ DEADLINE=$((START + TIMEOUT))
 big_want() {
 	case $1 in
 	23-16) echo 4673176691 ;;
+	24-16) echo 10286549506 ;;
+	26-16) echo 49160836370 ;;
 	27-16) echo 106880097173 ;;
 	28-16) echo 231437221421 ;;
 	28-17) echo 266360741604 ;;
@@ -137,7 +143,22 @@ big_graph() {
 	local name=$1 s=$2 ef=$3 want j rc
 	want=$(big_want "$s-$ef")
 	big_gen "$s" "$ef" || return 1
-	e2e "$name" "$want" "$G"
+	if [ -n "$OTHER_BIN" ]; then
+		# Side b's trigrid through the same library, alternated with this
+		# tree's (a b, then b a) --rounds times.
+		local r
+		for r in $(seq "$ROUNDS"); do
+			if [ $((r % 2)) = 1 ]; then
+				e2e "$name a$r" "$want" "$G"
+				BIN=$OTHER_BIN e2e "$name b$r" "$want" "$G"
+			else
+				BIN=$OTHER_BIN e2e "$name b$r" "$want" "$G"
+				e2e "$name a$r" "$want" "$G"
+			fi
+		done
+	else
+		e2e "$name" "$want" "$G"
+	fi
 	big_debug "$name" "$want" "$s-$ef"
 	if [ "$TRUST" = 1 ]; then
 		j=$(jn "$name trust")
@@ -175,6 +196,8 @@ big_keep() {
 	rm -f "$G"
 }
 
+part_r24() { big_graph "rmat 24" 24 16; }
+part_r26() { big_graph "rmat 26" 26 16; }
 part_r27() { big_graph "rmat 27" 27 16; }
 part_r28() { big_graph "rmat 28" 28 16; }
 part_r28e17() { big_graph "rmat 28 ef 17" 28 17; }
