@@ -199,17 +199,28 @@ func (p *pieces) sort(op, flags int32, base []uint64, spans []uint64, out []uint
 // rank ranks the vertices by (degree, id) from the degrees in the vertex
 // words into rank, which then are the vertex words too: on the device
 // (tg_pieces_rank) when its work area holds a key a vertex, else on the
-// host (graph.DegreeOrder). It returns the wedges and the largest degree.
-func (p *pieces) rank(rank []uint32) (wedges, maxDeg uint64, err error) {
+// host (graph.DegreeOrder). With idle > 0 (the vertices without an edge,
+// idleVertices, which left the degrees in rank) their ranks are dropped as
+// dropIdle drops them. It returns the wedges and the largest degree.
+func (p *pieces) rank(rank []uint32, idle uint64) (wedges, maxDeg uint64, err error) {
 	if uint64(len(rank)) <= p.cap {
-		return p.c.ctx.PiecesRank(rank)
+		wedges, maxDeg, err = p.c.ctx.PiecesRank(rank)
+		if err == nil && idle > 0 {
+			err = p.dropIdle(rank, idle)
+		}
+		return wedges, maxDeg, err
 	}
-	deg := make([]uint32, len(rank))
-	if err := p.c.ctx.PiecesVertices(deg, false); err != nil {
-		return 0, 0, err
+	// On the host: the degrees read once (idleVertices may have read
+	// them), the ranks less the idle ones written back once.
+	if !p.idle {
+		if err := p.c.ctx.PiecesVertices(rank, false); err != nil {
+			return 0, 0, err
+		}
 	}
-	r, w, md := graph.DegreeOrder(deg, 0)
-	copy(rank, r)
+	r, w, md := graph.DegreeOrder(rank, 0)
+	parallelRange(len(rank), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
+		dropIdleRanks(rank[lo:hi], r[lo:hi], idle)
+	})
 	return w, uint64(md), p.c.ctx.PiecesVertices(rank, true)
 }
 
@@ -272,10 +283,7 @@ func (p *pieces) run(ctx context.Context, keys []uint64, n uint64) (*graph.CSR, 
 			return nil, nil, st, err
 		}
 	}
-	wedges, maxDeg, err := p.rank(rank)
-	if err == nil && idle > 0 {
-		err = p.dropIdle(rank, idle)
-	}
+	wedges, maxDeg, err := p.rank(rank, idle)
 	if err != nil {
 		return nil, nil, st, err
 	}
@@ -323,15 +331,22 @@ func (p *pieces) idleVertices(words []uint32) (uint64, error) {
 // from.
 func (p *pieces) dropIdle(rank []uint32, idle uint64) error {
 	parallelRange(len(rank), runtime.GOMAXPROCS(0), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if uint64(rank[i]) < idle {
-				rank[i] = ^uint32(0)
-			} else {
-				rank[i] -= uint32(idle)
-			}
-		}
+		dropIdleRanks(rank[lo:hi], rank[lo:hi], idle)
 	})
 	return p.c.ctx.PiecesVertices(rank, true)
+}
+
+// dropIdleRanks writes into dst the ranks of src with the idle lowest
+// (the vertices without an edge) made ^0 and the others moved down by
+// idle. dst and src are the same length and may be the same slice.
+func dropIdleRanks(dst, src []uint32, idle uint64) {
+	for i, r := range src {
+		if uint64(r) < idle {
+			dst[i] = ^uint32(0)
+		} else {
+			dst[i] = r - uint32(idle)
+		}
+	}
 }
 
 // countZeros is the number of zero words, counted on workers goroutines.
