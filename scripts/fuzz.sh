@@ -10,13 +10,36 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-30s}"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
 n=0
+# inputs DIR: the number of files in DIR (0 when there is none).
+inputs() { find "$1" -type f 2>/dev/null | wc -l || true; }
+# shellcheck disable=SC2086 # PKGS is a list of packages
 for pkg in $(go list ${PKGS:-./...}); do
   dir="$(go list -f '{{.Dir}}' "$pkg")"
   targets="$(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u || true)"
   for target in $targets; do
     echo "fuzz: $pkg $target ($fuzztime)"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"
+    for try in 1 2; do
+      before="$(inputs "$dir/testdata/fuzz/$target")"
+      set +e
+      go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"
+      rc=${PIPESTATUS[0]}
+      set -e
+      [ "$rc" -eq 0 ] && break
+      after="$(inputs "$dir/testdata/fuzz/$target")"
+      # Go's fuzzing coordinator can fail a run whose time ran out while a
+      # worker was busy ("context deadline exceeded", go.dev/issue/75804):
+      # no input failed and none was written. Such a run is tried once more;
+      # any other failure, or one that wrote a failing input, stops here.
+      if [ "$try" -eq 1 ] && [ "$after" -eq "$before" ] && grep -q '^    context deadline exceeded$' "$log" &&
+        ! grep -q 'Failing input written' "$log"; then
+        echo "fuzz: $target: the run's time ran out in Go's fuzzing coordinator (go.dev/issue/75804), no input failed; once more"
+        continue
+      fi
+      exit "$rc"
+    done
     n=$((n + 1))
   done
 done
