@@ -51,14 +51,7 @@ func checkSplit(t *testing.T, lib *Library, name string, edges []graph.Edge, sch
 	t.Helper()
 	ctx := context.Background()
 	name = fmt.Sprintf("%s %v P=%d", name, scheme, p)
-	und, _, err := graph.Clean(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd, _, _, err := graph.Orient(und, graph.OrderDegree, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fwd := hostForward(t, edges)
 	want := mustReference(t, kernels.Whole(fwd))
 	l, err := partition.NewLayout(fwd, scheme, p, 2)
 	if err != nil {

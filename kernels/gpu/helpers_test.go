@@ -155,3 +155,18 @@ func autoCounter(t testing.TB, lib *Library) *Counter {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// hostForward is the host's forward graph of edges (graph.Clean, then
+// graph.Orient by degree); edges are not changed.
+func hostForward(t testing.TB, edges []graph.Edge) *graph.CSR {
+	t.Helper()
+	und, _, err := graph.Clean(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, _, _, err := graph.Orient(und, graph.OrderDegree, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fwd
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trigrid/trigrid/graph"
 	"github.com/trigrid/trigrid/kernels"
 	"github.com/trigrid/trigrid/kernels/gpu/devmem"
 )
@@ -200,14 +199,7 @@ func TestUploadPairsInPieces(t *testing.T) {
 	defer func(p int) { uploadPiece = p }(uploadPiece)
 	uploadPiece = 64 << 10
 	edges := randomEdges(5000, 60000, 3)
-	und, _, err := graph.Clean(append([]graph.Edge(nil), edges...), graph.CleanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fwd, _, _, err := graph.Orient(und, graph.OrderDegree, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fwd := hostForward(t, edges)
 	want := mustReference(t, kernels.Whole(fwd))
 	c := autoCounter(t, lib)
 
