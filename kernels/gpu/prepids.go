@@ -37,7 +37,7 @@ func (c *Counter) PrepareIDs(p kernels.IDPairs) (*Prepared, error) {
 	// The device's own time runs from its first kernel to the forward
 	// graph's end; the rest of the wall time is the slot's indexes, the
 	// temporaries' release and the calls' host side.
-	c.lib.logger.Debug("prepared from the input's ids", "pairs", len(p.P32)+len(p.P64), "staged", p.Staged != nil,
+	c.lib.logger.Debug("prepared from the input's ids", "pairs", (len(p.P32)+len(p.P64))/2, "staged", p.Staged != nil,
 		"device_seconds", ms/1e3, "seconds", time.Since(t).Seconds())
 	return c.madeResident(&st, ms), nil
 }

@@ -147,39 +147,44 @@ func (c *Counter) uploadPairs(p kernels.IDPairs) (_ kernels.IDPairs, done func()
 	if p.Staged != nil {
 		return p, func() {}
 	}
-	if p.P32 == nil || len(p.P32)*4 < 2*uploadPiece {
-		reg := c.lib.registerPairs(p)
-		return p, func() { c.lib.releaseLogged(reg) }
-	}
-	st, err := c.StageIDs(len(p.P32))
-	if err == nil {
-		starts := kernels.AlignedPieces(p.P32, uploadPiece)
-		for i, lo := range starts {
-			hi := len(p.P32)
-			if i+1 < len(starts) {
-				hi = starts[i+1]
-			}
-			if err = st.Add(p.P32, lo, hi); err != nil {
-				break
-			}
+	if p.P32 != nil && len(p.P32)*4 >= 2*uploadPiece {
+		st, err := c.stageInPieces(p.P32)
+		if err == nil {
+			p.Staged = st
+			return p, func() { c.releaseStageLogged(st) }
 		}
-		if err != nil {
-			if rerr := st.Release(); rerr != nil {
-				c.lib.logger.Warn("releasing staged ids", "err", rerr)
-			}
-		}
-	}
-	if err != nil {
 		// Pinned whole, the same ids take the library's own copy.
 		c.lib.logger.Debug("uploading ids pinned whole: staging them failed", "err", err)
-		reg := c.lib.registerPairs(p)
-		return p, func() { c.lib.releaseLogged(reg) }
 	}
-	p.Staged = st
-	return p, func() {
-		if err := st.Release(); err != nil {
-			c.lib.logger.Warn("releasing staged ids", "err", err)
+	reg := c.lib.registerPairs(p)
+	return p, func() { c.lib.releaseLogged(reg) }
+}
+
+// stageInPieces stages ids on c's device in pieces of uploadPiece bytes
+// (kernels.AlignedPieces), in order. After a failure nothing is held.
+func (c *Counter) stageInPieces(ids []uint32) (*kernels.IDStage, error) {
+	st, err := c.StageIDs(len(ids))
+	if err != nil {
+		return nil, err
+	}
+	starts := kernels.AlignedPieces(ids, uploadPiece)
+	for i, lo := range starts {
+		hi := len(ids)
+		if i+1 < len(starts) {
+			hi = starts[i+1]
 		}
+		if err := st.Add(ids, lo, hi); err != nil {
+			c.releaseStageLogged(st)
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// releaseStageLogged releases st, logging a failure.
+func (c *Counter) releaseStageLogged(st *kernels.IDStage) {
+	if err := st.Release(); err != nil {
+		c.lib.logger.Warn("releasing staged ids", "err", err)
 	}
 }
 
