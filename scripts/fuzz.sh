@@ -30,12 +30,12 @@ for pkg in $(go list ${PKGS:-./...}); do
       [ "$rc" -eq 0 ] && break
       after="$(inputs "$dir/testdata/fuzz/$target")"
       # Go's fuzzing coordinator can fail a run whose time ran out while a
-      # worker was busy ("context deadline exceeded", go.dev/issue/75804):
+      # worker was busy ("context deadline exceeded", Go issue 75804):
       # no input failed and none was written. Such a run is tried once more;
       # any other failure, or one that wrote a failing input, stops here.
       if [ "$try" -eq 1 ] && [ "$after" -eq "$before" ] && grep -q '^    context deadline exceeded$' "$log" &&
         ! grep -q 'Failing input written' "$log"; then
-        echo "fuzz: $target: the run's time ran out in Go's fuzzing coordinator (go.dev/issue/75804), no input failed; once more"
+        echo "fuzz: $target: the run's time ran out in Go's fuzzing coordinator (Go issue 75804), no input failed; once more"
         continue
       fi
       exit "$rc"
