@@ -144,18 +144,23 @@ func (r *Pins) Pin(b *graph.CSR, keep func(*graph.CSR) bool) bool {
 }
 
 // Adopt records reg, a registration of host memory that holds b's
-// columns, as b's pin of bytes, when there is room, and reports whether it
-// did; the registry then releases it as its own. b's offsets stay
-// unpinned.
+// columns, as b's pin of bytes, and reports whether it did; the registry
+// then releases it as its own. b's offsets stay unpinned. The memory is
+// page-locked already, so adopting it locks nothing more: idle pins are
+// given up for its room as far as they go, and the limit does not refuse
+// it (the registry may then hold more than Limit until room is wanted and
+// the adopted pin is idle). Only a registry that pins nothing (Limit 0 or
+// less) or one that pins b already declines.
 func (r *Pins) Adopt(b *graph.CSR, reg *abi.Registration, bytes int64) bool {
 	if r == nil || r.limit <= 0 || reg == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.pins[b] != nil || bytes > r.limit || !r.room(bytes, nil) {
+	if r.pins[b] != nil {
 		return false
 	}
+	r.room(bytes, nil)
 	r.tick++
 	r.pins[b] = &blockPin{cols: reg, bytes: bytes, used: r.tick}
 	r.held += bytes

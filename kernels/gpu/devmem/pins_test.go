@@ -111,3 +111,57 @@ func TestRegisterThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An adopted registration is taken beyond the limit (its memory is
+// page-locked already), after the idle pins are given up for its room; it
+// is never given up while read, and is given up, unregistered, when room
+// is wanted and it is idle. A registry that pins nothing adopts nothing.
+func TestPinAdopt(t *testing.T) {
+	g := forward(t, 300, 3000, 9)
+	ts := hashSubtasks(g, 2)
+	a, b, c := ts[0].IJ, ts[1].IK, ts[2].JK
+	none := func(*graph.CSR) bool { return false }
+	lib := openRef(t)
+	r := NewPins(lib, PinsConfig{MinBytes: 1})
+	r.limit = r.pinBytes(b) + r.pinBytes(c)/2
+	r.Open()
+	if !r.Pin(b, none) {
+		t.Fatalf("b not pinned: %s", r.Stats())
+	}
+	reg, err := abi.Register(lib, a.Cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := r.limit + 1
+	if !r.Adopt(a, reg, big) || !r.Pinned(a) || r.Pinned(b) || stillRegistered(t, lib, b) || r.held != big {
+		t.Fatalf("adopting past the limit: a %v b %v, %s", r.Pinned(a), r.Pinned(b), r.Stats())
+	}
+	if r.Adopt(a, reg, big) {
+		t.Error("a block adopted twice")
+	}
+	// Read: c finds no room and a stays.
+	if !r.HoldCols(a) {
+		t.Fatal("adopted columns not held")
+	}
+	if r.Pin(c, none) || !r.Pinned(a) {
+		t.Errorf("an adopted pin being read was given up: %s", r.Stats())
+	}
+	r.EndLoad(a)
+	if !r.Pin(c, none) || r.Pinned(a) || stillRegistered(t, lib, a) || r.held > r.limit {
+		t.Errorf("an idle adopted pin was not given up for room: a %v c %v, %s", r.Pinned(a), r.Pinned(c), r.Stats())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	off := NewPins(lib, PinsConfig{Limit: 0, MinBytes: 1})
+	reg2, err := abi.Register(lib, a.Cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Adopt(a, reg2, 8) {
+		t.Error("a registry that pins nothing adopted a pin")
+	}
+	if err := reg2.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
