@@ -4,7 +4,8 @@
 # `scripts/device.sh prepare`). Builds the library, then each part in
 # order, within --timeout:
 #   small    trigrid bench kernels (auto, wetric) on soc-Epinions1 and
-#            soc-Slashdot0902 (those of .dev/data), against MANIFEST.tsv; with
+#            soc-Slashdot0902 (those of .dev/data) and rmat --small-rmat
+#            scales (none), against MANIFEST.tsv and the published counts; with
 #            --ab-flags also a second library, --ab-files (wetric) rebuilt with
 #            those nvcc flags, the two alternated --rounds times; with --settings "A=1,B=2;C=3"
 #            wetric under each list of kernel settings; every dataset once
@@ -28,7 +29,7 @@
 #
 # options: --runs N (5) --timeout S (570) --parts "P ..." (all) --rounds N (2)
 #          --ab-flags "FLAGS" --ab-files "F ..." --settings "LISTS" --stream-scale S (29) --stream-kernels "K ..."
-#          (auto trust) --small-runs N (9: bench kernels) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --cap-scale S (28: 23 or 28) --out DIR
+#          (auto trust) --small-runs N (9: bench kernels) --small-rmat "S ..." (rmat 18, 20, 22) --trust 0|1 (1: the rmat parts' trust count) --cap-runs N (3) --cap-scale S (28: 23 or 28) --out DIR
 #          --bin DIR --data DIR --lib PATH (count through this library, not rebuilt)
 #          --other-bin PATH (the rmat parts' bench e2e also through this trigrid,
 #          alternated with this tree's --rounds times) --dry-run
@@ -48,7 +49,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SUITE=big
 E2E_DEVICE=gpu
 DRY="" RUNS=5 TIMEOUT=570 PARTS="small r28 r28e17 r27 stream" ROUNDS=2 AB_FLAGS=""
-STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3 CAP_SCALE=28
+STREAM_SCALE=29 STREAM_KERNELS="auto trust" SKIP_PARTS="" SETTINGS="" AB_FILES=wetric TRUST=1 SMALL_RUNS=9 CONFORMANCE=0 CAP_RUNS=3 CAP_SCALE=28 SMALL_RMAT=""
 BIN_DIR=$ROOT/.dev/bin DATA_DIR=$ROOT/.dev/data GRAPHS="" WORK="" USER_LIB="" KEPT="" OTHER_BIN=""
 ARGS_TEXT="$*"
 while [ $# -gt 0 ]; do
@@ -62,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--ab-files) AB_FILES=$2 ;;
 	--trust) TRUST=$2 ;;
 	--small-runs) SMALL_RUNS=$2 ;;
+	--small-rmat) SMALL_RMAT=$2 ;;
 	--cap-runs) CAP_RUNS=$2 ;;
 	--cap-scale) CAP_SCALE=$2 ;;
 	--conformance) CONFORMANCE=$2 ;;
@@ -97,6 +99,9 @@ DEADLINE=$((START + TIMEOUT))
 # The published counts (docs/performance.md), each from two kernels.
 big_want() {
 	case $1 in
+	18-16) echo 82842671 ;;
+	20-16) echo 423571919 ;;
+	22-16) echo 2109057696 ;;
 	23-16) echo 4673176691 ;;
 	24-16) echo 10286549506 ;;
 	26-16) echo 49160836370 ;;
@@ -214,6 +219,12 @@ part_small() {
 		}
 		files+=("$f")
 		wants+=("$n=$(dataset_want "$n")")
+	done
+	for n in $SMALL_RMAT; do
+		[ -n "$(big_want "$n-16")" ] || die "big.sh: no published count of rmat $n (--small-rmat 18, 20 or 22)"
+		big_gen "$n" 16 || return 1
+		files+=("$G")
+		wants+=("$(basename "$G")=$(big_want "$n-16")")
 	done
 	[ ${#files[@]} -gt 0 ] || return 0
 	local libs=("$LIB") sides=(a)
