@@ -19,6 +19,7 @@
 #   r28e17   the same for rmat 28, edge factor 17 (4,498,211,467 edges)
 #   stream   rmat --stream-scale (29) that no disk here holds: `gen ... --format
 #            bin -o - | count -` once per --stream-kernels, against each other
+#            (each count's debug log and JSON in the logs)
 #   cap      rmat --cap-scale (28) out of core: one count for the CSR's size,
 #            one count at --device-mem-limit CSR/4 with debug logs (the
 #            pieces' steps, in the logs), the kernels/gpu tests of the pieces
@@ -325,13 +326,16 @@ part_stream() {
 		[ -x /usr/bin/time ] && tv=(/usr/bin/time -v)
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		timeout -k 10 "$(($(left) - 15))" bash -o pipefail -c '"$1" gen rmat --scale "$2" --edge-factor 16 --seed 1 --format bin --progress none -o - 2>"$3.gen" |
-			"${@:5}" "$1" count --device gpu --json --progress none --log-level warn --kernel "$4" - >"$3" 2>"$3.err"' _ "$BIN" "$s" "$j" "$k" "${tv[@]}"
+			"${@:5}" "$1" count --device gpu --json --progress none --log-level debug --kernel "$4" - >"$3" 2>"$3.err"' _ "$BIN" "$s" "$j" "$k" "${tv[@]}"
 		rc=$?
+		cp "$j" "$LOGS/stream-r$s-$k.json" 2>/dev/null
+		cp "$j.err" "$LOGS/stream-r$s-$k.log" 2>/dev/null
 		if [ "$rc" -ne 0 ]; then
-			fail "stream rmat $s $k" "$(rcmsg "$rc"): $(grep -v '^\s' "$j.err" | tail -c 300 | tr '\n' ' ') $(tail -c 200 "$j.gen")"
+			fail "stream rmat $s $k" "$(rcmsg "$rc"): $(grep -v -e '^\s' -e 'level=DEBUG' "$j.err" | tail -c 300 | tr '\n' ' ') $(tail -c 200 "$j.gen")"
 			continue
 		fi
 		got=$(j1 "$j" triangles)
+		say "     stream rmat $s $k seconds: $(j1 "$j" seconds | tr -d '\n' | head -c 400)"
 		say "     stream rmat $s $k: $got triangles, $(j1 "$j" edges) edges, kernel $(f3 "$(j1 "$j" seconds.kernel)") s, total $(f3 "$(j1 "$j" seconds.total)") s, peak $(grep -o 'Maximum resident set size (kbytes): [0-9]*' "$j.err" | grep -o '[0-9]*$') kB"
 		if [ -z "$first" ]; then
 			first=$got
