@@ -229,6 +229,36 @@ func spanEarly(path string, p32 []uint32, g *plan.GraphStats, dev *pendingCounte
 	return &spanIDs{pairs: p32, scan: sc}, nil
 }
 
+// orientDeclined orients in, which the device declined to clean whole
+// (countIDsOnDevice), the way a cap known before the read would have: when
+// its pairs are 32-bit ids that span at most one vertex word a pair and
+// the device's pieces take them at its limit, the host only scans them
+// (graph.ScanPairs) and the device numbers, cleans and orients them in
+// pieces (orientSpan), rather than the host compacting them first. A nil
+// graph and no error: not taken (in is as it was).
+func orientDeclined(ctx context.Context, path string, in *input, caps plan.DeviceCaps, counter kernels.Counter, cfg *Config, rep *Report) (*graph.CSR, error) {
+	if in.p32 == nil || cfg.Verify || cfg.Order != graph.OrderDegree || !caps.OrientMarked {
+		return nil, nil
+	}
+	t := time.Now()
+	np := uint64(len(in.p32) / 2)
+	sc, err := graph.ScanPairs(in.p32, cfg.Workers)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	span := sc.MaxID + 1
+	if !sc.LoopsListed || span > np || !gpu.PiecesMayTake(caps.Limit, np, span, 0) {
+		return nil, nil
+	}
+	rep.Seconds.Clean += since(t)
+	fwd, _, done, err := orientSpan(ctx, path, &spanIDs{pairs: in.p32, scan: sc}, counter, cfg, rep, false)
+	if err != nil || !done {
+		return nil, err
+	}
+	*in = input{}
+	return fwd, nil
+}
+
 // orientSpan builds the forward graph of s on counter's device, which
 // numbers the ids (kernels.Device.OrientSpanOnDevice). The ids seen only
 // in loops come from the scan's list, and the device's loops must be the

@@ -53,7 +53,8 @@ func writeDenseBin(t *testing.T, scale int, seed uint64) messyGraph {
 // cannot clean them whole, are only scanned on the host; the device
 // numbers, cleans and orients them in pieces, and the count and every
 // figure of the graph (vertices, loops, ids seen only in loops) equal
-// the count that learns the cap from the device's refusal. Where the
+// the count that learns the cap from the device's refusal, which sends
+// them the same way. Where the
 // device declines them, the host numbers them and the count is the same.
 func TestCountFileNumbersIDsOnDevice(t *testing.T) {
 	ctx := context.Background()
@@ -70,10 +71,15 @@ func TestCountFileNumbersIDsOnDevice(t *testing.T) {
 		return cfg
 	}
 	for _, limit := range []int64{fwdBytes, fwdBytes / 2} {
-		slots, _ := deviceSlots(t, lib, 1, uint64(limit), false)
+		slots, lt := deviceSlots(t, lib, 1, uint64(limit), false)
 		late, err := CountFile(ctx, g.path, config(0, slots))
 		if err != nil {
 			t.Fatalf("limit %d: %v", limit, err)
+		}
+		// Refused whole, the ids go to the pieces as a known cap sends them.
+		if lt.residentIDs.Load() != 1 || lt.spanCalls.Load() != 1 || lt.spanned.Load() != 1 || lt.built.Load()+lt.marked.Load() != 0 {
+			t.Fatalf("limit %d learnt: %d resident calls, %d span calls (%d built), %d compacted and %d marked orientations",
+				limit, lt.residentIDs.Load(), lt.spanCalls.Load(), lt.spanned.Load(), lt.built.Load(), lt.marked.Load())
 		}
 		if late.Triangles != g.want.Total {
 			t.Fatalf("limit %d: %d triangles, brute force %d", limit, late.Triangles, g.want.Total)
