@@ -112,14 +112,14 @@ func countClean(ctx context.Context, path string, in *input, g plan.GraphStats, 
 		}
 		if onDevice == nil {
 			caps.PrepareIDs = false
-			pl = choose(g, caps, cfg, counter.Name(), rep)
-			fwd, err := orientDeclined(ctx, path, in, caps, counter, cfg, rep)
+			fwd, err := orientDeclined(ctx, path, in, g, caps, counter, cfg, rep)
 			if err != nil {
 				return nil, err
 			}
 			if fwd != nil {
 				return countForward(ctx, path, fwd, g, caps, counter, cfg, rep, start)
 			}
+			pl = choose(g, caps, cfg, counter.Name(), rep)
 		}
 	}
 	if onDevice == nil && pl.Clean == plan.Host && pl.Orient == plan.Device {

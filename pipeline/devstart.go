@@ -181,7 +181,7 @@ func compactEarly(path string, in *input, g *plan.GraphStats, dev *pendingCounte
 	})
 	t := time.Now()
 	cfg.Progress.Start("clean", "", -1)
-	span, err := spanEarly(path, p32, g, dev, cfg)
+	span, err := scanSpan(path, p32, g, pendingCaps(dev, cfg), cfg.DeviceLimit, cfg)
 	if span != nil || err != nil {
 		*in = input{}
 		cfg.Progress.Done()
@@ -211,47 +211,42 @@ func compactEarly(path string, in *input, g *plan.GraphStats, dev *pendingCounte
 	return &earlyIDs{marked: m}, nil
 }
 
-// spanEarly scans p32 (graph.ScanPairs) and returns them as pairs the
-// device numbers when the plan, with the scan's figures, says so
-// (plan.Plan.SpanIDs; g then holds those figures), else nil.
-func spanEarly(path string, p32 []uint32, g *plan.GraphStats, dev *pendingCounter, cfg *Config) (*spanIDs, error) {
+// scanSpan scans p32 (graph.ScanPairs) and returns them as pairs the
+// device numbers when the plan for caps, with the scan's figures and the
+// device's pieces at limit bytes, says so (plan.Plan.SpanIDs; g then
+// holds those figures), else nil.
+func scanSpan(path string, p32 []uint32, g *plan.GraphStats, caps plan.DeviceCaps, limit uint64, cfg *Config) (*spanIDs, error) {
 	sc, err := graph.ScanPairs(p32, cfg.Workers)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	gs := *g
 	gs.Spanned, gs.IDSpan = sc.LoopsListed, sc.MaxID+1
-	gs.SpanFits = sc.LoopsListed && gpu.PiecesMayTake(cfg.DeviceLimit, uint64(len(p32)/2), gs.IDSpan, 0)
-	if !plan.Choose(gs, pendingCaps(dev, cfg), planRequest(cfg, "")).SpanIDs {
+	gs.SpanFits = sc.LoopsListed && gpu.PiecesMayTake(limit, uint64(len(p32)/2), gs.IDSpan, 0)
+	if !plan.Choose(gs, caps, planRequest(cfg, "")).SpanIDs {
 		return nil, nil
 	}
 	*g = gs
 	return &spanIDs{pairs: p32, scan: sc}, nil
 }
 
-// orientDeclined orients in, which the device declined to clean whole
-// (countIDsOnDevice), the way a cap known before the read would have: when
-// its pairs are 32-bit ids that span at most one vertex word a pair and
-// the device's pieces take them at its limit, the host only scans them
-// (graph.ScanPairs) and the device numbers, cleans and orients them in
-// pieces (orientSpan), rather than the host compacting them first. A nil
-// graph and no error: not taken (in is as it was).
-func orientDeclined(ctx context.Context, path string, in *input, caps plan.DeviceCaps, counter kernels.Counter, cfg *Config, rep *Report) (*graph.CSR, error) {
-	if in.p32 == nil || cfg.Verify || cfg.Order != graph.OrderDegree || !caps.OrientMarked {
-		return nil, nil
+// orientDeclined orients in, which the device refused to clean whole
+// (countIDsOnDevice), as the plan says once the host has scanned its
+// 32-bit pairs: the device numbers, cleans and orients them in pieces
+// (plan.Plan.SpanIDs, orientSpan). A nil graph and no error: not taken
+// (in is as it was); the caller then plans without the scan.
+func orientDeclined(ctx context.Context, path string, in *input, g plan.GraphStats, caps plan.DeviceCaps, counter kernels.Counter, cfg *Config, rep *Report) (*graph.CSR, error) {
+	if in.p32 == nil {
+		return nil, nil // only 32-bit pairs are scanned
 	}
 	t := time.Now()
-	np := uint64(len(in.p32) / 2)
-	sc, err := graph.ScanPairs(in.p32, cfg.Workers)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	s, err := scanSpan(path, in.p32, &g, caps, caps.Limit, cfg)
+	if s == nil || err != nil {
+		return nil, err
 	}
-	span := sc.MaxID + 1
-	if !sc.LoopsListed || span > np || !gpu.PiecesMayTake(caps.Limit, np, span, 0) {
-		return nil, nil
-	}
+	choose(g, caps, cfg, counter.Name(), rep)
 	rep.Seconds.Clean += since(t)
-	fwd, _, done, err := orientSpan(ctx, path, &spanIDs{pairs: in.p32, scan: sc}, counter, cfg, rep, false)
+	fwd, _, done, err := orientSpan(ctx, path, s, counter, cfg, rep, false)
 	if err != nil || !done {
 		return nil, err
 	}

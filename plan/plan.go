@@ -81,10 +81,10 @@ type GraphStats struct {
 	// the marked pairs at Request.DeviceLimit and map them.
 	Marked   bool `json:"marked,omitempty"`
 	MarksFit bool `json:"marks_fit,omitempty"`
-	// Spanned: the host scanned the pairs early (Plan.Early): IDSpan is
-	// their largest id + 1 and the ids of their loops are listed;
-	// SpanFits: the device's pieces can take IDSpan vertex words at
-	// Request.DeviceLimit.
+	// Spanned: the host scanned the pairs (early, Plan.Early, or after
+	// the device refused them whole): IDSpan is their largest id + 1 and
+	// the ids of their loops are listed; SpanFits: the device's pieces
+	// can take IDSpan vertex words at the device's limit.
 	Spanned  bool   `json:"spanned,omitempty"`
 	IDSpan   uint64 `json:"id_span,omitempty"`
 	SpanFits bool   `json:"span_fits,omitempty"`
@@ -215,6 +215,7 @@ const (
 	recMapped     = "2026-11-24-ids-mapped-on-the-device.md"
 	recPieces     = "2026-11-24-preprocessing-in-pieces.md"
 	recSpan       = "2026-12-01-out-of-core-in-place.md"
+	recRefused    = "2026-12-02-pinned-pieces-and-refused-ids.md"
 	recRanges     = "2026-11-24-row-ranges-over-blocks.md"
 	recPinned     = "2026-11-24-blocks-pinned-in-place.md"
 	recSplit      = "2026-11-24-partitioned-split-on-the-device.md"
@@ -272,7 +273,7 @@ func chooseEarly(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 	}
 	p.Early = true
 	why("early", fmt.Sprintf("cleaning the pairs whole needs %d device bytes, more than --device-mem-limit %d: the host numbers the ids while the device starts, the device maps them as it orients in pieces (unless the input was staged, or the pieces could not map them: the host rewrites them then)", g.PrepBytes, r.DeviceLimit), recMapped)
-	if g.Spanned && g.SpanFits && g.IDSpan <= g.Pairs && (!d.Known || d.OrientMarked) && !r.blocks() {
+	if spanTaken(g, d, r) {
 		p.SpanIDs = true
 		why("span-ids", fmt.Sprintf("the ids span %d vertex words, at most one a pair (%d pairs), and the device's pieces take them: the device numbers them as it cleans and orients them, the host only scans them", g.IDSpan, g.Pairs), recSpan)
 		return
@@ -284,6 +285,12 @@ func chooseEarly(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 	case g.Marked:
 		why("rewrite-ids", "the device's pieces could not take the marked pairs at --device-mem-limit: the host rewrites the ids while the device starts", recMapped)
 	}
+}
+
+// spanTaken: the pairs were scanned, their ids span at most one vertex
+// word a pair, and the device's pieces take them (plan.Plan.SpanIDs).
+func spanTaken(g GraphStats, d DeviceCaps, r Request) bool {
+	return g.Spanned && g.SpanFits && g.IDSpan <= g.Pairs && (!d.Known || d.OrientMarked) && !r.blocks()
 }
 
 // chooseWhole is a count with --partitions 1.
@@ -305,11 +312,15 @@ func chooseWhole(p *Plan, g GraphStats, d DeviceCaps, r Request, why noter) {
 		if p.Orient == Device {
 			p.Fallbacks = append(p.Fallbacks, piecesFail)
 		}
+	case spanTaken(g, d, r) && !r.Verify:
+		p.Clean, p.FromIDs, p.Orient, p.SpanIDs = Device, true, Device, true
+		why("clean=device", "the device refused the ids whole and the host scanned them: the device numbers, cleans and orients them in pieces", recRefused)
+		p.Fallbacks = append(p.Fallbacks, "the pieces decline the ids as they are: the host compacts them and the device orients them (in pieces)", piecesFail)
 	case d.PrepareIDs:
 		p.Clean, p.FromIDs, p.Orient, p.Resident = Device, true, Device, true
 		why("clean=device", "the device compacts, cleans, orients and counts the input's own ids in place: no round trip through host memory", recFromIDs)
 		if orientsCompacted {
-			p.Fallbacks = append(p.Fallbacks, "the device cannot take the ids whole: the host compacts them, the device orients them (in pieces) and the forward graph is counted as laid out once built", piecesFail)
+			p.Fallbacks = append(p.Fallbacks, "the device cannot take the ids whole: the host scans them and, when the pieces take them, the device numbers, cleans and orients them in pieces; else the host compacts them and the device orients them (in pieces); the forward graph is counted as laid out once built", piecesFail)
 		} else {
 			p.Fallbacks = append(p.Fallbacks, "the device cannot take the ids whole: the host compacts them and the device cleans and counts them resident", residentFail)
 		}

@@ -95,6 +95,19 @@ func chooseCases() []chooseCase {
 		// orientation (2026-11-24-preprocessing-in-pieces.md).
 		{"gpu ranges without ids", GraphStats{Pairs: 1000}, with(gpuCaps, func(d *DeviceCaps) { d.PrepareIDs = false }), deg,
 			want{read: ReadIDs, stage: true, clean: Host, orient: Device, layout: Whole, record: recPieces}},
+		// Refused whole, then scanned: the device's pieces number the ids
+		// (2026-12-02-pinned-pieces-and-refused-ids.md); --verify keeps
+		// the compacted pairs resident, ids too wide for the pieces are
+		// compacted by the host.
+		{"gpu refused then spanned", GraphStats{Pairs: 1 << 33, Spanned: true, IDSpan: 1 << 29, SpanFits: true},
+			with(gpuCaps, func(d *DeviceCaps) { d.PrepareIDs = false }), deg,
+			want{read: ReadIDs, stage: true, spanIDs: true, clean: Device, fromIDs: true, orient: Device, layout: Whole, record: recRefused}},
+		{"gpu refused spanned verify", GraphStats{Pairs: 1 << 33, Spanned: true, IDSpan: 1 << 29, SpanFits: true},
+			with(gpuCaps, func(d *DeviceCaps) { d.PrepareIDs = false }), req(func(r *Request) { r.Verify = true }),
+			want{read: ReadIDs, stage: true, clean: Device, orient: Device, resident: true, layout: Whole}},
+		{"gpu refused span too wide", GraphStats{Pairs: 1 << 33, Spanned: true, IDSpan: 1 << 29},
+			with(gpuCaps, func(d *DeviceCaps) { d.PrepareIDs = false }), deg,
+			want{read: ReadIDs, stage: true, clean: Host, orient: Device, layout: Whole, record: recPieces}},
 		// A preprocessor of compacted pairs only: cleaned and counted resident.
 		{"gpu compacted resident", GraphStats{Pairs: 1000}, with(gpuCaps, func(d *DeviceCaps) { d.PrepareIDs, d.Ranges = false, false }), deg,
 			want{read: ReadIDs, stage: true, clean: Device, orient: Device, resident: true, layout: Whole}},
