@@ -60,8 +60,8 @@ suite_selftest() {
 		if bash -n "$f" 2>"$w/bash-n.txt"; then st_ok "bash -n ${f#"$ROOT"/}"; else st_fail "bash -n ${f#"$ROOT"/}: $(head -3 "$w/bash-n.txt")"; fi
 	done
 	if shellcheck_bin=$(command -v shellcheck); then
-		if (cd "$ROOT" && "$shellcheck_bin" -x scripts/device.sh scripts/lib/*.sh) >"$w/shellcheck.txt" 2>&1; then
-			st_ok "shellcheck scripts/device.sh scripts/lib/*.sh"
+		if (cd "$ROOT" && "$shellcheck_bin" -x scripts/device.sh scripts/lib/*.sh scripts/flagsab.sh) >"$w/shellcheck.txt" 2>&1; then
+			st_ok "shellcheck scripts/device.sh scripts/lib/*.sh scripts/flagsab.sh"
 		else
 			st_fail "shellcheck: $(grep -c '^In ' "$w/shellcheck.txt") findings ($w/shellcheck.txt)"
 			head -30 "$w/shellcheck.txt" | sed 's/^/     /'

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# scripts/flagsab.sh OUT FILE... -- FLAGS...: on the GPU machine, the
+# library built once as it is and once more for each set of nvcc FLAGS
+# (a quoted word each, e.g. "-DTG_WETRIC_PROBE=1"; only the objects of
+# AB_FILES are rebuilt for a set; words starting with @ are kernel
+# settings, e.g. "@wetric_spread=8"), then `trigrid bench kernels` of
+# KERNELS on every FILE under each library, the libraries alternated
+# ROUNDS times. OUT/flagsab.txt: one line a library, file and round with
+# the median kernel ms and whether the count was right; OUT/summary.txt
+# the medians over the rounds.
+#
+# Environment: BIN (.dev/bin/trigrid), ROUNDS (3), RUNS (9), KERNELS
+# (wetric), AB_FILES (wetric), CUDA_ARCH (sm_90), NCU (1: an Nsight
+# Compute profile of the first library's wedge kernel on the first FILE,
+# with its source page, into OUT).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+[ $# -ge 3 ] || {
+	sed -n '2,15p' "$0"
+	exit 2
+}
+OUT=$1
+shift
+files=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	files+=("$1")
+	shift
+done
+[ "${1:-}" = -- ] || {
+	echo "flagsab: no -- before the flag sets" >&2
+	exit 2
+}
+shift
+sets=("" "$@")
+# A set's words starting with @ are kernel settings (@wetric_spread=8:
+# --kernel-setting wetric_spread=8), the others nvcc flags; a set of
+# settings only runs the first library.
+flags=() ksets=()
+for i in "${!sets[@]}"; do
+	f="" k=""
+	for w in ${sets[$i]}; do
+		case $w in @*) k+=" --kernel-setting ${w#@}" ;; *) f+=" $w" ;; esac
+	done
+	flags[i]=${f# } ksets[i]=${k# }
+done
+BIN=${BIN:-$ROOT/.dev/bin/trigrid}
+ROUNDS=${ROUNDS:-3} RUNS=${RUNS:-9} KERNELS=${KERNELS:-wetric} AB_FILES=${AB_FILES:-wetric}
+ARCH=${CUDA_ARCH:-sm_90}
+N=${ARCH#sm_}
+mkdir -p "$OUT" || exit 2
+[ -x "$BIN" ] || {
+	[ -f "$BIN.gz" ] && gunzip -k "$BIN.gz" && chmod +x "$BIN"
+} || {
+	echo "flagsab: no $BIN" >&2
+	exit 2
+}
+for i in "${!files[@]}"; do
+	f=${files[$i]}
+	case $f in *.gz) [ -f "$f" ] || f=${f%.gz} ;; *) [ -f "$f" ] || f=$f.gz ;; esac
+	[ -f "$f" ] || {
+		echo "flagsab: no ${files[$i]}" >&2
+		exit 2
+	}
+	files[i]=$f
+done
+
+# Build 0 as it is, then the sets side by side from its objects.
+build() {
+	local i=$1 d=$OUT/cuda-$1 o
+	rm -rf "$d" && cp -a "$ROOT/kernels/cuda" "$d" && rm -f "$d"/*.so
+	if [ "$i" -gt 0 ]; then
+		[ -d "$OUT/cuda-0/build" ] && cp -a "$OUT/cuda-0/build" "$d/"
+		for o in $AB_FILES; do rm -f "$d/build/$o.o"; done
+	fi
+	make -C "$d" -j "$(nproc)" CUDA_ARCH="$ARCH" \
+		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC ${flags[$i]}" \
+		libtrigrid_cuda.so >"$OUT/build-$i.log" 2>&1
+}
+build 0 || {
+	echo "flagsab: build 0 failed: $(tail -5 "$OUT/build-0.log")" >&2
+	exit 1
+}
+for i in "${!sets[@]}"; do [ "$i" -gt 0 ] && [ -n "${flags[$i]}" ] && build "$i" & done
+wait
+libs=()
+for i in "${!sets[@]}"; do
+	if [ "$i" -gt 0 ] && [ -z "${flags[$i]}" ]; then
+		libs+=("$OUT/cuda-0/libtrigrid_cuda.so")
+		echo "lib $i: ${sets[$i]}" | tee -a "$OUT/flagsab.txt"
+		continue
+	fi
+	if [ ! -f "$OUT/cuda-$i/libtrigrid_cuda.so" ]; then
+		echo "flagsab: build $i (${sets[$i]}) failed, left out: $(grep -m3 -i error "$OUT/build-$i.log")" | tee -a "$OUT/flagsab.txt" >&2
+		libs+=("")
+		continue
+	fi
+	libs+=("$OUT/cuda-$i/libtrigrid_cuda.so")
+	echo "lib $i: ${sets[$i]:-as is}" | tee -a "$OUT/flagsab.txt"
+done
+
+for r in $(seq "$ROUNDS"); do
+	for i in "${!sets[@]}"; do
+		[ -n "${libs[$i]}" ] || continue
+		j=$OUT/bench-$r-$i.json
+		read -ra ks <<<"${ksets[$i]}"
+		TRIGRID_CUDA_LIB=${libs[$i]} timeout 120 "$BIN" bench kernels --runs "$RUNS" --json --kernels "$KERNELS" "${ks[@]}" "${files[@]}" >"$j" 2>"$j.err"
+		python3 - "$j" "$r" "$i" >>"$OUT/flagsab.txt" <<'EOF'
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"round {sys.argv[2]} lib {sys.argv[3]}: no result ({e})")
+    sys.exit(0)
+for x in rows:
+    print(f"round {sys.argv[2]} lib {sys.argv[3]} {x['graph']} {x['kernel']} {x['median_ms']:.4f} ms ok={x['ok']}")
+EOF
+	done
+done
+python3 - "$OUT/flagsab.txt" >"$OUT/summary.txt" <<'EOF'
+import collections, statistics, sys
+libs, t = {}, collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "lib":
+        libs[w[1].rstrip(":")] = " ".join(w[2:])
+    elif w[0] == "round" and len(w) >= 8:
+        t[(w[5], w[4], w[3])].append((float(w[6]), w[8]))
+for (k, g, i), v in sorted(t.items()):
+    base = t.get((k, g, "0"))
+    m = statistics.median(x for x, _ in v)
+    ratio = f" ({m / statistics.median(x for x, _ in base):.3f}x lib 0)" if base and i != "0" else ""
+    print(f"{g} {k} lib {i} [{libs.get(i, '')}]: median {m:.4f} ms over {len(v)} rounds{ratio} {set(o for _, o in v)}")
+EOF
+cat "$OUT/summary.txt"
+
+if [ "${NCU:-0}" = 1 ]; then
+	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+	if [ -x "$ncu" ]; then
+		TRIGRID_CUDA_LIB=${libs[0]} timeout 180 "$ncu" --kernel-name regex:wedge_kernel --launch-skip 2 --launch-count 1 \
+			--set full --import-source yes -o "$OUT/ncu-wetric" "$BIN" bench kernels --runs 4 --kernels wetric "${files[0]}" >"$OUT/ncu-run.log" 2>&1
+		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page details >"$OUT/ncu-details.txt" 2>&1
+		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page source --csv --print-source cuda >"$OUT/ncu-source-cuda.csv" 2>&1
+		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page source --csv --print-source sass >"$OUT/ncu-source-sass.csv" 2>&1
+		grep -E "Duration|Registers|Achieved Occupancy|Executed Ipc|Issue Slots" "$OUT/ncu-details.txt" | head
+	else
+		echo "no ncu"
+	fi
+fi
+rm -rf "$OUT"/cuda-*
