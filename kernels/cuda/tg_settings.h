@@ -52,6 +52,7 @@ static const tg_setting_desc tg_setting_descs[TG_SETTINGS_FIELDS] = {
     {TG_SD(wetric_rowcache), 1, 0, 1, 0, 0, {0}},
     {TG_SD(wetric_skipa), 1, 0, 1, 0, 0, {0}},
     {TG_SD(wetric_overlap), 1, 0, 1, 0, 0, {0}},
+    {TG_SD(wetric_narrow), 1, 0, 1, 0, 0, {0}},
     {TG_SD(ranges_dense), 512, 0, 8192, 0, 0, {0}},
 };
 

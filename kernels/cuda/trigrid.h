@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on every incompatible change of any signature or constant below. */
-#define TG_ABI_VERSION 15
+#define TG_ABI_VERSION 16
 
 /* Status codes. */
 #define TG_OK 0
@@ -81,22 +81,23 @@ typedef struct tg_settings {
     int32_t trust_bitmap;      /* 1: bitmaps for dense rows; 0: hash tables only */
     int32_t wetric_erow;       /* 1: use the edge-row index; 0: search the rows */
     int32_t wetric_bitmap;     /* auto (256 when jk has rows of 32 or more, else 0): bitmap density ratio, 0 (off)..4096 */
-    int32_t wetric_spread;     /* auto (4 below 2^22 ij edges, 8 above): wedges per thread, 4, 8, 16 or 32 */
+    int32_t wetric_spread;     /* auto (8; 4 below 2^22 ij edges with 64-bit positions): wedges per thread, 4, 8, 16 or 32 */
     int32_t wetric_edges;      /* 256: edges per block, 64 or 256 */
     int32_t wetric_fillrpw;    /* 4: rows per warp of the bitmap build, 1..32 */
     int32_t wetric_bmmin;      /* 4: shortest row with a bitmap, 1..2^20 */
     int32_t wetric_andcost;    /* 4: cost of a bitmap word intersection (ik is jk), 0 (off)..64 */
     int32_t wetric_andmin;     /* 8: shortest u list intersected word by word, 0..2^16 */
     int32_t wetric_and4cost;   /* 5: cost of a four-word bitmap chunk, 0 (off)..64 */
-    int32_t wetric_lb;         /* auto (6 below 2^21 ij edges, 8 above): blocks per SM the registers allow, 1 (uncapped), 6 or 8 */
+    int32_t wetric_lb;         /* auto (8; 6 below 2^21 ij edges with 64-bit positions): blocks per SM the registers allow, 1 (uncapped), 6 or 8 */
     int32_t wetric_skipb;      /* 1: v's clip skipped when v has a bitmap; 0: never */
     int32_t wetric_rowcache;   /* 1: row cache on; 0: off */
     int32_t wetric_skipa;      /* 1: bitmap intersections replace clip searches when cheaper; 0: never */
     int32_t wetric_overlap;    /* 1: the wedge kernel overlaps the bitmap build (sm_90+); 0: one after the other */
+    int32_t wetric_narrow;     /* 1: 32-bit positions where the subtask's sizes allow; 0: 64-bit always */
     int32_t ranges_dense;      /* 512: tg_ranges_count's window of a tail, bitmap words a warp (the last 32x values); 0 (off)..8192 */
 } tg_settings;
 /* Fields of tg_settings. */
-#define TG_SETTINGS_FIELDS 28
+#define TG_SETTINGS_FIELDS 29
 
 typedef struct tg_ctx tg_ctx;
 

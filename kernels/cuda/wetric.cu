@@ -43,6 +43,9 @@
 //   cheapest of the three ways.
 #include "tg_internal.cuh"
 
+#include <algorithm>
+#include <type_traits>
+
 #include <cub/block/block_scan.cuh>
 
 namespace {
@@ -61,18 +64,20 @@ struct Blk {
 Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow}; }
 
 // First index in [lo, hi) whose value is >= x.
-__device__ __forceinline__ uint64_t lower_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
+template <typename I>
+__device__ __forceinline__ I lower_bound(const uint32_t *a, I lo, I hi, uint32_t x) {
     while (lo < hi) {
-        uint64_t mid = lo + ((hi - lo) >> 1);
+        I mid = lo + ((hi - lo) >> 1);
         if (__ldg(a + mid) < x) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
 
 // First index in [lo, hi) whose value is > x.
-__device__ __forceinline__ uint64_t upper_bound(const uint32_t *a, uint64_t lo, uint64_t hi, uint32_t x) {
+template <typename I>
+__device__ __forceinline__ I upper_bound(const uint32_t *a, I lo, I hi, uint32_t x) {
     while (lo < hi) {
-        uint64_t mid = lo + ((hi - lo) >> 1);
+        I mid = lo + ((hi - lo) >> 1);
         if (__ldg(a + mid) <= x) lo = mid + 1; else hi = mid;
     }
     return lo;
@@ -80,7 +85,8 @@ __device__ __forceinline__ uint64_t upper_bound(const uint32_t *a, uint64_t lo, 
 
 // Membership in a sorted run. The loop runs ceil(log2(len)) times whatever x
 // is, so threads of a warp searching runs of similar length stay converged.
-__device__ __forceinline__ bool contains(const uint32_t *a, uint64_t base, uint32_t len, uint32_t x) {
+template <typename I>
+__device__ __forceinline__ bool contains(const uint32_t *a, I base, uint32_t len, uint32_t x) {
     if (len == 0) return false;
     while (len > 1) {
         uint32_t half = len >> 1;
@@ -92,7 +98,8 @@ __device__ __forceinline__ bool contains(const uint32_t *a, uint64_t base, uint3
 
 // contains() that also gives the position: the index in [base, base + len)
 // where x is, when it is there.
-__device__ __forceinline__ bool find_pos(const uint32_t *a, uint64_t base, uint32_t len, uint32_t x, uint64_t &pos) {
+template <typename I>
+__device__ __forceinline__ bool find_pos(const uint32_t *a, I base, uint32_t len, uint32_t x, I &pos) {
     pos = base;
     if (len == 0) return false;
     while (len > 1) {
@@ -144,8 +151,9 @@ __device__ __forceinline__ bool has_bitmap(const Bm &b, uint64_t len, uint32_t l
 }
 
 // First word of the bitmap of row v, which starts at element rp[v] = b0.
-__device__ __forceinline__ uint64_t bitmap_base(const Bm &b, int64_t v, uint64_t b0) {
-    return b.off ? 4ull * __ldg(b.off + v) : b0 * b.rw;
+template <typename Ix>
+__device__ __forceinline__ Ix bitmap_base(const Bm &b, int64_t v, Ix b0) {
+    return b.off ? (Ix)4 * __ldg(b.off + v) : b0 * (Ix)b.rw;
 }
 
 // Masks of the bits of a word starting at bit base of a 128-bit chunk that
@@ -170,19 +178,19 @@ __device__ __forceinline__ void grid_dependency_wait() {
 #endif
 }
 
-template <int S>
+template <int S, typename Ix>
 struct Shared {
     // Warp scans (one barrier) rather than the default raking (two, and a
     // serial pass by one warp): the scan sits on every block's critical path.
-    typedef cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
+    typedef cub::BlockScan<Ix, kThreads, cub::BLOCK_SCAN_WARP_SCANS> Scan;
     typename Scan::TempStorage scan;
-    uint64_t pre[kThreads + 1]; // exclusive prefix of wedges per edge
-    uint64_t iter[kThreads];    // first element to enumerate
-    uint64_t sbase[kThreads];   // run to search in, or bitmap word base
+    Ix pre[kThreads + 1]; // exclusive prefix of wedges per edge
+    Ix iter[kThreads];    // first element to enumerate
+    Ix sbase[kThreads];   // run to search in, or bitmap word base
     uint32_t slen[kThreads];    // its length, or the bitmap's first value
     uint8_t mode[kThreads];
     uint16_t k[kThreads * S];   // edge of each wedge slot in a round
-    uint64_t rpc[kThreads];     // rowptr of the block's rows, when they are few
+    Ix rpc[kThreads];     // rowptr of the block's rows, when they are few
     int64_t rows[2];            // the rows of the block's first and last edges
 };
 
@@ -190,14 +198,14 @@ struct Shared {
 // against the 32 bits of u's bitmap at the same values (a funnel shift of
 // two words), both ends masked to the overlap, whose bits outside the
 // rows' spans may be another row's words. Bit b is value 32 off + b of the
-// overlap's first word.
-template <int S>
-__device__ __forceinline__ uint32_t and_word(const Shared<S> &sm, int k, uint64_t off, uint64_t w,
+// overlap's first word. u's words start at sm.iter[k] (signed: it may lie
+// before the first word, in the pad), shifted by bits 16-20 of sm.slen[k].
+template <int S, typename Ix>
+__device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix off, Ix w,
                                              const uint32_t *__restrict__ bm) {
     const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
-    const int64_t ba = (int64_t)sm.iter[k] + 32 * (int64_t)off;
-    const uint32_t *wp = bm + (ba >> 5);
-    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (uint32_t)ba & 31u);
+    const uint32_t *wp = bm + (std::make_signed_t<Ix>)(sm.iter[k] + off);
+    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (sm.slen[k] >> 16) & 31u);
     bits &= wv;
     if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
     if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
@@ -205,15 +213,14 @@ __device__ __forceinline__ uint32_t and_word(const Shared<S> &sm, int k, uint64_
 }
 
 // and_word four words at a time (kAnd4): v's as one aligned 16-byte load,
-// u's from five words. Bit b of word i is value 128 off + 32 i + b of the
-// overlap's first chunk.
-template <int S>
-__device__ __forceinline__ uint4 and_chunk(const Shared<S> &sm, int k, uint64_t off, uint64_t w,
+// u's from five words (from sm.iter[k] + 4 off, shifted as and_word's).
+// Bit b of word i is value 128 off + 32 i + b of the overlap's first chunk.
+template <int S, typename Ix>
+__device__ __forceinline__ uint4 and_chunk(const Shared<S, Ix> &sm, int k, Ix off, Ix w,
                                            const uint32_t *__restrict__ bm) {
     const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-    const int64_t ba = (int64_t)sm.iter[k] + 128 * (int64_t)off;
-    const uint32_t *wp = bm + (ba >> 5);
-    const uint32_t sh = (uint32_t)ba & 31u;
+    const uint32_t *wp = bm + (std::make_signed_t<Ix>)(sm.iter[k] + 4 * off);
+    const uint32_t sh = (sm.slen[k] >> 16) & 31u;
     const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3), u4 = __ldg(wp + 4);
     uint4 b = make_uint4(__funnelshift_r(u0, u1, sh) & vv.x, __funnelshift_r(u1, u2, sh) & vv.y,
                          __funnelshift_r(u2, u3, sh) & vv.z, __funnelshift_r(u3, u4, sh) & vv.w);
@@ -230,12 +237,12 @@ __device__ __forceinline__ uint4 and_chunk(const Shared<S> &sm, int k, uint64_t 
 
 // Evaluates wedge w, the off-th of edge k of the block: 1 when it closes a
 // triangle (the bitmap intersections: the triangles of its word or chunk).
-template <int S>
-__device__ __forceinline__ uint32_t eval_wedge(const Shared<S> &sm, int k, uint64_t w,
+template <int S, typename Ix>
+__device__ __forceinline__ uint32_t eval_wedge(const Shared<S, Ix> &sm, int k, Ix w,
                                                const uint32_t *__restrict__ ikc,
                                                const uint32_t *__restrict__ jkc,
                                                const uint32_t *__restrict__ bm) {
-    const uint64_t off = w - sm.pre[k];
+    const Ix off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
     if (m == kAnd) return __popc(and_word(sm, k, off, w, bm));
     if (m == kAnd4) {
@@ -255,10 +262,10 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S> &sm, int k, uint6
 // locates its first wedge of [r0, we) once and walks S consecutive ones,
 // recording in sm.k only which edge each belongs to. Every thread of the
 // block must call it; it ends with the block synchronized.
-template <int S, int E>
-__device__ __forceinline__ void spread(Shared<S> &sm, uint64_t r0, uint64_t we) {
+template <int S, int E, typename Ix>
+__device__ __forceinline__ void spread(Shared<S, Ix> &sm, Ix r0, Ix we) {
     const int t = threadIdx.x;
-    const uint64_t w0 = r0 + (uint64_t)t * S;
+    const Ix w0 = r0 + (Ix)t * S;
     if (w0 < we) {
         int lo = 0, hi = E; // last k with pre[k] <= w0
         while (hi - lo > 1) {
@@ -268,7 +275,7 @@ __device__ __forceinline__ void spread(Shared<S> &sm, uint64_t r0, uint64_t we) 
         int k = lo;
 #pragma unroll
         for (int j = 0; j < S; j++) {
-            const uint64_t w = w0 + j;
+            const Ix w = w0 + j;
             if (w < we) {
                 while (sm.pre[k + 1] <= w) k++;
                 sm.k[t * S + j] = (uint16_t)k;
@@ -281,26 +288,26 @@ __device__ __forceinline__ void spread(Shared<S> &sm, uint64_t r0, uint64_t we) 
 // Evaluates the block's wedges [0, we) (the prefix in sm.pre over E edges,
 // sm.pre[E] = we being the block's total). Every thread of the block must
 // call it with the same we.
-template <int S, int E>
-__device__ __forceinline__ unsigned long long walk(Shared<S> &sm, uint64_t we,
+template <int S, int E, typename Ix>
+__device__ __forceinline__ unsigned long long walk(Shared<S, Ix> &sm, Ix we,
                                                    const uint32_t *__restrict__ ikc,
                                                    const uint32_t *__restrict__ jkc,
                                                    const uint32_t *__restrict__ bm) {
     const int t = threadIdx.x;
     unsigned long long found = 0;
-    for (uint64_t r0 = 0; r0 < we; r0 += (uint64_t)kThreads * S) {
-        spread<S, E>(sm, r0, we);
+    for (Ix r0 = 0; r0 < we; r0 += (Ix)kThreads * S) {
+        spread<S, E, Ix>(sm, r0, we);
         // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
         // threads take neighbouring wedges, which share an edge and so read
         // neighbouring elements and search the same run.
 #pragma unroll
         for (int j = 0; j < S; j++) {
             const int q = j * kThreads + t;
-            const uint64_t w = r0 + q;
-            if (w < we) found += eval_wedge<S>(sm, sm.k[q], w, ikc, jkc, bm);
+            const Ix w = r0 + q;
+            if (w < we) found += eval_wedge<S, Ix>(sm, sm.k[q], w, ikc, jkc, bm);
         }
         // sm.k is written again only by a next round (uniform condition).
-        if (r0 + (uint64_t)kThreads * S < we) __syncthreads();
+        if (r0 + (Ix)kThreads * S < we) __syncthreads();
     }
     return found;
 }
@@ -344,11 +351,11 @@ __device__ __forceinline__ uint32_t add_bits(LShared &ls, const Loc &loc, uint32
 // (L = 2, whose subtasks have no bitmaps, so every wedge is a search that
 // gives both positions; nor bitmap intersections, which the per-vertex
 // mode walks bit by bit). Returns the triangles the wedge closes.
-template <int S, int L>
-__device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls, int k, uint64_t w,
+template <int S, int L, typename Ix>
+__device__ __forceinline__ uint32_t eval_local(const Shared<S, Ix> &sm, LShared &ls, int k, Ix w,
                                                const uint32_t *__restrict__ ikc, const uint32_t *__restrict__ jkc,
                                                const uint32_t *__restrict__ bm, const Loc &loc) {
-    const uint64_t off = w - sm.pre[k];
+    const Ix off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
     if constexpr (L == 1) {
         if (m == kAnd) return add_bits(ls, loc, and_word(sm, k, off, w, bm), ls.xbase[k] + 32u * (uint32_t)off);
@@ -359,7 +366,7 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls,
                    add_bits(ls, loc, b.w, x0 + 96);
         }
     }
-    uint64_t pi, pj = 0;
+    Ix pi, pj = 0;
     uint32_t x;
     bool hit;
     if (m == kIterJK) {
@@ -392,24 +399,24 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S> &sm, LShared &ls,
 // triangles by one shared atomic from its first lane: a popcount of the
 // lanes that found one, or, when a bitmap intersection found several, the
 // difference of an inclusive scan of the counts across the warp.
-template <int S, int E, int L>
-__device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared &ls, uint64_t we,
+template <int S, int E, int L, typename Ix>
+__device__ __forceinline__ unsigned long long walk_local(Shared<S, Ix> &sm, LShared &ls, Ix we,
                                                          const uint32_t *__restrict__ ikc,
                                                          const uint32_t *__restrict__ jkc,
                                                          const uint32_t *__restrict__ bm, const Loc &loc) {
     const int t = threadIdx.x;
     const int lane = t & 31;
     unsigned long long found = 0;
-    for (uint64_t r0 = 0; r0 < we; r0 += (uint64_t)kThreads * S) {
-        spread<S, E>(sm, r0, we);
+    for (Ix r0 = 0; r0 < we; r0 += (Ix)kThreads * S) {
+        spread<S, E, Ix>(sm, r0, we);
 #pragma unroll
         for (int j = 0; j < S; j++) {
             const int q = j * kThreads + t;
-            const uint64_t w = r0 + q;
+            const Ix w = r0 + q;
             const bool live = w < we;
             const int k = live ? (int)sm.k[q] : -1;
             uint32_t c = 0;
-            if (live) c = eval_local<S, L>(sm, ls, k, w, ikc, jkc, bm, loc);
+            if (live) c = eval_local<S, L, Ix>(sm, ls, k, w, ikc, jkc, bm, loc);
             found += c;
             const unsigned hits = __ballot_sync(0xffffffffu, c != 0);
             const int kprev = __shfl_up_sync(0xffffffffu, k, 1);
@@ -435,7 +442,7 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared 
                 if (n) atomicAdd(&ls.hits[k], n);
             }
         }
-        if (r0 + (uint64_t)kThreads * S < we) __syncthreads();
+        if (r0 + (Ix)kThreads * S < we) __syncthreads();
     }
     return found;
 }
@@ -444,9 +451,10 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S> &sm, LShared 
 // their first words, ulo u's first value): picks the word (kAnd) or
 // four-word (kAnd4) intersection over the overlap of the value ranges when
 // it costs less than best, and sets the edge's walk state.
+template <typename Ix>
 __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t ilo, uint32_t ihi, uint32_t jlo,
-                                         uint32_t jhi, uint64_t vb, uint64_t ub, uint32_t ulo, uint64_t &cnt,
-                                         uint8_t &mode, uint64_t &iter, uint64_t &sbase, uint32_t &slen) {
+                                         uint32_t jhi, Ix vb, Ix ub, uint32_t ulo, Ix &cnt,
+                                         uint8_t &mode, Ix &iter, Ix &sbase, uint32_t &slen) {
     const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
     const uint64_t w0 = (lo - jlo) >> 5, w1 = (hi - jlo) >> 5, nw = w1 - w0 + 1;
     // Four-word chunks start at a multiple of four words of v's bitmap,
@@ -454,25 +462,28 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
     // otherwise), so v's chunk is one aligned 16-byte load.
     const uint64_t c0 = w0 >> 2, nc = (w1 >> 2) - c0 + 1;
     if (bmp.and4_cost && nc * bmp.and4_cost < min(best, nw * bmp.and_cost)) {
-        cnt = nc;
+        cnt = (Ix)nc;
         mode = kAnd4;
-        sbase = vb + 4 * c0;
-        // Bit of value jlo + 128 c0 in u's bitmap; that value may lie up to
-        // 127 below ulo, so this can point into the words before the row's
-        // (padded).
-        iter = (uint64_t)((int64_t)ub * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo);
-        slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8);
+        sbase = (Ix)(vb + 4 * c0);
+        // Bit of value jlo + 128 c0 in u's bitmap, as its word and the
+        // shift in it; that value may lie up to 127 below ulo, so the word
+        // can be one of the four before the row's (padded).
+        const int64_t bit = (int64_t)ub * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo;
+        iter = (Ix)(bit >> 5);
+        slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8) |
+               (((uint32_t)bit & 31u) << 16);
         return true;
     }
     if (nw * bmp.and_cost < best) {
-        cnt = nw;
+        cnt = (Ix)nw;
         mode = kAnd;
-        sbase = vb + w0;
-        // Bit of value jlo + 32 w0 in u's bitmap; that value may lie up to 31
-        // below ulo, so this can point into the word before the row's
-        // (padded).
-        iter = (uint64_t)((int64_t)ub * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo);
-        slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8);
+        sbase = (Ix)(vb + w0);
+        // Bit of value jlo + 32 w0 in u's bitmap, as its word and the shift
+        // in it; that value may lie up to 31 below ulo, so the word can be
+        // the one before the row's (padded).
+        const int64_t bit = (int64_t)ub * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo;
+        iter = (Ix)(bit >> 5);
+        slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8) | (((uint32_t)bit & 31u) << 16);
         return true;
     }
     return false;
@@ -486,15 +497,15 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
 // counts only, 1 per vertex, 2 per vertex and edge (Loc, walk_local).
 // bmp.bits may still be being written by the bitmap build this launch
 // overlaps: it is read only after grid_dependency_wait.
-template <int S, int E, int MB, int L = 0>
+template <int S, int E, int MB, int L, typename Ix>
 __global__ void __launch_bounds__(kThreads, MB)
 wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, unsigned long long *out) {
-    typedef typename Shared<S>::Scan Scan;
-    __shared__ Shared<S> sm;
+    typedef typename Shared<S, Ix>::Scan Scan;
+    __shared__ Shared<S, Ix> sm;
 
     const int t = threadIdx.x;
-    const uint64_t e0 = (uint64_t)blockIdx.x * E;
-    const uint64_t e1 = min(e0 + E, (uint64_t)ij.nnz);
+    const Ix e0 = (Ix)blockIdx.x * E;
+    const Ix e1 = min(e0 + (Ix)E, (Ix)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
     // The block's edges lie in rows r0 .. rlast: two loads from the
@@ -516,18 +527,18 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     const int64_t span = rlast - r0 + 1;
     const bool cached = (opts & kOptRowCache) && span <= kThreads;
     if (cached) {
-        if (t < span) sm.rpc[t] = __ldg(ij.rp + r0 + t);
+        if (t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
         __syncthreads();
     }
 
-    uint64_t cnt = 0;
+    Ix cnt = 0;
     uint8_t mode = kIterIK;
-    uint64_t iter = 0, sbase = 0;
+    Ix iter = 0, sbase = 0;
     uint32_t slen = 0;
     int64_t eu = -1; // the edge's row and column (per-vertex mode)
     uint32_t ev = 0;
     uint32_t xbase = 0; // per-vertex mode, kAnd and kAnd4: the value of bit 0 of word or chunk 0
-    const uint64_t e = e0 + t;
+    const Ix e = e0 + (Ix)t;
     if (t < E && e < e1) {
         int64_t u;
         if (cached) {
@@ -546,8 +557,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
             ev = v;
             // One upper block as all three: every value of jk.row(v) is > v,
             // so only the part of row u after the edge can match.
-            const uint64_t a0 = self ? e + 1 : __ldg(ik.rp + u), a1 = __ldg(ik.rp + u + 1);
-            const uint64_t b0 = __ldg(jk.rp + v), b1 = __ldg(jk.rp + v + 1);
+            const Ix a0 = self ? e + 1 : (Ix)__ldg(ik.rp + u), a1 = (Ix)__ldg(ik.rp + u + 1);
+            const Ix b0 = (Ix)__ldg(jk.rp + v), b1 = (Ix)__ldg(jk.rp + v + 1);
             if (a0 < a1 && b0 < b1) {
                 const uint32_t ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
                 const uint32_t jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
@@ -566,7 +577,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                     // no clip bounds at all.
                     bool picked = false;
                     if (skipb && (opts & kOptSkipA) && bmp.and_cost && a1 - a0 >= bmp.and_min) {
-                        const uint64_t us = !self ? a0 : cached ? sm.rpc[u - r0] : __ldg(ik.rp + u);
+                        const Ix us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
                         const uint32_t ulo = __ldg(ik.c + us);
                         if (has_bitmap(bmp, a1 - us, ulo, ihi))
                             picked = pick_and(bmp, 3 * (a1 - a0), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
@@ -576,18 +587,18 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         // The clip bounds: a bound the other range does not
                         // cut is the row's end, without a search; the upper
                         // bound is searched from the lower one.
-                        const uint64_t pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
-                        const uint64_t pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
-                        uint64_t pb0 = b0, pb1 = b1;
+                        const Ix pa0 = ilo >= jlo ? a0 : lower_bound(ik.c, a0, a1, jlo);
+                        const Ix pa1 = ihi <= jhi ? a1 : upper_bound(ik.c, pa0, a1, jhi);
+                        Ix pb0 = b0, pb1 = b1;
                         if (!skipb) {
                             pb0 = jlo >= ilo ? b0 : lower_bound(jk.c, b0, b1, ilo);
                             pb1 = jhi <= ihi ? b1 : upper_bound(jk.c, pb0, b1, ihi);
                         }
-                        const uint64_t ca = pa1 - pa0, cb = pb1 - pb0;
+                        const Ix ca = pa1 - pa0, cb = pb1 - pb0;
                         // Cost per wedge: a fixed part (find, load) plus one load
                         // for a bitmap or one per binary-search step.
-                        const uint64_t cost_a = ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
-                        const uint64_t cost_b = skipb ? ~0ull : cb * (2 + (64 - __clzll(ca)));
+                        const uint64_t cost_a = (uint64_t)ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
+                        const uint64_t cost_b = skipb ? ~0ull : (uint64_t)cb * (2 + (64 - __clzll(ca)));
                         if (cost_a <= cost_b) {
                             cnt = ca;
                             iter = pa0;
@@ -610,7 +621,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         // for about the price of two lookups. Row u's bitmap is
                         // the one of its whole row (start us, first value ulo).
                         if (bmp.and_cost && hb && ca >= bmp.and_min) {
-                            const uint64_t us = !self ? a0 : cached ? sm.rpc[u - r0] : __ldg(ik.rp + u);
+                            const Ix us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
                             const uint32_t ulo = __ldg(ik.c + us);
                             if (has_bitmap(bmp, a1 - us, ulo, ihi))
                                 pick_and(bmp, min(cost_a, cost_b), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
@@ -633,7 +644,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     sm.sbase[t] = sbase;
     sm.slen[t] = slen;
     sm.mode[t] = mode;
-    uint64_t excl, total;
+    Ix excl, total;
     Scan(sm.scan).ExclusiveSum(cnt, excl, total);
     sm.pre[t] = excl;
     if (t == 0) sm.pre[kThreads] = total;
@@ -644,7 +655,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     // read, so wait for the build this launch may overlap (see launch_wedges).
     if (bmp.bits) grid_dependency_wait();
     if constexpr (L == 0) {
-        unsigned long long found = walk<S, E>(sm, total, ik.c, jk.c, bmp.bits);
+        unsigned long long found = walk<S, E, Ix>(sm, total, ik.c, jk.c, bmp.bits);
         // One atomic per warp: a block-wide reduction would end the block with
         // one more barrier.
         for (int o = 16; o > 0; o >>= 1) found += __shfl_xor_sync(0xffffffffu, found, o);
@@ -655,7 +666,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
         ls.xbase[t] = xbase;
         for (int i = t; i < kHot; i += kThreads) ls.hot[i] = 0;
         __syncthreads();
-        unsigned long long found = walk_local<S, E, L>(sm, ls, total, ik.c, jk.c, bmp.bits, loc);
+        unsigned long long found = walk_local<S, E, L, Ix>(sm, ls, total, ik.c, jk.c, bmp.bits, loc);
         __syncthreads();
         // The block's sums: each edge's count to its u and v (and to the
         // edge), the hot counts to their vertices.
@@ -676,10 +687,12 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
 
 // Launches wedge_kernel over ij's edges on env's stream. overlap: the
 // launch follows the bitmap build on the stream and may start before the
-// build ends (programmatic dependent launch, sm_90 and later).
+// build ends (programmatic dependent launch, sm_90 and later). narrow: the
+// blocks' positions fit 32 bits (wetric_run), which the default shapes of
+// the plain count then use.
 template <int S, int E, int MB = 1, int L = 0>
 cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_env *env, unsigned opts,
-                          unsigned long long *d_count, bool overlap, const Loc &loc = Loc{}) {
+                          unsigned long long *d_count, bool overlap, bool narrow, const Loc &loc = Loc{}) {
     const uint64_t blocks = ((uint64_t)ij.nnz + E - 1) / E;
     if (blocks > 0x7fffffffull) return cudaErrorInvalidConfiguration;
     cudaLaunchConfig_t cfg = {};
@@ -691,7 +704,15 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_e
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = overlap ? 1 : 0;
-    cudaError_t err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L>, ij, ik, jk, bmp, self, opts, loc, d_count);
+    cudaError_t err;
+    bool wide = true;
+    if constexpr (L == 0 && E == 256 && MB > 1) {
+        if (narrow) {
+            wide = false;
+            err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L, uint32_t>, ij, ik, jk, bmp, self, opts, loc, d_count);
+        }
+    }
+    if (wide) err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L, uint64_t>, ij, ik, jk, bmp, self, opts, loc, d_count);
     if (err == cudaSuccess) err = cudaGetLastError();
     return err;
 }
@@ -706,13 +727,16 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_e
 //   elements when jk has rows of 32 or more: the slot's index when it was
 //   built by the same rule, else built here in scratch, 4 rows per warp,
 //   overlapping the wedge kernel's setup;
-// - spread (section 5.2) 4 below 2^22 ij edges, 8 from there; 256 edges per
-//   block; registers capped for 6 blocks per SM below 2^21 ij edges, 8 from
-//   there;
+// - spread (section 5.2) 8, 4 below 2^22 ij edges with 64-bit positions;
+//   256 edges per block; registers capped for 8 blocks per SM, 6 below
+//   2^21 ij edges with 64-bit positions;
 // - v's clip skipped when v has a bitmap, and when ik is jk the bitmap
 //   intersections at a cost of 4 per word and 5 per four-word chunk against
 //   3 per element looked up, for u lists of 8 or more (taken without any
-//   clip search when they beat all of u's list).
+//   clip search when they beat all of u's list);
+// - 32-bit positions in the default shapes (spread 4, 8 or 16, 256 edges
+//   a block, registers capped) when the blocks' sizes allow them (the
+//   fewer instructions of a search step and of the walk's arithmetic).
 // The per-vertex mode (loc set) runs the same kernel with the per-vertex
 // walk, which names the triangles of a bitmap intersection bit by bit;
 // per-edge counts go without bitmaps and their intersections, so that every
@@ -734,8 +758,6 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     long ratio = jk_->max_degree >= 32 ? 256 : 0;
     if (set.wetric_bitmap != TG_SETTING_AUTO) ratio = set.wetric_bitmap;
     if (ratio < 0 || (loc && loc->eij)) ratio = 0;
-    long spread = set.wetric_spread != TG_SETTING_AUTO ? set.wetric_spread : ij.nnz < (1 << 22) ? 4 : 8;
-    if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     const long epb = set.wetric_edges == 64 ? 64 : 256;
     long rpw = set.wetric_fillrpw;
     if (rpw < 1 || rpw > 32) rpw = 1;
@@ -761,6 +783,20 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     // kAnd and kAnd4 read words before a row's first and after its last
     // (masked away).
     const uint64_t bm_bytes = ratio > 0 && !prebuilt ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
+    // 32-bit positions (wedge_kernel's Ix) when each one fits: elements
+    // and bitmap words below 2^31 (kAnd and kAnd4 hold a word signed;
+    // either layout has at most rw words per element and four per row,
+    // plus the pads); and a block's wedges, at most E times the longest
+    // list or its bitmap words, below 2^32 with a round to spare. The
+    // per-vertex modes keep 64-bit positions.
+    bool narrow = false;
+    if (set.wetric_narrow != 0 && !loc && ik_->max_degree > 0 && jk_->max_degree > 0) {
+        const uint64_t most = (uint64_t)std::max(ij.nnz, std::max(ik.nnz, jk.nnz));
+        const uint64_t words = (uint64_t)jk.nnz * bmp.rw + 4 * ((uint64_t)jk.nrows + 1) + 2 * kBmPad;
+        const uint64_t list = (uint64_t)std::max(ik_->max_degree, jk_->max_degree) * std::max(bmp.rw, 1u) + 2;
+        narrow = most < (1ull << 31) && words < (1ull << 31) && list < (1ull << 22) &&
+                 (uint64_t)epb * list + 32ull * kThreads < (1ull << 32);
+    }
 
     // Host-side setup ends here (the compute capability below is cached).
     cudaError_t err = env->begin(env);
@@ -785,8 +821,10 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
             if (err != cudaSuccess) return err;
         }
     }
+    long spread = set.wetric_spread != TG_SETTING_AUTO ? set.wetric_spread : ij.nnz < (1 << 22) && !narrow ? 4 : 8;
+    if (spread != 4 && spread != 8 && spread != 16 && spread != 32) spread = 8;
     const bool small = ij.nnz < (1 << 21);
-    const long lb = set.wetric_lb != TG_SETTING_AUTO ? set.wetric_lb : small ? 6 : 8;
+    const long lb = set.wetric_lb != TG_SETTING_AUTO ? set.wetric_lb : small && !narrow ? 6 : 8;
     unsigned opts = 0;
     if (set.wetric_skipb != 0) opts |= kOptSkipB;
     if (set.wetric_rowcache != 0) opts |= kOptRowCache;
@@ -808,13 +846,13 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
     if (loc) {
         const uint64_t kcols = (uint64_t)ik_->ncols;
         const Loc lc{loc->vi, loc->vj, loc->vk, loc->eij, loc->eik, loc->ejk, kcols > kHot ? kcols - kHot : 0};
-#define WETRIC_LOCAL(S_, L_) launch_wedges<S_, 256, 6, L_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap, lc)
+#define WETRIC_LOCAL(S_, L_) launch_wedges<S_, 256, 6, L_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap, false, lc)
         if (loc->eij)
             return spread == 4 ? WETRIC_LOCAL(4, 2) : WETRIC_LOCAL(8, 2);
         return spread == 4 ? WETRIC_LOCAL(4, 1) : WETRIC_LOCAL(8, 1);
 #undef WETRIC_LOCAL
     }
-#define WETRIC(S_, E_, MB_) launch_wedges<S_, E_, MB_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap)
+#define WETRIC(S_, E_, MB_) launch_wedges<S_, E_, MB_>(ij, ik, jk, bmp, self, env, opts, d_count, overlap, narrow)
     if ((lb == 8 || lb == 6) && epb == 256 && spread != 32) {
         if (spread == 4) return lb == 8 ? WETRIC(4, 256, 8) : WETRIC(4, 256, 6);
         if (spread == 16) return lb == 8 ? WETRIC(16, 256, 8) : WETRIC(16, 256, 6);

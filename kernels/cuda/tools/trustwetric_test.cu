@@ -584,6 +584,8 @@ static void check_random(Runner &r) {
                                   "wetric_fillrpw=32 wetric_bitmap=64 wetric_bmmin=2",
                                   "wetric_fillrpw=5 wetric_bitmap=32 wetric_bmmin=1 wetric_spread=16",
                                   "wetric_overlap=0 wetric_bitmap=64",
+                                  "wetric_narrow=0", "wetric_narrow=0 wetric_bitmap=64 wetric_spread=8",
+                                  "wetric_narrow=0 wetric_lb=6 wetric_bitmap=64 wetric_fillrpw=32",
                                   "trust_cta_threads=512",
                                   "trust_warpmax=1",
                                   "trust_bitmap=0",
@@ -652,6 +654,8 @@ static void check_random(Runner &r) {
                                      "wetric_bitmap=256 wetric_andcost=1 wetric_andmin=1 wetric_lb=6",
                                      "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1",
                                      "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1 wetric_overlap=0",
+                                     "wetric_bitmap=256 wetric_bmmin=2 wetric_and4cost=1 wetric_andmin=1 wetric_narrow=0",
+                                     "wetric_bitmap=32 wetric_bmmin=1 wetric_andcost=1 wetric_andmin=1 wetric_narrow=0",
                                      "wetric_bitmap=1024 wetric_bmmin=1 wetric_and4cost=1 wetric_andmin=1 wetric_spread=4",
                                      "wetric_bitmap=512 wetric_and4cost=1 wetric_andcost=1 wetric_andmin=2 wetric_spread=16",
                                      "wetric_bitmap=128 wetric_and4cost=2 wetric_andcost=0 wetric_andmin=1 wetric_lb=6",
@@ -731,7 +735,7 @@ static void bench(Runner &r, const char *name, const HostCSR &g, int reps, bool 
         {"wetric", "wetric_andcost=0 wetric_and4cost=5"}, {"wetric", "wetric_andmin=2"},
         {"wetric", "wetric_andmin=16"}, {"wetric", "wetric_andmin=32"},
         {"wetric", "wetric_erow=0"}, {"wetric", "wetric_skipb=0"}, {"wetric", "wetric_rowcache=0"},
-        {"wetric", "wetric_skipa=0"}, {"wetric", ""},
+        {"wetric", "wetric_skipa=0"}, {"wetric", "wetric_narrow=0"}, {"wetric", ""},
     };
     // TWT_ONLY=NAME times only that kernel's variants.
     const char *only = getenv("TWT_ONLY");

@@ -23,7 +23,7 @@ import (
 
 // Version is TG_ABI_VERSION of the trigrid.h this package was written
 // against; Open refuses a library that reports another.
-const Version = 15
+const Version = 16
 
 // Lib is a loaded library with the ABI of trigrid.h. It is safe for
 // concurrent use; a context (Ctx) is not.

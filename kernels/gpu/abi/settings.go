@@ -12,7 +12,7 @@ var settingNames = [...]string{
 	"trust_warpmax", "trust_cta_smem", "trust_cta_threads", "trust_bitmap",
 	"wetric_erow", "wetric_bitmap", "wetric_spread", "wetric_edges", "wetric_fillrpw", "wetric_bmmin",
 	"wetric_andcost", "wetric_andmin", "wetric_and4cost", "wetric_lb",
-	"wetric_skipb", "wetric_rowcache", "wetric_skipa", "wetric_overlap",
+	"wetric_skipb", "wetric_rowcache", "wetric_skipa", "wetric_overlap", "wetric_narrow",
 	"ranges_dense",
 }
 
