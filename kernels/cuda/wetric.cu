@@ -258,30 +258,44 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S, Ix> &sm, int k, I
     return contains(jkc, sm.sbase[k], sm.slen[k], x);
 }
 
-// Spread, the first half of a round of walk and walk_local: each thread
-// locates its first wedge of [r0, we) once and walks S consecutive ones,
-// recording in sm.k only which edge each belongs to. Every thread of the
-// block must call it; it ends with the block synchronized.
+// Spread, the first half of a round of walk and walk_local: records in
+// sm.k which edge each slot of the round [r0, r0 + kThreads * S) belongs
+// to. Each edge with wedges in the round marks its first slot there (edge
+// + 1), then a block max-scan over the slots, S consecutive ones a thread,
+// carries each mark to the slots that follow it; slot 0 is always marked
+// (by the edge that holds wedge r0, r0 < we). Slots past we are left with
+// the last edge and never evaluated. Every thread of the block must call
+// it; it ends with the block synchronized.
+template <typename T>
+struct MaxOp {
+    __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a > b ? a : b; }
+};
+
 template <int S, int E, typename Ix>
-__device__ __forceinline__ void spread(Shared<S, Ix> &sm, Ix r0, Ix we) {
+__device__ __forceinline__ void spread(Shared<S, Ix> &sm, Ix r0) {
+    typedef typename Shared<S, Ix>::Scan Scan;
+    constexpr Ix R = (Ix)kThreads * S;
     const int t = threadIdx.x;
-    const Ix w0 = r0 + (Ix)t * S;
-    if (w0 < we) {
-        int lo = 0, hi = E; // last k with pre[k] <= w0
-        while (hi - lo > 1) {
-            int mid = (lo + hi) >> 1;
-            if (sm.pre[mid] <= w0) lo = mid; else hi = mid;
-        }
-        int k = lo;
 #pragma unroll
-        for (int j = 0; j < S; j++) {
-            const Ix w = w0 + j;
-            if (w < we) {
-                while (sm.pre[k + 1] <= w) k++;
-                sm.k[t * S + j] = (uint16_t)k;
-            }
-        }
+    for (int j = 0; j < S; j++) sm.k[t * S + j] = 0;
+    __syncthreads();
+    if (t < E) {
+        const Ix p0 = sm.pre[t], p1 = sm.pre[t + 1];
+        if (p1 > p0 && p1 > r0 && p0 < r0 + R) sm.k[(p0 > r0 ? p0 : r0) - r0] = (uint16_t)(t + 1);
     }
+    __syncthreads();
+    Ix run = 0;
+    uint16_t v[S];
+#pragma unroll
+    for (int j = 0; j < S; j++) {
+        const Ix x = sm.k[t * S + j];
+        run = x > run ? x : run;
+        v[j] = (uint16_t)run;
+    }
+    Ix before;
+    Scan(sm.scan).ExclusiveScan(run, before, (Ix)0, MaxOp<Ix>());
+#pragma unroll
+    for (int j = 0; j < S; j++) sm.k[t * S + j] = (uint16_t)(((Ix)v[j] > before ? (Ix)v[j] : before) - 1);
     __syncthreads();
 }
 
@@ -296,7 +310,7 @@ __device__ __forceinline__ unsigned long long walk(Shared<S, Ix> &sm, Ix we,
     const int t = threadIdx.x;
     unsigned long long found = 0;
     for (Ix r0 = 0; r0 < we; r0 += (Ix)kThreads * S) {
-        spread<S, E, Ix>(sm, r0, we);
+        spread<S, E, Ix>(sm, r0);
         // Cooperation: evaluate slot j*kThreads + t, so that neighbouring
         // threads take neighbouring wedges, which share an edge and so read
         // neighbouring elements and search the same run.
@@ -408,7 +422,7 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S, Ix> &sm, LSha
     const int lane = t & 31;
     unsigned long long found = 0;
     for (Ix r0 = 0; r0 < we; r0 += (Ix)kThreads * S) {
-        spread<S, E, Ix>(sm, r0, we);
+        spread<S, E, Ix>(sm, r0);
 #pragma unroll
         for (int j = 0; j < S; j++) {
             const int q = j * kThreads + t;
