@@ -200,16 +200,18 @@ struct Shared {
 // rows' spans may be another row's words. Bit b is value 32 off + b of the
 // overlap's first word. u's words start at sm.iter[k] (signed: it may lie
 // before the first word, in the pad), shifted by bits 16-20 of sm.slen[k].
+// Every word is masked (all ones inside the overlap) rather than the end
+// words under a branch: the lanes of a warp take different words.
 template <int S, typename Ix>
 __device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix off, Ix w,
                                              const uint32_t *__restrict__ bm) {
     const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
     const uint32_t *wp = bm + (std::make_signed_t<Ix>)(sm.iter[k] + off);
     uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (sm.slen[k] >> 16) & 31u);
-    bits &= wv;
-    if (off == 0) bits &= ~0u << (sm.slen[k] & 31u);
-    if (w + 1 == sm.pre[k + 1]) bits &= ~0u >> (31u - ((sm.slen[k] >> 8) & 31u));
-    return bits;
+    const uint32_t sl = sm.slen[k];
+    const uint32_t l = off == 0 ? (sl & 31u) : 0u;                   // first bit of the overlap
+    const uint32_t h = w + 1 == sm.pre[k + 1] ? ((sl >> 8) & 31u) : 31u; // last bit
+    return bits & wv & (~0u << l) & (~0u >> (31u - h));
 }
 
 // and_word four words at a time (kAnd4): v's as one aligned 16-byte load,
@@ -224,14 +226,13 @@ __device__ __forceinline__ uint4 and_chunk(const Shared<S, Ix> &sm, int k, Ix of
     const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3), u4 = __ldg(wp + 4);
     uint4 b = make_uint4(__funnelshift_r(u0, u1, sh) & vv.x, __funnelshift_r(u1, u2, sh) & vv.y,
                          __funnelshift_r(u2, u3, sh) & vv.z, __funnelshift_r(u3, u4, sh) & vv.w);
-    if (off == 0) {
-        const uint32_t l = sm.slen[k] & 127u; // first bit of the overlap
-        b.x &= and_lo_mask(l, 0); b.y &= and_lo_mask(l, 32); b.z &= and_lo_mask(l, 64); b.w &= and_lo_mask(l, 96);
-    }
-    if (w + 1 == sm.pre[k + 1]) {
-        const uint32_t h = (sm.slen[k] >> 8) & 127u; // last bit of the overlap
-        b.x &= and_hi_mask(h, 0); b.y &= and_hi_mask(h, 32); b.z &= and_hi_mask(h, 64); b.w &= and_hi_mask(h, 96);
-    }
+    const uint32_t sl = sm.slen[k];
+    const uint32_t l = off == 0 ? (sl & 127u) : 0u;                     // first bit of the overlap
+    const uint32_t h = w + 1 == sm.pre[k + 1] ? ((sl >> 8) & 127u) : 127u; // last bit
+    b.x &= and_lo_mask(l, 0) & and_hi_mask(h, 0);
+    b.y &= and_lo_mask(l, 32) & and_hi_mask(h, 32);
+    b.z &= and_lo_mask(l, 64) & and_hi_mask(h, 64);
+    b.w &= and_lo_mask(l, 96) & and_hi_mask(h, 96);
     return b;
 }
 
@@ -266,6 +267,12 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S, Ix> &sm, int k, I
 // (by the edge that holds wedge r0, r0 < we). Slots past we are left with
 // the last edge and never evaluated. Every thread of the block must call
 // it; it ends with the block synchronized.
+//
+// The slots are not cleared between rounds: what a slot holds from the
+// round before is an edge no later than that slot's edge there, so no
+// later than any edge of this round from that slot on, and the max-scan
+// reads it as a mark one lower than that edge's. The first round's marks
+// (r0 = 0) are set by the wedge kernel's setup, on slots it cleared.
 template <typename T>
 struct MaxOp {
     __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a > b ? a : b; }
@@ -276,14 +283,13 @@ __device__ __forceinline__ void spread(Shared<S, Ix> &sm, Ix r0) {
     typedef typename Shared<S, Ix>::Scan Scan;
     constexpr Ix R = (Ix)kThreads * S;
     const int t = threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < S; j++) sm.k[t * S + j] = 0;
-    __syncthreads();
-    if (t < E) {
-        const Ix p0 = sm.pre[t], p1 = sm.pre[t + 1];
-        if (p1 > p0 && p1 > r0 && p0 < r0 + R) sm.k[(p0 > r0 ? p0 : r0) - r0] = (uint16_t)(t + 1);
+    if (r0 > 0) {
+        if (t < E) {
+            const Ix p0 = sm.pre[t], p1 = sm.pre[t + 1];
+            if (p1 > p0 && p1 > r0 && p0 < r0 + R) sm.k[(p0 > r0 ? p0 : r0) - r0] = (uint16_t)(t + 1);
+        }
+        __syncthreads();
     }
-    __syncthreads();
     Ix run = 0;
     uint16_t v[S];
 #pragma unroll
@@ -518,6 +524,9 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     __shared__ Shared<S, Ix> sm;
 
     const int t = threadIdx.x;
+    // The first round's slots, cleared for the marks the setup sets (spread).
+#pragma unroll
+    for (int j = 0; j < S; j++) sm.k[t * S + j] = 0;
     const Ix e0 = (Ix)blockIdx.x * E;
     const Ix e1 = min(e0 + (Ix)E, (Ix)ij.nnz);
     const int64_t nrows = min(ij.nrows, ik.nrows);
@@ -540,10 +549,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     // by side, and each edge finds its row in shared memory.
     const int64_t span = rlast - r0 + 1;
     const bool cached = (opts & kOptRowCache) && span <= kThreads;
-    if (cached) {
-        if (t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
-        __syncthreads();
-    }
+    if (cached && t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
+    __syncthreads(); // sm.rpc, and sm.k's zeros before the marks below
 
     Ix cnt = 0;
     uint8_t mode = kIterIK;
@@ -662,6 +669,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     Scan(sm.scan).ExclusiveSum(cnt, excl, total);
     sm.pre[t] = excl;
     if (t == 0) sm.pre[kThreads] = total;
+    // The first round's marks (spread).
+    if (cnt > 0 && excl < (Ix)kThreads * S) sm.k[excl] = (uint16_t)(t + 1);
 
     __syncthreads();
 
