@@ -12,12 +12,13 @@
 # Environment: BIN (.dev/bin/trigrid), ROUNDS (3), RUNS (9), KERNELS
 # (wetric), AB_FILES (wetric), CUDA_ARCH (sm_90), NCU (1: an Nsight
 # Compute profile of the first library's wedge kernel on the first FILE,
-# with its source page, into OUT).
+# with its source page, into OUT; NCU_ARGS: more ncu options, e.g.
+# "--clock-control none" to profile at the clocks the runs had).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 3 ] || {
-	sed -n '2,15p' "$0"
+	sed -n '2,17p' "$0"
 	exit 2
 }
 OUT=$1
@@ -137,7 +138,8 @@ cat "$OUT/summary.txt"
 if [ "${NCU:-0}" = 1 ]; then
 	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 	if [ -x "$ncu" ]; then
-		TRIGRID_CUDA_LIB=${libs[0]} timeout 180 "$ncu" --kernel-name regex:wedge_kernel --launch-skip 2 --launch-count 1 \
+		read -ra nargs <<<"${NCU_ARGS:-}"
+		TRIGRID_CUDA_LIB=${libs[0]} timeout 180 "$ncu" "${nargs[@]}" --kernel-name regex:wedge_kernel --launch-skip 2 --launch-count 1 \
 			--set full --import-source yes -o "$OUT/ncu-wetric" "$BIN" bench kernels --runs 4 --kernels wetric "${files[0]}" >"$OUT/ncu-run.log" 2>&1
 		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page details >"$OUT/ncu-details.txt" 2>&1
 		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page source --csv --print-source cuda >"$OUT/ncu-source-cuda.csv" 2>&1
