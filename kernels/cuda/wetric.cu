@@ -727,15 +727,14 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_e
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = overlap ? 1 : 0;
+    const auto launch = [&](auto kernel) {
+        return cudaLaunchKernelEx(&cfg, kernel, ij, ik, jk, bmp, self, opts, loc, d_count);
+    };
     cudaError_t err;
-    bool wide = true;
-    if constexpr (L == 0 && E == 256 && MB > 1) {
-        if (narrow) {
-            wide = false;
-            err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L, uint32_t>, ij, ik, jk, bmp, self, opts, loc, d_count);
-        }
-    }
-    if (wide) err = cudaLaunchKernelEx(&cfg, wedge_kernel<S, E, MB, L, uint64_t>, ij, ik, jk, bmp, self, opts, loc, d_count);
+    if constexpr (L == 0 && E == 256 && MB > 1)
+        err = narrow ? launch(wedge_kernel<S, E, MB, L, uint32_t>) : launch(wedge_kernel<S, E, MB, L, uint64_t>);
+    else
+        err = launch(wedge_kernel<S, E, MB, L, uint64_t>);
     if (err == cudaSuccess) err = cudaGetLastError();
     return err;
 }
