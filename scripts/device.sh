@@ -24,12 +24,14 @@ SELF=$ROOT/scripts/device.sh
 . "$ROOT/scripts/lib/final.sh" || exit 2
 # shellcheck source=lib/shards.sh
 . "$ROOT/scripts/lib/shards.sh" || exit 2
+# shellcheck source=lib/multigpu.sh
+. "$ROOT/scripts/lib/multigpu.sh" || exit 2
 # shellcheck source=lib/prepare.sh
 . "$ROOT/scripts/lib/prepare.sh" || exit 2
 # shellcheck source=lib/selftest.sh
 . "$ROOT/scripts/lib/selftest.sh" || exit 2
 
-SUITES="prepare check bench e2e partitions outofcore pervertex cluster shards final ab selftest"
+SUITES="prepare check bench e2e partitions outofcore pervertex cluster shards multigpu final ab selftest"
 
 usage() {
 	cat <<'EOF'
@@ -60,6 +62,10 @@ kernels/cuda/libtrigrid_cuda.so from scratch first:
   shards      rmat 23 from shards at the GPU's pace: count --shards against the whole
               graph's count (whole processes, the engine's breakdown, busy share), a
               coordinator and GPU worker's first job, decode and pinning benchmarks
+  multigpu    on a machine of several GPUs: bench scale over 1, 2, 4, 8 GPUs and one worker
+              with all (rmat 26, 27 shards), bench simulate against it, rmat 29 (30 on 8
+              GPUs) streamed into shards and counted across the GPUs by two kernels, a GPU
+              worker killed mid-job
   final       the release check in one call within --timeout (540 s): check, partitions,
               outofcore at CSR/4 and CSR/20, bench and e2e on rmat 22 and 23
   ab          one timing suite (--suite bench|e2e|outofcore|partitions|shards) for this tree and
@@ -223,6 +229,32 @@ scripts/device.sh shards [--shard-p P] [--workers N] [--devices LIST] [--port N]
   Every count against the published one. parts: counts, cluster, micro, profile
 EOF
 		;;
+	multigpu)
+		cat <<'EOF'
+scripts/device.sh multigpu [--gpus N] [--shard-p P] [--big-scales "S ..."] [--mem-limit SIZE]
+                           [--port N] [common options]
+  For the machines of several GPUs (nvidia-h200-x2, -x4, -x8); every part a coordinator
+  and workers as separate processes on this machine. Each count against the published one
+  (the big graphs without one: the two kernels against each other).
+  scale     rmat SCALES (default "26 27") partitioned once (-P P, default 8, hash), then
+            bench scale --shards --repeat RUNS over 1, 2, 4, 8 GPUs up to N (one worker a
+            GPU) and one worker with every GPU: job time, speedup, efficiency, time IR and
+            TEPS against the targets (2 GPUs 1.9x, 4 3.7x, 8 7.2x, IR 1.1); the reports
+            (scale.json, CSV, plots) in logs.tar.gz
+  simulate  bench simulate --validate on each report (15%), and its predictions for 1, 2,
+            4 and 8 GPUs from the shards
+  big       --big-scales (default rmat 29, and 30 on 8 GPUs) streamed from gen into
+            partition -P P --mem-limit SIZE (default 64GiB), then a coordinator and N GPU
+            workers count the shards with --kernel auto and --kernel trust; job seconds
+  kill      the first scale's shards on N workers (2 at least): a clean job, then one with
+            worker g1 killed (kill -9) a third of the clean time in: exact, requeued, the
+            time lost
+  --gpus N        GPUs to use (default: every GPU nvidia-smi lists)
+  --mem-limit S   the partitioner's peak resident memory for the big graphs
+  --port N        coordinator gRPC port (default 17000)
+  parts: scale, simulate, big, kill (one call may not hold them all: --skip the rest)
+EOF
+		;;
 	final)
 		cat <<'EOF'
 scripts/device.sh final [common options] [--max-scale N] [--divs] [--paths] [--verify-scale]
@@ -275,6 +307,7 @@ allowed() {
 	pervertex) [[ "$common --local-max-scale --modes --kernels " == *"$o"* ]] ;;
 	cluster) [[ "$common --workers --port " == *"$o"* ]] ;;
 	shards) [[ "$common --shard-p --workers --devices --port " == *"$o"* ]] ;;
+	multigpu) [[ "$common --gpus --shard-p --big-scales --mem-limit --port " == *"$o"* ]] ;;
 	final) [[ "$common --max-scale --divs --paths --verify-scale --big-scales --modes --kernels " == *"$o"* ]] ;;
 	ab) [[ "$common --suite --rounds --ab-dir --max-scale --divs --paths --verify-scale --big-scales --modes --kernels --no-datasets --device --with-datasets --shard-p --workers --devices --port " == *"$o"* ]] ;;
 	*) return 1 ;;
@@ -298,12 +331,16 @@ defaults() {
 	DIVS="64 20 8 4 2 1 0.5" PATHS="blocks whole" SWEEP_DATASETS=0
 	CL_WORKERS=1 PORT=17000
 	SH_P=4 SH_DEVICES=""
+	MG_GPUS="" MG_MEMLIMIT=64GiB MG_BIG_AUTO=0
 	AB_SUITE="" ROUNDS=2 AB_DIR=$ROOT/.dev/ab
 	DATASETS=$(cd "$ROOT/.." && pwd)/shared/datasets AB_REV="" LIMIT_MIB=""
 	ST_PREPARED=0 ST_SUITES="" ST_KEEP=0
 	case $s in
 	final)
 		DIVS="4 20" BIG_SCALES="" VERIFY_SCALE=18
+		;;
+	multigpu)
+		BIG_SCALES="" MG_BIG_AUTO=1 SH_P=8
 		;;
 	esac
 }
@@ -316,6 +353,7 @@ scales_default() {
 	pervertex) echo "20 22" ;;
 	cluster) echo "20" ;;
 	shards) echo "23" ;;
+	multigpu) echo "26 27" ;;
 	*) echo "22 23" ;;
 	esac
 }
@@ -379,7 +417,12 @@ parse() {
 		--no-datasets) BENCH_DATASETS=0 ;;
 		--device) E2E_DEVICE=$v ;;
 		--verify-scale) VERIFY_SCALE=$v ;;
-		--big-scales) BIG_SCALES=$v ;;
+		--big-scales)
+			BIG_SCALES=$v
+			MG_BIG_AUTO=0
+			;;
+		--gpus) MG_GPUS=$v ;;
+		--mem-limit) MG_MEMLIMIT=$v ;;
 		--divs) DIVS=$v ;;
 		--paths) PATHS=$v ;;
 		--with-datasets) SWEEP_DATASETS=1 ;;
@@ -406,6 +449,7 @@ parse() {
 	number --workers "$CL_WORKERS"
 	number --port "$PORT"
 	number --shard-p "$SH_P"
+	[ -z "$MG_GPUS" ] || number --gpus "$MG_GPUS"
 	[[ -z $SH_DEVICES || $SH_DEVICES =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--devices $SH_DEVICES: GPU indexes like 0,1"
 	number --rounds "$ROUNDS"
 	[ -z "$LIMIT_MIB" ] || number --limit-mib "$LIMIT_MIB"
@@ -424,6 +468,7 @@ parse() {
 	check) parts="datasets tests memcheck conformance" ;;
 	pervertex) parts="tests memcheck bench counts" ;;
 	shards) parts="counts cluster micro profile" ;;
+	multigpu) parts="scale simulate big kill" ;;
 	final) parts="datasets partitions outofcore tests bench e2e memcheck conformance" ;;
 	ab) parts=$AB_SUITE ;;
 	*) parts=$s ;;

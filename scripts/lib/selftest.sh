@@ -124,12 +124,13 @@ suite_selftest() {
 	tar -czf "$w/ab/side-b/cuda.tar.gz" -C "$ROOT/kernels" --exclude build --exclude '*.so' --exclude tools/tgdrv --exclude tools/twt cuda
 	echo "selftest: this tree again" >"$w/ab/side-b/REV"
 	port=$((20000 + $$ % 20000))
-	suites=${ST_SUITES:-check bench e2e partitions outofcore pervertex cluster final ab}
+	suites=${ST_SUITES:-check bench e2e partitions outofcore pervertex cluster multigpu final ab}
 	for s in $suites; do
 		args=("$s" --bin "$bin" --data "$data")
 		case $s in
 		ab) args+=(--suite bench --ab-dir "$w/ab/side-b") ;;
 		cluster) args+=(--port "$port") ;;
+		multigpu) args+=(--port "$((port + 10))") ;;
 		esac
 		cpu_args=()
 		case $s in
