@@ -9,21 +9,7 @@
 
 CL_PIDS=()
 
-cluster_stop() {
-	local p
-	[ ${#CL_PIDS[@]} -gt 0 ] || return 0
-	# Workers first (they drain), then the coordinator.
-	for p in "${CL_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${CL_PIDS[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	CL_PIDS=()
-}
+cluster_stop() { stop_procs CL_PIDS; }
 
 suite_cluster() {
 	part cluster cluster_all 60

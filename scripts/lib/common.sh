@@ -152,6 +152,24 @@ tally() {
 	done <<<"$1"
 }
 
+# stop_procs ARRAY: TERM to every process whose PID the named array holds,
+# then KILL to any still there 10 s later; empties the array.
+stop_procs() {
+	local -n _procs=$1
+	local p
+	[ ${#_procs[@]} -gt 0 ] || return 0
+	for p in "${_procs[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${_procs[@]}"; do
+		for _ in $(seq 20); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.5
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	_procs=()
+}
+
 cmdlog() { { printf '+'; printf ' %q' "$@"; printf '\n'; } >>"$CMDLOG"; }
 
 # xrun CMD...: CMD under a timeout of CMD_T seconds, capped by the time left

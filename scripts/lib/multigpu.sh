@@ -251,18 +251,7 @@ sys.exit(0 if n >= int(sys.argv[1]) else 1)' "$n" 2>/dev/null; then
 }
 
 mg_stop() {
-	local p
-	[ ${#MG_PIDS[@]} -gt 0 ] || return 0
-	for p in "${MG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${MG_PIDS[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	MG_PIDS=()
+	stop_procs MG_PIDS
 	trap 'on_signal' INT TERM
 }
 

@@ -111,20 +111,7 @@ shards_counts() {
 	counted "shards: rmat $SH_S --shards -P $SH_P on the CPU" "$SH_W" "$js" $?
 }
 
-shards_stop() {
-	local p
-	[ ${#SH_PIDS[@]} -gt 0 ] || return 0
-	for p in "${SH_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${SH_PIDS[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.5
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	SH_PIDS=()
-}
+shards_stop() { stop_procs SH_PIDS; }
 
 # shards_ready URL: waits (up to 30 s) for a worker's /readyz.
 shards_ready() {
