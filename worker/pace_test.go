@@ -116,7 +116,10 @@ func (c *roundTripConn) Pull(ctx context.Context, n int) ([]api.Assignment, erro
 
 // Behind a round trip far longer than a subtask, a worker keeps more
 // assignments ahead than its least prefetch, within its bound, and the
-// count stays exact; with the prefetch fixed it keeps no more.
+// count stays exact; with the prefetch fixed it keeps no more. Subtasks
+// take 1 ms at least, so that the worker pulls again while it still holds
+// some (a pull made holding nothing is not a round trip the pacer may
+// measure) and a round trip of 10 ms asks for about 20 ahead.
 func TestRunPrefetchFollowsRoundTrip(t *testing.T) {
 	fwd := testForward(t, 9, 5)
 	want := referenceCount(t, fwd)
@@ -126,8 +129,14 @@ func TestRunPrefetchFollowsRoundTrip(t *testing.T) {
 	}
 	for _, fixed := range []bool{false, true} {
 		as := assignments("j", "", part.Subtasks())
-		conn := &roundTripConn{fakeConn: newFakeConn(as), rtt: 2 * time.Millisecond, perPull: 5}
-		cfg := testConfig(t, conn, cpuSlots(1, "merge"), PartitionSource{Part: part})
+		conn := &roundTripConn{fakeConn: newFakeConn(as), rtt: 10 * time.Millisecond, perPull: 5}
+		slots := cpuSlots(1, "merge")
+		merge, err := slots[0].NewCounter("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[0].NewCounter = func(string) (kernels.Counter, error) { return slowCounter{merge, time.Millisecond}, nil }
+		cfg := testConfig(t, conn, slots, PartitionSource{Part: part})
 		cfg.Prefetch, cfg.MaxPrefetch = 2, 64
 		if fixed {
 			cfg.MaxPrefetch = 2
