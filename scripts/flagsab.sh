@@ -10,15 +10,19 @@
 # the medians over the rounds.
 #
 # Environment: BIN (.dev/bin/trigrid), ROUNDS (3), RUNS (9), KERNELS
-# (wetric), AB_FILES (wetric), CUDA_ARCH (sm_90), NCU (1: an Nsight
-# Compute profile of the first library's wedge kernel on the first FILE,
-# with its source page, into OUT; NCU_ARGS: more ncu options, e.g.
-# "--clock-control none" to profile at the clocks the runs had).
+# (wetric), AB_FILES (wetric), CUDA_ARCH (sm_90), NCU (1: Nsight Compute
+# profiles of the wedge kernel on the first FILE, with the source pages,
+# into OUT/ncu-wetric-N*, one for each library N of NCU_LIBS ("0"), each
+# with its set's settings; NCU_ARGS: more ncu options, e.g.
+# "--clock-control none" to profile at the clocks the runs had), BASE (a
+# kernels/cuda tree of another revision, e.g. from `git archive REV
+# kernels/cuda`: built too and alternated with the others as the last
+# library).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 3 ] || {
-	sed -n '2,17p' "$0"
+	sed -n '2,20p' "$0"
 	exit 2
 }
 OUT=$1
@@ -84,6 +88,12 @@ build 0 || {
 }
 for i in "${!sets[@]}"; do [ "$i" -gt 0 ] && [ -n "${flags[$i]}" ] && build "$i" & done
 wait
+if [ -n "${BASE:-}" ]; then
+	rm -rf "$OUT/cuda-base" && cp -a "$BASE" "$OUT/cuda-base" && rm -rf "$OUT/cuda-base"/*.so "$OUT/cuda-base/build"
+	make -C "$OUT/cuda-base" -j "$(nproc)" CUDA_ARCH="$ARCH" \
+		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC" \
+		libtrigrid_cuda.so >"$OUT/build-base.log" 2>&1 || echo "flagsab: base build failed: $(tail -3 "$OUT/build-base.log")" >&2
+fi
 libs=()
 for i in "${!sets[@]}"; do
 	if [ "$i" -gt 0 ] && [ -z "${flags[$i]}" ]; then
@@ -100,8 +110,14 @@ for i in "${!sets[@]}"; do
 	echo "lib $i: ${sets[$i]:-as is}" | tee -a "$OUT/flagsab.txt"
 done
 
+# The base library, when built, is the last one (no kernel settings).
+if [ -f "$OUT/cuda-base/libtrigrid_cuda.so" ]; then
+	nb=${#sets[@]}
+	libs[nb]=$OUT/cuda-base/libtrigrid_cuda.so ksets[nb]=""
+	echo "lib $nb: base $BASE" | tee -a "$OUT/flagsab.txt"
+fi
 for r in $(seq "$ROUNDS"); do
-	for i in "${!sets[@]}"; do
+	for i in "${!libs[@]}"; do
 		[ -n "${libs[$i]}" ] || continue
 		j=$OUT/bench-$r-$i.json
 		read -ra ks <<<"${ksets[$i]}"
@@ -139,12 +155,18 @@ if [ "${NCU:-0}" = 1 ]; then
 	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 	if [ -x "$ncu" ]; then
 		read -ra nargs <<<"${NCU_ARGS:-}"
-		TRIGRID_CUDA_LIB=${libs[0]} timeout 180 "$ncu" "${nargs[@]}" --kernel-name regex:wedge_kernel --launch-skip 2 --launch-count 1 \
-			--set full --import-source yes -o "$OUT/ncu-wetric" "$BIN" bench kernels --runs 4 --kernels wetric "${files[0]}" >"$OUT/ncu-run.log" 2>&1
-		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page details >"$OUT/ncu-details.txt" 2>&1
-		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page source --csv --print-source cuda >"$OUT/ncu-source-cuda.csv" 2>&1
-		"$ncu" -i "$OUT/ncu-wetric.ncu-rep" --page source --csv --print-source sass >"$OUT/ncu-source-sass.csv" 2>&1
-		grep -E "Duration|Registers|Achieved Occupancy|Executed Ipc|Issue Slots" "$OUT/ncu-details.txt" | head
+		for n in ${NCU_LIBS:-0}; do
+			[ -n "${libs[$n]:-}" ] || continue
+			read -ra ks <<<"${ksets[$n]}"
+			p=$OUT/ncu-wetric-$n
+			TRIGRID_CUDA_LIB=${libs[$n]} timeout 180 "$ncu" "${nargs[@]}" --kernel-name regex:wedge_kernel --launch-skip 2 --launch-count 1 \
+				--set full --import-source yes -o "$p" "$BIN" bench kernels --runs 4 --kernels wetric "${ks[@]}" "${files[0]}" >"$p-run.log" 2>&1
+			"$ncu" -i "$p.ncu-rep" --page details >"$p-details.txt" 2>&1
+			"$ncu" -i "$p.ncu-rep" --page source --csv --print-source cuda >"$p-source-cuda.csv" 2>&1
+			"$ncu" -i "$p.ncu-rep" --page source --csv --print-source sass >"$p-source-sass.csv" 2>&1
+			echo "ncu lib $n:"
+			grep -E "Duration|Registers|Achieved Occupancy|Executed Ipc|Issue Slots" "$p-details.txt" | head
+		done
 	else
 		echo "no ncu"
 	fi
