@@ -7,7 +7,8 @@
 # KERNELS on every FILE under each library, the libraries alternated
 # ROUNDS times. OUT/flagsab.txt: one line a library, file and round with
 # the median kernel ms and whether the count was right; OUT/summary.txt
-# the medians over the rounds.
+# the medians over the rounds; OUT/runs.tar.gz the runs' JSON and the
+# build logs.
 #
 # Environment: BIN (.dev/bin/trigrid), ROUNDS (3), RUNS (9), KERNELS
 # (wetric), AB_FILES (wetric), CUDA_ARCH (sm_90), NCU (1: Nsight Compute
@@ -22,7 +23,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 3 ] || {
-	sed -n '2,20p' "$0"
+	sed -n '2,21p' "$0"
 	exit 2
 }
 OUT=$1
@@ -150,6 +151,9 @@ for (k, g, i), v in sorted(t.items()):
     print(f"{g} {k} lib {i} [{libs.get(i, '')}]: median {m:.4f} ms over {len(v)} rounds{ratio} {set(o for _, o in v)}")
 EOF
 cat "$OUT/summary.txt"
+# The runs' files in one archive: a device call returns few files, and
+# the profiles below should be among them.
+(cd "$OUT" && tar -czf runs.tar.gz bench-* build-*.log && rm -f bench-* build-*.log)
 
 if [ "${NCU:-0}" = 1 ]; then
 	ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
