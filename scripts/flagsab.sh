@@ -71,29 +71,30 @@ for i in "${!files[@]}"; do
 	files[i]=$f
 done
 
-# Build 0 as it is, then the sets side by side from its objects.
+# build NAME FLAGS [SRC]: the library of SRC (this tree's kernels/cuda)
+# with nvcc FLAGS in OUT/cuda-NAME. Build 0 is this tree as it is; the
+# sets reuse its objects but AB_FILES'; a BASE tree is built whole.
 build() {
-	local i=$1 d=$OUT/cuda-$1 o
-	rm -rf "$d" && cp -a "$ROOT/kernels/cuda" "$d" && rm -f "$d"/*.so
-	if [ "$i" -gt 0 ]; then
+	local d=$OUT/cuda-$1 src=${3:-$ROOT/kernels/cuda} o
+	rm -rf "$d" && cp -a "$src" "$d" && rm -rf "$d"/*.so
+	if [ -n "${3:-}" ]; then
+		rm -rf "$d/build"
+	elif [ "$1" != 0 ]; then
 		[ -d "$OUT/cuda-0/build" ] && cp -a "$OUT/cuda-0/build" "$d/"
 		for o in $AB_FILES; do rm -f "$d/build/$o.o"; done
 	fi
 	make -C "$d" -j "$(nproc)" CUDA_ARCH="$ARCH" \
-		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC ${flags[$i]}" \
-		libtrigrid_cuda.so >"$OUT/build-$i.log" 2>&1
+		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC $2" \
+		libtrigrid_cuda.so >"$OUT/build-$1.log" 2>&1
 }
-build 0 || {
+build 0 "${flags[0]}" || {
 	echo "flagsab: build 0 failed: $(tail -5 "$OUT/build-0.log")" >&2
 	exit 1
 }
-for i in "${!sets[@]}"; do [ "$i" -gt 0 ] && [ -n "${flags[$i]}" ] && build "$i" & done
+for i in "${!sets[@]}"; do [ "$i" -gt 0 ] && [ -n "${flags[$i]}" ] && build "$i" "${flags[$i]}" & done
 wait
 if [ -n "${BASE:-}" ]; then
-	rm -rf "$OUT/cuda-base" && cp -a "$BASE" "$OUT/cuda-base" && rm -rf "$OUT/cuda-base"/*.so "$OUT/cuda-base/build"
-	make -C "$OUT/cuda-base" -j "$(nproc)" CUDA_ARCH="$ARCH" \
-		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC" \
-		libtrigrid_cuda.so >"$OUT/build-base.log" 2>&1 || echo "flagsab: base build failed: $(tail -3 "$OUT/build-base.log")" >&2
+	build base "" "$BASE" || echo "flagsab: base build failed: $(tail -3 "$OUT/build-base.log")" >&2
 fi
 libs=()
 for i in "${!sets[@]}"; do
