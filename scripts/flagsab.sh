@@ -18,12 +18,13 @@
 # "--clock-control none" to profile at the clocks the runs had), BASE (a
 # kernels/cuda tree of another revision, e.g. from `git archive REV
 # kernels/cuda`: built too and alternated with the others as the last
-# library).
+# library), CONFORM (library numbers: `make conformance` of each set's
+# build, on CHECK_GRAPHS too, into OUT/conformance-N.txt).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 3 ] || {
-	sed -n '2,21p' "$0"
+	sed -n '2,23p' "$0"
 	exit 2
 }
 OUT=$1
@@ -176,4 +177,19 @@ if [ "${NCU:-0}" = 1 ]; then
 		echo "no ncu"
 	fi
 fi
+# The conformance test of the listed sets' builds, their nvcc flags
+# passed again so that make reuses their objects.
+for n in ${CONFORM:-}; do
+	d=$OUT/cuda-$n
+	[ "$n" = 0 ] || [ -n "${flags[$n]:-}" ] || d=$OUT/cuda-0
+	if [ ! -f "$d/libtrigrid_cuda.so" ]; then
+		echo "conformance $n: no build" | tee -a "$OUT/summary.txt"
+		continue
+	fi
+	make -C "$d" -j "$(nproc)" CUDA_ARCH="$ARCH" \
+		NVCCFLAGS="-O3 -std=c++17 -gencode arch=compute_$N,code=sm_$N -lineinfo -Xcompiler -fPIC ${flags[$n]:-}" \
+		conformance CHECK_GRAPHS="${CHECK_GRAPHS:-}" >"$OUT/conformance-$n.txt" 2>&1
+	echo "conformance $n [${sets[$n]:-as is}]: rc $? $(grep -c "^FAIL" "$OUT/conformance-$n.txt") FAIL lines, $(grep -E "passed, [0-9]+ failed" "$OUT/conformance-$n.txt" | tr "\n" " ")" | tee -a "$OUT/summary.txt"
+	tail -4 "$OUT/conformance-$n.txt"
+done
 rm -rf "$OUT"/cuda-*
