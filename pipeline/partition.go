@@ -27,12 +27,13 @@ import (
 // graph; it needs a positive Budget and no MemLimit.
 //
 // pc.MemLimit bounds this process's resident memory (`trigrid partition
-// --mem-limit`): what the process holds when the call begins, with room for
-// pages of the binary still to be touched, is set aside, the partitioner
-// gets the rest, and the Go runtime's soft memory limit is lowered for the
-// call to the limit less the process's mapped files, so that the collector
-// keeps the heap where the partitioner planned it. A limit below the least
-// that works is an error naming --mem-limit and that least.
+// --mem-limit`): what the process holds when the call begins, and every
+// page of the files it maps (the binary: how many of them are resident
+// depends on the page cache, and can grow during the run), is set aside,
+// the partitioner gets the rest, and the Go runtime's soft memory limit is
+// lowered for the call to the limit less those files, so that the
+// collector keeps the heap where the partitioner planned it. A limit below
+// the least that works is an error naming --mem-limit and that least.
 func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Config, pc partition.Config) (*partition.Summary, error) {
 	cfg.fill()
 	if pc.P == 0 && (pc.MemLimit > 0 || cfg.Budget <= 0) {
@@ -46,12 +47,13 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 		// is what it uses.
 		debug.FreeOSMemory()
 		resident, files := processMemory()
-		held := resident + binaryMargin
+		mapped := max(files, mappedFiles())
+		held := resident - files + mapped + runtimeMargin
 		pc.MemLimit = max(limit-held, 1)
 		// The collector runs late on a loaded machine, and garbage made
 		// meanwhile is resident too: the soft limit leaves it gcSlack of
 		// the partitioner's part.
-		soft := limit - files - binaryMargin - pc.MemLimit/gcSlack
+		soft := limit - mapped - runtimeMargin - pc.MemLimit/gcSlack
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(soft, 1<<20)))
 		sum, err := partition.PartitionFile(ctx, path, ro, store, pc)
 		var me *partition.MemLimitError
@@ -89,14 +91,45 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 	return partition.PartitionLoaded(ctx, fwd, ids, stats, clean, start, store, pc)
 }
 
-// binaryMargin is room for pages of the binary that a run has yet to touch
-// (code and tables first used by it), beside those mapped when it starts.
-const binaryMargin = 8 << 20
+// runtimeMargin is room for what the Go runtime itself adds during a run
+// (stacks of new threads, its own structures), beside the partitioner's
+// memory.
+const runtimeMargin = 2 << 20
 
 // gcSlack is the share (1/gcSlack) of the partitioner's memory that the
 // runtime's soft limit keeps below it for garbage the collector has not
 // yet reached.
 const gcSlack = 8
+
+// mappedFiles is the size of every file this process maps (the binary's
+// segments), from /proc/self/maps: the most its file-backed resident pages
+// can reach. 0 where that cannot be read.
+func mappedFiles() int64 {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// address perms offset dev inode pathname
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || !strings.HasPrefix(fields[5], "/") || fields[4] == "0" {
+			continue
+		}
+		lo, hi, ok := strings.Cut(fields[0], "-")
+		if !ok {
+			continue
+		}
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		b, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 == nil && err2 == nil && b > a {
+			n += int64(b - a)
+		}
+	}
+	return n
+}
 
 // processMemory is this process's resident memory and the part of it that
 // maps files (the binary), from /proc/self/status; where that cannot be
