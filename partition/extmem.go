@@ -66,16 +66,28 @@ const (
 	binBatch = 1 << 20
 )
 
-// headroom is what a limit keeps free for the collector: the garbage
-// between two collections, the runtime's own structures.
-func headroom(limit int64) int64 { return limit/16 + 2<<20 }
+// headroom is what a limit keeps free for the collector: GCShare of it,
+// which the caller's soft memory limit keeps below the limit (see
+// Config.MemLimit), and gcRoom more between what the run holds and that
+// soft limit, for the garbage between two collections and the runtime's
+// own structures. Without gcRoom a run holding its whole room would sit at
+// the soft limit, where the collector runs without pause and, once it
+// takes half the CPU, lets the heap grow past the limit.
+func headroom(limit int64) int64 { return limit/GCShare + gcRoom }
+
+// GCShare: a caller that lowers the runtime's soft memory limit for a run
+// under Config.MemLimit lowers it by at most 1/GCShare of that limit.
+const GCShare = 8
+
+// gcRoom is the room between a run's memory and the soft memory limit.
+const gcRoom = 4 << 20
 
 // roomOf is what a run under limit may hold at any time.
 func roomOf(limit int64) int64 { return limit - headroom(limit) }
 
 // limitFor is the least limit, in whole MiB, whose room holds need bytes.
 func limitFor(need int64) int64 {
-	return roundMiB((need+2<<20)*16/15 + 1)
+	return roundMiB((need+gcRoom)*GCShare/(GCShare-1) + 1)
 }
 
 func roundMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }

@@ -27,7 +27,8 @@ type Config struct {
 	// MemLimit, when > 0, selects the external-memory partitioner for
 	// PartitionFile and bounds the memory it holds (bytes); the caller
 	// should set the runtime's soft memory limit (debug.SetMemoryLimit)
-	// to it for the run. 0 reads the whole graph into memory.
+	// to it for the run, or lower by at most MemLimit/GCShare. 0 reads
+	// the whole graph into memory.
 	MemLimit int64
 	// WorkMem sizes the external partitioner's spill buffers and buckets
 	// (bytes), within MemLimit: larger buffers than that cost page faults

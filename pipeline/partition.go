@@ -51,9 +51,10 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 		held := resident - files + mapped + runtimeMargin
 		pc.MemLimit = max(limit-held, 1)
 		// The collector runs late on a loaded machine, and garbage made
-		// meanwhile is resident too: the soft limit leaves it gcSlack of
-		// the partitioner's part.
-		soft := limit - mapped - runtimeMargin - pc.MemLimit/gcSlack
+		// meanwhile is resident too: the soft limit leaves it
+		// 1/partition.GCShare of the partitioner's part, which the
+		// partitioner plans around.
+		soft := limit - mapped - runtimeMargin - pc.MemLimit/partition.GCShare
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(soft, 1<<20)))
 		sum, err := partition.PartitionFile(ctx, path, ro, store, pc)
 		var me *partition.MemLimitError
@@ -95,11 +96,6 @@ func PartitionFile(ctx context.Context, path string, store storage.Store, cfg Co
 // (stacks of new threads, its own structures), beside the partitioner's
 // memory.
 const runtimeMargin = 2 << 20
-
-// gcSlack is the share (1/gcSlack) of the partitioner's memory that the
-// runtime's soft limit keeps below it for garbage the collector has not
-// yet reached.
-const gcSlack = 8
 
 // mappedFiles is the size of every file this process maps (the binary's
 // segments), from /proc/self/maps: the most its file-backed resident pages
