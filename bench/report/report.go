@@ -1,9 +1,10 @@
-// Package report holds what the bench commands' reports share: their CSV
-// files and how their numbers are written in them and in tables.
+// Package report holds what the bench commands' reports share: their JSON
+// and CSV files and how their numbers are written in them and in tables.
 package report
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -24,6 +25,16 @@ func WriteCSV(path string, rows [][]string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteJSON writes v to path as indented JSON with a final newline,
+// created or truncated.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // Float is v with six decimals, as the CSV files write figures.

@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -29,11 +28,7 @@ func (r *Report) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("bench scale: --out: %w", err)
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, JSONName), append(data, '\n'), 0o644); err != nil {
+	if err := report.WriteJSON(filepath.Join(dir, JSONName), r); err != nil {
 		return fmt.Errorf("bench scale: %w", err)
 	}
 	if err := report.WriteCSV(filepath.Join(dir, RowsCSVName), r.rowsTable()); err != nil {

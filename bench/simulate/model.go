@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/trigrid/trigrid/bench/report"
 	"github.com/trigrid/trigrid/partition"
 )
 
@@ -173,11 +174,7 @@ func DecodeModel(where string, data []byte) (*Model, error) {
 
 // WriteModel writes m as indented JSON.
 func WriteModel(path string, m *Model) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := report.WriteJSON(path, m); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -29,11 +28,7 @@ func (r *Report) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("simulate: --out: %w", err)
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, JSONName), append(data, '\n'), 0o644); err != nil {
+	if err := report.WriteJSON(filepath.Join(dir, JSONName), r); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	rows := [][]string{{"workers", "p", "subtasks", "makespan_s", "efficiency", "utilization", "ir", "min_busy_s", "max_busy_s", "attempts", "speculated"}}
