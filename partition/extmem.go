@@ -66,7 +66,7 @@ const (
 	binBatch = 1 << 20
 )
 
-// headroom is what a limit keeps free for the collector: GCShare of it,
+// headroom is what a limit keeps free for the collector: 1/GCShare of it,
 // which the caller's soft memory limit keeps below the limit (see
 // Config.MemLimit), and gcRoom more between what the run holds and that
 // soft limit, for the garbage between two collections and the runtime's
