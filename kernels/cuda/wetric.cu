@@ -189,7 +189,10 @@ struct Shared {
     Ix sbase[kThreads];   // run to search in, or bitmap word base
     uint32_t slen[kThreads];    // its length, or the bitmap's first value
     uint8_t mode[kThreads];
-    uint16_t k[kThreads * S];   // edge of each wedge slot in a round
+    // Edge of each wedge slot in a round. 16-byte aligned: a thread's S
+    // slots (spread) are then one or more 16-byte accesses, which a warp
+    // makes without bank conflicts.
+    alignas(16) uint16_t k[kThreads * S];
     Ix rpc[kThreads];     // rowptr of the block's rows, when they are few
     int64_t rows[2];            // the rows of the block's first and last edges
 };
