@@ -31,15 +31,17 @@ import (
 
 const (
 	// encoderTables is one of storage's shard encoders (zstd at
-	// SpeedBetterCompression; the process keeps one per core, handed out in
-	// turn): its match tables (4 MiB and 64 KiB) and block buffers, held from
-	// the first section it compresses.
+	// SpeedBetterCompression; storage keeps two sets, one encoder per core
+	// in each, handed out in turn): its match tables (4 MiB and 64 KiB) and
+	// block buffers, held from the first section it compresses.
 	encoderTables = 4<<20 + 512<<10
-	// encoderHistory is an encoder's history buffer (twice its 8 MiB
-	// window), allocated the first time it compresses a section larger than
-	// a zstd block (zstdBlockBytes).
+	// smallHistory is the history buffer of an encoder of sections of at
+	// most a zstd block (zstdBlockBytes), allocated with its first section.
+	smallHistory = 1 << 20
+	// encoderHistory is the history buffer (twice the 8 MiB window) of an
+	// encoder of larger sections, allocated with its first section.
 	encoderHistory = 16<<20 + 256<<10
-	zstdBlockBytes = 128 << 10
+	zstdBlockBytes = storage.SmallSectionBytes
 	// frameBufBytes is a spill frame's encode or decode buffer (runSet's
 	// framePool): up to 10 bytes an element as varints. A goroutine that
 	// spills or loads holds one, and the pool keeps as many again until the
@@ -392,11 +394,20 @@ func (m extModel) plan1For(limit, est int64) (pl pass1Plan, ok bool) {
 }
 
 // encoderBytes is what the shard encoders of cores cores hold after calls
-// sections, big of them larger than a zstd block: the encoders are handed
-// out in turn, so each section may bring another into use.
+// sections, big of them larger than a zstd block. Each of storage's two
+// sets (sections up to a zstd block, larger ones) makes its cores
+// encoders, tables and all, at its first section; an encoder's history
+// comes with the first section it compresses, and the encoders are
+// handed out in turn, so each section may bring another history.
 func encoderBytes(cores int, calls, big int64) int64 {
 	c := int64(cores)
-	return min(c, calls)*encoderTables + min(c, big)*encoderHistory
+	set := func(sections, history int64) int64 {
+		if sections <= 0 {
+			return 0
+		}
+		return c*encoderTables + min(c, sections)*history
+	}
+	return set(calls-big, smallHistory) + set(big, encoderHistory)
 }
 
 // bigSections is how many of a block's two sections may be larger than a

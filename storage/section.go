@@ -71,15 +71,26 @@ func getSectionDesc(b []byte) (sectionDesc, error) {
 	return d, nil
 }
 
-// The encoder and decoder are shared: EncodeAll and DecodeAll are safe for
-// concurrent use and keep their own pools, and building them is far more
-// expensive than a small shard.
+// The encoders and the decoder are shared: EncodeAll and DecodeAll are
+// safe for concurrent use and keep their own pools, and building them is
+// far more expensive than a small shard. Sections of at most one zstd
+// block (SmallSectionBytes) go through an encoder whose window is that
+// block: the same bytes as the large-window encoder writes for them (the
+// frame is one segment and no match reaches further back), but each of
+// its encoders holds a history of 1 MiB, not of twice the 8 MiB window,
+// which the large-window encoder allocates at its first section of any
+// size.
 var (
-	zstdOnce sync.Once
-	zstdEnc  *zstd.Encoder
-	zstdDec  *zstd.Decoder
-	zstdErr  error
+	zstdOnce  sync.Once
+	zstdEnc   *zstd.Encoder
+	zstdSmall *zstd.Encoder
+	zstdDec   *zstd.Decoder
+	zstdErr   error
 )
+
+// SmallSectionBytes is the largest section the small-window encoder
+// compresses: one zstd block.
+const SmallSectionBytes = 128 << 10
 
 // zstdLevel is the level shards are written with. On an rmat block
 // (BenchmarkLevels) SpeedBetterCompression makes shards about 10% smaller
@@ -88,14 +99,18 @@ var (
 // than the varint decode that follows, so it barely moves decode time.
 const zstdLevel = zstd.SpeedBetterCompression
 
-func newEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+func newEncoder(level zstd.EncoderLevel, opts ...zstd.EOption) (*zstd.Encoder, error) {
 	// The zstd CRC duplicates the xxhash64 every section carries.
-	return zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false))
+	return zstd.NewWriter(nil, append([]zstd.EOption{zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false)}, opts...)...)
 }
 
 func codecs() (*zstd.Encoder, *zstd.Decoder, error) {
 	zstdOnce.Do(func() {
 		zstdEnc, zstdErr = newEncoder(zstdLevel)
+		if zstdErr != nil {
+			return
+		}
+		zstdSmall, zstdErr = newEncoder(zstdLevel, zstd.WithWindowSize(SmallSectionBytes))
 		if zstdErr != nil {
 			return
 		}
@@ -118,8 +133,10 @@ func appendSection(out, raw []byte) ([]byte, sectionDesc, error) {
 	}
 	start := len(out)
 	d := sectionDesc{codec: codecZstd, raw: uint64(len(raw))}
-	if len(raw) > 0 {
+	if len(raw) > SmallSectionBytes {
 		out = enc.EncodeAll(raw, out)
+	} else if len(raw) > 0 {
+		out = zstdSmall.EncodeAll(raw, out)
 	}
 	if len(raw) == 0 || len(out)-start >= len(raw) {
 		out = append(out[:start], raw...)
