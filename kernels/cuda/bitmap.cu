@@ -11,8 +11,8 @@ namespace {
 // scan's room after it.
 constexpr size_t kLayoutHead = 256;
 
-// Per row: its bitmap's size in 4-word chunks (0 without one; at most
-// 2^25, as values are 32-bit). The total over all rows goes into *total
+// Per row: its bitmap's size in 4-word chunks (tg_bm_chunks; 0 without
+// one; at most 2^25, as values are 32-bit). The total over all rows goes into *total
 // in 64 bits, so that the caller can tell whether the 32-bit offsets of
 // the scan hold it.
 __global__ void bitmap_chunks(const uint64_t *__restrict__ rp, const uint32_t *__restrict__ c, int64_t nrows,
@@ -23,10 +23,7 @@ __global__ void bitmap_chunks(const uint64_t *__restrict__ rp, const uint32_t *_
         const uint64_t b0 = rp[v], b1 = rp[v + 1];
         if (b1 > b0) {
             const uint32_t lo = c[b0], hi = c[b1 - 1];
-            if (tg_bm_has(ratio, minlen, b1 - b0, lo, hi)) {
-                const uint64_t words = ((uint64_t)hi - lo + 1 + 31) >> 5;
-                n = (words + 3) >> 2;
-            }
+            if (tg_bm_has(ratio, minlen, b1 - b0, lo, hi)) n = tg_bm_chunks(lo, hi);
         }
     }
     if (v <= nrows) off[v] = (uint32_t)n; // off[nrows] = 0 turns into the total
@@ -57,7 +54,7 @@ __global__ void bitmap_fill(const uint64_t *__restrict__ rp, const uint32_t *__r
             lo = c[b0];
             hi = c[b1 - 1];
             mine = tg_bm_has(ratio, minlen, b1 - b0, lo, hi);
-            base = off ? 4ull * off[v] : b0 * rw;
+            base = off ? 4ull * off[v] : b0 * rw + (uint64_t)TG_BM_ROWPAD * v;
         }
     }
     unsigned todo = __ballot_sync(0xffffffffu, mine);
@@ -69,12 +66,13 @@ __global__ void bitmap_fill(const uint64_t *__restrict__ rp, const uint32_t *__r
         const uint32_t l = __shfl_sync(0xffffffffu, lo, src), h = __shfl_sync(0xffffffffu, hi, src);
         uint32_t *row = bits + wb;
         if (clear) {
-            const uint64_t words = ((uint64_t)h - l + 1 + 31) >> 5;
-            for (uint64_t i = lane; i < words; i += 32) row[i] = 0;
+            const uint32_t words = 4 * tg_bm_chunks(l, h);
+            for (uint32_t i = lane; i < words; i += 32) row[i] = 0;
             __syncwarp();
         }
+        const uint32_t first = tg_bm_first(l);
         for (uint64_t i = r0 + lane; i < r1; i += 32) {
-            const uint32_t d = c[i] - l;
+            const uint32_t d = c[i] - first;
             atomicOr(row + (d >> 5), 1u << (d & 31));
         }
     }

@@ -15,18 +15,25 @@
 
 // Dense-row bitmap index of a block (wetric.cu reads it): row v has a bitmap
 // when it holds at least minlen elements and its value span (last - first +
-// 1) is at most ratio times its length; bit d of the bitmap is value
-// first + d. Two layouts: compact (off set), where row v's words start at
-// word 4 * off[v] and take ceil(span / 32) words rounded up to 4, built once
-// when a block is loaded into a slot; and by row offsets (off NULL), where
-// they start at word rowptr[v] * ceil(ratio / 32), which needs no scan and
-// is what a kernel builds in scratch for a block without an index. Either
-// way the bitmaps of rows that have one start at a multiple of 4 words
-// when ceil(ratio / 32) is, and there are TG_BM_PAD readable words before
-// the first and after the last.
+// 1) is at most ratio times its length. Its bits are aligned to values, not
+// to the row: bit d is value tg_bm_first(first) + d, the row's first value
+// rounded down to a multiple of 128, and the bitmap takes tg_bm_chunks
+// 4-word chunks (128 values each), so that word or chunk i of any two rows
+// covers the same values when their first values share it, and the words
+// of two rows are intersected without shifts or masks. Two layouts:
+// compact (off set), where row v's chunks start at word 4 * off[v], built
+// once when a block is loaded into a slot; and by row offsets (off NULL),
+// where they start at word rowptr[v] * ceil(ratio / 32) + TG_BM_ROWPAD * v,
+// which needs no scan and is what a kernel builds in scratch for a block
+// without an index (a row's chunks take fewer than its ceil(ratio / 32)
+// words per element plus TG_BM_ROWPAD). Either way a row's chunks start
+// at a multiple of 4 words when ceil(ratio / 32) is, every word of a
+// row's chunks that is not one of its elements is zero, and there are
+// TG_BM_PAD readable words before the first row and after the last.
 #define TG_BM_RATIO 256
 #define TG_BM_MINLEN 4
 #define TG_BM_PAD 8
+#define TG_BM_ROWPAD 8
 
 // Edge-row index: erow[i] is the row that holds edge min(i << TG_EROW_SHIFT,
 // nnz - 1), for i in [0, (nnz >> TG_EROW_SHIFT) + 1], so the edges of run i
@@ -44,6 +51,13 @@ struct tg_bitmap {
 __host__ __device__ __forceinline__ bool tg_bm_has(uint64_t ratio, uint32_t minlen, uint64_t len, uint32_t lo,
                                                    uint32_t hi) {
     return len >= minlen && len > 0 && (uint64_t)hi - lo + 1 <= len * ratio;
+}
+
+// The value of bit 0 of the bitmap of a row whose first value is lo, and
+// the number of 4-word chunks of a row from lo to hi.
+__host__ __device__ __forceinline__ uint32_t tg_bm_first(uint32_t lo) { return lo & ~127u; }
+__host__ __device__ __forceinline__ uint32_t tg_bm_chunks(uint32_t lo, uint32_t hi) {
+    return (hi >> 7) - (lo >> 7) + 1;
 }
 
 struct tg_dblock {

@@ -31,27 +31,28 @@
 // - The dense-tail bitmap is chosen per row of jk by density (the span of the
 //   row's values against its length), which covers the tail of a
 //   degree-ordered graph without knowing that the graph is one. Its words sit
-//   at rowptr * ceil(ratio / 32), so it is built by one launch, without a
-//   scan.
+//   at rowptr * ceil(ratio / 32) + 8 v, so it is built by one launch,
+//   without a scan.
 // - When ik and jk are one block (the whole graph, subtasks with i = j), an
 //   edge whose two rows both have bitmaps may intersect them 32 or 128
 //   values at a time (AND and popcount of the words over the overlap of the
 //   two value ranges) instead of one lookup per element: in the dense tail
 //   of a degree-ordered graph a word holds several elements of both rows.
+//   Bitmaps are aligned to values (bit 0 a multiple of 128), so the two
+//   rows' words at the same values are one load each, with no shift.
 //   The "wedges" of such an edge are words or four-word chunks, so they are
 //   spread over threads like any others; the cost rule picks, per edge, the
 //   cheapest of the three ways.
 #include "tg_internal.cuh"
 
 #include <algorithm>
-#include <type_traits>
 
 #include <cub/block/block_scan.cuh>
 
 namespace {
 
 constexpr int kThreads = 256; // threads per block
-constexpr uint64_t kBmPad = TG_BM_PAD; // kAnd4 reads up to 4 words before a row's bitmap and 4 after
+constexpr uint64_t kBmPad = TG_BM_PAD; // readable words before the first row's bitmap and after the last
 
 struct Blk {
     const uint64_t *rp;
@@ -126,11 +127,13 @@ enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 
 // wedge_kernel options (tg_kernel_wetric).
 enum : unsigned { kOptSkipB = 1, kOptRowCache = 2, kOptSkipA = 4 };
 
-// Dense-row bitmaps. Row v of jk gets one when it has at least minlen
-// elements and its value span is at most ratio times its length; its words
-// start at rowptr[v] * rw (rw = ceil(ratio / 32) words per element bounds the
-// row's ceil(span / 32) words), so no per-row offsets or scan are needed and
-// the wedge kernels decide "has a bitmap" from values they load anyway.
+// Dense-row bitmaps (tg_internal.cuh's layouts). Row v of jk gets one when
+// it has at least minlen elements and its value span is at most ratio
+// times its length; bit 0 is value tg_bm_first of its first value. By row
+// offsets its words start at rowptr[v] * rw + TG_BM_ROWPAD * v (rw =
+// ceil(ratio / 32) words per element), so no per-row offsets or scan are
+// needed and the wedge kernels decide "has a bitmap" from values they load
+// anyway.
 struct Bm {
     const uint32_t *bits; // null: no bitmaps
     const uint32_t *off;  // compact layout (the slot's index); null: by row offsets
@@ -153,17 +156,7 @@ __device__ __forceinline__ bool has_bitmap(const Bm &b, uint64_t len, uint32_t l
 // First word of the bitmap of row v, which starts at element rp[v] = b0.
 template <typename Ix>
 __device__ __forceinline__ Ix bitmap_base(const Bm &b, int64_t v, Ix b0) {
-    return b.off ? (Ix)4 * __ldg(b.off + v) : b0 * (Ix)b.rw;
-}
-
-// Masks of the bits of a word starting at bit base of a 128-bit chunk that
-// lie at or above bit l, or at or below bit h, of the chunk.
-// (Clamping funnel shifts: a shift of 32 or more leaves 0.)
-__device__ __forceinline__ uint32_t and_lo_mask(uint32_t l, uint32_t base) {
-    return __funnelshift_lc(0u, ~0u, (uint32_t)max((int)l - (int)base, 0));
-}
-__device__ __forceinline__ uint32_t and_hi_mask(uint32_t h, uint32_t base) {
-    return __funnelshift_rc(~0u, 0u, (uint32_t)max((int)base + 31 - (int)h, 0));
+    return b.off ? (Ix)4 * __ldg(b.off + v) : b0 * (Ix)b.rw + (Ix)TG_BM_ROWPAD * (Ix)v;
 }
 
 // Programmatic dependent launch (sm_90): the bitmap build lets the wedge
@@ -197,46 +190,25 @@ struct Shared {
     int64_t rows[2];            // the rows of the block's first and last edges
 };
 
-// Word off of edge k's overlap (kAnd; w its wedge): v's bitmap word
-// against the 32 bits of u's bitmap at the same values (a funnel shift of
-// two words), both ends masked to the overlap, whose bits outside the
-// rows' spans may be another row's words. Bit b is value 32 off + b of the
-// overlap's first word. u's words start at sm.iter[k] (signed: it may lie
-// before the first word, in the pad), shifted by bits 16-20 of sm.slen[k].
-// Every word is masked (all ones inside the overlap) rather than the end
-// words under a branch: the lanes of a warp take different words.
+// Word off of edge k's overlap (kAnd): the AND of u's and v's words at
+// the same values, which start at sm.iter[k] and sm.sbase[k]. The bitmaps
+// are aligned to values and hold zeros wherever their rows have no
+// element, so no word needs a shift or a mask.
 template <int S, typename Ix>
-__device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix off, Ix w,
+__device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix off,
                                              const uint32_t *__restrict__ bm) {
-    const uint32_t wv = __ldg(bm + sm.sbase[k] + off);
-    const uint32_t *wp = bm + (std::make_signed_t<Ix>)(sm.iter[k] + off);
-    uint32_t bits = __funnelshift_r(__ldg(wp), __ldg(wp + 1), (sm.slen[k] >> 16) & 31u);
-    const uint32_t sl = sm.slen[k];
-    const uint32_t l = off == 0 ? (sl & 31u) : 0u;                   // first bit of the overlap
-    const uint32_t h = w + 1 == sm.pre[k + 1] ? ((sl >> 8) & 31u) : 31u; // last bit
-    return bits & wv & (~0u << l) & (~0u >> (31u - h));
+    return __ldg(bm + sm.sbase[k] + off) & __ldg(bm + sm.iter[k] + off);
 }
 
-// and_word four words at a time (kAnd4): v's as one aligned 16-byte load,
-// u's from five words (from sm.iter[k] + 4 off, shifted as and_word's).
-// Bit b of word i is value 128 off + 32 i + b of the overlap's first chunk.
+// and_word four words at a time (kAnd4): one aligned 16-byte load of each
+// row. Bit b of word i is value 128 (c0 + off) + 32 i + b, c0 the overlap's
+// first chunk.
 template <int S, typename Ix>
-__device__ __forceinline__ uint4 and_chunk(const Shared<S, Ix> &sm, int k, Ix off, Ix w,
+__device__ __forceinline__ uint4 and_chunk(const Shared<S, Ix> &sm, int k, Ix off,
                                            const uint32_t *__restrict__ bm) {
     const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-    const uint32_t *wp = bm + (std::make_signed_t<Ix>)(sm.iter[k] + 4 * off);
-    const uint32_t sh = (sm.slen[k] >> 16) & 31u;
-    const uint32_t u0 = __ldg(wp), u1 = __ldg(wp + 1), u2 = __ldg(wp + 2), u3 = __ldg(wp + 3), u4 = __ldg(wp + 4);
-    uint4 b = make_uint4(__funnelshift_r(u0, u1, sh) & vv.x, __funnelshift_r(u1, u2, sh) & vv.y,
-                         __funnelshift_r(u2, u3, sh) & vv.z, __funnelshift_r(u3, u4, sh) & vv.w);
-    const uint32_t sl = sm.slen[k];
-    const uint32_t l = off == 0 ? (sl & 127u) : 0u;                     // first bit of the overlap
-    const uint32_t h = w + 1 == sm.pre[k + 1] ? ((sl >> 8) & 127u) : 127u; // last bit
-    b.x &= and_lo_mask(l, 0) & and_hi_mask(h, 0);
-    b.y &= and_lo_mask(l, 32) & and_hi_mask(h, 32);
-    b.z &= and_lo_mask(l, 64) & and_hi_mask(h, 64);
-    b.w &= and_lo_mask(l, 96) & and_hi_mask(h, 96);
-    return b;
+    const uint4 uu = __ldg(reinterpret_cast<const uint4 *>(bm + sm.iter[k]) + off);
+    return make_uint4(uu.x & vv.x, uu.y & vv.y, uu.z & vv.z, uu.w & vv.w);
 }
 
 // Evaluates wedge w, the off-th of edge k of the block: 1 when it closes a
@@ -248,9 +220,9 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S, Ix> &sm, int k, I
                                                const uint32_t *__restrict__ bm) {
     const Ix off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
-    if (m == kAnd) return __popc(and_word(sm, k, off, w, bm));
+    if (m == kAnd) return __popc(and_word(sm, k, off, bm));
     if (m == kAnd4) {
-        const uint4 b = and_chunk(sm, k, off, w, bm);
+        const uint4 b = and_chunk(sm, k, off, bm);
         return __popc(b.x) + __popc(b.y) + __popc(b.z) + __popc(b.w);
     }
     if (m == kIterJK) return contains(ikc, sm.sbase[k], sm.slen[k], __ldg(jkc + sm.iter[k] + off));
@@ -381,9 +353,9 @@ __device__ __forceinline__ uint32_t eval_local(const Shared<S, Ix> &sm, LShared 
     const Ix off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
     if constexpr (L == 1) {
-        if (m == kAnd) return add_bits(ls, loc, and_word(sm, k, off, w, bm), ls.xbase[k] + 32u * (uint32_t)off);
+        if (m == kAnd) return add_bits(ls, loc, and_word(sm, k, off, bm), ls.xbase[k] + 32u * (uint32_t)off);
         if (m == kAnd4) {
-            const uint4 b = and_chunk(sm, k, off, w, bm);
+            const uint4 b = and_chunk(sm, k, off, bm);
             const uint32_t x0 = ls.xbase[k] + 128u * (uint32_t)off;
             return add_bits(ls, loc, b.x, x0) + add_bits(ls, loc, b.y, x0 + 32) + add_bits(ls, loc, b.z, x0 + 64) +
                    add_bits(ls, loc, b.w, x0 + 96);
@@ -472,41 +444,34 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S, Ix> &sm, LSha
 
 // For an edge whose rows both have bitmaps (ik and jk one block; vb and ub
 // their first words, ulo u's first value): picks the word (kAnd) or
-// four-word (kAnd4) intersection over the overlap of the value ranges when
-// it costs less than best, and sets the edge's walk state.
+// four-word (kAnd4) intersection over the overlap [lo, hi] of the value
+// ranges when it costs less than best, and sets the edge's walk state.
+// The whole of both rows' words is intersected over the overlap: in the
+// upper block u's elements up to the edge's own are below every element of
+// v's row, so they match nothing.
 template <typename Ix>
 __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t ilo, uint32_t ihi, uint32_t jlo,
                                          uint32_t jhi, Ix vb, Ix ub, uint32_t ulo, Ix &cnt,
                                          uint8_t &mode, Ix &iter, Ix &sbase, uint32_t &slen) {
     const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
-    const uint64_t w0 = (lo - jlo) >> 5, w1 = (hi - jlo) >> 5, nw = w1 - w0 + 1;
-    // Four-word chunks start at a multiple of four words of v's bitmap,
-    // which starts at one (both layouts; the host turns kAnd4 off
-    // otherwise), so v's chunk is one aligned 16-byte load.
-    const uint64_t c0 = w0 >> 2, nc = (w1 >> 2) - c0 + 1;
-    if (bmp.and4_cost && nc * bmp.and4_cost < min(best, nw * bmp.and_cost)) {
+    // Four-word chunks of both rows are aligned 16-byte loads (both
+    // layouts; the host turns kAnd4 off where they are not).
+    const uint32_t c0 = lo >> 7, nc = (hi >> 7) - c0 + 1;
+    const uint32_t w0 = lo >> 5, nw = (hi >> 5) - w0 + 1;
+    if (bmp.and4_cost && (uint64_t)nc * bmp.and4_cost < min(best, (uint64_t)nw * bmp.and_cost)) {
         cnt = (Ix)nc;
         mode = kAnd4;
-        sbase = (Ix)(vb + 4 * c0);
-        // Bit of value jlo + 128 c0 in u's bitmap, as its word and the
-        // shift in it; that value may lie up to 127 below ulo, so the word
-        // can be one of the four before the row's (padded).
-        const int64_t bit = (int64_t)ub * 32 + (int64_t)(jlo + 128 * c0) - (int64_t)ulo;
-        iter = (Ix)(bit >> 5);
-        slen = ((lo - jlo) - 128 * (uint32_t)c0) | (((hi - jlo) - 128 * (uint32_t)(c0 + nc - 1)) << 8) |
-               (((uint32_t)bit & 31u) << 16);
+        sbase = vb + (Ix)4 * (Ix)(c0 - (jlo >> 7));
+        iter = ub + (Ix)4 * (Ix)(c0 - (ulo >> 7));
+        slen = c0 << 7; // the value of bit 0 of the first chunk
         return true;
     }
-    if (nw * bmp.and_cost < best) {
+    if ((uint64_t)nw * bmp.and_cost < best) {
         cnt = (Ix)nw;
         mode = kAnd;
-        sbase = (Ix)(vb + w0);
-        // Bit of value jlo + 32 w0 in u's bitmap, as its word and the shift
-        // in it; that value may lie up to 31 below ulo, so the word can be
-        // the one before the row's (padded).
-        const int64_t bit = (int64_t)ub * 32 + (int64_t)(jlo + 32 * w0) - (int64_t)ulo;
-        iter = (Ix)(bit >> 5);
-        slen = ((lo - jlo) & 31u) | (((hi - jlo) & 31u) << 8) | (((uint32_t)bit & 31u) << 16);
+        sbase = vb + (Ix)(w0 - ((jlo >> 7) << 2));
+        iter = ub + (Ix)(w0 - ((ulo >> 7) << 2));
+        slen = w0 << 5; // the value of bit 0 of the first word
         return true;
     }
     return false;
@@ -629,7 +594,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                             if (hb) {
                                 mode = kIterIKBitmap;
                                 sbase = bitmap_base(bmp, v, b0);
-                                slen = jlo;
+                                slen = tg_bm_first(jlo);
                             } else {
                                 sbase = pb0;
                                 slen = (uint32_t)cb;
@@ -653,12 +618,9 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         }
                     }
                     // The value of the first bit of the first word or chunk
-                    // (pick_and's w0 and 4 c0), for the per-vertex walk.
+                    // (pick_and's slen), for the per-vertex walk.
                     if constexpr (L == 1) {
-                        if (mode == kAnd || mode == kAnd4) {
-                            const uint32_t w0 = (max(ilo, jlo) - jlo) >> 5;
-                            xbase = jlo + 32u * (mode == kAnd4 ? (w0 & ~3u) : w0);
-                        }
+                        if (mode == kAnd || mode == kAnd4) xbase = slen;
                     }
                 }
             }
@@ -803,22 +765,27 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
         const long a4 = set.wetric_and4cost;
         bmp.and4_cost = a4 > 0 && (prebuilt || (bmp.rw & 3) == 0) ? (uint32_t)a4 : 0;
     }
-    // Every row with a bitmap has span <= ratio * len, so it fits in the
-    // rw * len words from rowptr * rw. A pad of kBmPad words on each side:
-    // kAnd and kAnd4 read words before a row's first and after its last
-    // (masked away).
-    const uint64_t bm_bytes = ratio > 0 && !prebuilt ? ((uint64_t)jk.nnz * bmp.rw + 2 * kBmPad) * sizeof(uint32_t) : 0;
+    // Every row with a bitmap has span <= ratio * len, so its chunks fit in
+    // the rw * len + TG_BM_ROWPAD words from rowptr * rw + TG_BM_ROWPAD * v
+    // (tg_internal.cuh), with kBmPad words before the first row and after
+    // the last.
+    const uint64_t bm_bytes =
+        ratio > 0 && !prebuilt
+            ? ((uint64_t)jk.nnz * bmp.rw + (uint64_t)TG_BM_ROWPAD * ((uint64_t)jk.nrows + 1) + 2 * kBmPad) *
+                  sizeof(uint32_t)
+            : 0;
     // 32-bit positions (wedge_kernel's Ix) when each one fits: elements
-    // and bitmap words below 2^31 (kAnd and kAnd4 hold a word signed;
-    // either layout has at most rw words per element and four per row,
-    // plus the pads); and a block's wedges, at most E times the longest
-    // list or its bitmap words, below 2^32 with a round to spare. The
-    // per-vertex modes keep 64-bit positions.
+    // and bitmap words below 2^31 (either layout has at most rw words per
+    // element and TG_BM_ROWPAD per row, plus the pads); and a block's
+    // wedges, at most E times the longest list or its bitmap words, below
+    // 2^32 with a round to spare. The per-vertex modes keep 64-bit
+    // positions.
     bool narrow = false;
     if (set.wetric_narrow != 0 && !loc && ik_->max_degree > 0 && jk_->max_degree > 0) {
         const uint64_t most = (uint64_t)std::max(ij.nnz, std::max(ik.nnz, jk.nnz));
-        const uint64_t words = (uint64_t)jk.nnz * bmp.rw + 4 * ((uint64_t)jk.nrows + 1) + 2 * kBmPad;
-        const uint64_t list = (uint64_t)std::max(ik_->max_degree, jk_->max_degree) * std::max(bmp.rw, 1u) + 2;
+        const uint64_t words = (uint64_t)jk.nnz * bmp.rw + TG_BM_ROWPAD * ((uint64_t)jk.nrows + 1) + 2 * kBmPad;
+        const uint64_t list =
+            (uint64_t)std::max(ik_->max_degree, jk_->max_degree) * std::max(bmp.rw, 1u) + TG_BM_ROWPAD;
         narrow = most < (1ull << 31) && words < (1ull << 31) && list < (1ull << 22) &&
                  (uint64_t)epb * list + 32ull * kThreads < (1ull << 32);
     }
