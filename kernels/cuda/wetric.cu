@@ -46,6 +46,7 @@
 #include "tg_internal.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <cub/block/block_scan.cuh>
 
@@ -91,7 +92,7 @@ __device__ __forceinline__ bool contains(const uint32_t *a, I base, uint32_t len
     if (len == 0) return false;
     while (len > 1) {
         uint32_t half = len >> 1;
-        if (__ldg(a + base + half) <= x) base += half;
+        if (__ldg(a + (I)(base + half)) <= x) base += half;
         len -= half;
     }
     return __ldg(a + base) == x;
@@ -105,7 +106,7 @@ __device__ __forceinline__ bool find_pos(const uint32_t *a, I base, uint32_t len
     if (len == 0) return false;
     while (len > 1) {
         uint32_t half = len >> 1;
-        if (__ldg(a + base + half) <= x) base += half;
+        if (__ldg(a + (I)(base + half)) <= x) base += half;
         len -= half;
     }
     pos = base;
@@ -120,6 +121,13 @@ __device__ __forceinline__ int64_t row_of(const uint64_t *rp, int64_t lo, int64_
         if (__ldg(rp + mid) <= e) lo = mid; else hi = mid;
     }
     return lo;
+}
+
+// Bits needed to write x: the steps of a binary search over x elements.
+template <typename I>
+__device__ __forceinline__ I bit_width(I x) {
+    if constexpr (sizeof(I) == 4) return (I)(32 - __clz(x));
+    else return (I)(64 - __clzll(x));
 }
 
 enum : uint8_t { kIterIK = 0, kIterJK = 1, kIterIKBitmap = 2, kAnd = 3, kAnd4 = 4 };
@@ -186,7 +194,7 @@ struct Shared {
     // slots (spread) are then one or more 16-byte accesses, which a warp
     // makes without bank conflicts.
     alignas(16) uint16_t k[kThreads * S];
-    Ix rpc[kThreads];     // rowptr of the block's rows, when they are few
+    Ix rpc[kThreads + 1]; // rowptr of the block's rows, when they are few
     int64_t rows[2];            // the rows of the block's first and last edges
 };
 
@@ -197,7 +205,7 @@ struct Shared {
 template <int S, typename Ix>
 __device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix off,
                                              const uint32_t *__restrict__ bm) {
-    return __ldg(bm + sm.sbase[k] + off) & __ldg(bm + sm.iter[k] + off);
+    return __ldg(bm + (Ix)(sm.sbase[k] + off)) & __ldg(bm + (Ix)(sm.iter[k] + off));
 }
 
 // and_word four words at a time (kAnd4): one aligned 16-byte load of each
@@ -206,8 +214,8 @@ __device__ __forceinline__ uint32_t and_word(const Shared<S, Ix> &sm, int k, Ix 
 template <int S, typename Ix>
 __device__ __forceinline__ uint4 and_chunk(const Shared<S, Ix> &sm, int k, Ix off,
                                            const uint32_t *__restrict__ bm) {
-    const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + sm.sbase[k]) + off);
-    const uint4 uu = __ldg(reinterpret_cast<const uint4 *>(bm + sm.iter[k]) + off);
+    const uint4 vv = __ldg(reinterpret_cast<const uint4 *>(bm + (Ix)(sm.sbase[k] + 4 * off)));
+    const uint4 uu = __ldg(reinterpret_cast<const uint4 *>(bm + (Ix)(sm.iter[k] + 4 * off)));
     return make_uint4(uu.x & vv.x, uu.y & vv.y, uu.z & vv.z, uu.w & vv.w);
 }
 
@@ -220,16 +228,16 @@ __device__ __forceinline__ uint32_t eval_wedge(const Shared<S, Ix> &sm, int k, I
                                                const uint32_t *__restrict__ bm) {
     const Ix off = w - sm.pre[k];
     const uint8_t m = sm.mode[k];
-    if (m == kAnd) return __popc(and_word(sm, k, off, bm));
     if (m == kAnd4) {
         const uint4 b = and_chunk(sm, k, off, bm);
         return __popc(b.x) + __popc(b.y) + __popc(b.z) + __popc(b.w);
     }
-    if (m == kIterJK) return contains(ikc, sm.sbase[k], sm.slen[k], __ldg(jkc + sm.iter[k] + off));
-    const uint32_t x = __ldg(ikc + sm.iter[k] + off);
+    if (m == kAnd) return __popc(and_word(sm, k, off, bm));
+    if (m == kIterJK) return contains(ikc, sm.sbase[k], sm.slen[k], __ldg(jkc + (Ix)(sm.iter[k] + off)));
+    const uint32_t x = __ldg(ikc + (Ix)(sm.iter[k] + off));
     if (m == kIterIKBitmap) {
         const uint32_t d = x - sm.slen[k];
-        return (__ldg(bm + sm.sbase[k] + (d >> 5)) >> (d & 31)) & 1u;
+        return (__ldg(bm + (Ix)(sm.sbase[k] + (d >> 5))) >> (d & 31)) & 1u;
     }
     return contains(jkc, sm.sbase[k], sm.slen[k], x);
 }
@@ -450,7 +458,7 @@ __device__ __forceinline__ unsigned long long walk_local(Shared<S, Ix> &sm, LSha
 // upper block u's elements up to the edge's own are below every element of
 // v's row, so they match nothing.
 template <typename Ix>
-__device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t ilo, uint32_t ihi, uint32_t jlo,
+__device__ __forceinline__ bool pick_and(const Bm &bmp, Ix best, uint32_t ilo, uint32_t ihi, uint32_t jlo,
                                          uint32_t jhi, Ix vb, Ix ub, uint32_t ulo, Ix &cnt,
                                          uint8_t &mode, Ix &iter, Ix &sbase, uint32_t &slen) {
     const uint32_t lo = max(ilo, jlo), hi = min(ihi, jhi);
@@ -458,7 +466,7 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
     // layouts; the host turns kAnd4 off where they are not).
     const uint32_t c0 = lo >> 7, nc = (hi >> 7) - c0 + 1;
     const uint32_t w0 = lo >> 5, nw = (hi >> 5) - w0 + 1;
-    if (bmp.and4_cost && (uint64_t)nc * bmp.and4_cost < min(best, (uint64_t)nw * bmp.and_cost)) {
+    if (bmp.and4_cost && (Ix)nc * bmp.and4_cost < min(best, (Ix)nw * bmp.and_cost)) {
         cnt = (Ix)nc;
         mode = kAnd4;
         sbase = vb + (Ix)4 * (Ix)(c0 - (jlo >> 7));
@@ -466,7 +474,7 @@ __device__ __forceinline__ bool pick_and(const Bm &bmp, uint64_t best, uint32_t 
         slen = c0 << 7; // the value of bit 0 of the first chunk
         return true;
     }
-    if ((uint64_t)nw * bmp.and_cost < best) {
+    if ((Ix)nw * bmp.and_cost < best) {
         cnt = (Ix)nw;
         mode = kAnd;
         sbase = vb + (Ix)(w0 - ((jlo >> 7) << 2));
@@ -490,6 +498,9 @@ __global__ void __launch_bounds__(kThreads, MB)
 wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, unsigned long long *out) {
     typedef typename Shared<S, Ix>::Scan Scan;
     __shared__ Shared<S, Ix> sm;
+    // Rows and costs in 32 bits with 32-bit positions (the host then
+    // checks that every block's rows fit too).
+    using Rx = std::conditional_t<sizeof(Ix) == 4, int32_t, int64_t>;
 
     const int t = threadIdx.x;
     // The first round's slots, cleared for the marks the setup sets (spread).
@@ -497,39 +508,44 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     for (int j = 0; j < S; j++) sm.k[t * S + j] = 0;
     const Ix e0 = (Ix)blockIdx.x * E;
     const Ix e1 = min(e0 + (Ix)E, (Ix)ij.nnz);
-    const int64_t nrows = min(ij.nrows, ik.nrows);
+    const Rx nrows = (Rx)min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
     // The block's edges lie in rows r0 .. rlast: two loads from the
     // edge-row index when the slot has one, else thread 0 searches the
     // first edge's row and thread 1 the last one's.
-    int64_t r0, rlast;
+    Rx r0, rlast;
     if (E == (1 << TG_EROW_SHIFT) && ij.erow) {
-        r0 = __ldg(ij.erow + blockIdx.x);
-        rlast = __ldg(ij.erow + blockIdx.x + 1);
+        r0 = (Rx)__ldg(ij.erow + blockIdx.x);
+        rlast = (Rx)__ldg(ij.erow + blockIdx.x + 1);
     } else {
         if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
         if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
         __syncthreads();
-        r0 = sm.rows[0];
-        rlast = sm.rows[1];
+        r0 = (Rx)sm.rows[0];
+        rlast = (Rx)sm.rows[1];
     }
     // Few rows (the usual case): their rowptr entries are loaded once, side
-    // by side, and each edge finds its row in shared memory.
-    const int64_t span = rlast - r0 + 1;
-    const bool cached = (opts & kOptRowCache) && span <= kThreads;
-    if (cached && t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
+    // by side, and each edge finds its row in shared memory. The edge-row
+    // index's rlast is the row of the next block's first edge, so a block
+    // of 256 rows of one edge spans 257.
+    const Rx span = rlast - r0 + 1;
+    const bool cached = (opts & kOptRowCache) && span <= kThreads + 1;
+    if (cached) {
+        if (t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
+        if (t == 0 && span > kThreads) sm.rpc[kThreads] = (Ix)__ldg(ij.rp + r0 + kThreads);
+    }
     __syncthreads(); // sm.rpc, and sm.k's zeros before the marks below
 
     Ix cnt = 0;
     uint8_t mode = kIterIK;
     Ix iter = 0, sbase = 0;
     uint32_t slen = 0;
-    int64_t eu = -1; // the edge's row and column (per-vertex mode)
+    Rx eu = -1; // the edge's row and column (per-vertex mode)
     uint32_t ev = 0;
     uint32_t xbase = 0; // per-vertex mode, kAnd and kAnd4: the value of bit 0 of word or chunk 0
     const Ix e = e0 + (Ix)t;
     if (t < E && e < e1) {
-        int64_t u;
+        Rx u;
         if (cached) {
             int lo = 0, hi = (int)span; // last row with rpc <= e
             while (hi - lo > 1) {
@@ -538,10 +554,10 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
             }
             u = r0 + lo;
         } else {
-            u = row_of(ij.rp, r0, rlast + 1, e);
+            u = (Rx)row_of(ij.rp, r0, rlast + 1, e);
         }
         const uint32_t v = __ldg(ij.c + e);
-        if (u < nrows && (int64_t)v < jk.nrows) {
+        if (u < nrows && (uint64_t)v < (uint64_t)jk.nrows) {
             eu = u;
             ev = v;
             // One upper block as all three: every value of jk.row(v) is > v,
@@ -569,7 +585,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         const Ix us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
                         const uint32_t ulo = __ldg(ik.c + us);
                         if (has_bitmap(bmp, a1 - us, ulo, ihi))
-                            picked = pick_and(bmp, 3 * (a1 - a0), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
+                            picked = pick_and(bmp, (Ix)3 * (a1 - a0), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
                                               bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
                     }
                     if (!picked) {
@@ -586,8 +602,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         const Ix ca = pa1 - pa0, cb = pb1 - pb0;
                         // Cost per wedge: a fixed part (find, load) plus one load
                         // for a bitmap or one per binary-search step.
-                        const uint64_t cost_a = (uint64_t)ca * (2 + (hb ? 1 : 64 - __clzll(cb)));
-                        const uint64_t cost_b = skipb ? ~0ull : (uint64_t)cb * (2 + (64 - __clzll(ca)));
+                        const Ix cost_a = ca * (2 + (hb ? 1 : bit_width(cb)));
+                        const Ix cost_b = skipb ? ~(Ix)0 : cb * (2 + bit_width(ca));
                         if (cost_a <= cost_b) {
                             cnt = ca;
                             iter = pa0;
@@ -774,15 +790,15 @@ static cudaError_t wetric_run(const tg_dblock *ij_, const tg_dblock *ik_, const 
             ? ((uint64_t)jk.nnz * bmp.rw + (uint64_t)TG_BM_ROWPAD * ((uint64_t)jk.nrows + 1) + 2 * kBmPad) *
                   sizeof(uint32_t)
             : 0;
-    // 32-bit positions (wedge_kernel's Ix) when each one fits: elements
-    // and bitmap words below 2^31 (either layout has at most rw words per
-    // element and TG_BM_ROWPAD per row, plus the pads); and a block's
-    // wedges, at most E times the longest list or its bitmap words, below
-    // 2^32 with a round to spare. The per-vertex modes keep 64-bit
-    // positions.
+    // 32-bit positions (wedge_kernel's Ix) when each one fits: rows,
+    // elements and bitmap words below 2^31 (either layout has at most rw
+    // words per element and TG_BM_ROWPAD per row, plus the pads); and a
+    // block's wedges, at most E times the longest list or its bitmap words,
+    // below 2^32 with a round to spare (an edge's cost, at most 34 times
+    // its list, then fits too). The per-vertex modes keep 64-bit positions.
     bool narrow = false;
     if (set.wetric_narrow != 0 && !loc && ik_->max_degree > 0 && jk_->max_degree > 0) {
-        const uint64_t most = (uint64_t)std::max(ij.nnz, std::max(ik.nnz, jk.nnz));
+        const uint64_t most = (uint64_t)std::max({ij.nnz, ik.nnz, jk.nnz, ij.nrows, ik.nrows, jk.nrows});
         const uint64_t words = (uint64_t)jk.nnz * bmp.rw + TG_BM_ROWPAD * ((uint64_t)jk.nrows + 1) + 2 * kBmPad;
         const uint64_t list =
             (uint64_t)std::max(ik_->max_degree, jk_->max_degree) * std::max(bmp.rw, 1u) + TG_BM_ROWPAD;
