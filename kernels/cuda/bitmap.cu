@@ -1,6 +1,6 @@
 // Indexes of a block built once at load (tg_internal.cuh): the dense-row
 // bitmaps (layout by a scan, then the fill; the rule for which rows get one
-// is there too) and the edge-row index. wetric.cu is the reader.
+// is there too), the edge-row index and the row-summary index. wetric.cu is the reader.
 #include "tg_internal.cuh"
 
 #include <cub/device/device_scan.cuh>
@@ -91,7 +91,23 @@ __global__ void edge_rows(const uint64_t *__restrict__ rp, int64_t nrows, int64_
     erow[i] = (uint32_t)lo;
 }
 
+// Thread per row: the row-summary index entry (tg_internal.cuh).
+__global__ void row_summaries(const uint64_t *__restrict__ rp, const uint32_t *__restrict__ c, int64_t nrows,
+                              uint4 *rsum) {
+    const int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= nrows) return;
+    const uint64_t b0 = rp[v], b1 = rp[v + 1];
+    rsum[v] = b1 > b0 ? make_uint4((uint32_t)b0, (uint32_t)b1, c[b0], c[b1 - 1])
+                      : make_uint4((uint32_t)b0, (uint32_t)b1, 0u, 0u);
+}
+
 } // namespace
+
+cudaError_t tg_row_summaries(const tg_dblock *b, uint4 *rsum, cudaStream_t stream) {
+    if (b->nrows <= 0 || b->nrows >= TG_RSUM_MAX || b->nnz >= TG_RSUM_MAX) return cudaErrorInvalidValue;
+    row_summaries<<<(unsigned)((b->nrows + 255) / 256), 256, 0, stream>>>(b->rowptr, b->cols, b->nrows, rsum);
+    return cudaGetLastError();
+}
 
 cudaError_t tg_edge_rows(const tg_dblock *b, uint32_t *erow, cudaStream_t stream) {
     if (b->nnz <= 0 || b->nrows <= 0 || b->nrows > (int64_t(1) << 32)) return cudaErrorInvalidValue;

@@ -9,14 +9,17 @@ void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s) {
     tg_ctx_free(ctx, s->bm_off);
     tg_ctx_free(ctx, s->bm_bits);
     tg_ctx_free(ctx, s->erow);
+    tg_ctx_free(ctx, s->rsum);
     tg_ctx_free(ctx, s->bm_tmp);
     s->bm_off = nullptr;
     s->bm_bits = nullptr;
     s->erow = nullptr;
+    s->rsum = nullptr;
     s->bm_tmp = nullptr;
-    s->bm_off_cap = s->bm_bits_cap = s->erow_cap = s->bm_tmp_cap = 0;
+    s->bm_off_cap = s->bm_bits_cap = s->erow_cap = s->rsum_cap = s->bm_tmp_cap = 0;
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
+    s->blk.rsum = nullptr;
 }
 
 bool tg_drop_idle_indexes(tg_ctx *ctx) {
@@ -24,7 +27,7 @@ bool tg_drop_idle_indexes(tg_ctx *ctx) {
     for (int i = 0; i < TG_MAX_SLOTS; i++) {
         if (i == ctx->active[0] || i == ctx->active[1] || i == ctx->active[2]) continue;
         tg_slot *s = &ctx->slots[i];
-        if (s->bm_bits || s->bm_off || s->erow || s->bm_tmp) {
+        if (s->bm_bits || s->bm_off || s->erow || s->rsum || s->bm_tmp) {
             tg_slot_drop_index(ctx, s);
             freed = true;
         }
@@ -82,6 +85,7 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
     // The old block's indexes are void; their buffers stay for the new one.
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
+    s->blk.rsum = nullptr;
     cudaError_t e = slot_reserve_once(ctx, s, nrows, nnz);
     if (e == cudaErrorMemoryAllocation) {
         se = cudaStreamSynchronize(ctx->stream);
@@ -164,6 +168,23 @@ static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
     return cudaSuccess;
 }
 
+// The row-summary index (tg_internal.cuh): 16 bytes per row, for blocks
+// whose positions fit 32 bits. Best effort and enqueued only, like the
+// edge-row index.
+static cudaError_t slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
+    const tg_dblock &b = s->blk;
+    if (b.nnz <= 0 || b.nrows <= 0 || b.nrows >= TG_RSUM_MAX || b.nnz >= TG_RSUM_MAX) return cudaSuccess;
+    cudaError_t e = index_buf(ctx, (void **)&s->rsum, &s->rsum_cap, (size_t)b.nrows * sizeof(uint4));
+    if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    e = tg_row_summaries(&b, s->rsum, ctx->stream);
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e;
+    }
+    s->blk.rsum = s->rsum;
+    return cudaSuccess;
+}
+
 // One warp per row: the checks are O(nnz) and coalesced, and warps rather
 // than threads keep a hub row from serializing on one thread.
 // out[0]: malformed (offsets decrease or pass nnz, column out of range or
@@ -231,10 +252,13 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
     s->blk.cols = s->cols;
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
+    s->blk.rsum = nullptr;
     if ((e = slot_build_bitmap(ctx, s)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_load_block: bitmap index");
     if ((e = slot_build_erow(ctx, s)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_load_block: edge-row index");
+    if ((e = slot_build_rsum(ctx, s)) != cudaSuccess)
+        return tg_cuda_status(e, err, errlen, "tg_load_block: row-summary index");
     s->loaded = true;
     return TG_OK;
 }

@@ -21,7 +21,7 @@ struct tg_slot {
     // forward graph). Kernels use it to search only the tail of a row when
     // all three blocks are this one.
     bool upper = false;
-    // The block's indexes (blk.bm, blk.erow), when built at load. Their
+    // The block's indexes (blk.bm, blk.erow, blk.rsum), when built at load. Their
     // buffers (and the bitmap layout's temporary) are kept across loads of
     // the slot, of cap bytes each, so that reloading a slot allocates
     // nothing when they are large enough; idle ones are freed first when
@@ -29,8 +29,9 @@ struct tg_slot {
     uint32_t *bm_off = nullptr;
     uint32_t *bm_bits = nullptr;
     uint32_t *erow = nullptr;
+    uint4 *rsum = nullptr;
     void *bm_tmp = nullptr;
-    size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, bm_tmp_cap = 0;
+    size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, rsum_cap = 0, bm_tmp_cap = 0;
     tg_dblock blk = {};
     // pending: tg_load_block (async) enqueued the copies into rowptr and cols
     // on the copy stream, recorded copied after them, and tg_slot_complete

@@ -42,6 +42,13 @@
 // search over rowptr (wetric, whose blocks take 256 edges).
 #define TG_EROW_SHIFT 8
 
+// Row-summary index: rsum[v] = {rowptr[v], rowptr[v + 1], first value,
+// last value} of row v in 32 bits ({b, b, 0, 0} for an empty row), for
+// every row of a block with fewer than 2^31 rows and elements. A kernel
+// reads a row's bounds and value range with one 16-byte load instead of
+// two dependent pairs (wetric, with 32-bit positions).
+#define TG_RSUM_MAX (int64_t(1) << 31)
+
 struct tg_bitmap {
     const uint32_t *bits; // device; NULL: the block has no index
     const uint32_t *off;  // device, nrows + 1 entries (compact), or NULL
@@ -77,6 +84,8 @@ struct tg_dblock {
     tg_bitmap bm;
     // The edge-row index (device, NULL when not built: rows >= 2^32).
     const uint32_t *erow;
+    // The row-summary index (device, nrows entries; NULL when not built).
+    const uint4 *rsum;
 };
 
 // Bitmap index construction (bitmap.cu). tg_bitmap_layout writes the
@@ -94,6 +103,9 @@ cudaError_t tg_bitmap_layout(const tg_dblock *b, uint32_t ratio, uint32_t minlen
 // tg_edge_rows_len(nnz) entries).
 inline int64_t tg_edge_rows_len(int64_t nnz) { return (nnz >> TG_EROW_SHIFT) + 2; }
 cudaError_t tg_edge_rows(const tg_dblock *b, uint32_t *erow, cudaStream_t stream);
+// tg_row_summaries writes the row-summary index of a block with 0 < nrows
+// and nnz < TG_RSUM_MAX (rsum: nrows entries).
+cudaError_t tg_row_summaries(const tg_dblock *b, uint4 *rsum, cudaStream_t stream);
 // The fill lets a programmatic dependent launch after it start early
 // (griddepcontrol.launch_dependents); the dependent must wait before it
 // reads a bitmap.

@@ -61,9 +61,10 @@ struct Blk {
     int64_t nrows;
     int64_t nnz;
     const uint32_t *erow; // the edge-row index, or null
+    const uint4 *rsum;    // the row-summary index, or null
 };
 
-Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow}; }
+Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow, b->rsum}; }
 
 // First index in [lo, hi) whose value is >= x.
 template <typename I>
@@ -561,12 +562,37 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
             eu = u;
             ev = v;
             // One upper block as all three: every value of jk.row(v) is > v,
-            // so only the part of row u after the edge can match.
-            const Ix a0 = self ? e + 1 : (Ix)__ldg(ik.rp + u), a1 = (Ix)__ldg(ik.rp + u + 1);
-            const Ix b0 = (Ix)__ldg(jk.rp + v), b1 = (Ix)__ldg(jk.rp + v + 1);
+            // so only the part of row u after the edge can match. The rows'
+            // bounds and end values: one load each from the row-summary
+            // indexes (32-bit positions only), else from rowptr and the
+            // rows' ends; us and ulo, row u's start and first value (for
+            // its bitmap), are then loaded only where they are needed.
+            const bool rs = sizeof(Ix) == 4 && ik.rsum && jk.rsum;
+            Ix a0, a1, b0, b1, us = 0;
+            uint32_t ilo = 0, ihi = 0, jlo = 0, jhi = 0, ulo = 0;
+            if (rs) {
+                const uint4 ru = __ldg(ik.rsum + u), rv = __ldg(jk.rsum + v);
+                us = (Ix)ru.x, a1 = (Ix)ru.y, ulo = ru.z, ihi = ru.w;
+                b0 = (Ix)rv.x, b1 = (Ix)rv.y, jlo = rv.z, jhi = rv.w;
+                a0 = self ? e + 1 : us;
+            } else {
+                a0 = self ? e + 1 : (Ix)__ldg(ik.rp + u);
+                a1 = (Ix)__ldg(ik.rp + u + 1);
+                b0 = (Ix)__ldg(jk.rp + v);
+                b1 = (Ix)__ldg(jk.rp + v + 1);
+            }
+            const auto u_start = [&]() {
+                if (rs) return;
+                us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
+                ulo = __ldg(ik.c + us);
+            };
             if (a0 < a1 && b0 < b1) {
-                const uint32_t ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
-                const uint32_t jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
+                if (!rs) {
+                    ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
+                    jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
+                } else {
+                    ilo = self ? __ldg(ik.c + a0) : ulo;
+                }
                 if (ilo <= jhi && jlo <= ihi) {
                     // Only the overlap of the two value ranges can hold common
                     // elements (section 4.1's mixed style: enumerate the
@@ -582,8 +608,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                     // no clip bounds at all.
                     bool picked = false;
                     if (skipb && (opts & kOptSkipA) && bmp.and_cost && a1 - a0 >= bmp.and_min) {
-                        const Ix us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
-                        const uint32_t ulo = __ldg(ik.c + us);
+                        u_start();
                         if (has_bitmap(bmp, a1 - us, ulo, ihi))
                             picked = pick_and(bmp, (Ix)3 * (a1 - a0), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
                                               bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);
@@ -626,8 +651,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                         // for about the price of two lookups. Row u's bitmap is
                         // the one of its whole row (start us, first value ulo).
                         if (bmp.and_cost && hb && ca >= bmp.and_min) {
-                            const Ix us = !self ? a0 : cached ? sm.rpc[u - r0] : (Ix)__ldg(ik.rp + u);
-                            const uint32_t ulo = __ldg(ik.c + us);
+                            u_start();
                             if (has_bitmap(bmp, a1 - us, ulo, ihi))
                                 pick_and(bmp, min(cost_a, cost_b), ilo, ihi, jlo, jhi, bitmap_base(bmp, v, b0),
                                          bitmap_base(bmp, u, us), ulo, cnt, mode, iter, sbase, slen);

@@ -89,13 +89,14 @@ static cudaError_t scratch_cb(tg_kernel_env *env, int which, size_t bytes, void 
 
 // TWT_PREBUILT=1: blocks carry the indexes a library slot builds at load
 // (bitmap.cu: the compact bitmaps, which wetric then reads instead of
-// building its own, and the edge-row index).
+// building its own, the edge-row index and the row-summary index).
 static bool prebuilt_index() { return getenv("TWT_PREBUILT") && atoi(getenv("TWT_PREBUILT")) != 0; }
 
 struct DevBlock {
     uint64_t *rp = nullptr;
     uint32_t *c = nullptr;
     uint32_t *off = nullptr, *bits = nullptr, *erow = nullptr;
+    uint4 *rsum = nullptr;
     tg_dblock d{};
     void upload(const HostCSR &h) {
         CK(cudaMalloc(&rp, (h.nrows + 1) * sizeof(uint64_t)));
@@ -131,13 +132,22 @@ struct DevBlock {
             CK(tg_edge_rows(&d, erow, 0));
             CK(cudaDeviceSynchronize());
             d.erow = erow;
+            if (h.nrows > 0 && h.nrows < TG_RSUM_MAX && (int64_t)nnz < TG_RSUM_MAX) {
+                CK(cudaMalloc(&rsum, h.nrows * sizeof(uint4)));
+                CK(tg_row_summaries(&d, rsum, 0));
+                CK(cudaDeviceSynchronize());
+                d.rsum = rsum;
+            }
         }
     }
     void release() {
         if (off) CK(cudaFree(off));
         if (bits) CK(cudaFree(bits));
         if (erow) CK(cudaFree(erow));
+        if (rsum) CK(cudaFree(rsum));
         off = bits = erow = nullptr;
+        rsum = nullptr;
+        d.rsum = nullptr;
         d.bm = tg_bitmap{};
         d.erow = nullptr;
         if (rp) CK(cudaFree(rp));
