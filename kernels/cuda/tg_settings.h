@@ -46,7 +46,7 @@ static const tg_setting_desc tg_setting_descs[TG_SETTINGS_FIELDS] = {
     {TG_SD(wetric_bmmin), 4, 1, 1 << 20, 0, 0, {0}},
     {TG_SD(wetric_andcost), 4, 0, 64, 0, 0, {0}},
     {TG_SD(wetric_andmin), 8, 0, 1 << 16, 0, 0, {0}},
-    {TG_SD(wetric_and4cost), 5, 0, 64, 0, 0, {0}},
+    {TG_SD(wetric_and4cost), 4, 0, 64, 0, 0, {0}},
     {TG_SD(wetric_lb), TG_SD_AUTO, 0, 0, 1, 3, {1, 6, 8}},
     {TG_SD(wetric_skipb), 1, 0, 1, 0, 0, {0}},
     {TG_SD(wetric_rowcache), 1, 0, 1, 0, 0, {0}},

@@ -87,7 +87,7 @@ typedef struct tg_settings {
     int32_t wetric_bmmin;      /* 4: shortest row with a bitmap, 1..2^20 */
     int32_t wetric_andcost;    /* 4: cost of a bitmap word intersection (ik is jk), 0 (off)..64 */
     int32_t wetric_andmin;     /* 8: shortest u list intersected word by word, 0..2^16 */
-    int32_t wetric_and4cost;   /* 5: cost of a four-word bitmap chunk, 0 (off)..64 */
+    int32_t wetric_and4cost;   /* 4: cost of a four-word bitmap chunk, 0 (off)..64 */
     int32_t wetric_lb;         /* auto (8; 6 below 2^21 ij edges with 64-bit positions): blocks per SM the registers allow, 1 (uncapped), 6 or 8 */
     int32_t wetric_skipb;      /* 1: v's clip skipped when v has a bitmap; 0: never */
     int32_t wetric_rowcache;   /* 1: row cache on; 0: off */

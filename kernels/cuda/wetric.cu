@@ -758,7 +758,7 @@ cudaError_t launch_wedges(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, tg_kernel_e
 //   256 edges per block; registers capped for 8 blocks per SM, 6 below
 //   2^21 ij edges with 64-bit positions;
 // - v's clip skipped when v has a bitmap, and when ik is jk the bitmap
-//   intersections at a cost of 4 per word and 5 per four-word chunk against
+//   intersections at a cost of 4 per word and 4 per four-word chunk against
 //   3 per element looked up, for u lists of 8 or more (taken without any
 //   clip search when they beat all of u's list);
 // - 32-bit positions in the default shapes (spread 4, 8 or 16, 256 edges
