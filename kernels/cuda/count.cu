@@ -48,6 +48,15 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     // its host-side setup (tg_kernel_env.begin); scratch growth inside it
     // synchronizes and is timed: it is part of the subtask's GPU work.
     cudaError_t e;
+    // wetric with 32-bit positions reads IK's and JK's row-summary
+    // indexes: built at the first count that reads them, outside the timed
+    // region like the indexes built at load.
+    if (kernel == TG_KERNEL_WETRIC && ctx->set.wetric_narrow != 0) {
+        for (int i = 1; i < 3; i++) {
+            if ((e = tg_slot_build_rsum(ctx, &ctx->slots[slots[i]])) != cudaSuccess)
+                return tg_cuda_status(e, err, errlen, "tg_count: row-summary index");
+        }
+    }
     if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: memset");
     ctx->timing = false;

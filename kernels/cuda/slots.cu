@@ -169,10 +169,12 @@ static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
 }
 
 // The row-summary index (tg_internal.cuh): 16 bytes per row, for blocks
-// whose positions fit 32 bits. Best effort and enqueued only, like the
-// edge-row index.
-static cudaError_t slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
+// whose positions fit 32 bits, tried once per load. Best effort and
+// enqueued only, like the edge-row index.
+cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
+    if (s->rsum_tried || !s->loaded) return cudaSuccess;
+    s->rsum_tried = true;
     if (b.nnz <= 0 || b.nrows <= 0 || b.nrows >= TG_RSUM_MAX || b.nnz >= TG_RSUM_MAX) return cudaSuccess;
     cudaError_t e = index_buf(ctx, (void **)&s->rsum, &s->rsum_cap, (size_t)b.nrows * sizeof(uint4));
     if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
@@ -253,12 +255,11 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
     s->blk.rsum = nullptr;
+    s->rsum_tried = false; // built at the first count that reads it (tg_slot_build_rsum)
     if ((e = slot_build_bitmap(ctx, s)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_load_block: bitmap index");
     if ((e = slot_build_erow(ctx, s)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_load_block: edge-row index");
-    if ((e = slot_build_rsum(ctx, s)) != cudaSuccess)
-        return tg_cuda_status(e, err, errlen, "tg_load_block: row-summary index");
     s->loaded = true;
     return TG_OK;
 }

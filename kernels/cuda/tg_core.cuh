@@ -30,6 +30,7 @@ struct tg_slot {
     uint32_t *bm_bits = nullptr;
     uint32_t *erow = nullptr;
     uint4 *rsum = nullptr;
+    bool rsum_tried = false; // tg_slot_build_rsum ran for this load
     void *bm_tmp = nullptr;
     size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, rsum_cap = 0, bm_tmp_cap = 0;
     tg_dblock blk = {};
@@ -139,6 +140,10 @@ void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s);
 // without).
 // Returns whether anything was freed. The stream must be idle.
 bool tg_drop_idle_indexes(tg_ctx *ctx);
+// Builds a loaded slot's row-summary index (blk.rsum) once per load, where
+// it fits; tg_count calls it for the blocks wetric reads it from, so that
+// blocks only counted in row ranges (which never read it) go without.
+cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s);
 // Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
 // fills blk.max_degree and upper. Synchronizes the stream.
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);

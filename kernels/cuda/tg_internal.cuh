@@ -46,7 +46,8 @@
 // last value} of row v in 32 bits ({b, b, 0, 0} for an empty row), for
 // every row of a block with fewer than 2^31 rows and elements. A kernel
 // reads a row's bounds and value range with one 16-byte load instead of
-// two dependent pairs (wetric, with 32-bit positions).
+// two dependent pairs (wetric, with 32-bit positions). A slot builds it at
+// the first count that reads it (tg_slot_build_rsum), not at load.
 #define TG_RSUM_MAX (int64_t(1) << 31)
 
 struct tg_bitmap {
