@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -124,8 +125,8 @@ func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
 		if mode == "" {
 			mode = "total"
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d\t%s\t\n", r.Graph, r.Edges, r.Kernel, mode, r.Ran,
-			r.MedianMS, r.MinMS, r.MaxMS, r.WallMS, r.Runs, r.Triangles, ok)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n", r.Graph, r.Edges, r.Kernel, mode, r.Ran,
+			benchMS(r.MedianMS), benchMS(r.MinMS), benchMS(r.MaxMS), benchMS(r.WallMS), r.Runs, r.Triangles, ok)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -134,6 +135,16 @@ func printBench(cmd *cobra.Command, rows []gpu.BenchRow, asJSON bool) error {
 		return fmt.Errorf("bench kernels: %d kernel runs failed or miscounted", bad)
 	}
 	return nil
+}
+
+// benchMS writes a time in milliseconds for bench kernels' table: three
+// decimals, four below 1 ms, where a small graph's kernel takes a few
+// hundredths and a third decimal is a tenth of the figure.
+func benchMS(ms float64) string {
+	if ms < 1 {
+		return strconv.FormatFloat(ms, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(ms, 'f', 3, 64)
 }
 
 // benchModes parses --modes into gpu.BenchOptions modes ("" is total).
