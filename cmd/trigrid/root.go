@@ -19,9 +19,11 @@ func newRootCommand() *cobra.Command {
 		Use:   "trigrid",
 		Short: "Count triangles exactly in huge graphs, on CPUs and GPUs",
 		Long: `trigrid counts the triangles of a graph exactly. It reads edge lists (SNAP,
-KONECT, GraphChallenge, Matrix Market, binary; gzip or zstd), cleans them to a
-simple undirected graph, orders and orients it, and counts on the CPU or on
-GPUs, whole or split into 2D partitions stored as compressed shards.
+KONECT, GraphChallenge), Matrix Market, METIS, adjacency lists, DIMACS, GAP
+serialized graphs and its own binary edge lists, plain, gzip, zstd, bzip2 or
+xz compressed or in a tar archive (docs/formats.md), cleans them to a simple
+undirected graph, orders and orients it, and counts on the CPU or on GPUs,
+whole or split into 2D partitions stored as compressed shards.
 
 Every flag can also be set in a YAML config file (--config, keys named like the
 flags) or in the environment (TRIGRID_ and the flag name in capitals with '_'
