@@ -3,6 +3,8 @@
 // is there too), the edge-row index and the row-summary index. wetric.cu is the reader.
 #include "tg_internal.cuh"
 
+#include <algorithm>
+
 #include <cub/device/device_scan.cuh>
 
 namespace {
@@ -101,7 +103,27 @@ __global__ void row_summaries(const uint64_t *__restrict__ rp, const uint32_t *_
                       : make_uint4((uint32_t)b0, (uint32_t)b1, 0u, 0u);
 }
 
+// A warp per row: the row-of-edge index (tg_internal.cuh), coalesced
+// writes whatever the rows' lengths.
+__global__ void rows_of_edges(const uint64_t *__restrict__ rp, int64_t nrows, uint32_t *rowof) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    for (int64_t r = warp; r < nrows; r += nwarps) {
+        const uint64_t b = rp[r], e = rp[r + 1];
+        for (uint64_t k = b + lane; k < e; k += 32) rowof[k] = (uint32_t)r;
+    }
+}
+
 } // namespace
+
+cudaError_t tg_rows_of_edges(const tg_dblock *b, uint32_t *rowof, cudaStream_t stream) {
+    if (b->nnz <= 0 || b->nrows <= 0 || b->nrows >= TG_ROWOF_MAX || b->nnz >= TG_ROWOF_MAX)
+        return cudaErrorInvalidValue;
+    const int64_t blocks = std::min<int64_t>((b->nrows * 32 + 255) / 256, 65536);
+    rows_of_edges<<<(unsigned)blocks, 256, 0, stream>>>(b->rowptr, b->nrows, rowof);
+    return cudaGetLastError();
+}
 
 cudaError_t tg_row_summaries(const tg_dblock *b, uint4 *rsum, cudaStream_t stream) {
     if (b->nrows <= 0 || b->nrows >= TG_RSUM_MAX || b->nnz >= TG_RSUM_MAX) return cudaErrorInvalidValue;

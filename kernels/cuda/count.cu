@@ -49,13 +49,15 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
     // synchronizes and is timed: it is part of the subtask's GPU work.
     cudaError_t e;
     // wetric with 32-bit positions reads IK's and JK's row-summary
-    // indexes: built at the first count that reads them, outside the timed
-    // region like the indexes built at load.
+    // indexes and IJ's row-of-edge index: built at the first count that
+    // reads them, outside the timed region like the indexes built at load.
     if (kernel == TG_KERNEL_WETRIC && ctx->set.wetric_narrow != 0) {
         for (int i = 1; i < 3; i++) {
             if ((e = tg_slot_build_rsum(ctx, &ctx->slots[slots[i]])) != cudaSuccess)
                 return tg_cuda_status(e, err, errlen, "tg_count: row-summary index");
         }
+        if (TG_WETRIC_ROWOF && (e = tg_slot_build_rowof(ctx, &ctx->slots[slots[0]])) != cudaSuccess)
+            return tg_cuda_status(e, err, errlen, "tg_count: row-of-edge index");
     }
     if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_count: memset");

@@ -10,16 +10,19 @@ void tg_slot_drop_index(tg_ctx *ctx, tg_slot *s) {
     tg_ctx_free(ctx, s->bm_bits);
     tg_ctx_free(ctx, s->erow);
     tg_ctx_free(ctx, s->rsum);
+    tg_ctx_free(ctx, s->rowof);
     tg_ctx_free(ctx, s->bm_tmp);
     s->bm_off = nullptr;
     s->bm_bits = nullptr;
     s->erow = nullptr;
     s->rsum = nullptr;
+    s->rowof = nullptr;
     s->bm_tmp = nullptr;
-    s->bm_off_cap = s->bm_bits_cap = s->erow_cap = s->rsum_cap = s->bm_tmp_cap = 0;
+    s->bm_off_cap = s->bm_bits_cap = s->erow_cap = s->rsum_cap = s->rowof_cap = s->bm_tmp_cap = 0;
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
     s->blk.rsum = nullptr;
+    s->blk.rowof = nullptr;
 }
 
 bool tg_drop_idle_indexes(tg_ctx *ctx) {
@@ -27,7 +30,7 @@ bool tg_drop_idle_indexes(tg_ctx *ctx) {
     for (int i = 0; i < TG_MAX_SLOTS; i++) {
         if (i == ctx->active[0] || i == ctx->active[1] || i == ctx->active[2]) continue;
         tg_slot *s = &ctx->slots[i];
-        if (s->bm_bits || s->bm_off || s->erow || s->rsum || s->bm_tmp) {
+        if (s->bm_bits || s->bm_off || s->erow || s->rsum || s->rowof || s->bm_tmp) {
             tg_slot_drop_index(ctx, s);
             freed = true;
         }
@@ -86,6 +89,7 @@ cudaError_t tg_slot_reserve(tg_ctx *ctx, tg_slot *s, int64_t nrows, int64_t nnz)
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
     s->blk.rsum = nullptr;
+    s->blk.rowof = nullptr;
     cudaError_t e = slot_reserve_once(ctx, s, nrows, nnz);
     if (e == cudaErrorMemoryAllocation) {
         se = cudaStreamSynchronize(ctx->stream);
@@ -187,6 +191,25 @@ cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
     return cudaSuccess;
 }
 
+// The row-of-edge index (tg_internal.cuh): 4 bytes per edge, for blocks
+// below TG_ROWOF_MAX, tried once per load. Best effort and enqueued only,
+// like the edge-row index.
+cudaError_t tg_slot_build_rowof(tg_ctx *ctx, tg_slot *s) {
+    const tg_dblock &b = s->blk;
+    if (s->rowof_tried || !s->loaded) return cudaSuccess;
+    s->rowof_tried = true;
+    if (b.nnz <= 0 || b.nrows <= 0 || b.nrows >= TG_ROWOF_MAX || b.nnz >= TG_ROWOF_MAX) return cudaSuccess;
+    cudaError_t e = index_buf(ctx, (void **)&s->rowof, &s->rowof_cap, (size_t)b.nnz * sizeof(uint32_t));
+    if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    e = tg_rows_of_edges(&b, s->rowof, ctx->stream);
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e;
+    }
+    s->blk.rowof = s->rowof;
+    return cudaSuccess;
+}
+
 // One warp per row: the checks are O(nnz) and coalesced, and warps rather
 // than threads keep a hub row from serializing on one thread.
 // out[0]: malformed (offsets decrease or pass nnz, column out of range or
@@ -255,7 +278,10 @@ int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen) {
     s->blk.bm = tg_bitmap{};
     s->blk.erow = nullptr;
     s->blk.rsum = nullptr;
-    s->rsum_tried = false; // built at the first count that reads it (tg_slot_build_rsum)
+    s->blk.rowof = nullptr;
+    // Built at the first count that reads them (tg_slot_build_rsum, _rowof).
+    s->rsum_tried = false;
+    s->rowof_tried = false;
     if ((e = slot_build_bitmap(ctx, s)) != cudaSuccess)
         return tg_cuda_status(e, err, errlen, "tg_load_block: bitmap index");
     if ((e = slot_build_erow(ctx, s)) != cudaSuccess)

@@ -21,7 +21,7 @@ struct tg_slot {
     // forward graph). Kernels use it to search only the tail of a row when
     // all three blocks are this one.
     bool upper = false;
-    // The block's indexes (blk.bm, blk.erow, blk.rsum), when built at load. Their
+    // The block's indexes (blk.bm, blk.erow, blk.rsum, blk.rowof), when built. Their
     // buffers (and the bitmap layout's temporary) are kept across loads of
     // the slot, of cap bytes each, so that reloading a slot allocates
     // nothing when they are large enough; idle ones are freed first when
@@ -31,8 +31,10 @@ struct tg_slot {
     uint32_t *erow = nullptr;
     uint4 *rsum = nullptr;
     bool rsum_tried = false; // tg_slot_build_rsum ran for this load
+    uint32_t *rowof = nullptr;
+    bool rowof_tried = false; // tg_slot_build_rowof ran for this load
     void *bm_tmp = nullptr;
-    size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, rsum_cap = 0, bm_tmp_cap = 0;
+    size_t bm_off_cap = 0, bm_bits_cap = 0, erow_cap = 0, rsum_cap = 0, rowof_cap = 0, bm_tmp_cap = 0;
     tg_dblock blk = {};
     // pending: tg_load_block (async) enqueued the copies into rowptr and cols
     // on the copy stream, recorded copied after them, and tg_slot_complete
@@ -144,6 +146,9 @@ bool tg_drop_idle_indexes(tg_ctx *ctx);
 // it fits; tg_count calls it for the blocks wetric reads it from, so that
 // blocks only counted in row ranges (which never read it) go without.
 cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s);
+// The same for the row-of-edge index (blk.rowof), which wetric reads from
+// ij.
+cudaError_t tg_slot_build_rowof(tg_ctx *ctx, tg_slot *s);
 // Checks a slot's device CSR (columns < ncols, rows strictly increasing) and
 // fills blk.max_degree and upper. Synchronizes the stream.
 int32_t tg_slot_finish(tg_ctx *ctx, tg_slot *s, char *err, uint64_t errlen);

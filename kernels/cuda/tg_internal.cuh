@@ -50,6 +50,18 @@
 // the first count that reads it (tg_slot_build_rsum), not at load.
 #define TG_RSUM_MAX (int64_t(1) << 31)
 
+// Row-of-edge index: rowof[e] is the row that holds edge e, for every edge
+// of a block with fewer than TG_ROWOF_MAX rows and elements (4 bytes an
+// edge, so only blocks of small graphs and small subtasks). A kernel that
+// takes one edge a thread reads its row with one coalesced load instead of
+// searching rowptr (wetric, with 32-bit positions). A slot builds it at the
+// first count that reads it (tg_slot_build_rowof). TG_WETRIC_ROWOF=0 builds
+// the library without it.
+#define TG_ROWOF_MAX (int64_t(1) << 27)
+#ifndef TG_WETRIC_ROWOF
+#define TG_WETRIC_ROWOF 1
+#endif
+
 struct tg_bitmap {
     const uint32_t *bits; // device; NULL: the block has no index
     const uint32_t *off;  // device, nrows + 1 entries (compact), or NULL
@@ -87,6 +99,8 @@ struct tg_dblock {
     const uint32_t *erow;
     // The row-summary index (device, nrows entries; NULL when not built).
     const uint4 *rsum;
+    // The row-of-edge index (device, nnz entries; NULL when not built).
+    const uint32_t *rowof;
 };
 
 // Bitmap index construction (bitmap.cu). tg_bitmap_layout writes the
@@ -107,6 +121,9 @@ cudaError_t tg_edge_rows(const tg_dblock *b, uint32_t *erow, cudaStream_t stream
 // tg_row_summaries writes the row-summary index of a block with 0 < nrows
 // and nnz < TG_RSUM_MAX (rsum: nrows entries).
 cudaError_t tg_row_summaries(const tg_dblock *b, uint4 *rsum, cudaStream_t stream);
+// tg_rows_of_edges writes the row-of-edge index of a block with 0 < nnz
+// and nrows, nnz < TG_ROWOF_MAX (rowof: nnz entries).
+cudaError_t tg_rows_of_edges(const tg_dblock *b, uint32_t *rowof, cudaStream_t stream);
 // The fill lets a programmatic dependent launch after it start early
 // (griddepcontrol.launch_dependents); the dependent must wait before it
 // reads a bitmap.

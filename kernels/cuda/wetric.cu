@@ -62,9 +62,12 @@ struct Blk {
     int64_t nnz;
     const uint32_t *erow; // the edge-row index, or null
     const uint4 *rsum;    // the row-summary index, or null
+    const uint32_t *rowof; // the row-of-edge index, or null
 };
 
-Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow, b->rsum}; }
+Blk view(const tg_dblock *b) {
+    return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow, b->rsum, TG_WETRIC_ROWOF ? b->rowof : nullptr};
+}
 
 // First index in [lo, hi) whose value is >= x.
 template <typename I>
@@ -511,14 +514,16 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     const Ix e1 = min(e0 + (Ix)E, (Ix)ij.nnz);
     const Rx nrows = (Rx)min(ij.nrows, ik.nrows);
     // Rows of ij past ik's rows have no list to intersect; their edges count 0.
-    // The block's edges lie in rows r0 .. rlast: two loads from the
-    // edge-row index when the slot has one, else thread 0 searches the
-    // first edge's row and thread 1 the last one's.
-    Rx r0, rlast;
-    if (E == (1 << TG_EROW_SHIFT) && ij.erow) {
+    // With the row-of-edge index (32-bit positions) each edge loads its
+    // row; otherwise the block's edges lie in rows r0 .. rlast: two loads
+    // from the edge-row index when the slot has one, else thread 0
+    // searches the first edge's row and thread 1 the last one's.
+    const bool ro = sizeof(Ix) == 4 && ij.rowof;
+    Rx r0 = 0, rlast = 0;
+    if (!ro && E == (1 << TG_EROW_SHIFT) && ij.erow) {
         r0 = (Rx)__ldg(ij.erow + blockIdx.x);
         rlast = (Rx)__ldg(ij.erow + blockIdx.x + 1);
-    } else {
+    } else if (!ro) {
         if (t == 0) sm.rows[0] = row_of(ij.rp, 0, ij.nrows, e0);
         if (t == 1) sm.rows[1] = row_of(ij.rp, 0, ij.nrows, e1 - 1);
         __syncthreads();
@@ -530,7 +535,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     // index's rlast is the row of the next block's first edge, so a block
     // of 256 rows of one edge spans 257.
     const Rx span = rlast - r0 + 1;
-    const bool cached = (opts & kOptRowCache) && span <= kThreads + 1;
+    const bool cached = !ro && (opts & kOptRowCache) && span <= kThreads + 1;
     if (cached) {
         if (t < span) sm.rpc[t] = (Ix)__ldg(ij.rp + r0 + t);
         if (t == 0 && span > kThreads) sm.rpc[kThreads] = (Ix)__ldg(ij.rp + r0 + kThreads);
@@ -547,7 +552,21 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     const Ix e = e0 + (Ix)t;
     if (t < E && e < e1) {
         Rx u;
-        if (cached) {
+        uint32_t v, c1 = 0;
+        // Self mode with the row-of-edge index: the edge after e, loaded
+        // beside e's own; when it starts another row (or there is none) e
+        // is the last of its row and has no wedges.
+        bool live = true;
+        if (ro) {
+            u = (Rx)__ldg(ij.rowof + e);
+            v = __ldg(ij.c + e);
+            if (self) {
+                const bool more = e + 1 < (Ix)ij.nnz;
+                const Rx u1 = more ? (Rx)__ldg(ij.rowof + e + 1) : -1;
+                c1 = more ? __ldg(ij.c + e + 1) : 0;
+                live = u1 == u;
+            }
+        } else if (cached) {
             int lo = 0, hi = (int)span; // last row with rpc <= e
             while (hi - lo > 1) {
                 const int mid = (lo + hi) >> 1;
@@ -557,8 +576,8 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
         } else {
             u = (Rx)row_of(ij.rp, r0, rlast + 1, e);
         }
-        const uint32_t v = __ldg(ij.c + e);
-        if (u < nrows && (uint64_t)v < (uint64_t)jk.nrows) {
+        if (!ro) v = __ldg(ij.c + e);
+        if (live && u < nrows && (uint64_t)v < (uint64_t)jk.nrows) {
             eu = u;
             ev = v;
             // One upper block as all three: every value of jk.row(v) is > v,
@@ -591,7 +610,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
                     ilo = __ldg(ik.c + a0), ihi = __ldg(ik.c + a1 - 1);
                     jlo = __ldg(jk.c + b0), jhi = __ldg(jk.c + b1 - 1);
                 } else {
-                    ilo = self ? __ldg(ik.c + a0) : ulo;
+                    ilo = !self ? ulo : ro ? c1 : __ldg(ik.c + a0);
                 }
                 if (ilo <= jhi && jlo <= ihi) {
                     // Only the overlap of the two value ranges can hold common

@@ -89,13 +89,14 @@ static cudaError_t scratch_cb(tg_kernel_env *env, int which, size_t bytes, void 
 
 // TWT_PREBUILT=1: blocks carry the indexes a library slot builds at load
 // (bitmap.cu: the compact bitmaps, which wetric then reads instead of
-// building its own, the edge-row index and the row-summary index).
+// building its own, the edge-row index, the row-summary index and the
+// row-of-edge index).
 static bool prebuilt_index() { return getenv("TWT_PREBUILT") && atoi(getenv("TWT_PREBUILT")) != 0; }
 
 struct DevBlock {
     uint64_t *rp = nullptr;
     uint32_t *c = nullptr;
-    uint32_t *off = nullptr, *bits = nullptr, *erow = nullptr;
+    uint32_t *off = nullptr, *bits = nullptr, *erow = nullptr, *rowof = nullptr;
     uint4 *rsum = nullptr;
     tg_dblock d{};
     void upload(const HostCSR &h) {
@@ -138,6 +139,12 @@ struct DevBlock {
                 CK(cudaDeviceSynchronize());
                 d.rsum = rsum;
             }
+            if (h.nrows < TG_ROWOF_MAX && (int64_t)nnz < TG_ROWOF_MAX) {
+                CK(cudaMalloc(&rowof, nnz * sizeof(uint32_t)));
+                CK(tg_rows_of_edges(&d, rowof, 0));
+                CK(cudaDeviceSynchronize());
+                d.rowof = rowof;
+            }
         }
     }
     void release() {
@@ -145,7 +152,9 @@ struct DevBlock {
         if (bits) CK(cudaFree(bits));
         if (erow) CK(cudaFree(erow));
         if (rsum) CK(cudaFree(rsum));
-        off = bits = erow = nullptr;
+        if (rowof) CK(cudaFree(rowof));
+        off = bits = erow = rowof = nullptr;
+        d.rowof = nullptr;
         rsum = nullptr;
         d.rsum = nullptr;
         d.bm = tg_bitmap{};
