@@ -56,7 +56,7 @@ extern "C" int32_t tg_count(tg_ctx *ctx, int32_t kernel, int32_t slot_ij, int32_
             if ((e = tg_slot_build_rsum(ctx, &ctx->slots[slots[i]])) != cudaSuccess)
                 return tg_cuda_status(e, err, errlen, "tg_count: row-summary index");
         }
-        if (TG_WETRIC_ROWOF && (e = tg_slot_build_rowof(ctx, &ctx->slots[slots[0]])) != cudaSuccess)
+        if ((e = tg_slot_build_rowof(ctx, &ctx->slots[slots[0]])) != cudaSuccess)
             return tg_cuda_status(e, err, errlen, "tg_count: row-of-edge index");
     }
     if ((e = cudaMemsetAsync(ctx->d_count, 0, sizeof(unsigned long long), ctx->stream)) != cudaSuccess)

@@ -55,12 +55,8 @@
 // edge, so only blocks of small graphs and small subtasks). A kernel that
 // takes one edge a thread reads its row with one coalesced load instead of
 // searching rowptr (wetric, with 32-bit positions). A slot builds it at the
-// first count that reads it (tg_slot_build_rowof). TG_WETRIC_ROWOF=0 builds
-// the library without it.
+// first count that reads it (tg_slot_build_rowof).
 #define TG_ROWOF_MAX (int64_t(1) << 27)
-#ifndef TG_WETRIC_ROWOF
-#define TG_WETRIC_ROWOF 1
-#endif
 
 struct tg_bitmap {
     const uint32_t *bits; // device; NULL: the block has no index

@@ -65,9 +65,7 @@ struct Blk {
     const uint32_t *rowof; // the row-of-edge index, or null
 };
 
-Blk view(const tg_dblock *b) {
-    return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow, b->rsum, TG_WETRIC_ROWOF ? b->rowof : nullptr};
-}
+Blk view(const tg_dblock *b) { return Blk{b->rowptr, b->cols, b->nrows, b->nnz, b->erow, b->rsum, b->rowof}; }
 
 // First index in [lo, hi) whose value is >= x.
 template <typename I>
