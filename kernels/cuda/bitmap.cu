@@ -1,6 +1,7 @@
-// Indexes of a block built once at load (tg_internal.cuh): the dense-row
-// bitmaps (layout by a scan, then the fill; the rule for which rows get one
-// is there too), the edge-row index and the row-summary index. wetric.cu is the reader.
+// Indexes of a block (tg_internal.cuh): the dense-row bitmaps (layout by a
+// scan, then the fill; the rule for which rows get one is there too) and
+// the edge-row index, built at load; the row-summary and row-of-edge
+// indexes, built at the first count that reads them. wetric.cu is the reader.
 #include "tg_internal.cuh"
 
 #include <algorithm>
