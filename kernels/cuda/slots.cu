@@ -172,44 +172,42 @@ static cudaError_t slot_build_erow(tg_ctx *ctx, tg_slot *s) {
     return cudaSuccess;
 }
 
-// Builds one of the indexes made at the first count that reads them, once
-// per load: best effort (no room, or the block outside the index's bounds
-// (fits): none) and enqueued only, like the edge-row index. build writes
-// the index into the slot's buffer buf (cap bytes, kept across loads);
-// field is the block's pointer to it.
-template <typename T, typename Build>
-static cudaError_t build_at_first_count(tg_ctx *ctx, tg_slot *s, bool &tried, bool fits, T *&buf, size_t &cap,
-                                        size_t bytes, const T *&field, Build build) {
-    if (tried || !s->loaded) return cudaSuccess;
-    tried = true;
-    if (!fits) return cudaSuccess;
-    cudaError_t e = index_buf(ctx, (void **)&buf, &cap, bytes);
+// The row-summary index (tg_internal.cuh): 16 bytes per row, for blocks
+// whose positions fit 32 bits, tried once per load. Best effort and
+// enqueued only, like the edge-row index.
+cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
+    const tg_dblock &b = s->blk;
+    if (s->rsum_tried || !s->loaded) return cudaSuccess;
+    s->rsum_tried = true;
+    if (b.nnz <= 0 || b.nrows <= 0 || b.nrows >= TG_RSUM_MAX || b.nnz >= TG_RSUM_MAX) return cudaSuccess;
+    cudaError_t e = index_buf(ctx, (void **)&s->rsum, &s->rsum_cap, (size_t)b.nrows * sizeof(uint4));
     if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
-    if ((e = build(buf)) != cudaSuccess) {
+    e = tg_row_summaries(&b, s->rsum, ctx->stream);
+    if (e != cudaSuccess) {
         tg_slot_drop_index(ctx, s);
         return e;
     }
-    field = buf;
+    s->blk.rsum = s->rsum;
     return cudaSuccess;
 }
 
-// The row-summary index (tg_internal.cuh): 16 bytes per row, for blocks
-// whose positions fit 32 bits.
-cudaError_t tg_slot_build_rsum(tg_ctx *ctx, tg_slot *s) {
-    const tg_dblock &b = s->blk;
-    const bool fits = b.nnz > 0 && b.nrows > 0 && b.nrows < TG_RSUM_MAX && b.nnz < TG_RSUM_MAX;
-    return build_at_first_count(ctx, s, s->rsum_tried, fits, s->rsum, s->rsum_cap, (size_t)b.nrows * sizeof(uint4),
-                                s->blk.rsum, [&](uint4 *p) { return tg_row_summaries(&b, p, ctx->stream); });
-}
-
 // The row-of-edge index (tg_internal.cuh): 4 bytes per edge, for blocks
-// below TG_ROWOF_MAX.
+// below TG_ROWOF_MAX, tried once per load. Best effort and enqueued only,
+// like the edge-row index.
 cudaError_t tg_slot_build_rowof(tg_ctx *ctx, tg_slot *s) {
     const tg_dblock &b = s->blk;
-    const bool fits = b.nnz > 0 && b.nrows > 0 && b.nrows < TG_ROWOF_MAX && b.nnz < TG_ROWOF_MAX;
-    return build_at_first_count(ctx, s, s->rowof_tried, fits, s->rowof, s->rowof_cap,
-                                (size_t)b.nnz * sizeof(uint32_t), s->blk.rowof,
-                                [&](uint32_t *p) { return tg_rows_of_edges(&b, p, ctx->stream); });
+    if (s->rowof_tried || !s->loaded) return cudaSuccess;
+    s->rowof_tried = true;
+    if (b.nnz <= 0 || b.nrows <= 0 || b.nrows >= TG_ROWOF_MAX || b.nnz >= TG_ROWOF_MAX) return cudaSuccess;
+    cudaError_t e = index_buf(ctx, (void **)&s->rowof, &s->rowof_cap, (size_t)b.nnz * sizeof(uint32_t));
+    if (e != cudaSuccess) return e == cudaErrorMemoryAllocation ? cudaSuccess : e;
+    e = tg_rows_of_edges(&b, s->rowof, ctx->stream);
+    if (e != cudaSuccess) {
+        tg_slot_drop_index(ctx, s);
+        return e;
+    }
+    s->blk.rowof = s->rowof;
+    return cudaSuccess;
 }
 
 // One warp per row: the checks are O(nnz) and coalesced, and warps rather

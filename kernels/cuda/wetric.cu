@@ -550,14 +550,14 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
     const Ix e = e0 + (Ix)t;
     if (t < E && e < e1) {
         Rx u;
-        const uint32_t v = __ldg(ij.c + e);
-        uint32_t c1 = 0;
+        uint32_t v, c1 = 0;
         // Self mode with the row-of-edge index: the edge after e, loaded
         // beside e's own; when it starts another row (or there is none) e
         // is the last of its row and has no wedges.
         bool live = true;
         if (ro) {
             u = (Rx)__ldg(ij.rowof + e);
+            v = __ldg(ij.c + e);
             if (self) {
                 const bool more = e + 1 < (Ix)ij.nnz;
                 const Rx u1 = more ? (Rx)__ldg(ij.rowof + e + 1) : -1;
@@ -574,6 +574,7 @@ wedge_kernel(Blk ij, Blk ik, Blk jk, Bm bmp, bool self, unsigned opts, Loc loc, 
         } else {
             u = (Rx)row_of(ij.rp, r0, rlast + 1, e);
         }
+        if (!ro) v = __ldg(ij.c + e);
         if (live && u < nrows && (uint64_t)v < (uint64_t)jk.nrows) {
             eu = u;
             ev = v;
